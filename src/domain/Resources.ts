@@ -1,0 +1,133 @@
+/**
+ * The API resource types session-routing touches, described once: where they live
+ * on the wire and which server rules apply to them. The live client, the local
+ * cluster and the validators all read these descriptors, so they cannot disagree.
+ */
+import type { Gateway, HttpRoute, Ingress, IngressClass, Namespace, Service } from "./Objects.js"
+
+export interface ResourceType<A> {
+  readonly kind: string
+  readonly listKind: string
+  /** `""` for the core group. */
+  readonly group: string
+  readonly version: string
+  readonly plural: string
+  readonly singular: string
+  readonly namespaced: boolean
+  /** Writes to the object keep status; only `/status` changes it. */
+  readonly statusSubresource: boolean
+  /** `metadata.generation` is kept (Services have none). */
+  readonly hasGeneration: boolean
+  /** A custom resource (CRD-backed): list items carry kind/apiVersion, PUT needs a resourceVersion. */
+  readonly custom: boolean
+  readonly shortNames: ReadonlyArray<string>
+  /** Phantom field carrying the object type. */
+  readonly _A?: A
+}
+
+const make = <A>(fields: Omit<ResourceType<A>, "_A" | "listKind"> & { readonly listKind?: string }): ResourceType<A> => ({
+  ...fields,
+  listKind: fields.listKind ?? `${fields.kind}List`
+})
+
+export const NamespaceResource = make<Namespace>({
+  kind: "Namespace",
+  group: "",
+  version: "v1",
+  plural: "namespaces",
+  singular: "namespace",
+  namespaced: false,
+  statusSubresource: true,
+  hasGeneration: false,
+  custom: false,
+  shortNames: ["ns"]
+})
+
+export const ServiceResource = make<Service>({
+  kind: "Service",
+  group: "",
+  version: "v1",
+  plural: "services",
+  singular: "service",
+  namespaced: true,
+  statusSubresource: true,
+  hasGeneration: false,
+  custom: false,
+  shortNames: ["svc"]
+})
+
+export const IngressResource = make<Ingress>({
+  kind: "Ingress",
+  group: "networking.k8s.io",
+  version: "v1",
+  plural: "ingresses",
+  singular: "ingress",
+  namespaced: true,
+  statusSubresource: true,
+  hasGeneration: true,
+  custom: false,
+  shortNames: ["ing"]
+})
+
+export const IngressClassResource = make<IngressClass>({
+  kind: "IngressClass",
+  group: "networking.k8s.io",
+  version: "v1",
+  plural: "ingressclasses",
+  singular: "ingressclass",
+  namespaced: false,
+  statusSubresource: false,
+  hasGeneration: true,
+  custom: false,
+  shortNames: []
+})
+
+export const GatewayResource = make<Gateway>({
+  kind: "Gateway",
+  group: "gateway.networking.k8s.io",
+  version: "v1",
+  plural: "gateways",
+  singular: "gateway",
+  namespaced: true,
+  statusSubresource: true,
+  hasGeneration: true,
+  custom: true,
+  shortNames: ["gtw"]
+})
+
+export const HttpRouteResource = make<HttpRoute>({
+  kind: "HTTPRoute",
+  group: "gateway.networking.k8s.io",
+  version: "v1",
+  plural: "httproutes",
+  singular: "httproute",
+  namespaced: true,
+  statusSubresource: true,
+  hasGeneration: true,
+  custom: true,
+  shortNames: []
+})
+
+export const allResources: ReadonlyArray<ResourceType<unknown>> = [
+  NamespaceResource,
+  ServiceResource,
+  IngressResource,
+  IngressClassResource,
+  GatewayResource,
+  HttpRouteResource
+]
+
+/** `apiVersion` as objects carry it: `v1` or `<group>/<version>`. */
+export const apiVersionOf = (resource: ResourceType<unknown>): string =>
+  resource.group === "" ? resource.version : `${resource.group}/${resource.version}`
+
+/** The qualified resource name the API server uses in messages: `ingresses.networking.k8s.io`. */
+export const qualifiedName = (resource: ResourceType<unknown>): string =>
+  resource.group === "" ? resource.plural : `${resource.plural}.${resource.group}`
+
+/** The path of a collection or object: `/apis/<group>/<version>/namespaces/<ns>/<plural>[/<name>]`. */
+export const resourcePath = (resource: ResourceType<unknown>, namespace?: string, name?: string): string => {
+  const root = resource.group === "" ? `/api/${resource.version}` : `/apis/${resource.group}/${resource.version}`
+  const scope = resource.namespaced && namespace !== undefined ? `/namespaces/${namespace}` : ""
+  return `${root}${scope}/${resource.plural}${name !== undefined ? `/${name}` : ""}`
+}

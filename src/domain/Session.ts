@@ -1,0 +1,96 @@
+/**
+ * Session identity and ports: the inputs every name, host and manifest derives
+ * from. A value that would make any derived name invalid is refused here, with
+ * the reason, before anything is built.
+ */
+import { Either, ParseResult, Schema } from "effect"
+
+/** Prefix of every per-session object name. */
+export const OBJECT_PREFIX = "telo-run-"
+
+const MAX_LABEL = 63
+/** The longest port, in digits: HTTPRoute names and host labels carry it. */
+const MAX_PORT_DIGITS = 5
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/
+
+/**
+ * Why `id` cannot be a session id, or undefined when it can. The longest derived
+ * names bound it: `telo-run-<id>-<port>` (HTTPRoute) and `<port>-<id>` (host label)
+ * must stay DNS labels for any port, and `telo-run-<id>` must be a DNS-1035 label.
+ */
+export const sessionIdProblem = (id: string): string | undefined => {
+  if (id.length === 0) return "a session id may not be empty"
+  if (!DNS_LABEL.test(id)) {
+    return `session id "${id}" must be lower-case letters, digits and '-', starting and ending with a letter or digit`
+  }
+  const longest = OBJECT_PREFIX.length + id.length + 1 + MAX_PORT_DIGITS
+  if (longest > MAX_LABEL) {
+    return `session id "${id}" is ${id.length} characters; at most ${
+      MAX_LABEL - OBJECT_PREFIX.length - 1 - MAX_PORT_DIGITS
+    } fit, because the HTTPRoute name "${OBJECT_PREFIX}${id}-<port>" must be at most ${MAX_LABEL} characters`
+  }
+  return undefined
+}
+
+export const SessionId = Schema.String.pipe(
+  Schema.filter((id) => sessionIdProblem(id) ?? true, { identifier: "SessionId" }),
+  Schema.brand("SessionId")
+)
+export type SessionId = typeof SessionId.Type
+
+export const Protocol = Schema.Literal("tcp", "udp")
+export type Protocol = typeof Protocol.Type
+
+export const PortNumber = Schema.Int.pipe(
+  Schema.filter((n) => (n >= 1 && n <= 65535) || `port ${n} is outside 1..65535`, { identifier: "PortNumber" })
+)
+
+export const PortMapping = Schema.Struct({ port: PortNumber, protocol: Protocol })
+export type PortMapping = typeof PortMapping.Type
+
+/** A session's ports: no (port, protocol) pair twice. */
+export const SessionPorts = Schema.Array(PortMapping).pipe(
+  Schema.filter((ports) => duplicatePortProblem(ports) ?? true, { identifier: "SessionPorts" })
+)
+
+const duplicatePortProblem = (ports: ReadonlyArray<PortMapping>): string | undefined => {
+  const seen = new Set<string>()
+  for (const p of ports) {
+    const key = `${p.port}/${p.protocol}`
+    if (seen.has(key)) return `port ${key} is listed twice; each port/protocol pair may appear once`
+    seen.add(key)
+  }
+  return undefined
+}
+
+/** The first problem with a decode, as one line. */
+const firstProblem = (error: ParseResult.ParseError): string => {
+  const issues = ParseResult.ArrayFormatter.formatErrorSync(error)
+  return issues[0]?.message ?? error.message
+}
+
+/** Decodes a session id, or names what is wrong with it. */
+export const parseSessionId = (input: string): Either.Either<SessionId, string> =>
+  Schema.decodeUnknownEither(SessionId)(input).pipe(Either.mapLeft(() => sessionIdProblem(input) ?? "invalid session id"))
+
+/**
+ * Parses `8080`, `8080/tcp` or `5000/udp` (protocol defaults to tcp), or names the
+ * bad value and what would be valid.
+ */
+export const parsePortSpec = (spec: string): Either.Either<PortMapping, string> => {
+  const match = /^(\d{1,5})(?:\/([A-Za-z]+))?$/.exec(spec.trim())
+  if (match === null) {
+    return Either.left(`port "${spec}" is not of the form PORT or PORT/tcp or PORT/udp (e.g. 8080, 5000/udp)`)
+  }
+  const port = Number(match[1])
+  const protocol = (match[2] ?? "tcp").toLowerCase()
+  if (port < 1 || port > 65535) return Either.left(`port "${spec}": ${port} is outside 1..65535`)
+  if (protocol !== "tcp" && protocol !== "udp") {
+    return Either.left(`port "${spec}": protocol "${match[2]}" is not tcp or udp`)
+  }
+  return Either.right({ port, protocol })
+}
+
+/** Validates a whole list of ports (range, protocol, duplicates). */
+export const parsePorts = (ports: ReadonlyArray<unknown>): Either.Either<ReadonlyArray<PortMapping>, string> =>
+  Schema.decodeUnknownEither(SessionPorts)(ports).pipe(Either.mapLeft(firstProblem))

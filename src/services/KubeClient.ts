@@ -1,0 +1,113 @@
+/**
+ * The Kubernetes API as session-routing uses it: server-side apply, get, delete,
+ * list and watch for the resource types in `domain/Resources`. Two layers build it:
+ * the live one on @kubernetes/client-node, and LocalCluster's in-memory one.
+ */
+import { Context, type Effect, type Stream } from "effect"
+import type { Gateway, HttpRoute, Ingress, KubeObject, ObjectList, Service } from "../domain/Objects.js"
+import type { ResourceType } from "../domain/Resources.js"
+import type { KubeError } from "./KubeError.js"
+
+/** The field manager every write of ours is recorded under. */
+export const FIELD_MANAGER = "session-routing"
+
+/** The types we write. Gateways are read only: they belong to the platform team. */
+export type WritableObject = Service | Ingress | HttpRoute
+
+/** The types we read. */
+export type ReadableObject = WritableObject | Gateway
+
+export interface ApplyOptions {
+  /** Validate and answer as if written, store nothing (`dryRun=All`). */
+  readonly dryRun?: boolean
+  /**
+   * Take ownership of fields another manager set (`force=true`). Defaults to true:
+   * the session's routing objects are ours alone, and a stale manager left by an
+   * earlier version must not block a reload.
+   */
+  readonly force?: boolean
+}
+
+export interface ListOptions {
+  /** Full label-selector grammar: `a=b,c!=d,e in (f,g),!h`. */
+  readonly labelSelector?: string
+}
+
+export interface WatchOptions extends ListOptions {
+  /**
+   * Start after this resourceVersion. Unset: the stream opens with one `ADDED` per
+   * existing object (from a list), then follows changes.
+   */
+  readonly resourceVersion?: string
+}
+
+/** A change as a watcher sees it. Bookmarks and expiry are handled inside the stream. */
+export interface WatchEvent<A> {
+  readonly type: "ADDED" | "MODIFIED" | "DELETED"
+  readonly object: A
+}
+
+/** One event of one watch connection, before resumption is layered on. */
+export type RawWatchEvent<A> =
+  | WatchEvent<A>
+  | { readonly type: "BOOKMARK"; readonly resourceVersion: string }
+  | { readonly type: "ERROR"; readonly error: KubeError }
+
+/**
+ * What a layer must provide; `KubeClient.make` builds the full service (with a
+ * resuming watch) from it, so resumption is written once for every layer.
+ */
+export interface KubeClientPrimitives {
+  readonly apply: <A extends WritableObject>(
+    resource: ResourceType<A>,
+    object: A,
+    options?: ApplyOptions
+  ) => Effect.Effect<A, KubeError>
+  readonly get: <A extends ReadableObject>(
+    resource: ResourceType<A>,
+    namespace: string,
+    name: string
+  ) => Effect.Effect<A, KubeError>
+  /** Deletes one object. A missing object fails with `NotFound`: callers decide whether that is fine. */
+  readonly delete: <A extends WritableObject>(
+    resource: ResourceType<A>,
+    namespace: string,
+    name: string
+  ) => Effect.Effect<void, KubeError>
+  readonly list: <A extends ReadableObject>(
+    resource: ResourceType<A>,
+    namespace: string,
+    options?: ListOptions
+  ) => Effect.Effect<ObjectList<A>, KubeError>
+  /**
+   * One watch connection from `resourceVersion` (with bookmarks). The stream ends
+   * when the server closes it; a 410 arrives as an `ERROR` event or as an `Expired`
+   * failure, depending on when the server noticed.
+   */
+  readonly watchFrom: <A extends ReadableObject>(
+    resource: ResourceType<A>,
+    namespace: string,
+    options: ListOptions & { readonly resourceVersion: string }
+  ) => Stream.Stream<RawWatchEvent<A>, KubeError>
+}
+
+export declare namespace KubeClient {
+  export interface Service extends KubeClientPrimitives {
+    /**
+     * Follows changes for as long as it is consumed: resumes from the last seen
+     * resourceVersion when a connection ends, and relists on 410 Expired, emitting
+     * the difference so that no change is lost or repeated.
+     */
+    readonly watch: <A extends ReadableObject>(
+      resource: ResourceType<A>,
+      namespace: string,
+      options?: WatchOptions
+    ) => Stream.Stream<WatchEvent<A>, KubeError>
+  }
+}
+
+export class KubeClient extends Context.Tag("session-routing/KubeClient")<KubeClient, KubeClient.Service>() {}
+
+/** The object's identity, for messages and maps. */
+export const objectKey = (object: KubeObject): string =>
+  `${object.metadata?.namespace ?? ""}/${object.metadata?.name ?? ""}`

@@ -1,0 +1,212 @@
+/**
+ * Every way a Kubernetes API call fails, as one tagged union. Each case carries a
+ * `reason` a person can act on, built from the server's own `Status` body; the
+ * client's exception text never reaches a message.
+ */
+import { Data } from "effect"
+import type { Status, StatusCause } from "../domain/Objects.js"
+
+interface Common {
+  /** One sentence a person can act on. */
+  readonly reason: string
+  /** The HTTP status, where there was a response. */
+  readonly code?: number
+  /** The server's Status body, when it sent one. */
+  readonly status?: Status
+}
+
+/** 404 with a Status: the object (or its namespace) does not exist. */
+export class NotFound extends Data.TaggedError("NotFound")<Common> {}
+
+/** 409 AlreadyExists on create. */
+export class AlreadyExists extends Data.TaggedError("AlreadyExists")<Common> {}
+
+/**
+ * 409 Conflict: a stale resourceVersion, or (server-side apply) a field owned by
+ * another manager; `causes` then lists the fields with type `FieldManagerConflict`.
+ */
+export class Conflict extends Data.TaggedError("Conflict")<Common & { readonly causes: ReadonlyArray<StatusCause> }> {}
+
+/** 422 Invalid: the object failed validation; `causes` lists the field errors. */
+export class Invalid extends Data.TaggedError("Invalid")<Common & { readonly causes: ReadonlyArray<StatusCause> }> {}
+
+/** 400: a malformed request (a selector that does not parse, a name mismatch). */
+export class BadRequest extends Data.TaggedError("BadRequest")<Common> {}
+
+/** 401: the credentials were refused or missing. */
+export class Unauthorized extends Data.TaggedError("Unauthorized")<Common> {}
+
+/** 403: authenticated, but RBAC does not allow the verb on the resource. */
+export class Forbidden extends Data.TaggedError("Forbidden")<Common> {}
+
+/** The resource type is not served (e.g. Gateway API CRDs not installed): a plain-text 404. */
+export class NotServed extends Data.TaggedError("NotServed")<Common & { readonly resource: string }> {}
+
+/** 410 Expired: a watch asked for a resourceVersion older than the server keeps. */
+export class Expired extends Data.TaggedError("Expired")<Common> {}
+
+/** 429: throttled by priority and fairness; `retryAfterSeconds` from the Retry-After header. */
+export class TooManyRequests extends Data.TaggedError("TooManyRequests")<
+  Common & { readonly retryAfterSeconds: number | undefined }
+> {}
+
+/** 5xx: the server (or something in front of it) could not answer now. */
+export class Unavailable extends Data.TaggedError("Unavailable")<Common> {}
+
+/** No HTTP answer at all: refused, reset, TLS failure, timeout, bad kubeconfig endpoint. */
+export class Transport extends Data.TaggedError("Transport")<Common> {}
+
+/** Any other status code the API is not documented to send for these calls. */
+export class Unexpected extends Data.TaggedError("Unexpected")<Common> {}
+
+export type KubeError =
+  | NotFound
+  | AlreadyExists
+  | Conflict
+  | Invalid
+  | BadRequest
+  | Unauthorized
+  | Forbidden
+  | NotServed
+  | Expired
+  | TooManyRequests
+  | Unavailable
+  | Transport
+  | Unexpected
+
+/**
+ * Failures worth retrying: throttling, the 5xx codes an apiserver answers under load
+ * or during a restart (500, 503, 504), and no answer at all. Everything else is the
+ * same answer on the next try.
+ */
+export const isTransient = (error: KubeError): boolean => {
+  switch (error._tag) {
+    case "TooManyRequests":
+    case "Transport":
+      return true
+    case "Unavailable":
+      return error.code === undefined || error.code === 500 || error.code === 503 || error.code === 504
+    default:
+      return false
+  }
+}
+
+/** What the caller was doing, for messages: `get ingresses.networking.k8s.io "x" in namespace "ns"`. */
+export interface RequestContext {
+  readonly verb: string
+  /** Qualified resource name, e.g. `httproutes.gateway.networking.k8s.io`. */
+  readonly resource: string
+  readonly namespace?: string
+  readonly name?: string
+}
+
+const describeRequest = (ctx: RequestContext): string =>
+  `${ctx.verb} ${ctx.resource}${ctx.name !== undefined ? ` "${ctx.name}"` : ""}${
+    ctx.namespace !== undefined ? ` in namespace "${ctx.namespace}"` : ""
+  }`
+
+const isStatus = (value: unknown): value is Status =>
+  typeof value === "object" && value !== null && (value as { kind?: unknown }).kind === "Status"
+
+/** Parses a response body that may be a JSON Status, plain text, or nothing. */
+export const parseStatusBody = (body: unknown): Status | string | undefined => {
+  if (body === undefined || body === null) return undefined
+  if (isStatus(body)) return body
+  if (typeof body !== "string") return undefined
+  const text = body.trim()
+  if (text === "") return undefined
+  if (text.startsWith("{")) {
+    try {
+      const parsed: unknown = JSON.parse(text)
+      if (isStatus(parsed)) return parsed
+    } catch {
+      // Not JSON after all: fall through and keep it as text.
+    }
+  }
+  return text
+}
+
+const retryAfterFrom = (status: Status | undefined, header: string | undefined): number | undefined => {
+  if (header !== undefined) {
+    const seconds = Number(header)
+    if (Number.isFinite(seconds) && seconds >= 0) return seconds
+  }
+  return status?.details?.retryAfterSeconds
+}
+
+/**
+ * Maps an HTTP error answer to the union. `body` is what the server sent (a Status,
+ * its raw text, plain text, or nothing); `retryAfter` is the Retry-After header.
+ */
+export const fromResponse = (
+  ctx: RequestContext,
+  code: number,
+  body: unknown,
+  retryAfter?: string
+): KubeError => {
+  const parsed = parseStatusBody(body)
+  const status = typeof parsed === "object" ? parsed : undefined
+  const text = typeof parsed === "string" ? parsed : undefined
+  const serverSaid = status?.message ?? text
+  const what = describeRequest(ctx)
+  const base = (reason: string) => ({
+    reason,
+    code,
+    ...(status !== undefined ? { status } : {})
+  })
+  switch (code) {
+    case 400:
+      return new BadRequest(base(`bad request to ${what}: ${serverSaid ?? "the server gave no detail"}`))
+    case 401:
+      return new Unauthorized(
+        base(`the API server refused the credentials (401) for ${what}: check the kubeconfig user or token`)
+      )
+    case 403:
+      return new Forbidden(
+        base(
+          `${serverSaid ?? `forbidden: ${what}`} (grant the verb "${ctx.verb}" on ${ctx.resource} to this identity in a Role)`
+        )
+      )
+    case 404:
+      // A Status means the object (or its namespace) is missing. Plain text means no
+      // handler for the path at all: the resource type is not served.
+      if (status !== undefined) return new NotFound(base(serverSaid ?? `${what}: not found`))
+      return new NotServed({
+        ...base(
+          `the API server does not serve ${ctx.resource} (${what} answered 404 "${text ?? ""}"): install the API (for Gateway API: its CRDs) or pick another routing mode`
+        ),
+        resource: ctx.resource
+      })
+    case 409:
+      if (status?.reason === "AlreadyExists") return new AlreadyExists(base(serverSaid ?? `${what}: already exists`))
+      return new Conflict({ ...base(serverSaid ?? `${what}: conflict`), causes: status?.details?.causes ?? [] })
+    case 410:
+      return new Expired(base(serverSaid ?? `${what}: resource version expired`))
+    case 422:
+      return new Invalid({ ...base(serverSaid ?? `${what}: invalid`), causes: status?.details?.causes ?? [] })
+    case 429: {
+      const retryAfterSeconds = retryAfterFrom(status, retryAfter)
+      return new TooManyRequests({
+        ...base(
+          `the API server is throttling requests (429) for ${what}${
+            retryAfterSeconds !== undefined ? `; it asked to retry after ${retryAfterSeconds}s` : ""
+          }`
+        ),
+        retryAfterSeconds
+      })
+    }
+    default:
+      if (code >= 500) {
+        return new Unavailable(
+          base(`the API server could not answer ${what} (${code}${serverSaid !== undefined ? `: ${serverSaid}` : ""})`)
+        )
+      }
+      return new Unexpected(
+        base(`unexpected answer ${code} to ${what}${serverSaid !== undefined ? `: ${serverSaid}` : ""}`)
+      )
+  }
+}
+
+/** Maps a Status body (in-memory cluster, watch ERROR event) to the union. */
+export const fromStatus = (ctx: RequestContext, status: Status, retryAfter?: string): KubeError =>
+  fromResponse(ctx, status.code, status, retryAfter)

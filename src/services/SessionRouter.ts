@@ -1,0 +1,60 @@
+/**
+ * The routing layer of a session: one service, one layer per implementation
+ * (ingress, gateway, none), and a layer that picks by `RouterConfig`. The layers
+ * themselves live in `src/layers`.
+ */
+import { Context, Data, type Effect } from "effect"
+import type { PublishedRoute, RouteVerdict, RoutingMode } from "../domain/Routes.js"
+import type { PortMapping } from "../domain/Session.js"
+import type { KubeError } from "./KubeError.js"
+
+export interface PublishArgs {
+  readonly sessionId: string
+  readonly podName: string
+  readonly podUid: string
+  readonly ports: ReadonlyArray<PortMapping>
+}
+
+/** Publishing (or unpublishing) failed; `reason` says what to do, `error` what the API answered. */
+export class PublishError extends Data.TaggedError("PublishError")<{
+  readonly sessionId: string
+  readonly reason: string
+  readonly error: KubeError
+}> {
+  override get message(): string {
+    return this.reason
+  }
+}
+
+/** A route's status could not be read. Never a verdict: it says nothing about the route. */
+export class RouteReadError extends Data.TaggedError("RouteReadError")<{
+  readonly route: PublishedRoute
+  readonly error: KubeError
+}> {
+  get reason(): string {
+    return this.error.reason
+  }
+  override get message(): string {
+    return `route status could not be read: ${this.error.reason}`
+  }
+}
+
+export declare namespace SessionRouter {
+  export interface Service {
+    readonly layer: RoutingMode
+    /**
+     * Makes the cluster match the session's ports and returns one route per tcp
+     * port. Idempotent; publishing other ports is a reload that removes what the
+     * dropped ports no longer need.
+     */
+    readonly publish: (args: PublishArgs) => Effect.Effect<ReadonlyArray<PublishedRoute>, PublishError>
+    /** What the routing layer's status says about one route, or why it could not be read. */
+    readonly verdictFor: (sessionId: string, route: PublishedRoute) => Effect.Effect<RouteVerdict, RouteReadError>
+    /** What to tell a person when a route is still pending at the deadline. */
+    readonly unclaimedReason: (route: PublishedRoute) => string
+    /** Removes every routing object of the session; absent objects are fine. */
+    readonly unpublish: (sessionId: string) => Effect.Effect<void, PublishError>
+  }
+}
+
+export class SessionRouter extends Context.Tag("session-routing/SessionRouter")<SessionRouter, SessionRouter.Service>() {}
