@@ -199,6 +199,11 @@ export interface Gateway extends KubeObject {
   }
 }
 
+export interface GatewayClass extends KubeObject {
+  readonly spec?: { readonly controllerName: string; readonly description?: string }
+  readonly status?: { readonly conditions?: ReadonlyArray<Condition> }
+}
+
 /** One field error in an `Invalid` Status, shaped as the API server reports it. */
 export interface StatusCause {
   readonly reason?: string

@@ -3,7 +3,7 @@
  * on the wire and which server rules apply to them. The live client, the local
  * cluster and the validators all read these descriptors, so they cannot disagree.
  */
-import type { Gateway, HttpRoute, Ingress, IngressClass, Namespace, Service } from "./Objects.js"
+import type { Gateway, GatewayClass, HttpRoute, Ingress, IngressClass, Namespace, Service } from "./Objects.js"
 
 export interface ResourceType<A> {
   readonly kind: string
@@ -95,6 +95,19 @@ export const GatewayResource = make<Gateway>({
   shortNames: ["gtw"]
 })
 
+export const GatewayClassResource = make<GatewayClass>({
+  kind: "GatewayClass",
+  group: "gateway.networking.k8s.io",
+  version: "v1",
+  plural: "gatewayclasses",
+  singular: "gatewayclass",
+  namespaced: false,
+  statusSubresource: true,
+  hasGeneration: true,
+  custom: true,
+  shortNames: ["gc"]
+})
+
 export const HttpRouteResource = make<HttpRoute>({
   kind: "HTTPRoute",
   group: "gateway.networking.k8s.io",
@@ -113,6 +126,7 @@ export const allResources: ReadonlyArray<ResourceType<unknown>> = [
   ServiceResource,
   IngressResource,
   IngressClassResource,
+  GatewayClassResource,
   GatewayResource,
   HttpRouteResource
 ]

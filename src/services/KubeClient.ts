@@ -4,7 +4,7 @@
  * the live one on @kubernetes/client-node, and LocalCluster's in-memory one.
  */
 import { Context, type Effect, type Stream } from "effect"
-import type { Gateway, HttpRoute, Ingress, KubeObject, ObjectList, Service } from "../domain/Objects.js"
+import type { Gateway, GatewayClass, HttpRoute, Ingress, KubeObject, ObjectList, Service } from "../domain/Objects.js"
 import type { ResourceType } from "../domain/Resources.js"
 import type { KubeError } from "./KubeError.js"
 
@@ -14,8 +14,8 @@ export const FIELD_MANAGER = "session-routing"
 /** The types we write. Gateways are read only: they belong to the platform team. */
 export type WritableObject = Service | Ingress | HttpRoute
 
-/** The types we read. */
-export type ReadableObject = WritableObject | Gateway
+/** The types we read. Cluster-scoped ones (GatewayClass) ignore the namespace argument. */
+export type ReadableObject = WritableObject | Gateway | GatewayClass
 
 export interface ApplyOptions {
   /** Validate and answer as if written, store nothing (`dryRun=All`). */

@@ -4,15 +4,11 @@
  * `RouterConfig.layerFrom` builds it from values, for tests and embedding runners.
  */
 import { Context } from "effect"
+import type { GatewayRef } from "../domain/Manifests.js"
 import type { RoutingMode } from "../domain/Routes.js"
 
-export interface GatewayRef {
-  readonly name: string
-  /** The Gateway's namespace; defaults to the session namespace. */
-  readonly namespace: string
-  /** A listener name, when routes attach to one listener only. */
-  readonly sectionName?: string
-}
+export type { GatewayRef }
+
 
 export declare namespace RouterConfig {
   export interface Service {

@@ -1,0 +1,124 @@
+/**
+ * The gateway routing layer: one Service and one HTTPRoute per tcp port, attached
+ * to the configured Gateway. Unlike an Ingress, an HTTPRoute can be refused, and
+ * says why in `status.parents`; only the entry for our Gateway decides.
+ */
+import { Effect, Layer, Option, Ref } from "effect"
+import {
+  buildSessionHttpRoutes,
+  buildSessionService,
+  httpRouteName,
+  sessionSelector
+} from "../domain/Manifests.js"
+import { GatewayClassResource, GatewayResource, HttpRouteResource, ServiceResource } from "../domain/Resources.js"
+import { routesFor } from "../domain/Routes.js"
+import { httpRouteVerdict, type ParentTarget } from "../domain/Verdict.js"
+import { KubeClient } from "../services/KubeClient.js"
+import { PublishError, RouteReadError, RouterSetupError, SessionRouter } from "../services/SessionRouter.js"
+import { RouterConfig } from "../services/RouterConfig.js"
+import { deleteSessionObjects, manifestSettings, publishStep } from "./RouterSupport.js"
+
+/** Builds the gateway router from the client and the configuration. */
+export const make = Effect.gen(function* () {
+  const kube = yield* KubeClient
+  const config = yield* RouterConfig
+  const settings = yield* manifestSettings(config, "gateway")
+  const gateway = settings.gateway
+  if (gateway === undefined) {
+    return yield* new RouterSetupError({
+      reason: "the gateway routing layer needs a Gateway to attach routes to: set SESSION_GATEWAY_NAME"
+    })
+  }
+  const namespace = settings.sessionNamespace
+  const target: ParentTarget = {
+    namespace: gateway.namespace,
+    name: gateway.name,
+    ...(gateway.sectionName !== undefined ? { sectionName: gateway.sectionName } : {})
+  }
+  const gatewayLabel = `${gateway.namespace}/${gateway.name}${
+    gateway.sectionName !== undefined ? ` (listener "${gateway.sectionName}")` : ""
+  }`
+
+  // The controller that owns our Gateway, once learned: with it, entries other
+  // controllers left for the same parent cannot decide the verdict. Reading it is
+  // best effort (the Gateway may not exist yet, or RBAC may not cover it), and a
+  // failure here must never turn into a route read error.
+  const controllerName = yield* Ref.make(Option.none<string>())
+  const learnControllerName = Effect.gen(function* () {
+    const known = yield* Ref.get(controllerName)
+    if (Option.isSome(known)) return known.value
+    const gw = yield* kube.get(GatewayResource, gateway.namespace, gateway.name)
+    const className = gw.spec?.gatewayClassName
+    if (className === undefined) return undefined
+    const gatewayClass = yield* kube.get(GatewayClassResource, "", className)
+    const name = gatewayClass.spec?.controllerName
+    if (name !== undefined) yield* Ref.set(controllerName, Option.some(name))
+    return name
+  }).pipe(Effect.orElseSucceed(() => undefined))
+
+  const notServed = (sessionId: string) => (error: PublishError) =>
+    error.error._tag === "NotServed"
+      ? new PublishError({
+          sessionId,
+          error: error.error,
+          reason: `the cluster does not serve HTTPRoutes (gateway.networking.k8s.io/v1): install the Gateway API CRDs, or set SESSION_ROUTING_MODE=ingress`
+        })
+      : error
+
+  const service: SessionRouter.Service = {
+    layer: "gateway",
+
+    publish: (args) =>
+      Effect.gen(function* () {
+        const step = (what: string) => publishStep(args.sessionId, what)
+        const svc = buildSessionService(settings, args)
+        yield* kube.apply(ServiceResource, svc).pipe(step(`apply Service ${namespace}/${svc.metadata?.name}`))
+        const routes = buildSessionHttpRoutes(settings, args)
+        yield* Effect.forEach(
+          routes,
+          (route) => kube.apply(HttpRouteResource, route).pipe(step(`apply HTTPRoute ${namespace}/${route.metadata?.name}`)),
+          { discard: true }
+        )
+        // Routes of ports the session no longer has go, found by the session label so
+        // that routes left behind by an earlier run that crashed mid-reload go too.
+        const keep = new Set(routes.map((r) => r.metadata?.name ?? ""))
+        yield* deleteSessionObjects(kube, HttpRouteResource, namespace, sessionSelector(args.sessionId), keep).pipe(
+          step(`delete the HTTPRoutes of dropped ports of session ${args.sessionId}`)
+        )
+        return routesFor(settings.baseDomain, args.sessionId, args.ports)
+      }).pipe(Effect.mapError(notServed(args.sessionId))),
+
+    verdictFor: (sessionId, route) =>
+      Effect.gen(function* () {
+        const object = yield* kube.get(HttpRouteResource, namespace, httpRouteName(sessionId, route.port)).pipe(
+          Effect.map(Option.some),
+          Effect.catchTag("NotFound", () => Effect.succeed(Option.none())),
+          Effect.mapError((error) => new RouteReadError({ route, error }))
+        )
+        if (Option.isNone(object)) return httpRouteVerdict(undefined, { target })
+        const owner = yield* learnControllerName
+        return httpRouteVerdict(object.value, { target, ...(owner !== undefined ? { controllerName: owner } : {}) })
+      }),
+
+    unclaimedReason: (route) =>
+      `no Gateway controller accepted the HTTPRoute for ${route.host} on Gateway ${gatewayLabel}: check that the Gateway exists and is Programmed, that its listeners allow routes from namespace "${namespace}" (allowedRoutes.namespaces.from defaults to Same), and that a listener hostname covers *.${settings.baseDomain}`,
+
+    unpublish: (sessionId) =>
+      Effect.gen(function* () {
+        const selector = sessionSelector(sessionId)
+        const step = (what: string) => publishStep(sessionId, what)
+        yield* deleteSessionObjects(kube, HttpRouteResource, namespace, selector).pipe(
+          step(`delete the HTTPRoutes of session ${sessionId}`),
+          // Nothing to remove where HTTPRoutes are not served at all.
+          Effect.catchIf((e) => e.error._tag === "NotServed", () => Effect.void)
+        )
+        yield* deleteSessionObjects(kube, ServiceResource, namespace, selector).pipe(
+          step(`delete the Services of session ${sessionId}`)
+        )
+      })
+  }
+  return service
+})
+
+/** The gateway layer of `SessionRouter`. */
+export const layer = Layer.effect(SessionRouter, make)

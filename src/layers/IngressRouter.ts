@@ -1,0 +1,83 @@
+/**
+ * The ingress routing layer: one Service and one Ingress per session, applied with
+ * server-side apply. An Ingress says "programmed" only by publishing an address,
+ * and has no way to say "refused": a refusal looks like silence until the deadline.
+ */
+import { Effect, Layer } from "effect"
+import {
+  buildSessionIngress,
+  buildSessionService,
+  sessionObjectName,
+  sessionSelector
+} from "../domain/Manifests.js"
+import { IngressResource, ServiceResource } from "../domain/Resources.js"
+import { routesFor } from "../domain/Routes.js"
+import { ingressVerdict } from "../domain/Verdict.js"
+import { KubeClient } from "../services/KubeClient.js"
+import { RouterConfig } from "../services/RouterConfig.js"
+import { RouteReadError, SessionRouter } from "../services/SessionRouter.js"
+import { deleteIfPresent, deleteSessionObjects, manifestSettings, publishStep } from "./RouterSupport.js"
+
+/** Builds the ingress router from the client and the configuration. */
+export const make = Effect.gen(function* () {
+  const kube = yield* KubeClient
+  const config = yield* RouterConfig
+  const settings = yield* manifestSettings(config, "ingress")
+  const namespace = settings.sessionNamespace
+
+  const unclaimed = `no ingress controller claimed the session Ingress${
+    settings.ingressClassName !== undefined
+      ? ` of class "${settings.ingressClassName}"`
+      : " (no ingressClassName is configured, so only a default IngressClass's controller would)"
+  } in namespace "${namespace}": check that an ingress controller for that class is running and watching the namespace, and that it publishes status (ingress-nginx needs --update-status, Traefik an ingressEndpoint, Kong and APISIX a publishService)`
+
+  const service: SessionRouter.Service = {
+    layer: "ingress",
+
+    publish: (args) =>
+      Effect.gen(function* () {
+        const step = (what: string) => publishStep(args.sessionId, what)
+        const svc = buildSessionService(settings, args)
+        yield* kube.apply(ServiceResource, svc).pipe(step(`apply Service ${namespace}/${svc.metadata?.name}`))
+        const { ingress, hosts } = buildSessionIngress(settings, args)
+        const name = sessionObjectName(args.sessionId)
+        if (hosts.length === 0) {
+          // Nothing HTTP-routable is left: a reload that drops the last tcp port must
+          // not leave the previous Ingress serving a port nothing listens on. The
+          // Service stays for the udp ports.
+          yield* deleteIfPresent(kube, IngressResource, namespace, name).pipe(
+            step(`delete Ingress ${namespace}/${name}`)
+          )
+          return []
+        }
+        yield* kube.apply(IngressResource, ingress).pipe(step(`apply Ingress ${namespace}/${name}`))
+        return routesFor(settings.baseDomain, args.sessionId, args.ports)
+      }),
+
+    verdictFor: (sessionId, route) =>
+      kube.get(IngressResource, namespace, sessionObjectName(sessionId)).pipe(
+        Effect.map(ingressVerdict),
+        // Not there (yet, or deleted by a reload racing this read): nothing has claimed it.
+        Effect.catchTag("NotFound", () => Effect.succeed(ingressVerdict(undefined))),
+        Effect.mapError((error) => new RouteReadError({ route, error }))
+      ),
+
+    unclaimedReason: () => unclaimed,
+
+    unpublish: (sessionId) =>
+      Effect.gen(function* () {
+        const selector = sessionSelector(sessionId)
+        const step = (what: string) => publishStep(sessionId, what)
+        yield* deleteSessionObjects(kube, IngressResource, namespace, selector).pipe(
+          step(`delete the Ingresses of session ${sessionId}`)
+        )
+        yield* deleteSessionObjects(kube, ServiceResource, namespace, selector).pipe(
+          step(`delete the Services of session ${sessionId}`)
+        )
+      })
+  }
+  return service
+})
+
+/** The ingress layer of `SessionRouter`. */
+export const layer = Layer.effect(SessionRouter, make)

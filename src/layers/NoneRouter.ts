@@ -1,0 +1,20 @@
+/**
+ * The `none` routing layer: publishes nothing and watches nothing, for runners whose
+ * sessions are reached some other way (or not at all). Endpoints then carry no url.
+ */
+import { Effect, Layer } from "effect"
+import { RouteVerdict } from "../domain/Routes.js"
+import { SessionRouter } from "../services/SessionRouter.js"
+
+/** The router that routes nothing. */
+export const service: SessionRouter.Service = {
+  layer: "none",
+  publish: () => Effect.succeed([]),
+  // Never asked in practice: nothing is published, so nothing is watched.
+  verdictFor: () => Effect.succeed(RouteVerdict.pending),
+  unclaimedReason: () => "session routing is off (SESSION_ROUTING_MODE=none, or no base domain): nothing publishes this host",
+  unpublish: () => Effect.void
+}
+
+/** The none layer of `SessionRouter`. */
+export const layer = Layer.succeed(SessionRouter, service)

@@ -1,0 +1,76 @@
+/**
+ * What the ingress and gateway routers share: their settings from RouterConfig,
+ * error wording, and idempotent deletes. Kept small on purpose: each router's
+ * publish logic is its own.
+ */
+import { Effect } from "effect"
+import type { ManifestSettings } from "../domain/Manifests.js"
+import type { KubeObject } from "../domain/Objects.js"
+import { qualifiedName, type ResourceType } from "../domain/Resources.js"
+import type { KubeClient, WritableObject } from "../services/KubeClient.js"
+import type { KubeError } from "../services/KubeError.js"
+import type { RouterConfig } from "../services/RouterConfig.js"
+import { PublishError, RouterSetupError } from "../services/SessionRouter.js"
+
+/** The manifest settings of a publishing layer; a base domain is required to have hosts at all. */
+export const manifestSettings = (
+  config: RouterConfig.Service,
+  mode: "ingress" | "gateway"
+): Effect.Effect<ManifestSettings, RouterSetupError> =>
+  config.baseDomain === undefined
+    ? Effect.fail(
+        new RouterSetupError({
+          reason: `the ${mode} routing layer needs a base domain for session hosts: set SESSION_ROUTING_BASE_DOMAIN (or use SessionRouter.layerConfig, which publishes nothing without one)`
+        })
+      )
+    : Effect.succeed({
+        sessionNamespace: config.sessionNamespace,
+        managedBy: config.managedBy,
+        baseDomain: config.baseDomain,
+        ...(config.ingressClassName !== undefined ? { ingressClassName: config.ingressClassName } : {}),
+        ...(config.tlsSecretName !== undefined && mode === "ingress" ? { tlsSecretName: config.tlsSecretName } : {}),
+        ...(config.gateway !== undefined ? { gateway: config.gateway } : {})
+      })
+
+/** `ingresses.networking.k8s.io telo-sessions/telo-run-x`, for messages. */
+export const describeObject = (resource: ResourceType<unknown>, object: KubeObject): string =>
+  `${qualifiedName(resource)} ${object.metadata?.namespace ?? ""}/${object.metadata?.name ?? ""}`
+
+/** Wraps a KubeError from a publish step into a PublishError that says which step failed. */
+export const publishStep =
+  (sessionId: string, step: string) =>
+  <A, R>(effect: Effect.Effect<A, KubeError, R>): Effect.Effect<A, PublishError, R> =>
+    Effect.mapError(
+      effect,
+      (error) => new PublishError({ sessionId, error, reason: `could not ${step}: ${error.reason}` })
+    )
+
+/** Deletes one object; an object already gone is the outcome we wanted. */
+export const deleteIfPresent = <A extends WritableObject>(
+  kube: KubeClient.Service,
+  resource: ResourceType<A>,
+  namespace: string,
+  name: string
+): Effect.Effect<void, KubeError> =>
+  kube.delete(resource, namespace, name).pipe(Effect.catchTag("NotFound", () => Effect.void))
+
+/** Deletes every object of `resource` carrying the session label, except the names to keep. */
+export const deleteSessionObjects = <A extends WritableObject>(
+  kube: KubeClient.Service,
+  resource: ResourceType<A>,
+  namespace: string,
+  selector: string,
+  keep: ReadonlySet<string> = new Set()
+): Effect.Effect<void, KubeError> =>
+  kube.list(resource, namespace, { labelSelector: selector }).pipe(
+    Effect.flatMap((list) =>
+      Effect.forEach(
+        list.items.flatMap((item) => {
+          const name = item.metadata?.name
+          return name !== undefined && !keep.has(name) ? [name] : []
+        }),
+        (name) => deleteIfPresent(kube, resource, namespace, name),
+        { discard: true }
+      )
+    )
+  )
