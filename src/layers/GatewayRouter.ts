@@ -103,6 +103,21 @@ export const make = Effect.gen(function* () {
     unclaimedReason: (route) =>
       `no Gateway controller accepted the HTTPRoute for ${route.host} on Gateway ${gatewayLabel}: check that the Gateway exists and is Programmed, that its listeners allow routes from namespace "${namespace}" (allowedRoutes.namespaces.from defaults to Same), and that a listener hostname covers *.${settings.baseDomain}`,
 
+    routesOf: (sessionId) =>
+      kube.list(HttpRouteResource, namespace, { labelSelector: sessionSelector(sessionId) }).pipe(
+        Effect.map((list) =>
+          list.items
+            .flatMap((route) => {
+              const host = route.spec?.hostnames?.[0]
+              const port = route.spec?.rules?.[0]?.backendRefs?.[0]?.port
+              return host !== undefined && port !== undefined ? [{ host, port }] : []
+            })
+            .sort((a, b) => a.port - b.port)
+        ),
+        publishStep(sessionId, `list the HTTPRoutes of session ${sessionId}`),
+        Effect.mapError(notServed(sessionId))
+      ),
+
     unpublish: (sessionId) =>
       Effect.gen(function* () {
         const selector = sessionSelector(sessionId)

@@ -64,6 +64,18 @@ export const make = Effect.gen(function* () {
 
     unclaimedReason: () => unclaimed,
 
+    routesOf: (sessionId) =>
+      kube.get(IngressResource, namespace, sessionObjectName(sessionId)).pipe(
+        Effect.map((ingress) =>
+          (ingress.spec?.rules ?? []).flatMap((rule) => {
+            const port = rule.http?.paths[0]?.backend.service?.port?.number
+            return rule.host !== undefined && port !== undefined ? [{ host: rule.host, port }] : []
+          })
+        ),
+        Effect.catchTag("NotFound", () => Effect.succeed([])),
+        publishStep(sessionId, `read Ingress ${namespace}/${sessionObjectName(sessionId)}`)
+      ),
+
     unpublish: (sessionId) =>
       Effect.gen(function* () {
         const selector = sessionSelector(sessionId)

@@ -13,6 +13,7 @@ export const service: SessionRouter.Service = {
   // Never asked in practice: nothing is published, so nothing is watched.
   verdictFor: () => Effect.succeed(RouteVerdict.pending),
   unclaimedReason: () => "session routing is off (SESSION_ROUTING_MODE=none, or no base domain): nothing publishes this host",
+  routesOf: () => Effect.succeed([]),
   unpublish: () => Effect.void
 }
 

@@ -52,6 +52,11 @@ export declare namespace SessionRouter {
     readonly verdictFor: (sessionId: string, route: PublishedRoute) => Effect.Effect<RouteVerdict, RouteReadError>
     /** What to tell a person when a route is still pending at the deadline. */
     readonly unclaimedReason: (route: PublishedRoute) => string
+    /**
+     * The routes the cluster currently holds for the session, read back from its
+     * objects (for a status check by a process that did not publish them).
+     */
+    readonly routesOf: (sessionId: string) => Effect.Effect<ReadonlyArray<PublishedRoute>, PublishError>
     /** Removes every routing object of the session; absent objects are fine. */
     readonly unpublish: (sessionId: string) => Effect.Effect<void, PublishError>
   }

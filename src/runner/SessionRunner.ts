@@ -1,0 +1,163 @@
+/**
+ * The runner program: publish a session's routes, hand back its endpoints, and
+ * watch each host until the routing layer programs it, as one stream of events in
+ * a runner's conventions. Layers in, nothing global.
+ */
+import { Data, Effect, Either, Mailbox, type Scope, Stream } from "effect"
+import type { SessionSpec } from "../domain/Manifests.js"
+import { type Endpoint, endpointsFor, hostProblem, type PublishedRoute, type RoutingMode } from "../domain/Routes.js"
+import { parsePorts, parseSessionId } from "../domain/Session.js"
+import { type RouteHealthEvent, readFailureReason, rejectionReason, watchRouteHealth } from "../health/RouteHealth.js"
+import { RouterConfig } from "../services/RouterConfig.js"
+import { type PublishError, SessionRouter } from "../services/SessionRouter.js"
+
+/** Everything a runner is told about a session's routing. */
+export type SessionEvent =
+  | {
+      readonly type: "published"
+      readonly layer: RoutingMode
+      readonly routes: ReadonlyArray<PublishedRoute>
+      readonly endpoints: ReadonlyArray<Endpoint>
+    }
+  | {
+      readonly type: "route"
+      readonly port: number
+      readonly host: string
+      readonly state: "pending" | "programmed" | "unprogrammed"
+      readonly reason?: string
+    }
+  | { readonly type: "read-error"; readonly reason: string }
+
+/** The session spec was refused before anything was published; `reason` names the bad value. */
+export class InvalidSession extends Data.TaggedError("InvalidSession")<{ readonly reason: string }> {
+  override get message(): string {
+    return this.reason
+  }
+}
+
+export interface PublishedSession {
+  readonly layer: RoutingMode
+  readonly routes: ReadonlyArray<PublishedRoute>
+  readonly endpoints: ReadonlyArray<Endpoint>
+  /**
+   * `published` first, then `pending` per host and one terminal state per host
+   * (and `read-error` once, if a status read failed). Ends when every host is
+   * terminal; closing the scope stops the watch.
+   */
+  readonly events: Stream.Stream<SessionEvent>
+}
+
+/** Refuses a spec whose id, ports or hosts would make an invalid object, before any write. */
+export const validateSpec = (
+  spec: SessionSpec,
+  baseDomain: string | undefined
+): Effect.Effect<SessionSpec, InvalidSession> =>
+  Effect.gen(function* () {
+    const id = parseSessionId(spec.sessionId)
+    if (Either.isLeft(id)) return yield* new InvalidSession({ reason: id.left })
+    const ports = parsePorts(spec.ports)
+    if (Either.isLeft(ports)) return yield* new InvalidSession({ reason: ports.left })
+    const host = baseDomain === undefined ? undefined : hostProblem(baseDomain, spec.sessionId)
+    if (host !== undefined) return yield* new InvalidSession({ reason: host })
+    return spec
+  })
+
+/** A health event in the runner's shape. */
+export const toSessionEvent = (event: RouteHealthEvent): SessionEvent =>
+  event._tag === "ReadError"
+    ? { type: "read-error", reason: event.reason }
+    : {
+        type: "route",
+        port: event.route.port,
+        host: event.route.host,
+        state: event.state,
+        ...(event.state === "unprogrammed" ? { reason: event.reason } : {})
+      }
+
+/**
+ * Publishes the session through `SessionRouter` and starts watching its routes in
+ * the current scope. The watch starts at once, whether or not `events` is read.
+ */
+export const publishSession = (
+  spec: SessionSpec
+): Effect.Effect<PublishedSession, PublishError | InvalidSession, SessionRouter | RouterConfig | Scope.Scope> =>
+  Effect.gen(function* () {
+    const router = yield* SessionRouter
+    const config = yield* RouterConfig
+    yield* validateSpec(spec, config.baseDomain)
+    const routes = yield* router.publish(spec)
+    const endpoints = endpointsFor({
+      baseDomain: config.baseDomain,
+      sessionId: spec.sessionId,
+      ports: spec.ports,
+      publishesRoutes: router.layer !== "none"
+    })
+    const health = yield* watchRouteHealth({
+      sessionId: spec.sessionId,
+      routes,
+      timeoutMs: config.routeReadyTimeoutMs,
+      intervalMs: config.routePollIntervalMs
+    }).pipe(Stream.map(toSessionEvent), Mailbox.fromStream())
+    const published: SessionEvent = { type: "published", layer: router.layer, routes, endpoints }
+    return {
+      layer: router.layer,
+      routes,
+      endpoints,
+      events: Stream.concat(Stream.make(published), Mailbox.toStream(health))
+    }
+  })
+
+/**
+ * One read of every host the cluster holds for the session: one `route` event per
+ * host (a failed read is `unprogrammed` with the read failure as its reason, never
+ * a verdict), and `read-error` once if any read failed.
+ */
+export const sessionStatus = (
+  sessionId: string
+): Effect.Effect<ReadonlyArray<SessionEvent>, PublishError | InvalidSession, SessionRouter> =>
+  Effect.gen(function* () {
+    const id = parseSessionId(sessionId)
+    if (Either.isLeft(id)) return yield* new InvalidSession({ reason: id.left })
+    const router = yield* SessionRouter
+    const routes = yield* router.routesOf(sessionId)
+    const results = yield* Effect.forEach(
+      routes,
+      (route) => Effect.either(router.verdictFor(sessionId, route)).pipe(Effect.map((verdict) => ({ route, verdict }))),
+      { concurrency: 8 }
+    )
+    const events: Array<SessionEvent> = []
+    let readErrorReported = false
+    for (const { route, verdict } of results) {
+      const base = { type: "route" as const, port: route.port, host: route.host }
+      if (Either.isLeft(verdict)) {
+        if (!readErrorReported) {
+          readErrorReported = true
+          events.push({ type: "read-error", reason: verdict.left.reason })
+        }
+        events.push({ ...base, state: "unprogrammed", reason: readFailureReason(verdict.left) })
+        continue
+      }
+      const v = verdict.right
+      events.push(
+        v.kind === "rejected"
+          ? { ...base, state: "unprogrammed", reason: rejectionReason(v.reason, v.message) }
+          : { ...base, state: v.kind }
+      )
+    }
+    return events
+  })
+
+/** Removes every routing object of the session; a session with none is fine. */
+export const unpublishSession = (
+  sessionId: string
+): Effect.Effect<void, PublishError | InvalidSession, SessionRouter> =>
+  Effect.gen(function* () {
+    const id = parseSessionId(sessionId)
+    if (Either.isLeft(id)) return yield* new InvalidSession({ reason: id.left })
+    const router = yield* SessionRouter
+    yield* router.unpublish(sessionId)
+  })
+
+/** True when a terminal route event says the host is not served. */
+export const isUnprogrammed = (event: SessionEvent): boolean => event.type === "route" && event.state === "unprogrammed"
+

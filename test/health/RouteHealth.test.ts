@@ -1,0 +1,524 @@
+/**
+ * The route-health watch on TestClock: every behaviour of the reference runner's
+ * route-health tests, plus the deadline, hang, interruption and timing guarantees,
+ * against a fake SessionRouter (the router is the watch's input, so faking it is fair).
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Clock, Effect, Fiber, Layer, Ref, Stream, TestClock } from "effect"
+import type { PublishedRoute, RouteState, RouteVerdict } from "../../src/domain/Routes.js"
+import { RouteVerdict as Verdict } from "../../src/domain/Routes.js"
+import {
+  readFailureReason,
+  rejectionReason,
+  RouteHealthEvent,
+  watchRouteHealth,
+  type WatchRouteHealthInput
+} from "../../src/health/RouteHealth.js"
+import { Forbidden, Unavailable } from "../../src/services/KubeError.js"
+import { RouterConfig } from "../../src/services/RouterConfig.js"
+import { RouteReadError, SessionRouter } from "../../src/services/SessionRouter.js"
+
+const r8080: PublishedRoute = { host: "8080-abc.telo.run", port: 8080 }
+const r9090: PublishedRoute = { host: "9090-abc.telo.run", port: 9090 }
+const r7070: PublishedRoute = { host: "7070-abc.telo.run", port: 7070 }
+const r6060: PublishedRoute = { host: "6060-abc.telo.run", port: 6060 }
+const routes = [r8080, r9090]
+
+const unclaimed = (route: PublishedRoute) => `nobody claimed ${route.host}`
+
+const forbiddenReason =
+  `httproutes.gateway.networking.k8s.io "telo-run-abc" is forbidden (grant the verb "get" on httproutes.gateway.networking.k8s.io to this identity in a Role)`
+const forbidden = (route: PublishedRoute) =>
+  new RouteReadError({ route, error: new Forbidden({ reason: forbiddenReason, code: 403 }) })
+const hiccup = (route: PublishedRoute) =>
+  new RouteReadError({ route, error: new Unavailable({ reason: "the API server could not answer (503)", code: 503 }) })
+
+/** What a test asserts about one event: when it fired and what it said. */
+type Seen =
+  | { readonly at: number; readonly host: string; readonly state: RouteState; readonly reason?: string }
+  | { readonly at: number; readonly readError: string; readonly reason: string }
+
+const view = (at: number, event: RouteHealthEvent): Seen =>
+  event._tag === "Route"
+    ? { at, host: event.route.host, state: event.state, ...(event.state === "unprogrammed" ? { reason: event.reason } : {}) }
+    : { at, readError: event.route.host, reason: event.reason }
+
+/**
+ * A SessionRouter whose reads answer with `answer(route, n)` for the host's n-th read
+ * (from 1), logging the virtual time of every read and counting interrupted reads.
+ */
+const fakeRouter = (answer: (route: PublishedRoute, call: number) => Effect.Effect<RouteVerdict, RouteReadError>) =>
+  Effect.gen(function*() {
+    const reads = yield* Ref.make<ReadonlyArray<{ readonly at: number; readonly host: string }>>([])
+    const interrupted = yield* Ref.make(0)
+    const service = SessionRouter.of({
+      layer: "gateway",
+      publish: () => Effect.succeed(routes),
+      verdictFor: (_sessionId, route) =>
+        Effect.gen(function*() {
+          const at = yield* Clock.currentTimeMillis
+          const log = yield* Ref.updateAndGet(reads, (all) => [...all, { at, host: route.host }])
+          return yield* answer(route, log.filter((read) => read.host === route.host).length)
+        }).pipe(Effect.onInterrupt(() => Ref.update(interrupted, (n) => n + 1))),
+      unclaimedReason: unclaimed,
+      unpublish: () => Effect.void
+    })
+    return {
+      layer: Layer.succeed(SessionRouter, service),
+      /** Virtual times at which `host` was read. */
+      readsOf: (host: string) => Ref.get(reads).pipe(Effect.map((all) => all.filter((r) => r.host === host).map((r) => r.at))),
+      interruptedReads: Ref.get(interrupted)
+    }
+  })
+
+/** Forks the watch, recording each event with the virtual time it reached the consumer. */
+const start = (input: WatchRouteHealthInput & { readonly timeoutMs: number; readonly intervalMs: number }) =>
+  Effect.gen(function*() {
+    const seen = yield* Ref.make<ReadonlyArray<Seen>>([])
+    const fiber = yield* watchRouteHealth(input).pipe(
+      Stream.runForEach((event) =>
+        Clock.currentTimeMillis.pipe(Effect.flatMap((at) => Ref.update(seen, (all) => [...all, view(at, event)])))
+      ),
+      Effect.fork
+    )
+    return { fiber, seen: Ref.get(seen) }
+  })
+
+/** Runs the watch to completion, moving the clock `advanceMs`; joining proves the stream ended. */
+const runFor = (
+  advanceMs: number,
+  input: WatchRouteHealthInput & { readonly timeoutMs: number; readonly intervalMs: number }
+) =>
+  Effect.gen(function*() {
+    const { fiber, seen } = yield* start(input)
+    yield* TestClock.adjust(advanceMs)
+    yield* Fiber.join(fiber)
+    return yield* seen
+  })
+
+/** Orders events of hosts that settled at the same instant, whose order is not promised. */
+const byHost = (a: Seen | RouteHealthEvent, b: Seen | RouteHealthEvent): number => {
+  const host = (x: Seen | RouteHealthEvent) => "route" in x ? x.route.host : "host" in x ? x.host : x.readError
+  return host(a).localeCompare(host(b))
+}
+
+/** Every host answers this verdict immediately. */
+const always = (verdict: RouteVerdict) => () => Effect.succeed(verdict)
+
+/** Answers pending until the virtual clock reaches `atMs`, then `verdict`. */
+const from = (atMs: number, verdict: RouteVerdict) =>
+  Clock.currentTimeMillis.pipe(Effect.map((now) => (now >= atMs ? verdict : Verdict.pending)))
+
+describe("rejectionReason", () => {
+  it("passes the reason code through unchanged when the controller gave no message", () => {
+    expect(rejectionReason("NotAllowedByListeners", "")).toBe("NotAllowedByListeners")
+    expect(rejectionReason("NotAllowedByListeners", "  ")).toBe("NotAllowedByListeners")
+  })
+
+  it("keeps the controller's message after the reason code", () => {
+    expect(rejectionReason("NoMatchingListenerHostname", "no listener hostname matches 8080-abc.telo.run")).toBe(
+      "NoMatchingListenerHostname: no listener hostname matches 8080-abc.telo.run"
+    )
+  })
+})
+
+describe("readFailureReason", () => {
+  it("says the status could not be read, with the Kubernetes error's own reason", () => {
+    expect(readFailureReason(forbidden(r8080))).toBe(`route status could not be read: ${forbiddenReason}`)
+  })
+})
+
+describe("watchRouteHealth", () => {
+  const sessionId = "abc"
+
+  // --- the reference runner's tests -----------------------------------------------
+
+  it.effect("reports pending for every host up front, then programmed per host", () =>
+    Effect.gen(function*() {
+      const fake = yield* fakeRouter(always(Verdict.programmed))
+      const events = yield* watchRouteHealth({ sessionId, routes, timeoutMs: 1_000, intervalMs: 1 }).pipe(
+        Stream.runCollect,
+        Effect.provide(fake.layer)
+      )
+      // The whole values: these are what the runner maps onto its wire events. Pending
+      // comes in route order; hosts settling at the same instant come in no promised order.
+      const [first, second, ...settled] = [...events]
+      expect([first, second]).toEqual([
+        { _tag: "Route", route: r8080, state: "pending" },
+        { _tag: "Route", route: r9090, state: "pending" }
+      ])
+      expect(settled.sort(byHost)).toEqual([
+        { _tag: "Route", route: r8080, state: "programmed" },
+        { _tag: "Route", route: r9090, state: "programmed" }
+      ])
+    }))
+
+  it.effect("carries a rejection's reason straight through and ends the host at once", () =>
+    Effect.gen(function*() {
+      const fake = yield* fakeRouter(always(Verdict.rejected("NotAllowedByListeners", "")))
+      const seen = yield* runFor(0, { sessionId, routes: [r8080], timeoutMs: 1_000, intervalMs: 1 }).pipe(
+        Effect.provide(fake.layer)
+      )
+      expect(seen).toEqual([
+        { at: 0, host: r8080.host, state: "pending" },
+        { at: 0, host: r8080.host, state: "unprogrammed", reason: "NotAllowedByListeners" }
+      ])
+      expect(yield* fake.readsOf(r8080.host)).toEqual([0])
+    }))
+
+  it.effect("keeps the controller's message after a rejection's reason code", () =>
+    Effect.gen(function*() {
+      const fake = yield* fakeRouter(
+        always(Verdict.rejected("NotAllowedByListeners", "no listener of gw allows routes from telo-sessions"))
+      )
+      const seen = yield* runFor(0, { sessionId, routes: [r8080], timeoutMs: 1_000, intervalMs: 1 }).pipe(
+        Effect.provide(fake.layer)
+      )
+      expect(seen.at(-1)).toEqual({
+        at: 0,
+        host: r8080.host,
+        state: "unprogrammed",
+        reason: "NotAllowedByListeners: no listener of gw allows routes from telo-sessions"
+      })
+    }))
+
+  it.effect("calls a route that stays pending unprogrammed at the deadline, the silent-404 case", () =>
+    Effect.gen(function*() {
+      const fake = yield* fakeRouter(always(Verdict.pending))
+      const seen = yield* runFor(5, { sessionId, routes: [r8080], timeoutMs: 5, intervalMs: 1 }).pipe(
+        Effect.provide(fake.layer)
+      )
+      expect(seen).toEqual([
+        { at: 0, host: r8080.host, state: "pending" },
+        { at: 5, host: r8080.host, state: "unprogrammed", reason: unclaimed(r8080) }
+      ])
+      // Read every interval up to the deadline; none at the deadline itself, no time is left for it.
+      expect(yield* fake.readsOf(r8080.host)).toEqual([0, 1, 2, 3, 4])
+    }))
+
+  it.effect("settles each host independently", () =>
+    Effect.gen(function*() {
+      const fake = yield* fakeRouter((route) =>
+        Effect.succeed(route.port === 8080 ? Verdict.programmed : Verdict.rejected("no listener", ""))
+      )
+      const seen = yield* runFor(0, { sessionId, routes, timeoutMs: 1_000, intervalMs: 1 }).pipe(
+        Effect.provide(fake.layer)
+      )
+      expect(seen.filter((s) => !("state" in s) || s.state !== "pending").sort(byHost)).toEqual([
+        { at: 0, host: r8080.host, state: "programmed" },
+        { at: 0, host: r9090.host, state: "unprogrammed", reason: "no listener" }
+      ])
+    }))
+
+  it.effect("keeps polling through a transient read failure instead of declaring the route dead", () =>
+    Effect.gen(function*() {
+      const fake = yield* fakeRouter((route, call) => call < 3 ? Effect.fail(hiccup(route)) : Effect.succeed(Verdict.programmed))
+      const seen = yield* runFor(2, { sessionId, routes: [r8080], timeoutMs: 1_000, intervalMs: 1 }).pipe(
+        Effect.provide(fake.layer)
+      )
+      expect(seen).toEqual([
+        { at: 0, host: r8080.host, state: "pending" },
+        { at: 0, readError: r8080.host, reason: "the API server could not answer (503)" },
+        { at: 2, host: r8080.host, state: "programmed" }
+      ])
+    }))
+
+  it.effect("reports the read failure at the deadline, not the unclaimed advice", () =>
+    Effect.gen(function*() {
+      // A permanent read failure (no RBAC, an unserved API version) polls out the whole
+      // deadline. The unclaimed advice there would send an operator to inspect the
+      // controller when the runner could not read its own object.
+      const fake = yield* fakeRouter((route) => Effect.fail(forbidden(route)))
+      const seen = yield* runFor(5, { sessionId, routes: [r8080], timeoutMs: 5, intervalMs: 1 }).pipe(
+        Effect.provide(fake.layer)
+      )
+      expect(seen).toEqual([
+        { at: 0, host: r8080.host, state: "pending" },
+        // Reported once, at the first failure, not once per poll.
+        { at: 0, readError: r8080.host, reason: forbiddenReason },
+        { at: 5, host: r8080.host, state: "unprogrammed", reason: `route status could not be read: ${forbiddenReason}` }
+      ])
+      expect(yield* fake.readsOf(r8080.host)).toEqual([0, 1, 2, 3, 4])
+    }))
+
+  it.effect("does not blame a transient read failure once a verdict was obtained", () =>
+    Effect.gen(function*() {
+      const fake = yield* fakeRouter((route, call) => call === 1 ? Effect.fail(hiccup(route)) : Effect.succeed(Verdict.pending))
+      const seen = yield* runFor(8, { sessionId, routes: [r8080], timeoutMs: 8, intervalMs: 1 }).pipe(
+        Effect.provide(fake.layer)
+      )
+      expect(seen.at(-1)).toEqual({ at: 8, host: r8080.host, state: "unprogrammed", reason: unclaimed(r8080) })
+    }))
+
+  it.effect("stops on interruption without reporting a verdict it never reached", () =>
+    Effect.gen(function*() {
+      const fake = yield* fakeRouter(always(Verdict.pending))
+      const { fiber, seen } = yield* start({ sessionId, routes, timeoutMs: 1_000, intervalMs: 1 }).pipe(
+        Effect.provide(fake.layer)
+      )
+      yield* Fiber.interrupt(fiber)
+      yield* TestClock.adjust(5_000)
+      const events = yield* seen
+      expect(events.every((s) => "state" in s && s.state === "pending")).toBe(true)
+      // Nothing polls after the interruption, though the clock ran far past the deadline.
+      expect((yield* fake.readsOf(r8080.host)).every((at) => at === 0)).toBe(true)
+    }))
+
+  it.effect("emits nothing, immediately, when nothing was published", () =>
+    Effect.gen(function*() {
+      const fake = yield* fakeRouter(always(Verdict.programmed))
+      // Run without forking or moving the clock: the stream must end on its own at once.
+      const events = yield* watchRouteHealth({ sessionId, routes: [], timeoutMs: 1_000, intervalMs: 1 }).pipe(
+        Stream.runCollect,
+        Effect.provide(fake.layer)
+      )
+      expect([...events]).toEqual([])
+      expect(yield* fake.readsOf(r8080.host)).toEqual([])
+    }))
+
+  // --- deadlines ---------------------------------------------------------------------
+
+  it.effect("counts the deadline from the start of the watch when every read is slow", () =>
+    Effect.gen(function*() {
+      // Reads of 300 ms with 100 ms pauses: 0–300, 400–700, 800–(cut at 1000). A deadline
+      // counted in polls, or checked only between reads, would report at 1100 or later.
+      const fake = yield* fakeRouter(() => Effect.sleep("300 millis").pipe(Effect.as(Verdict.pending)))
+      const seen = yield* runFor(1_000, { sessionId, routes: [r8080], timeoutMs: 1_000, intervalMs: 100 }).pipe(
+        Effect.provide(fake.layer)
+      )
+      expect(seen).toEqual([
+        { at: 0, host: r8080.host, state: "pending" },
+        // The cut-off read decides nothing: the last answer (pending) stands.
+        { at: 1_000, host: r8080.host, state: "unprogrammed", reason: unclaimed(r8080) }
+      ])
+      expect(yield* fake.readsOf(r8080.host)).toEqual([0, 400, 800])
+      expect(yield* fake.interruptedReads).toBe(1)
+    }))
+
+  it.effect("reports the read failure at an absolute deadline when every slow read fails", () =>
+    Effect.gen(function*() {
+      const fake = yield* fakeRouter((route) => Effect.sleep("300 millis").pipe(Effect.zipRight(Effect.fail(forbidden(route)))))
+      const seen = yield* runFor(1_000, { sessionId, routes: [r8080], timeoutMs: 1_000, intervalMs: 100 }).pipe(
+        Effect.provide(fake.layer)
+      )
+      expect(seen).toEqual([
+        { at: 0, host: r8080.host, state: "pending" },
+        { at: 300, readError: r8080.host, reason: forbiddenReason },
+        { at: 1_000, host: r8080.host, state: "unprogrammed", reason: `route status could not be read: ${forbiddenReason}` }
+      ])
+    }))
+
+  it.effect("ends a hung read at the deadline and says the status could not be read", () =>
+    Effect.gen(function*() {
+      const fake = yield* fakeRouter(() => Effect.never)
+      const { fiber, seen } = yield* start({ sessionId, routes: [r8080], timeoutMs: 1_000, intervalMs: 100 }).pipe(
+        Effect.provide(fake.layer)
+      )
+      yield* TestClock.adjust(999)
+      expect(yield* seen).toEqual([{ at: 0, host: r8080.host, state: "pending" }])
+      yield* TestClock.adjust(1)
+      yield* Fiber.join(fiber)
+      const hung = "the status read got no answer within the 1000 ms route deadline"
+      expect(yield* seen).toEqual([
+        { at: 0, host: r8080.host, state: "pending" },
+        { at: 1_000, readError: r8080.host, reason: hung },
+        { at: 1_000, host: r8080.host, state: "unprogrammed", reason: `route status could not be read: ${hung}` }
+      ])
+      // The timeout interrupted the read itself, which is what cancels the HTTP request.
+      expect(yield* fake.interruptedReads).toBe(1)
+    }))
+
+  it.effect("keeps the last answer when the deadline cuts a later read short", () =>
+    Effect.gen(function*() {
+      const fake = yield* fakeRouter((_, call) => call === 1 ? Effect.succeed(Verdict.pending) : Effect.never)
+      const seen = yield* runFor(1_000, { sessionId, routes: [r8080], timeoutMs: 1_000, intervalMs: 100 }).pipe(
+        Effect.provide(fake.layer)
+      )
+      // Pending was the last answer; a read that never came back is no read failure to blame.
+      expect(seen).toEqual([
+        { at: 0, host: r8080.host, state: "pending" },
+        { at: 1_000, host: r8080.host, state: "unprogrammed", reason: unclaimed(r8080) }
+      ])
+    }))
+
+  it.effect("reports the read failure when reads start failing after pending answers", () =>
+    Effect.gen(function*() {
+      const fake = yield* fakeRouter((route, call) => call <= 2 ? Effect.succeed(Verdict.pending) : Effect.fail(forbidden(route)))
+      const seen = yield* runFor(5, { sessionId, routes: [r8080], timeoutMs: 5, intervalMs: 1 }).pipe(
+        Effect.provide(fake.layer)
+      )
+      expect(seen).toEqual([
+        { at: 0, host: r8080.host, state: "pending" },
+        { at: 2, readError: r8080.host, reason: forbiddenReason },
+        { at: 5, host: r8080.host, state: "unprogrammed", reason: `route status could not be read: ${forbiddenReason}` }
+      ])
+    }))
+
+  it.effect("reports the first read failure once per watch, not once per host", () =>
+    Effect.gen(function*() {
+      const fake = yield* fakeRouter((route) => Effect.fail(forbidden(route)))
+      const seen = yield* runFor(5, { sessionId, routes, timeoutMs: 5, intervalMs: 1 }).pipe(Effect.provide(fake.layer))
+      expect(seen.filter((s) => "readError" in s)).toEqual([{ at: 0, readError: r8080.host, reason: forbiddenReason }])
+      expect(seen.filter((s) => "state" in s && s.state !== "pending").sort(byHost)).toEqual([
+        { at: 5, host: r8080.host, state: "unprogrammed", reason: `route status could not be read: ${forbiddenReason}` },
+        { at: 5, host: r9090.host, state: "unprogrammed", reason: `route status could not be read: ${forbiddenReason}` }
+      ])
+    }))
+
+  it.effect("carries the route read error itself on the read-error event", () =>
+    Effect.gen(function*() {
+      const error = forbidden(r8080)
+      const fake = yield* fakeRouter(() => Effect.fail(error))
+      const events = yield* Effect.gen(function*() {
+        const fiber = yield* watchRouteHealth({ sessionId, routes: [r8080], timeoutMs: 5, intervalMs: 1 }).pipe(
+          Stream.runCollect,
+          Effect.fork
+        )
+        yield* TestClock.adjust(5)
+        return yield* Fiber.join(fiber)
+      }).pipe(Effect.provide(fake.layer))
+      expect([...events][1]).toEqual({ _tag: "ReadError", route: r8080, reason: forbiddenReason, error })
+      expect(RouteHealthEvent.readError(error)).toEqual({ _tag: "ReadError", route: r8080, reason: forbiddenReason, error })
+    }))
+
+  // --- interruption -----------------------------------------------------------------
+
+  it.effect("emits nothing further once interrupted mid-poll, and cancels the read in flight", () =>
+    Effect.gen(function*() {
+      // 8080 is programmed from 300 ms; 9090 never is, and its reads take 150 ms each:
+      // 0–150, 250–400, 500–650, so at 550 one of its reads is out.
+      const fake = yield* fakeRouter((route) =>
+        route.port === 8080
+          ? from(300, Verdict.programmed)
+          : Effect.sleep("150 millis").pipe(Effect.as(Verdict.pending))
+      )
+      const { fiber, seen } = yield* start({ sessionId, routes, timeoutMs: 5_000, intervalMs: 100 }).pipe(
+        Effect.provide(fake.layer)
+      )
+      yield* TestClock.adjust(550)
+      yield* Fiber.interrupt(fiber)
+      yield* TestClock.adjust(10_000)
+      expect(yield* seen).toEqual([
+        { at: 0, host: r8080.host, state: "pending" },
+        { at: 0, host: r9090.host, state: "pending" },
+        { at: 300, host: r8080.host, state: "programmed" }
+      ])
+      expect(yield* fake.readsOf(r9090.host)).toEqual([0, 250, 500])
+      expect(yield* fake.interruptedReads).toBe(1)
+    }))
+
+  // --- independence and timing ----------------------------------------------------------
+
+  it.effect("settles every host on its own time: a slow host never delays another", () =>
+    Effect.gen(function*() {
+      const fake = yield* fakeRouter((route) => {
+        switch (route.port) {
+          case 8080: // programmed at the first read
+            return Effect.succeed(Verdict.programmed)
+          case 9090: // every read takes 700 ms, then says programmed
+            return Effect.sleep("700 millis").pipe(Effect.as(Verdict.programmed))
+          case 7070: // rejected once the controller gets to it at 250 ms; seen at the 300 ms poll
+            return from(250, Verdict.rejected("NoMatchingParent", ""))
+          default: // never claimed
+            return Effect.succeed(Verdict.pending)
+        }
+      })
+      const seen = yield* runFor(1_000, {
+        sessionId,
+        routes: [r8080, r9090, r7070, r6060],
+        timeoutMs: 1_000,
+        intervalMs: 100
+      }).pipe(Effect.provide(fake.layer))
+      expect(seen).toEqual([
+        { at: 0, host: r8080.host, state: "pending" },
+        { at: 0, host: r9090.host, state: "pending" },
+        { at: 0, host: r7070.host, state: "pending" },
+        { at: 0, host: r6060.host, state: "pending" },
+        { at: 0, host: r8080.host, state: "programmed" },
+        { at: 300, host: r7070.host, state: "unprogrammed", reason: "NoMatchingParent" },
+        { at: 700, host: r9090.host, state: "programmed" },
+        { at: 1_000, host: r6060.host, state: "unprogrammed", reason: unclaimed(r6060) }
+      ])
+    }))
+
+  it.effect("sees a host programmed at the first poll after the controller writes status", () =>
+    Effect.gen(function*() {
+      const fake = yield* fakeRouter(() => from(600, Verdict.programmed))
+      const { fiber, seen } = yield* start({ sessionId, routes: [r8080], timeoutMs: 2_000, intervalMs: 250 }).pipe(
+        Effect.provide(fake.layer)
+      )
+      yield* TestClock.adjust(749)
+      expect(yield* seen).toEqual([{ at: 0, host: r8080.host, state: "pending" }])
+      yield* TestClock.adjust(1)
+      yield* Fiber.join(fiber)
+      expect(yield* seen).toEqual([
+        { at: 0, host: r8080.host, state: "pending" },
+        { at: 750, host: r8080.host, state: "programmed" }
+      ])
+      expect(yield* fake.readsOf(r8080.host)).toEqual([0, 250, 500, 750])
+    }))
+
+  it.effect("cuts the last pause short so the deadline lands exactly, between polls", () =>
+    Effect.gen(function*() {
+      // Polls at 0, 400, 800; the next would be at 1200, after the 1000 ms deadline.
+      const fake = yield* fakeRouter(always(Verdict.pending))
+      const seen = yield* runFor(1_000, { sessionId, routes: [r8080], timeoutMs: 1_000, intervalMs: 400 }).pipe(
+        Effect.provide(fake.layer)
+      )
+      expect(seen.at(-1)).toEqual({ at: 1_000, host: r8080.host, state: "unprogrammed", reason: unclaimed(r8080) })
+      expect(yield* fake.readsOf(r8080.host)).toEqual([0, 400, 800])
+    }))
+
+  it.effect("does not spin at one instant when the interval is zero", () =>
+    Effect.gen(function*() {
+      const fake = yield* fakeRouter(always(Verdict.pending))
+      const seen = yield* runFor(3, { sessionId, routes: [r8080], timeoutMs: 3, intervalMs: 0 }).pipe(
+        Effect.provide(fake.layer)
+      )
+      expect(seen.at(-1)).toEqual({ at: 3, host: r8080.host, state: "unprogrammed", reason: unclaimed(r8080) })
+      expect(yield* fake.readsOf(r8080.host)).toEqual([0, 1, 2])
+    }))
+
+  // --- configuration ---------------------------------------------------------------------
+
+  const routerConfig = (routeReadyTimeoutMs: number, routePollIntervalMs: number) =>
+    Layer.succeed(
+      RouterConfig,
+      RouterConfig.of({
+        mode: "gateway",
+        baseDomain: "telo.run",
+        routeReadyTimeoutMs,
+        routePollIntervalMs,
+        sessionNamespace: "telo-sessions",
+        managedBy: "session-routing",
+        warnings: []
+      })
+    )
+
+  it.effect("takes the deadline and the interval from RouterConfig when not given", () =>
+    Effect.gen(function*() {
+      const fake = yield* fakeRouter(always(Verdict.pending))
+      const fiber = yield* watchRouteHealth({ sessionId, routes: [r8080] }).pipe(
+        Stream.runCollect,
+        Effect.provide(Layer.merge(fake.layer, routerConfig(400, 100))),
+        Effect.fork
+      )
+      yield* TestClock.adjust(400)
+      const events = yield* Fiber.join(fiber)
+      expect([...events].at(-1)).toEqual(RouteHealthEvent.unprogrammed(r8080, unclaimed(r8080)))
+      expect(yield* fake.readsOf(r8080.host)).toEqual([0, 100, 200, 300])
+    }))
+
+  it.effect("lets a given timing override the one in RouterConfig", () =>
+    Effect.gen(function*() {
+      const fake = yield* fakeRouter(always(Verdict.pending))
+      const fiber = yield* watchRouteHealth({ sessionId, routes: [r8080], timeoutMs: 250 }).pipe(
+        Stream.runCollect,
+        Effect.provide(Layer.merge(fake.layer, routerConfig(60_000, 100))),
+        Effect.fork
+      )
+      yield* TestClock.adjust(250)
+      yield* Fiber.join(fiber)
+      expect(yield* fake.readsOf(r8080.host)).toEqual([0, 100, 200])
+    }))
+})
