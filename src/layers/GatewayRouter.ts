@@ -6,7 +6,6 @@
 import { Effect, Layer, Option, Ref } from "effect"
 import {
   buildSessionHttpRoutes,
-  buildSessionService,
   httpRouteName,
   sessionSelector
 } from "../domain/Manifests.js"
@@ -16,7 +15,7 @@ import { httpRouteVerdict, type ParentTarget } from "../domain/Verdict.js"
 import { KubeClient } from "../services/KubeClient.js"
 import { PublishError, RouteReadError, RouterSetupError, SessionRouter } from "../services/SessionRouter.js"
 import { RouterConfig } from "../services/RouterConfig.js"
-import { deleteSessionObjects, manifestSettings, publishStep } from "./RouterSupport.js"
+import { applySessionService, deleteSessionObjects, manifestSettings, publishStep } from "./RouterSupport.js"
 
 /** Builds the gateway router from the client and the configuration. */
 export const make = Effect.gen(function* () {
@@ -71,8 +70,7 @@ export const make = Effect.gen(function* () {
     publish: (args) =>
       Effect.gen(function* () {
         const step = (what: string) => publishStep(args.sessionId, what)
-        const svc = buildSessionService(settings, args)
-        yield* kube.apply(ServiceResource, svc).pipe(step(`apply Service ${namespace}/${svc.metadata?.name}`))
+        yield* applySessionService(kube, settings, args)
         const routes = buildSessionHttpRoutes(settings, args)
         yield* Effect.forEach(
           routes,

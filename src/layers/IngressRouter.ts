@@ -6,7 +6,6 @@
 import { Effect, Layer } from "effect"
 import {
   buildSessionIngress,
-  buildSessionService,
   sessionObjectName,
   sessionSelector
 } from "../domain/Manifests.js"
@@ -16,7 +15,7 @@ import { ingressVerdict } from "../domain/Verdict.js"
 import { KubeClient } from "../services/KubeClient.js"
 import { RouterConfig } from "../services/RouterConfig.js"
 import { RouteReadError, SessionRouter } from "../services/SessionRouter.js"
-import { deleteIfPresent, deleteSessionObjects, manifestSettings, publishStep } from "./RouterSupport.js"
+import { applySessionService, deleteIfPresent, deleteSessionObjects, manifestSettings, publishStep } from "./RouterSupport.js"
 
 /** Builds the ingress router from the client and the configuration. */
 export const make = Effect.gen(function* () {
@@ -37,8 +36,7 @@ export const make = Effect.gen(function* () {
     publish: (args) =>
       Effect.gen(function* () {
         const step = (what: string) => publishStep(args.sessionId, what)
-        const svc = buildSessionService(settings, args)
-        yield* kube.apply(ServiceResource, svc).pipe(step(`apply Service ${namespace}/${svc.metadata?.name}`))
+        yield* applySessionService(kube, settings, args)
         const { ingress, hosts } = buildSessionIngress(settings, args)
         const name = sessionObjectName(args.sessionId)
         if (hosts.length === 0) {

@@ -4,9 +4,9 @@
  * publish logic is its own.
  */
 import { Effect } from "effect"
-import type { ManifestSettings } from "../domain/Manifests.js"
+import { buildSessionService, type ManifestSettings, type SessionSpec, sessionObjectName } from "../domain/Manifests.js"
 import type { KubeObject } from "../domain/Objects.js"
-import { qualifiedName, type ResourceType } from "../domain/Resources.js"
+import { qualifiedName, type ResourceType, ServiceResource } from "../domain/Resources.js"
 import type { KubeClient, WritableObject } from "../services/KubeClient.js"
 import type { KubeError } from "../services/KubeError.js"
 import type { RouterConfig } from "../services/RouterConfig.js"
@@ -74,3 +74,24 @@ export const deleteSessionObjects = <A extends WritableObject>(
       )
     )
   )
+
+/**
+ * Applies the session Service, or deletes it when the session has no port left: a
+ * Service without ports is refused by the API server, and would route nothing.
+ */
+export const applySessionService = (
+  kube: KubeClient.Service,
+  settings: ManifestSettings,
+  spec: SessionSpec
+): Effect.Effect<void, PublishError> => {
+  const name = sessionObjectName(spec.sessionId)
+  const namespace = settings.sessionNamespace
+  return spec.ports.length === 0
+    ? deleteIfPresent(kube, ServiceResource, namespace, name).pipe(
+        publishStep(spec.sessionId, `delete Service ${namespace}/${name}`)
+      )
+    : kube.apply(ServiceResource, buildSessionService(settings, spec)).pipe(
+        Effect.asVoid,
+        publishStep(spec.sessionId, `apply Service ${namespace}/${name}`)
+      )
+}

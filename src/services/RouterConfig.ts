@@ -1,14 +1,14 @@
 /**
- * The configuration of session routing, as a service. `RouterConfig.layer` reads it
- * from the environment (every bad key reported in one message at start-up);
- * `RouterConfig.layerFrom` builds it from values, for tests and embedding runners.
+ * The configuration of session routing, as a service, and the error a bad one fails
+ * with. `src/layers/RouterConfigLive.ts` builds it: `layer` from the environment
+ * (every bad key reported in one message at start-up), `layerFrom` from values, for
+ * tests and embedding runners.
  */
-import { Context } from "effect"
+import { Context, Data } from "effect"
 import type { GatewayRef } from "../domain/Manifests.js"
 import type { RoutingMode } from "../domain/Routes.js"
 
 export type { GatewayRef }
-
 
 export declare namespace RouterConfig {
   export interface Service {
@@ -33,3 +33,29 @@ export declare namespace RouterConfig {
 }
 
 export class RouterConfig extends Context.Tag("session-routing/RouterConfig")<RouterConfig, RouterConfig.Service>() {}
+
+/** One bad setting: where it came from, what it held, and what would be valid. */
+export interface ConfigProblem {
+  /** The environment variable, CLI flag or field that holds the value (e.g. `SESSION_ROUTING_MODE`, `--namespace`). */
+  readonly key: string
+  /** The value as given; undefined when the problem is that the setting is missing. */
+  readonly value: string | undefined
+  /** What would be valid, phrased to follow "must be" or to stand alone when the value is missing. */
+  readonly expected: string
+}
+
+/** One problem as a person reads it: `KEY="value" must be ...` or `KEY is not set: ...`. */
+export const describeConfigProblem = (problem: ConfigProblem): string =>
+  problem.value === undefined
+    ? `${problem.key} is not set: ${problem.expected}`
+    : // JSON quoting keeps a value with spaces or a newline on one visible line.
+      `${problem.key}=${JSON.stringify(problem.value)} must be ${problem.expected}`
+
+/** The configuration is invalid: every bad setting at once, so one start-up shows them all. */
+export class RouterConfigError extends Data.TaggedError("RouterConfigError")<{
+  readonly problems: ReadonlyArray<ConfigProblem>
+}> {
+  override get message(): string {
+    return `invalid configuration: ${this.problems.map(describeConfigProblem).join("; ")}`
+  }
+}

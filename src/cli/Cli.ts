@@ -1,0 +1,58 @@
+/**
+ * The `session-routing` command tree and the one place that turns a command's
+ * outcome into an exit status. `run` is an Effect, so tests drive the real CLI
+ * in-process with their own Console and ConfigProvider.
+ */
+import { type CliApp, Command, ValidationError } from "@effect/cli"
+import { Console, Effect } from "effect"
+import packageJson from "../../package.json" with { type: "json" }
+import { RouterConfigError } from "../services/RouterConfig.js"
+import { CliError, ExitCode } from "./CliError.js"
+import { renderCommand } from "./commands/Render.js"
+
+/**
+ * The root command: no options of its own (the shared ones live on each subcommand,
+ * see GlobalOptions.ts); run alone it prints the help. Later commands join the list.
+ */
+export const command = Command.make("session-routing").pipe(
+  Command.withDescription("Publishes Kubernetes routing objects for session Pods and reports whether they were programmed."),
+  Command.withSubcommands([renderCommand])
+)
+
+/** The parsed application: `cli(argv)` with argv shaped like `process.argv` (runtime, script, arguments). */
+export const cli = Command.run(command, { name: "session-routing", version: packageJson.version })
+
+/**
+ * Drops trailing newlines from stderr writes. @effect/cli prints its usage errors as a
+ * paragraph that ends in a newline, so each came out as a line plus a blank one; the
+ * CLI promises exactly one line per failure.
+ */
+const oneLineErrors = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.consoleWith((console) =>
+    Effect.withConsole(self, {
+      ...console,
+      error: (...args: ReadonlyArray<unknown>) =>
+        console.error(...args.map((arg) => (typeof arg === "string" ? arg.replace(/\n+$/, "") : arg)))
+    })
+  )
+
+/** Prints a failure as its one line on stderr and says which exit status it means. */
+const report = (error: unknown): Effect.Effect<number> => {
+  // @effect/cli has already printed its own message for a bad or missing flag.
+  if (ValidationError.isValidationError(error)) return Effect.succeed(ExitCode.failure)
+  if (error instanceof CliError) {
+    return error.message === ""
+      ? Effect.succeed(error.exitCode)
+      : Effect.as(Console.error(`error: ${error.message}`), error.exitCode)
+  }
+  if (error instanceof RouterConfigError) return Effect.as(Console.error(`error: ${error.message}`), ExitCode.failure)
+  return Effect.as(Console.error(`error: ${String(error)}`), ExitCode.failure)
+}
+
+/**
+ * Runs the CLI on `argv` and succeeds with the exit status: 0 on success, the
+ * command's own status on a `CliError`, 1 on a usage or configuration error. Output
+ * goes through `Console` (stdout: results only; stderr: warnings and the error line).
+ */
+export const run = (argv: ReadonlyArray<string>): Effect.Effect<number, never, CliApp.CliApp.Environment> =>
+  cli(argv).pipe(Effect.as(ExitCode.ok as number), Effect.catchAll(report), oneLineErrors)

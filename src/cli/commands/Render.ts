@@ -1,0 +1,178 @@
+/**
+ * `session-routing render`: prints the objects a publish would apply for a session,
+ * Service first, as a YAML stream or one JSON List. Nothing touches a cluster, so it
+ * shows what the configuration produces and feeds `kubectl apply -f -`.
+ */
+import { Command, Options } from "@effect/cli"
+import { Console, Effect, Either, Option } from "effect"
+import * as YAML from "yaml"
+import { buildSessionObjects, type ManifestSettings, sessionObjectName } from "../../domain/Manifests.js"
+import type { KubeObject } from "../../domain/Objects.js"
+import { hostProblem } from "../../domain/Routes.js"
+import { parsePorts, parsePortSpec, parseSessionId, type PortMapping } from "../../domain/Session.js"
+import * as RouterConfigLive from "../../layers/RouterConfigLive.js"
+import type { RouterConfig } from "../../services/RouterConfig.js"
+import { cliError } from "../CliError.js"
+import { routerConfigOverrides, routingOptions } from "../GlobalOptions.js"
+
+/** The output formats of `render`. */
+export type RenderFormat = "yaml" | "json"
+
+/**
+ * The owner uid used when `--pod-uid` is not given. The API server accepts any
+ * non-empty uid, but the garbage collector deletes objects whose owner does not
+ * exist, so applying a render that carries it removes the objects again.
+ */
+export const PLACEHOLDER_POD_UID = "00000000-0000-0000-0000-000000000000"
+
+/** Pod names are DNS-1123 subdomains. */
+const POD_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/
+
+/**
+ * The objects as text. YAML: one document per object separated by `---` (empty when
+ * there is none). JSON: one `v1` `List`, the shape `kubectl get -o json` prints.
+ */
+export const formatObjects = (objects: ReadonlyArray<KubeObject>, format: RenderFormat): string =>
+  format === "json"
+    ? JSON.stringify({ apiVersion: "v1", kind: "List", items: objects }, null, 2) + "\n"
+    : // lineWidth 0: never fold a long value, so hosts and names stay greppable.
+      objects.map((object) => YAML.stringify(object, { lineWidth: 0 })).join("---\n")
+
+/** What `render` needs, after every flag is checked. */
+export interface RenderInput {
+  readonly sessionId: string
+  readonly ports: ReadonlyArray<PortMapping>
+  readonly podName: string
+  readonly podUid: string
+  readonly format: RenderFormat
+}
+
+/** The render flags as @effect/cli parses them: raw text, checked by `parseRenderInput`. */
+export interface RenderFlags {
+  readonly session: string
+  readonly port: ReadonlyArray<string>
+  readonly pod: Option.Option<string>
+  readonly podUid: Option.Option<string>
+  readonly output: string
+}
+
+/** Checks the flags in order and stops at the first bad one, with a line naming it. */
+export const parseRenderInput = (flags: RenderFlags): Either.Either<RenderInput, string> =>
+  Either.gen(function* () {
+    const format = flags.output
+    if (format !== "yaml" && format !== "json") {
+      return yield* Either.left(`--output=${JSON.stringify(format)} must be one of yaml, json`)
+    }
+    const sessionId = yield* parseSessionId(flags.session)
+    if (flags.port.length === 0) {
+      // A Service without ports is refused by the API server.
+      return yield* Either.left("at least one --port is required, e.g. --port 8080 or --port 5000/udp")
+    }
+    const mappings: Array<PortMapping> = []
+    for (const spec of flags.port) mappings.push(yield* parsePortSpec(spec))
+    const ports = yield* parsePorts(mappings)
+    const podName = Option.getOrElse(flags.pod, () => sessionObjectName(sessionId))
+    if (podName.length > 253 || !POD_NAME.test(podName)) {
+      return yield* Either.left(
+        `--pod=${JSON.stringify(podName)} must be a Pod name: at most 253 characters of a-z, 0-9, '-' and '.', starting and ending with a letter or digit`
+      )
+    }
+    const podUid = Option.getOrElse(flags.podUid, () => PLACEHOLDER_POD_UID)
+    if (podUid.trim() === "" || /\s/.test(podUid)) {
+      return yield* Either.left(`--pod-uid=${JSON.stringify(podUid)} must be the Pod's metadata.uid, e.g. 6f1c2a9e-...`)
+    }
+    return { sessionId, ports, podName, podUid, format }
+  })
+
+/** The settings the builders need, from the service (base domain known to be set). */
+const manifestSettings = (config: RouterConfig.Service, baseDomain: string): ManifestSettings => ({
+  sessionNamespace: config.sessionNamespace,
+  managedBy: config.managedBy,
+  baseDomain,
+  ...(config.ingressClassName !== undefined ? { ingressClassName: config.ingressClassName } : {}),
+  ...(config.tlsSecretName !== undefined ? { tlsSecretName: config.tlsSecretName } : {}),
+  ...(config.gateway !== undefined ? { gateway: config.gateway } : {})
+})
+
+/**
+ * The objects a publish would apply, or why there are none. `notes` are lines for
+ * stderr, each starting `note:` or `warning:`.
+ * Without a base domain nothing is published (endpoints stay host-less), so nothing
+ * is rendered either.
+ */
+export const renderObjects = (
+  config: RouterConfig.Service,
+  input: RenderInput
+): Either.Either<{ readonly objects: ReadonlyArray<KubeObject>; readonly notes: ReadonlyArray<string> }, string> => {
+  if (config.mode === "none") {
+    return Either.right({ objects: [], notes: ["note: mode none publishes nothing for a session"] })
+  }
+  if (config.baseDomain === undefined) {
+    return Either.right({
+      objects: [],
+      notes: [
+        `note: nothing is published without a base domain: set ${RouterConfigLive.ENV.baseDomain} (e.g. sessions.example.com)`
+      ]
+    })
+  }
+  // The configuration already leaves room for the longest id; this guards a
+  // RouterConfig.Service built some other way, before any object is built.
+  const problem = hostProblem(config.baseDomain, input.sessionId)
+  if (problem !== undefined) return Either.left(problem)
+  const objects = buildSessionObjects(config.mode, manifestSettings(config, config.baseDomain), {
+    sessionId: input.sessionId,
+    podName: input.podName,
+    podUid: input.podUid,
+    ports: input.ports
+  })
+  const notes =
+    input.podUid === PLACEHOLDER_POD_UID
+      ? [
+          `warning: no --pod-uid given: the owner reference carries the placeholder uid ${PLACEHOLDER_POD_UID}; the cluster's garbage collector deletes objects whose owner Pod does not exist, so pass the session Pod's uid before applying`
+        ]
+      : []
+  return Either.right({ objects, notes })
+}
+
+/**
+ * `session-routing render --session ID --port 8080 [--port 5000/udp ...] [--pod NAME --pod-uid UID]
+ * [--mode ingress|gateway|none] [-n NAMESPACE] [-o yaml|json]`.
+ */
+export const renderCommand = Command.make(
+  "render",
+  {
+    ...routingOptions,
+    session: Options.text("session").pipe(
+      Options.withDescription("Session id: lower-case letters, digits and '-' (e.g. hzyayvabgyvz)")
+    ),
+    port: Options.text("port").pipe(
+      Options.withDescription("A session port: PORT, PORT/tcp or PORT/udp; repeat for each port"),
+      Options.repeated
+    ),
+    pod: Options.text("pod").pipe(
+      Options.withDescription("Name of the session Pod that owns the objects (default: telo-run-<session>)"),
+      Options.optional
+    ),
+    podUid: Options.text("pod-uid").pipe(
+      Options.withDescription(`metadata.uid of that Pod (default: the placeholder ${PLACEHOLDER_POD_UID})`),
+      Options.optional
+    ),
+    output: Options.text("output").pipe(
+      Options.withAlias("o"),
+      Options.withDescription("Output format: yaml (a multi-document stream) or json (one v1 List)"),
+      Options.withDefault("yaml")
+    )
+  },
+  (flags) =>
+    Effect.gen(function* () {
+      // Configuration first: a bad environment is a start-up failure whatever the flags say.
+      const config = yield* RouterConfigLive.fromEnv(routerConfigOverrides(flags))
+      const input = yield* Either.mapLeft(parseRenderInput(flags), (line) => cliError(line))
+      const { objects, notes } = yield* Either.mapLeft(renderObjects(config, input), (line) => cliError(line))
+      for (const warning of config.warnings) yield* Console.error(`warning: ${warning}`)
+      for (const note of notes) yield* Console.error(note)
+      const text = formatObjects(objects, input.format)
+      // Console.log adds the final newline; an empty stream prints nothing at all.
+      if (text.length > 0) yield* Console.log(text.replace(/\n$/, ""))
+    })
+).pipe(Command.withDescription("Print the objects a publish would apply for a session, Service first"))

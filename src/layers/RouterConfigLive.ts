@@ -1,0 +1,415 @@
+/**
+ * Builds `RouterConfig`: from the environment through Effect `Config` (`layer`,
+ * `layerFromEnv` with overrides such as CLI flags), or from values (`layerFrom`).
+ * Every source goes through one validation that collects all bad settings, so a
+ * start-up names every one of them in a single message.
+ */
+import { Config, ConfigError, Effect, Either, Layer } from "effect"
+import { hostProblem, MAX_HOST_LENGTH, type RoutingMode } from "../domain/Routes.js"
+import { OBJECT_PREFIX } from "../domain/Session.js"
+import { type ConfigProblem, RouterConfig, RouterConfigError } from "../services/RouterConfig.js"
+
+/** The environment variable of each setting. `legacy*` names are read when the newer one is unset. */
+export const ENV = {
+  mode: "SESSION_ROUTING_MODE",
+  baseDomain: "SESSION_ROUTING_BASE_DOMAIN",
+  legacyBaseDomain: "SESSION_INGRESS_BASE_DOMAIN",
+  ingressClassName: "SESSION_INGRESS_CLASS",
+  tlsSecretName: "SESSION_ROUTING_TLS_SECRET",
+  legacyTlsSecretName: "SESSION_INGRESS_TLS_SECRET",
+  gatewayName: "SESSION_GATEWAY_NAME",
+  gatewayNamespace: "SESSION_GATEWAY_NAMESPACE",
+  gatewaySection: "SESSION_GATEWAY_SECTION",
+  routeReadyTimeoutMs: "SESSION_ROUTE_READY_TIMEOUT_MS",
+  routePollIntervalMs: "SESSION_ROUTE_POLL_INTERVAL_MS",
+  sessionNamespace: "RUNNER_SESSION_NAMESPACE",
+  managedBy: "RUNNER_MANAGED_BY"
+} as const
+
+/** Defaults of the settings that have one (the gateway namespace defaults to the session namespace). */
+export const DEFAULTS = {
+  mode: "ingress",
+  routeReadyTimeoutMs: 60_000,
+  routePollIntervalMs: 2_000,
+  sessionNamespace: "telo-sessions",
+  managedBy: "telo-k8s-runner"
+} as const satisfies {
+  readonly mode: RoutingMode
+  readonly routeReadyTimeoutMs: number
+  readonly routePollIntervalMs: number
+  readonly sessionNamespace: string
+  readonly managedBy: string
+}
+
+/** Settings as a runner or a test gives them, before validation; absent ones take their default. */
+export interface RouterConfigValues {
+  readonly mode?: RoutingMode
+  readonly baseDomain?: string
+  readonly ingressClassName?: string
+  readonly tlsSecretName?: string
+  /** Required when `mode` is `gateway`. */
+  readonly gatewayName?: string
+  /** Defaults to the session namespace. */
+  readonly gatewayNamespace?: string
+  readonly gatewaySection?: string
+  readonly routeReadyTimeoutMs?: number
+  readonly routePollIntervalMs?: number
+  readonly sessionNamespace?: string
+  readonly managedBy?: string
+}
+
+/** The name of one setting. */
+export type Setting = keyof RouterConfigValues
+
+/** A raw value and the key that supplied it, so a problem names the variable or flag a person must fix. */
+export interface Sourced {
+  readonly value: string | number
+  readonly key: string
+}
+
+/** Raw settings from any mix of sources, each carrying its key. */
+export type SourcedValues = { readonly [K in Setting]?: Sourced | undefined }
+
+/**
+ * Values that win over the environment, each with the key to name in a problem,
+ * e.g. `{ sessionNamespace: { value: "dev", key: "--namespace" } }` from a CLI flag.
+ */
+export type RouterConfigOverrides = SourcedValues
+
+// ---------------------------------------------------------------------------
+// Reading the environment
+// ---------------------------------------------------------------------------
+
+/**
+ * One variable. A blank value counts as unset: deployment templates commonly render
+ * an unset value as `""`, and treating that as a bad domain would refuse a sane setup.
+ */
+const variable = (name: string): Config.Config<Sourced> =>
+  Config.string(name).pipe(
+    Config.mapOrFail((value) =>
+      value.trim() === ""
+        ? Either.left(ConfigError.MissingData([], `${name} is blank`))
+        : Either.right<Sourced>({ value, key: name })
+    )
+  )
+
+/** The newer variable, else the older spelling; the result names whichever was read. */
+const variableOr = (name: string, legacy: string): Config.Config<Sourced> =>
+  variable(name).pipe(Config.orElseIf({ if: ConfigError.isMissingDataOnly, orElse: () => variable(legacy) }))
+
+const defaultOf = (key: string, value: string | number): Sourced => ({ value, key })
+
+/**
+ * The environment, read but not yet validated. Values stay raw here so that one
+ * validation pass (shared with `make`) can report every bad key at once: a failing
+ * `Config.integer` would stop at the first bad number and lose the rest.
+ */
+export const config: Config.Config<SourcedValues> = Config.all({
+  mode: variable(ENV.mode).pipe(
+    Config.withDefault(defaultOf(ENV.mode, DEFAULTS.mode)),
+    Config.withDescription("Routing layer that publishes session hosts: ingress, gateway or none")
+  ),
+  baseDomain: variableOr(ENV.baseDomain, ENV.legacyBaseDomain).pipe(
+    Config.withDefault(undefined),
+    Config.withDescription(
+      `Base domain of session hosts (<port>-<session>.<domain>); unset: nothing is published. Falls back to ${ENV.legacyBaseDomain}`
+    )
+  ),
+  ingressClassName: variable(ENV.ingressClassName).pipe(
+    Config.withDefault(undefined),
+    Config.withDescription("ingressClassName of session Ingresses; unset: the cluster's default class")
+  ),
+  tlsSecretName: variableOr(ENV.tlsSecretName, ENV.legacyTlsSecretName).pipe(
+    Config.withDefault(undefined),
+    Config.withDescription(
+      `TLS Secret the session Ingress presents (ignored in gateway mode). Falls back to ${ENV.legacyTlsSecretName}`
+    )
+  ),
+  gatewayName: variable(ENV.gatewayName).pipe(
+    Config.withDefault(undefined),
+    Config.withDescription("Gateway the HTTPRoutes attach to; required in gateway mode")
+  ),
+  gatewayNamespace: variable(ENV.gatewayNamespace).pipe(
+    Config.withDefault(undefined),
+    Config.withDescription("Namespace of that Gateway; unset: the session namespace")
+  ),
+  gatewaySection: variable(ENV.gatewaySection).pipe(
+    Config.withDefault(undefined),
+    Config.withDescription("Listener (sectionName) of that Gateway the HTTPRoutes attach to; unset: every listener")
+  ),
+  routeReadyTimeoutMs: variable(ENV.routeReadyTimeoutMs).pipe(
+    Config.withDefault(defaultOf(ENV.routeReadyTimeoutMs, DEFAULTS.routeReadyTimeoutMs)),
+    Config.withDescription("Milliseconds a host may stay pending before it is reported unprogrammed")
+  ),
+  routePollIntervalMs: variable(ENV.routePollIntervalMs).pipe(
+    Config.withDefault(defaultOf(ENV.routePollIntervalMs, DEFAULTS.routePollIntervalMs)),
+    Config.withDescription("Milliseconds between status reads while a host is pending")
+  ),
+  sessionNamespace: variable(ENV.sessionNamespace).pipe(
+    Config.withDefault(defaultOf(ENV.sessionNamespace, DEFAULTS.sessionNamespace)),
+    Config.withDescription("Namespace of the session Pods and their routing objects")
+  ),
+  managedBy: variable(ENV.managedBy).pipe(
+    Config.withDefault(defaultOf(ENV.managedBy, DEFAULTS.managedBy)),
+    Config.withDescription("Value of the app.kubernetes.io/managed-by label on every object")
+  )
+})
+
+// ---------------------------------------------------------------------------
+// Validation
+// ---------------------------------------------------------------------------
+
+const MAX_LABEL = 63
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/
+const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/
+
+/**
+ * The longest session id `sessionIdProblem` accepts: `telo-run-<id>-<port>` must stay
+ * a 63-character label for a five-digit port. A test pins this against Session.ts.
+ */
+export const MAX_SESSION_ID_LENGTH = MAX_LABEL - OBJECT_PREFIX.length - 1 - 5
+
+/**
+ * The longest base domain that leaves room for every host: `65535-<longest id>.<domain>`
+ * must fit a DNS name. Refusing a longer domain at start-up means no valid session
+ * can later fail on its host length.
+ */
+export const MAX_BASE_DOMAIN_LENGTH = MAX_HOST_LENGTH - "65535-".length - MAX_SESSION_ID_LENGTH - ".".length
+
+/** A rule: the valid value, or what would be valid (phrased to follow "must be"). */
+type Rule<A> = (value: string | number) => Either.Either<A, string>
+
+const text =
+  (check: (value: string) => string | undefined): Rule<string> =>
+  (value) => {
+    if (typeof value !== "string") return Either.left("a string")
+    const expected = check(value)
+    return expected === undefined ? Either.right(value) : Either.left(expected)
+  }
+
+/** When only the case is wrong, say so: `Example.COM` is a common slip. */
+const lowerCaseHint = (value: string, valid: (v: string) => boolean): string =>
+  value !== value.toLowerCase() && valid(value.toLowerCase()) ? ` (lower case: "${value.toLowerCase()}")` : ""
+
+const isDnsLabel = (v: string) => v.length <= MAX_LABEL && DNS_LABEL.test(v)
+const isDnsSubdomain = (v: string) => v.length <= MAX_HOST_LENGTH && DNS_SUBDOMAIN.test(v)
+/** A name DNS resolves: a subdomain whose every label also fits 63 characters. */
+const isDnsName = (v: string) => isDnsSubdomain(v) && v.split(".").every((label) => label.length <= MAX_LABEL)
+
+const modeRule: Rule<RoutingMode> = (value) =>
+  value === "ingress" || value === "gateway" || value === "none"
+    ? Either.right(value)
+    : Either.left("one of ingress, gateway, none")
+
+const baseDomainRule: Rule<string> = text((v) => {
+  if (!isDnsName(v)) {
+    return `a lower-case DNS name: labels of a-z, 0-9 and '-' (each at most ${MAX_LABEL} characters) joined by '.', e.g. sessions.example.com${lowerCaseHint(v, isDnsName)}`
+  }
+  if (v.length > MAX_BASE_DOMAIN_LENGTH || hostProblem(v, "x".repeat(MAX_SESSION_ID_LENGTH)) !== undefined) {
+    return `at most ${MAX_BASE_DOMAIN_LENGTH} characters (it has ${v.length}), so the longest host "65535-<${MAX_SESSION_ID_LENGTH}-character session id>.<domain>" fits in ${MAX_HOST_LENGTH}`
+  }
+  return undefined
+})
+
+/** Object names (IngressClass, Secret, Gateway) are DNS-1123 subdomains. */
+const objectNameRule = (what: string): Rule<string> =>
+  text((v) =>
+    isDnsSubdomain(v)
+      ? undefined
+      : `${what}: at most ${MAX_HOST_LENGTH} characters of a-z, 0-9, '-' and '.', starting and ending with a letter or digit${lowerCaseHint(v, isDnsSubdomain)}`
+  )
+
+const namespaceRule: Rule<string> = text((v) =>
+  isDnsLabel(v)
+    ? undefined
+    : `a namespace name (DNS-1123 label): at most ${MAX_LABEL} characters of a-z, 0-9 and '-', starting and ending with a letter or digit, e.g. telo-sessions${lowerCaseHint(v, isDnsLabel)}`
+)
+
+/** Gateway API `SectionName`: the same pattern as a subdomain, at most 253 characters. */
+const sectionRule: Rule<string> = text((v) =>
+  isDnsSubdomain(v)
+    ? undefined
+    : `a listener name: at most ${MAX_HOST_LENGTH} characters of a-z, 0-9, '-' and '.', starting and ending with a letter or digit, e.g. https${lowerCaseHint(v, isDnsSubdomain)}`
+)
+
+const labelValueRule: Rule<string> = text((v) =>
+  v.length > 0 && v.length <= MAX_LABEL && LABEL_VALUE.test(v)
+    ? undefined
+    : `a label value: at most ${MAX_LABEL} characters of A-Z, a-z, 0-9, '-', '_' and '.', starting and ending with a letter or digit, e.g. telo-k8s-runner`
+)
+
+/** Strict digits: `60s`, `1e3` or `60000.5` are refused rather than read as something else. */
+const millisecondsRule: Rule<number> = (value) => {
+  const n = typeof value === "number" ? value : /^\d+$/.test(value.trim()) ? Number(value.trim()) : Number.NaN
+  return Number.isSafeInteger(n) && n > 0 ? Either.right(n) : Either.left("a positive whole number of milliseconds, e.g. 60000")
+}
+
+/** The key a setting is named by when it is absent, per source. */
+export type KeyNames = { readonly [K in Setting]: string }
+
+/** Settings named by their environment variables. */
+export const envKeys: KeyNames = {
+  mode: ENV.mode,
+  baseDomain: ENV.baseDomain,
+  ingressClassName: ENV.ingressClassName,
+  tlsSecretName: ENV.tlsSecretName,
+  gatewayName: ENV.gatewayName,
+  gatewayNamespace: ENV.gatewayNamespace,
+  gatewaySection: ENV.gatewaySection,
+  routeReadyTimeoutMs: ENV.routeReadyTimeoutMs,
+  routePollIntervalMs: ENV.routePollIntervalMs,
+  sessionNamespace: ENV.sessionNamespace,
+  managedBy: ENV.managedBy
+}
+
+/** Settings named by their field names, for values given in code. */
+export const fieldKeys: KeyNames = {
+  mode: "mode",
+  baseDomain: "baseDomain",
+  ingressClassName: "ingressClassName",
+  tlsSecretName: "tlsSecretName",
+  gatewayName: "gatewayName",
+  gatewayNamespace: "gatewayNamespace",
+  gatewaySection: "gatewaySection",
+  routeReadyTimeoutMs: "routeReadyTimeoutMs",
+  routePollIntervalMs: "routePollIntervalMs",
+  sessionNamespace: "sessionNamespace",
+  managedBy: "managedBy"
+}
+
+/**
+ * Validates raw settings into the service, or fails with every problem at once.
+ * `keys` names the settings that are absent (the missing Gateway name must say
+ * which variable, or which field, to set).
+ */
+export const validate = (
+  given: SourcedValues,
+  keys: KeyNames = envKeys
+): Either.Either<RouterConfig.Service, RouterConfigError> => {
+  const problems: Array<ConfigProblem> = []
+  const check = <A>(sourced: Sourced | undefined, rule: Rule<A>): A | undefined => {
+    if (sourced === undefined) return undefined
+    const result = rule(sourced.value)
+    if (Either.isLeft(result)) {
+      problems.push({ key: sourced.key, value: String(sourced.value), expected: result.left })
+      return undefined
+    }
+    return result.right
+  }
+
+  // Every setting is checked, whatever the mode: a bad value is reported even where
+  // it would be ignored, so switching modes later does not uncover it.
+  const mode = check(given.mode, modeRule) ?? (given.mode === undefined ? DEFAULTS.mode : undefined)
+  const baseDomain = check(given.baseDomain, baseDomainRule)
+  const ingressClassName = check(given.ingressClassName, objectNameRule("an IngressClass name (DNS-1123 subdomain)"))
+  const tlsSecretName = check(given.tlsSecretName, objectNameRule("a Secret name (DNS-1123 subdomain)"))
+  const gatewayName = check(given.gatewayName, objectNameRule("a Gateway name (DNS-1123 subdomain)"))
+  const gatewayNamespace = check(given.gatewayNamespace, namespaceRule)
+  const gatewaySection = check(given.gatewaySection, sectionRule)
+  const routeReadyTimeoutMs = check(given.routeReadyTimeoutMs, millisecondsRule) ?? DEFAULTS.routeReadyTimeoutMs
+  const routePollIntervalMs = check(given.routePollIntervalMs, millisecondsRule) ?? DEFAULTS.routePollIntervalMs
+  const sessionNamespace = check(given.sessionNamespace, namespaceRule) ?? DEFAULTS.sessionNamespace
+  const managedBy = check(given.managedBy, labelValueRule) ?? DEFAULTS.managedBy
+
+  if (mode === "gateway" && given.gatewayName === undefined) {
+    problems.push({
+      key: keys.gatewayName,
+      value: undefined,
+      expected: `set it to the name of the Gateway the HTTPRoutes attach to (gateway mode needs one; ${
+        given.mode?.key ?? keys.mode
+      }=gateway)`
+    })
+  }
+
+  const warnings: Array<string> = []
+  if (mode === "gateway") {
+    // TLS terminates on the Gateway's listener in gateway mode; an HTTPRoute has
+    // nowhere to carry a certificate, so the setting cannot take effect.
+    if (given.tlsSecretName !== undefined) {
+      warnings.push(
+        `${given.tlsSecretName.key} is ignored in gateway mode: TLS is configured on the Gateway's listener, not on HTTPRoutes`
+      )
+    }
+    if (given.ingressClassName !== undefined) {
+      warnings.push(`${given.ingressClassName.key} is ignored in gateway mode: no Ingress is published`)
+    }
+  }
+
+  if (problems.length > 0 || mode === undefined) return Either.left(new RouterConfigError({ problems }))
+
+  const service: RouterConfig.Service = {
+    mode,
+    ...(baseDomain !== undefined ? { baseDomain } : {}),
+    ...(mode !== "gateway" && ingressClassName !== undefined ? { ingressClassName } : {}),
+    ...(mode !== "gateway" && tlsSecretName !== undefined ? { tlsSecretName } : {}),
+    ...(mode === "gateway" && gatewayName !== undefined
+      ? {
+          gateway: {
+            name: gatewayName,
+            namespace: gatewayNamespace ?? sessionNamespace,
+            ...(gatewaySection !== undefined ? { sectionName: gatewaySection } : {})
+          }
+        }
+      : {}),
+    routeReadyTimeoutMs,
+    routePollIntervalMs,
+    sessionNamespace,
+    managedBy,
+    warnings
+  }
+  return Either.right(service)
+}
+
+/** Raw values from code, named by their field names. */
+const sourcedFromValues = (values: RouterConfigValues): SourcedValues => {
+  const out: Partial<Record<Setting, Sourced>> = {}
+  for (const setting of Object.keys(fieldKeys) as Array<Setting>) {
+    const value = values[setting]
+    if (value !== undefined) out[setting] = { value, key: fieldKeys[setting] }
+  }
+  return out
+}
+
+/** Later sources win; an override left undefined keeps the earlier value. */
+const overlay = (base: SourcedValues, overrides: RouterConfigOverrides): SourcedValues => {
+  const out: Partial<Record<Setting, Sourced | undefined>> = { ...base }
+  for (const setting of Object.keys(overrides) as Array<Setting>) {
+    const value = overrides[setting]
+    if (value !== undefined) out[setting] = value
+  }
+  return out
+}
+
+// ---------------------------------------------------------------------------
+// Constructors and layers
+// ---------------------------------------------------------------------------
+
+/** The configuration from values, validated like the environment; problems name the fields. */
+export const make = (values: RouterConfigValues): Effect.Effect<RouterConfig.Service, RouterConfigError> =>
+  Effect.suspend(() => validate(sourcedFromValues(values), fieldKeys))
+
+/**
+ * The configuration from the current `ConfigProvider` (the environment by default),
+ * with `overrides` (e.g. CLI flags) winning over it.
+ */
+export const fromEnv = (overrides: RouterConfigOverrides = {}): Effect.Effect<RouterConfig.Service, RouterConfigError> =>
+  config.pipe(
+    // The reads above cannot fail on a value (every check happens in `validate`);
+    // a failure here is a provider that could not be read at all.
+    Effect.mapError(
+      (error) => new RouterConfigError({ problems: [{ key: "environment", value: undefined, expected: String(error) }] })
+    ),
+    Effect.flatMap((env) => validate(overlay(env, overrides), envKeys))
+  )
+
+/** `RouterConfig` from the environment. */
+export const layer: Layer.Layer<RouterConfig, RouterConfigError> = Layer.effect(RouterConfig, fromEnv())
+
+/** `RouterConfig` from the environment, with `overrides` winning (the CLI's `--mode` and `--namespace`). */
+export const layerFromEnv = (overrides: RouterConfigOverrides = {}): Layer.Layer<RouterConfig, RouterConfigError> =>
+  Layer.effect(RouterConfig, fromEnv(overrides))
+
+/** `RouterConfig` from values, for tests and runners that configure in code. */
+export const layerFrom = (values: RouterConfigValues = {}): Layer.Layer<RouterConfig, RouterConfigError> =>
+  Layer.effect(RouterConfig, make(values))

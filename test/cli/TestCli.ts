@@ -1,0 +1,55 @@
+/**
+ * Runs the real `session-routing` CLI in-process for tests: the same `Cli.run` the
+ * binary runs, with stdout and stderr captured through a Console and the
+ * environment given as a map, so no test depends on the shell that runs it.
+ */
+import { NodeContext } from "@effect/platform-node"
+import { ConfigProvider, type Console, Effect } from "effect"
+import { format } from "node:util"
+import { run } from "../../src/cli/Cli.js"
+
+/** What one CLI run left behind. */
+export interface CliResult {
+  readonly exitCode: number
+  readonly stdout: string
+  readonly stderr: string
+}
+
+/** A Console that appends what node's console would print to the two buffers. */
+const capturingConsole = (base: Console.Console, stdout: Array<string>, stderr: Array<string>): Console.Console => {
+  const to =
+    (sink: Array<string>) =>
+    (...args: ReadonlyArray<unknown>) => {
+      sink.push(format(...args) + "\n")
+    }
+  const effect =
+    (sink: Array<string>) =>
+    (...args: ReadonlyArray<unknown>) =>
+      Effect.sync(() => to(sink)(...args))
+  return {
+    ...base,
+    log: effect(stdout),
+    info: effect(stdout),
+    debug: effect(stdout),
+    error: effect(stderr),
+    warn: effect(stderr),
+    unsafe: { ...base.unsafe, log: to(stdout), info: to(stdout), debug: to(stdout), error: to(stderr), warn: to(stderr) }
+  }
+}
+
+/**
+ * Runs `session-routing <args>` with `env` as the whole environment (read with the
+ * same `pathDelim` as the process environment) and returns the exit status and output.
+ */
+export const runCli = (args: ReadonlyArray<string>, env: Readonly<Record<string, string>> = {}): Effect.Effect<CliResult> =>
+  Effect.gen(function* () {
+    const stdout: Array<string> = []
+    const stderr: Array<string> = []
+    const base = yield* Effect.console
+    const exitCode = yield* run(["node", "session-routing", ...args]).pipe(
+      Effect.withConsole(capturingConsole(base, stdout, stderr)),
+      Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)), { pathDelim: "_" })),
+      Effect.provide(NodeContext.layer)
+    )
+    return { exitCode, stdout: stdout.join(""), stderr: stderr.join("") }
+  })
