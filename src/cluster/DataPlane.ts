@@ -1,0 +1,313 @@
+/**
+ * LocalCluster's data plane: a loopback HTTP proxy that routes by Host header
+ * according to the *programmed* Ingresses and accepted HTTPRoutes in the store, to
+ * the backend address registered for a Service port (there are no Pods or
+ * Endpoints). It answers the way real ones do: 404 for an unrouted host, 500 for an
+ * unresolved backendRef, 502 for an unreachable backend, 503 for no endpoints.
+ */
+import * as Http from "node:http"
+import type { AddressInfo } from "node:net"
+import { Data, Effect, FiberSet, HashMap, Option, Random, Ref, type Scope } from "effect"
+import { DEFAULT_GATEWAY_CONTROLLER_NAME } from "./GatewayController.js"
+import type { Gateway, HttpRoute, Ingress, KubeObject, Namespace, Service } from "../domain/Objects.js"
+import {
+  GatewayResource,
+  HttpRouteResource,
+  IngressResource,
+  NamespaceResource,
+  type ResourceType,
+  ServiceResource
+} from "../domain/Resources.js"
+import {
+  decideRoute,
+  hostOfHeader,
+  type IngressClassSelector,
+  pickBackend,
+  type RouteSource,
+  type RoutingState
+} from "../domain/RouteTable.js"
+import type { ClusterStore } from "./Store.js"
+
+/** A Service port, as routes name it. */
+export interface BackendKey {
+  readonly namespace: string
+  readonly service: string
+  readonly port: number
+}
+
+/** Where the traffic for a Service port really goes. */
+export interface BackendAddress {
+  readonly host: string
+  readonly port: number
+}
+
+/** Where the proxy listens and which routing objects it serves. */
+export interface DataPlaneOptions {
+  /** Listen address; default `127.0.0.1`. */
+  readonly host?: string
+  /** Listen port; default 0 (any free port). */
+  readonly port?: number
+  /** HTTPRoute parent entries of this controller count; default `session-routing.dev/local-gateway`. */
+  readonly controllerName?: string
+  /** Serve only Ingresses of this class; default every Ingress with a published address. */
+  readonly ingressClass?: IngressClassSelector
+}
+
+/** A running data plane. */
+export interface DataPlane {
+  readonly host: string
+  readonly port: number
+  /** `http://<host>:<port>`: send requests here with the route's host in the Host header. */
+  readonly url: string
+  /** Sends a Service port's traffic to `address`; replaces an earlier registration. */
+  readonly registerBackend: (key: BackendKey, address: BackendAddress) => Effect.Effect<void>
+  readonly unregisterBackend: (key: BackendKey) => Effect.Effect<void>
+}
+
+/** The proxy could not start listening. */
+export class DataPlaneError extends Data.TaggedError("DataPlaneError")<{
+  readonly reason: string
+  readonly cause: unknown
+}> {}
+
+/** Identifies responses that the data plane itself produced, and the object that routed the rest. */
+export const ROUTED_BY_HEADER = "x-local-cluster-routed-by"
+
+const backendKeyString = (key: BackendKey): string => `${key.namespace}/${key.service}:${key.port}`
+
+const sourceString = (source: RouteSource): string => `${source.kind}/${source.namespace}/${source.name}`
+
+/** Connection-scoped headers a proxy must not forward (RFC 9110 §7.6.1). */
+const HOP_BY_HOP = new Set([
+  "connection",
+  "keep-alive",
+  "proxy-connection",
+  "te",
+  "trailer",
+  "transfer-encoding",
+  "upgrade"
+])
+
+const forwardable = (headers: Http.IncomingHttpHeaders): Http.OutgoingHttpHeaders =>
+  Object.fromEntries(Object.entries(headers).filter(([k, v]) => v !== undefined && !HOP_BY_HOP.has(k.toLowerCase())))
+
+const respond = (
+  res: Http.ServerResponse,
+  status: number,
+  body: string,
+  extraHeaders: Http.OutgoingHttpHeaders = {}
+): void => {
+  if (res.headersSent) {
+    res.destroy()
+    return
+  }
+  const text = body.endsWith("\n") ? body : `${body}\n`
+  res.writeHead(status, {
+    "content-type": "text/plain; charset=utf-8",
+    "content-length": Buffer.byteLength(text),
+    ...extraHeaders
+  })
+  res.end(text)
+}
+
+/**
+ * The request target in origin form (`/path?query`). A client that uses the data
+ * plane as an HTTP proxy (`curl --proxy`) sends the absolute form instead.
+ */
+const originForm = (url: string | undefined): string => {
+  const raw = url ?? "/"
+  if (raw.startsWith("/")) return raw
+  try {
+    const parsed = new URL(raw)
+    return `${parsed.pathname}${parsed.search}`
+  } catch {
+    return "/"
+  }
+}
+
+const pathOf = (target: string): string => {
+  const q = target.search(/[?#]/)
+  return q >= 0 ? target.slice(0, q) : target
+}
+
+/**
+ * Proxies one request to `address`. Errors before the backend answered become a 502
+ * naming the backend; after it started answering, the only honest thing left is to
+ * cut the connection. Interruption (the data plane closing) destroys both sides.
+ */
+const forward = (
+  req: Http.IncomingMessage,
+  res: Http.ServerResponse,
+  address: BackendAddress,
+  target: string,
+  backend: string,
+  routedBy: string
+): Effect.Effect<void> =>
+  Effect.async<void>((resume) => {
+    let done = false
+    const finish = () => {
+      if (!done) {
+        done = true
+        resume(Effect.void)
+      }
+    }
+    const remote = req.socket.remoteAddress ?? ""
+    const priorFor = req.headers["x-forwarded-for"]
+    const upstream = Http.request({
+      host: address.host,
+      port: address.port,
+      method: req.method ?? "GET",
+      path: target,
+      headers: {
+        ...forwardable(req.headers),
+        "x-forwarded-for": priorFor !== undefined ? `${String(priorFor)}, ${remote}` : remote,
+        "x-forwarded-host": req.headers.host ?? "",
+        "x-forwarded-proto": "http"
+      }
+    })
+    upstream.on("response", (answer) => {
+      res.writeHead(answer.statusCode ?? 502, { ...forwardable(answer.headers), [ROUTED_BY_HEADER]: routedBy })
+      answer.pipe(res)
+      answer.on("end", finish)
+      answer.on("error", () => {
+        res.destroy()
+        finish()
+      })
+    })
+    upstream.on("error", (error: NodeJS.ErrnoException) => {
+      // The client already left (we destroyed the upstream for it): nobody to answer.
+      if (res.destroyed) return finish()
+      respond(
+        res,
+        502,
+        `502 Bad Gateway: backend ${backend} at ${address.host}:${address.port} is unreachable (${error.code ?? error.message})`,
+        { [ROUTED_BY_HEADER]: routedBy }
+      )
+      finish()
+    })
+    // The client gave up: stop talking to the backend on its behalf.
+    res.on("close", () => {
+      if (!res.writableFinished) upstream.destroy()
+      finish()
+    })
+    req.pipe(upstream)
+    return Effect.sync(() => {
+      upstream.destroy()
+      res.destroy()
+    })
+  })
+
+/**
+ * Starts the data plane in the current scope; closing the scope stops accepting,
+ * interrupts requests in flight and closes every connection. Routing state is read
+ * from `store` on each request, so a route serves from the moment its status says
+ * so and never before. A resource type that is not served (Gateway API CRDs off)
+ * counts as empty, so Ingress routing works without it.
+ */
+export const make = (
+  store: ClusterStore,
+  options: DataPlaneOptions = {}
+): Effect.Effect<DataPlane, DataPlaneError, Scope.Scope> =>
+  Effect.gen(function*() {
+    const host = options.host ?? "127.0.0.1"
+    const controllerName = options.controllerName ?? DEFAULT_GATEWAY_CONTROLLER_NAME
+    const registry = yield* Ref.make(HashMap.empty<string, BackendAddress>())
+
+    const listAll = <A extends KubeObject>(resource: ResourceType<A>) =>
+      store.list(resource, undefined).pipe(
+        Effect.map((list) => list.items),
+        Effect.catchIf((status) => status.code === 404, () => Effect.succeed([] as ReadonlyArray<A>))
+      )
+
+    const readState = Effect.all({
+      ingresses: listAll<Ingress>(IngressResource),
+      httpRoutes: listAll<HttpRoute>(HttpRouteResource),
+      gateways: listAll<Gateway>(GatewayResource),
+      services: listAll<Service>(ServiceResource),
+      namespaces: listAll<Namespace>(NamespaceResource)
+    }).pipe(
+      Effect.map((objects): RoutingState => ({
+        ...objects,
+        controllerName,
+        ...(options.ingressClass !== undefined ? { ingressClass: options.ingressClass } : {})
+      }))
+    )
+
+    const handle = (req: Http.IncomingMessage, res: Http.ServerResponse): Effect.Effect<void> =>
+      Effect.gen(function*() {
+        const requestHost = hostOfHeader(req.headers.host)
+        const target = originForm(req.url)
+        const path = pathOf(target)
+        const state = yield* readState
+        const decision = decideRoute(state, { host: requestHost, path })
+        if (decision.kind === "none") {
+          // What a real ingress default backend does: a 404 that says no rule matched, not that the app said so.
+          return respond(
+            res,
+            404,
+            `404 Not Found: no programmed Ingress or accepted HTTPRoute routes host "${requestHost}" path "${path}"`,
+            { [ROUTED_BY_HEADER]: "default-backend" }
+          )
+        }
+        const routedBy = sourceString(decision.source)
+        const backend = pickBackend(decision.backends, yield* Random.next)
+        if (backend.kind === "error") {
+          const title = backend.status === 500 ? "500 Internal Server Error" : "503 Service Unavailable"
+          return respond(res, backend.status, `${title}: ${backend.message}`, { [ROUTED_BY_HEADER]: routedBy })
+        }
+        const key = backendKeyString({ namespace: backend.namespace, service: backend.service, port: backend.port })
+        const address = HashMap.get(yield* Ref.get(registry), key)
+        if (Option.isNone(address)) {
+          return respond(
+            res,
+            503,
+            `503 Service Unavailable: no endpoints for Service ${backend.namespace}/${backend.service} port ${backend.port} (no backend registered)`,
+            { [ROUTED_BY_HEADER]: routedBy }
+          )
+        }
+        yield* forward(req, res, address.value, target, key, routedBy)
+      }).pipe(
+        Effect.catchAll((status) =>
+          Effect.sync(() =>
+            respond(res, 503, `503 Service Unavailable: could not read routing state: ${status.message ?? status.code}`)
+          )
+        ),
+        Effect.catchAllDefect((defect) =>
+          Effect.sync(() => respond(res, 500, `500 Internal Server Error: data plane failure: ${String(defect)}`))
+        )
+      )
+
+    const server = yield* Effect.acquireRelease(
+      Effect.async<Http.Server, DataPlaneError>((resume) => {
+        const s = Http.createServer()
+        const onError = (cause: Error) =>
+          resume(Effect.fail(new DataPlaneError({ reason: `cannot listen on ${host}:${options.port ?? 0}: ${cause.message}`, cause })))
+        s.once("error", onError)
+        s.listen(options.port ?? 0, host, () => {
+          s.off("error", onError)
+          resume(Effect.succeed(s))
+        })
+      }),
+      (s) =>
+        Effect.async<void>((resume) => {
+          s.close(() => resume(Effect.void))
+          // Idle keep-alive connections would otherwise hold close() open.
+          s.closeAllConnections()
+        })
+    )
+
+    // Created after the server, so closing the scope interrupts requests before the server closes.
+    const runFork = yield* FiberSet.makeRuntime<never, void, never>()
+    server.on("request", (req: Http.IncomingMessage, res: Http.ServerResponse) => {
+      runFork(handle(req, res))
+    })
+
+    const port = (server.address() as AddressInfo).port
+    return {
+      host,
+      port,
+      url: `http://${host.includes(":") ? `[${host}]` : host}:${port}`,
+      registerBackend: (key, address) => Ref.update(registry, HashMap.set(backendKeyString(key), address)),
+      unregisterBackend: (key) => Ref.update(registry, HashMap.remove(backendKeyString(key)))
+    } satisfies DataPlane
+  })

@@ -1,0 +1,563 @@
+/**
+ * Gateway API attachment rules, as a conformant implementation applies them: which
+ * listeners of a Gateway admit an HTTPRoute, whether its backends resolve, and the
+ * `status.parents` entries and Gateway status that follow. Pure functions of the
+ * objects, shared by LocalCluster's gateway controller and its data plane.
+ */
+import { DateTime } from "effect"
+import type {
+  Condition,
+  Gateway,
+  GatewayListener,
+  HttpBackendRef,
+  HttpRoute,
+  ListenerStatus,
+  Namespace,
+  ParentReference,
+  RouteParentStatus,
+  Service
+} from "./Objects.js"
+import { GatewayResource, HttpRouteResource } from "./Resources.js"
+
+/** `gateway.networking.k8s.io`: the default group of a parentRef. */
+export const GATEWAY_GROUP = GatewayResource.group
+
+/** The route kind every HTTP or HTTPS listener supports. */
+export const HTTP_ROUTE_KIND = { group: GATEWAY_GROUP, kind: HttpRouteResource.kind } as const
+
+// ---------------------------------------------------------------------------
+// Hostnames
+
+const lower = (s: string): string => s.toLowerCase()
+
+/**
+ * Whether a Gateway API hostname (a listener's or a route's) matches a concrete host.
+ * A leading `*.` stands for one or more labels: `*.example.com` matches
+ * `a.example.com` and `a.b.example.com`, never `example.com` itself.
+ */
+export const hostnameMatches = (pattern: string, host: string): boolean => {
+  const p = lower(pattern)
+  const h = lower(host)
+  if (!p.startsWith("*.")) return p === h
+  const suffix = p.slice(1)
+  return h.endsWith(suffix) && h.length > suffix.length
+}
+
+/**
+ * Whether two hostnames can both match some host: a listener hostname and a route
+ * hostname intersect when either covers the other.
+ */
+export const hostnamesIntersect = (a: string, b: string): boolean => {
+  const x = lower(a)
+  const y = lower(b)
+  const xWild = x.startsWith("*.")
+  const yWild = y.startsWith("*.")
+  if (xWild && yWild) return x.slice(1).endsWith(y.slice(1)) || y.slice(1).endsWith(x.slice(1))
+  if (xWild) return hostnameMatches(x, y)
+  if (yWild) return hostnameMatches(y, x)
+  return x === y
+}
+
+/** A listener without a hostname admits every route hostname; a route without hostnames inherits the listener's. */
+const listenerAdmitsHostnames = (listener: GatewayListener, hostnames: ReadonlyArray<string>): boolean =>
+  listener.hostname === undefined || hostnames.length === 0 || hostnames.some((h) => hostnamesIntersect(listener.hostname!, h))
+
+// ---------------------------------------------------------------------------
+// Parent references
+
+/** A parentRef with the API defaults applied: group, kind and the route's namespace. */
+export interface ResolvedParentRef {
+  readonly group: string
+  readonly kind: string
+  readonly namespace: string
+  readonly name: string
+  readonly sectionName?: string
+  readonly port?: number
+}
+
+/** Applies the parentRef defaults; `namespace` defaults to the route's own. */
+export const resolveParentRef = (ref: ParentReference, routeNamespace: string): ResolvedParentRef => ({
+  group: ref.group ?? GATEWAY_GROUP,
+  kind: ref.kind ?? "Gateway",
+  namespace: ref.namespace ?? routeNamespace,
+  name: ref.name,
+  ...(ref.sectionName !== undefined ? { sectionName: ref.sectionName } : {}),
+  ...(ref.port !== undefined ? { port: ref.port } : {})
+})
+
+/** Whether two parentRefs name the same parent once defaults are applied. */
+export const sameParentRef = (a: ParentReference, b: ParentReference, routeNamespace: string): boolean => {
+  const x = resolveParentRef(a, routeNamespace)
+  const y = resolveParentRef(b, routeNamespace)
+  return (
+    x.group === y.group &&
+    x.kind === y.kind &&
+    x.namespace === y.namespace &&
+    x.name === y.name &&
+    x.sectionName === y.sectionName &&
+    x.port === y.port
+  )
+}
+
+/** Whether a parentRef points at a Gateway (rather than some other parent kind). */
+export const isGatewayRef = (ref: ParentReference): boolean =>
+  (ref.group ?? GATEWAY_GROUP) === GATEWAY_GROUP && (ref.kind ?? "Gateway") === "Gateway"
+
+/**
+ * The parentRef as a status entry records it: as written in the spec, with the
+ * group and kind the API server defaults on create, so it compares equal to the spec.
+ */
+export const statusParentRef = (ref: ParentReference): ParentReference => ({
+  group: ref.group ?? GATEWAY_GROUP,
+  kind: ref.kind ?? "Gateway",
+  ...(ref.namespace !== undefined ? { namespace: ref.namespace } : {}),
+  name: ref.name,
+  ...(ref.sectionName !== undefined ? { sectionName: ref.sectionName } : {}),
+  ...(ref.port !== undefined ? { port: ref.port } : {})
+})
+
+// ---------------------------------------------------------------------------
+// Listener admission
+
+/** Only HTTP and HTTPS listeners carry HTTPRoutes; the local data plane speaks nothing else. */
+export const listenerSupportsHttpRoute = (listener: GatewayListener): boolean =>
+  listener.protocol === "HTTP" || listener.protocol === "HTTPS"
+
+const labelsMatch = (
+  selector: Readonly<Record<string, string>> | undefined,
+  labels: Readonly<Record<string, string>> | undefined
+): boolean => Object.entries(selector ?? {}).every(([k, v]) => labels?.[k] === v)
+
+/** The labels a namespace carries, including the one the API server always sets. */
+const namespaceLabels = (namespaces: ReadonlyArray<Namespace>, name: string): Readonly<Record<string, string>> => {
+  const ns = namespaces.find((n) => n.metadata?.name === name)
+  return { "kubernetes.io/metadata.name": name, ...(ns?.metadata?.labels ?? {}) }
+}
+
+/** Whether `allowedRoutes.namespaces` (default `from: Same`) admits routes from `routeNamespace`. */
+export const listenerAdmitsNamespace = (
+  listener: GatewayListener,
+  gatewayNamespace: string,
+  routeNamespace: string,
+  namespaces: ReadonlyArray<Namespace>
+): boolean => {
+  const from = listener.allowedRoutes?.namespaces?.from ?? "Same"
+  switch (from) {
+    case "All":
+      return true
+    case "Same":
+      return routeNamespace === gatewayNamespace
+    case "Selector":
+      return labelsMatch(
+        listener.allowedRoutes?.namespaces?.selector?.matchLabels,
+        namespaceLabels(namespaces, routeNamespace)
+      )
+  }
+}
+
+/** Why a route was not accepted by a parent, with the standard reasons. */
+export type AttachmentRejection = "NoMatchingParent" | "NotAllowedByListeners" | "NoMatchingListenerHostname"
+
+/** Whether one parentRef attaches a route to a Gateway, and on which listeners. */
+export type Attachment =
+  | { readonly accepted: true; readonly listeners: ReadonlyArray<GatewayListener> }
+  | { readonly accepted: false; readonly reason: AttachmentRejection; readonly message: string }
+
+const gatewayKey = (gateway: Gateway): string => `${gateway.metadata?.namespace ?? ""}/${gateway.metadata?.name ?? ""}`
+
+/**
+ * Attaches `route` to `gateway` through `ref`. The checks run from the most to the
+ * least structural, so the reason names the first thing a person has to fix: no
+ * listener by that section/port, then namespaces and kinds, then hostnames.
+ */
+export const attachRoute = (
+  route: HttpRoute,
+  ref: ParentReference,
+  gateway: Gateway,
+  namespaces: ReadonlyArray<Namespace>
+): Attachment => {
+  const routeNamespace = route.metadata?.namespace ?? ""
+  const gatewayNamespace = gateway.metadata?.namespace ?? ""
+  const listeners = gateway.spec?.listeners ?? []
+  const named = listeners.filter(
+    (l) => (ref.sectionName === undefined || l.name === ref.sectionName) && (ref.port === undefined || l.port === ref.port)
+  )
+  if (named.length === 0) {
+    const wanted = [
+      ref.sectionName !== undefined ? `sectionName "${ref.sectionName}"` : undefined,
+      ref.port !== undefined ? `port ${ref.port}` : undefined
+    ].filter((s) => s !== undefined)
+    return {
+      accepted: false,
+      reason: "NoMatchingParent",
+      message: `Gateway ${gatewayKey(gateway)} has no listener matching ${wanted.join(" and ") || "this parentRef"}`
+    }
+  }
+  const admitting = named.filter(
+    (l) => listenerSupportsHttpRoute(l) && listenerAdmitsNamespace(l, gatewayNamespace, routeNamespace, namespaces)
+  )
+  if (admitting.length === 0) {
+    const froms = [...new Set(named.map((l) => l.allowedRoutes?.namespaces?.from ?? "Same"))].join(", ")
+    return {
+      accepted: false,
+      reason: "NotAllowedByListeners",
+      message: `no listener of Gateway ${gatewayKey(gateway)} admits HTTPRoutes from namespace "${routeNamespace}" (allowedRoutes.namespaces.from: ${froms})`
+    }
+  }
+  const hostnames = route.spec?.hostnames ?? []
+  const matching = admitting.filter((l) => listenerAdmitsHostnames(l, hostnames))
+  if (matching.length === 0) {
+    const listenerHosts = admitting.map((l) => l.hostname ?? "*").join(", ")
+    return {
+      accepted: false,
+      reason: "NoMatchingListenerHostname",
+      message: `no hostname of the route (${hostnames.join(", ")}) matches a listener hostname of Gateway ${gatewayKey(gateway)} (${listenerHosts})`
+    }
+  }
+  return { accepted: true, listeners: matching }
+}
+
+// ---------------------------------------------------------------------------
+// Backend references
+
+/** Why a route's backends do not resolve, with the standard reasons. */
+export type BackendProblem = "InvalidKind" | "RefNotPermitted" | "BackendNotFound"
+
+/** The outcome of resolving one backendRef against the Services that exist. */
+export type BackendResolution =
+  | { readonly resolved: true; readonly namespace: string; readonly name: string; readonly port: number }
+  | { readonly resolved: false; readonly reason: BackendProblem; readonly message: string }
+
+/**
+ * Resolves one backendRef of a route in `routeNamespace`. Cross-namespace refs are
+ * refused: LocalCluster serves no ReferenceGrant, so none could permit them.
+ */
+export const resolveBackendRef = (
+  ref: HttpBackendRef,
+  routeNamespace: string,
+  services: ReadonlyArray<Service>
+): BackendResolution => {
+  const group = ref.group ?? ""
+  const kind = ref.kind ?? "Service"
+  if (group !== "" || kind !== "Service") {
+    return {
+      resolved: false,
+      reason: "InvalidKind",
+      message: `backendRef ${ref.name} has unsupported kind ${group === "" ? kind : `${kind}.${group}`}; only core Services are supported`
+    }
+  }
+  const namespace = ref.namespace ?? routeNamespace
+  if (namespace !== routeNamespace) {
+    return {
+      resolved: false,
+      reason: "RefNotPermitted",
+      message: `backendRef to Service ${namespace}/${ref.name} crosses namespaces and no ReferenceGrant permits it`
+    }
+  }
+  const service = services.find((s) => s.metadata?.namespace === namespace && s.metadata?.name === ref.name)
+  if (service === undefined) {
+    return { resolved: false, reason: "BackendNotFound", message: `Service ${namespace}/${ref.name} not found` }
+  }
+  if (ref.port === undefined) {
+    return { resolved: false, reason: "BackendNotFound", message: `backendRef to Service ${namespace}/${ref.name} has no port` }
+  }
+  const ports = service.spec?.ports
+  // A Service that lists ports and not this one has nowhere to send the traffic.
+  if (ports !== undefined && !ports.some((p) => p.port === ref.port)) {
+    return {
+      resolved: false,
+      reason: "BackendNotFound",
+      message: `Service ${namespace}/${ref.name} has no port ${ref.port}`
+    }
+  }
+  return { resolved: true, namespace, name: ref.name, port: ref.port }
+}
+
+/** Every backendRef of the route, rule by rule, in order. */
+export const backendRefsOf = (route: HttpRoute): ReadonlyArray<HttpBackendRef> =>
+  (route.spec?.rules ?? []).flatMap((rule) => rule.backendRefs ?? [])
+
+/** The first unresolved backendRef of the route, or undefined when all resolve. */
+export const firstBackendProblem = (
+  route: HttpRoute,
+  services: ReadonlyArray<Service>
+): Extract<BackendResolution, { resolved: false }> | undefined => {
+  const routeNamespace = route.metadata?.namespace ?? ""
+  for (const ref of backendRefsOf(route)) {
+    const resolution = resolveBackendRef(ref, routeNamespace, services)
+    if (!resolution.resolved) return resolution
+  }
+  return undefined
+}
+
+// ---------------------------------------------------------------------------
+// Conditions
+
+/** A condition before its transition time is decided. */
+export type ConditionInput = Omit<Condition, "lastTransitionTime">
+
+/**
+ * Stamps a condition the way `meta.SetStatusCondition` does: the transition time
+ * moves only when `status` changes, so rewriting the same verdict keeps its age.
+ */
+export const stampCondition = (
+  input: ConditionInput,
+  previous: ReadonlyArray<Condition> | undefined,
+  now: string
+): Condition => {
+  const old = previous?.find((c) => c.type === input.type)
+  return { ...input, lastTransitionTime: old !== undefined && old.status === input.status ? old.lastTransitionTime : now }
+}
+
+/** Kubernetes `metav1.Time`: RFC 3339 with whole seconds. */
+export const kubeTime = (epochMillis: number): string => {
+  const seconds = Math.floor(epochMillis / 1000) * 1000
+  return DateTime.formatIso(DateTime.unsafeMake(seconds)).replace(/\.\d{3}Z$/, "Z")
+}
+
+// ---------------------------------------------------------------------------
+// Route status
+
+/** What the controller knows of the cluster when it decides a status. */
+export interface ClusterView {
+  readonly gateways: ReadonlyArray<Gateway>
+  readonly services: ReadonlyArray<Service>
+  readonly namespaces: ReadonlyArray<Namespace>
+  readonly routes: ReadonlyArray<HttpRoute>
+}
+
+/** Who the controller is. */
+export interface GatewayControllerIdentity {
+  readonly gatewayClassName: string
+  readonly controllerName: string
+}
+
+const findGateway = (view: Pick<ClusterView, "gateways">, namespace: string, name: string): Gateway | undefined =>
+  view.gateways.find((g) => g.metadata?.namespace === namespace && g.metadata?.name === name)
+
+/** The Gateway a parentRef names, when it exists and belongs to this controller's class. */
+export const ownedGatewayFor = (
+  ref: ParentReference,
+  routeNamespace: string,
+  view: Pick<ClusterView, "gateways">,
+  identity: Pick<GatewayControllerIdentity, "gatewayClassName">
+): Gateway | undefined => {
+  if (!isGatewayRef(ref)) return undefined
+  const resolved = resolveParentRef(ref, routeNamespace)
+  const gateway = findGateway(view, resolved.namespace, resolved.name)
+  return gateway?.spec?.gatewayClassName === identity.gatewayClassName ? gateway : undefined
+}
+
+/**
+ * This controller's `status.parents` entries for a route: one per distinct parentRef
+ * that names an existing Gateway of its class. A parentRef to a missing Gateway, or
+ * to one of another class, gets no entry: the API says parent references an
+ * implementation cannot resolve are not added, and only the owner writes status.
+ */
+export const routeParentEntries = (
+  route: HttpRoute,
+  view: ClusterView,
+  identity: GatewayControllerIdentity,
+  now: string
+): ReadonlyArray<RouteParentStatus> => {
+  const routeNamespace = route.metadata?.namespace ?? ""
+  const generation = route.metadata?.generation
+  const existing = route.status?.parents ?? []
+  const refs = (route.spec?.parentRefs ?? []).filter(
+    (ref, i, all) => all.findIndex((other) => sameParentRef(other, ref, routeNamespace)) === i
+  )
+  const problem = firstBackendProblem(route, view.services)
+  const resolvedRefs: ConditionInput = problem === undefined
+    ? { type: "ResolvedRefs", status: "True", reason: "ResolvedRefs", message: "All references resolved" }
+    : { type: "ResolvedRefs", status: "False", reason: problem.reason, message: problem.message }
+  const withGeneration = (c: ConditionInput): ConditionInput =>
+    generation === undefined ? c : { ...c, observedGeneration: generation }
+
+  return refs.flatMap((ref) => {
+    const gateway = ownedGatewayFor(ref, routeNamespace, view, identity)
+    if (gateway === undefined) return []
+    const attachment = attachRoute(route, ref, gateway, view.namespaces)
+    const accepted: ConditionInput = attachment.accepted
+      ? { type: "Accepted", status: "True", reason: "Accepted", message: "Route is accepted" }
+      : { type: "Accepted", status: "False", reason: attachment.reason, message: attachment.message }
+    const previous = existing.find(
+      (e) => e.controllerName === identity.controllerName && sameParentRef(e.parentRef, ref, routeNamespace)
+    )?.conditions
+    return [{
+      parentRef: statusParentRef(ref),
+      controllerName: identity.controllerName,
+      conditions: [accepted, resolvedRefs].map((c) => stampCondition(withGeneration(c), previous, now))
+    }]
+  })
+}
+
+/**
+ * The route's full `status.parents` after this controller's turn: other controllers'
+ * entries stay where they were, ours are replaced in place, dropped when their
+ * parentRef is gone, and new ones appended. Stable order keeps rewrites no-ops.
+ */
+export const mergeRouteParents = (
+  existing: ReadonlyArray<RouteParentStatus>,
+  ours: ReadonlyArray<RouteParentStatus>,
+  controllerName: string,
+  routeNamespace: string
+): ReadonlyArray<RouteParentStatus> => {
+  const used = new Set<number>()
+  const kept = existing.flatMap((entry) => {
+    if (entry.controllerName !== controllerName) return [entry]
+    const index = ours.findIndex((o, i) => !used.has(i) && sameParentRef(o.parentRef, entry.parentRef, routeNamespace))
+    if (index < 0) return []
+    used.add(index)
+    return [ours[index]!]
+  })
+  return [...kept, ...ours.filter((_, i) => !used.has(i))]
+}
+
+/** The route's `status.parents` as this controller would leave it. */
+export const routeParents = (
+  route: HttpRoute,
+  view: ClusterView,
+  identity: GatewayControllerIdentity,
+  now: string
+): ReadonlyArray<RouteParentStatus> =>
+  mergeRouteParents(
+    route.status?.parents ?? [],
+    routeParentEntries(route, view, identity, now),
+    identity.controllerName,
+    route.metadata?.namespace ?? ""
+  )
+
+// ---------------------------------------------------------------------------
+// Gateway status
+
+/** A Gateway status address (`IPAddress` or `Hostname`). */
+export interface GatewayAddress {
+  readonly type: "IPAddress" | "Hostname"
+  readonly value: string
+}
+
+/** How many routes each listener of the Gateway has attached (accepted), by listener name. */
+export const attachedRoutesByListener = (gateway: Gateway, view: ClusterView): ReadonlyMap<string, number> => {
+  const counts = new Map<string, number>((gateway.spec?.listeners ?? []).map((l) => [l.name, 0]))
+  const gwNamespace = gateway.metadata?.namespace
+  const gwName = gateway.metadata?.name
+  for (const route of view.routes) {
+    const routeNamespace = route.metadata?.namespace ?? ""
+    const listeners = new Set<string>()
+    for (const ref of route.spec?.parentRefs ?? []) {
+      if (!isGatewayRef(ref)) continue
+      const resolved = resolveParentRef(ref, routeNamespace)
+      if (resolved.namespace !== gwNamespace || resolved.name !== gwName) continue
+      const attachment = attachRoute(route, ref, gateway, view.namespaces)
+      if (attachment.accepted) attachment.listeners.forEach((l) => listeners.add(l.name))
+    }
+    // A route counts once per listener, however many of its parentRefs land there.
+    listeners.forEach((name) => counts.set(name, (counts.get(name) ?? 0) + 1))
+  }
+  return counts
+}
+
+/**
+ * The Gateway status a conformant controller writes: `Accepted` and `Programmed` at
+ * the current generation, the published addresses, and per listener its attached
+ * route count, supported kinds and conditions. A listener whose protocol the local
+ * data plane does not speak is refused with `UnsupportedProtocol`.
+ */
+export const gatewayStatus = (
+  gateway: Gateway,
+  view: ClusterView,
+  addresses: ReadonlyArray<GatewayAddress>,
+  now: string
+): NonNullable<Gateway["status"]> => {
+  const generation = gateway.metadata?.generation
+  const gen = (c: ConditionInput): ConditionInput => (generation === undefined ? c : { ...c, observedGeneration: generation })
+  const listeners = gateway.spec?.listeners ?? []
+  const counts = attachedRoutesByListener(gateway, view)
+  const previousListeners = gateway.status?.listeners ?? []
+
+  const listenerStatuses: ReadonlyArray<ListenerStatus> = listeners.map((listener) => {
+    const previous = previousListeners.find((l) => l.name === listener.name)?.conditions
+    const supported = listenerSupportsHttpRoute(listener)
+    const conditions: ReadonlyArray<ConditionInput> = supported
+      ? [
+        { type: "Accepted", status: "True", reason: "Accepted", message: "Listener is accepted" },
+        { type: "Programmed", status: "True", reason: "Programmed", message: "Listener is programmed" },
+        { type: "ResolvedRefs", status: "True", reason: "ResolvedRefs", message: "All references resolved" },
+        { type: "Conflicted", status: "False", reason: "NoConflicts", message: "No conflicts" }
+      ]
+      : [
+        {
+          type: "Accepted",
+          status: "False",
+          reason: "UnsupportedProtocol",
+          message: `protocol ${listener.protocol} is not supported; use HTTP or HTTPS`
+        },
+        { type: "Programmed", status: "False", reason: "Invalid", message: "Listener is not accepted" },
+        { type: "ResolvedRefs", status: "True", reason: "ResolvedRefs", message: "All references resolved" },
+        { type: "Conflicted", status: "False", reason: "NoConflicts", message: "No conflicts" }
+      ]
+    return {
+      name: listener.name,
+      attachedRoutes: counts.get(listener.name) ?? 0,
+      supportedKinds: supported ? [HTTP_ROUTE_KIND] : [],
+      conditions: conditions.map((c) => stampCondition(gen(c), previous, now))
+    }
+  })
+
+  const valid = listeners.filter(listenerSupportsHttpRoute).length
+  const allValid = valid === listeners.length
+  const gatewayConditions: ReadonlyArray<ConditionInput> = [
+    valid > 0
+      ? allValid
+        ? { type: "Accepted", status: "True", reason: "Accepted", message: "Gateway is accepted" }
+        : { type: "Accepted", status: "True", reason: "ListenersNotValid", message: "Some listeners are not valid" }
+      : { type: "Accepted", status: "False", reason: "ListenersNotValid", message: "No listener is valid" },
+    valid > 0 && addresses.length > 0
+      ? { type: "Programmed", status: "True", reason: "Programmed", message: "Gateway is programmed" }
+      : valid > 0
+      ? { type: "Programmed", status: "False", reason: "AddressNotAssigned", message: "No address is configured" }
+      : { type: "Programmed", status: "False", reason: "Invalid", message: "No listener is valid" }
+  ]
+
+  return {
+    addresses: addresses.map((a) => ({ type: a.type, value: a.value })),
+    conditions: gatewayConditions.map((c) => stampCondition(gen(c), gateway.status?.conditions, now)),
+    listeners: listenerStatuses
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Comparison
+
+const stripTimes = (value: unknown): unknown => {
+  if (Array.isArray(value)) return value.map(stripTimes)
+  if (value !== null && typeof value === "object") {
+    return Object.fromEntries(
+      Object.entries(value)
+        .filter(([k, v]) => k !== "lastTransitionTime" && v !== undefined)
+        .map(([k, v]) => [k, stripTimes(v)] as const)
+    )
+  }
+  return value
+}
+
+/** Structural JSON equality: key order and `undefined` members do not count. */
+export const jsonEqual = (a: unknown, b: unknown): boolean => {
+  if (a === b) return true
+  if (Array.isArray(a) || Array.isArray(b)) {
+    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => jsonEqual(x, b[i]))
+  }
+  if (a !== null && b !== null && typeof a === "object" && typeof b === "object") {
+    const ka = Object.keys(a).filter((k) => (a as Record<string, unknown>)[k] !== undefined)
+    const kb = Object.keys(b).filter((k) => (b as Record<string, unknown>)[k] !== undefined)
+    return ka.length === kb.length &&
+      ka.every((k) => jsonEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]))
+  }
+  return false
+}
+
+/**
+ * Whether two statuses say the same thing, transition times aside. A controller that
+ * writes only when this is false cannot feed its own watch in a loop.
+ */
+export const sameStatusIgnoringTimes = (a: unknown, b: unknown): boolean => jsonEqual(stripTimes(a), stripTimes(b))
