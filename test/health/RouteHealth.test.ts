@@ -54,6 +54,7 @@ const fakeRouter = (answer: (route: PublishedRoute, call: number) => Effect.Effe
     const service = SessionRouter.of({
       layer: "gateway",
       publish: () => Effect.succeed(routes),
+      routesOf: () => Effect.succeed(routes),
       verdictFor: (_sessionId, route) =>
         Effect.gen(function*() {
           const at = yield* Clock.currentTimeMillis
