@@ -172,9 +172,10 @@ export const buildSessionObjects = (
   settings: ManifestSettings,
   spec: SessionSpec
 ): ReadonlyArray<KubeObject> => {
+  // A ClusterIP Service without ports is refused (`spec.ports: Required value`), and
+  // a session without ports has nothing to route.
+  if (mode === "none" || spec.ports.length === 0) return []
   switch (mode) {
-    case "none":
-      return []
     case "ingress": {
       const { ingress, hosts } = buildSessionIngress(settings, spec)
       return [buildSessionService(settings, spec), ...(hosts.length > 0 ? [ingress] : [])]

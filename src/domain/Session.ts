@@ -38,14 +38,23 @@ export const SessionId = Schema.String.pipe(
 )
 export type SessionId = typeof SessionId.Type
 
-export const Protocol = Schema.Literal("tcp", "udp")
+// Without the message, a bad protocol reads `Expected "tcp", actual "sctp"`: udp goes unmentioned.
+export const Protocol = Schema.Literal("tcp", "udp").annotations({
+  message: (issue) => ({ message: `protocol ${JSON.stringify(issue.actual)} is not tcp or udp`, override: true })
+})
 export type Protocol = typeof Protocol.Type
 
 export const PortNumber = Schema.Int.pipe(
   Schema.filter((n) => (n >= 1 && n <= 65535) || `port ${n} is outside 1..65535`, { identifier: "PortNumber" })
 )
 
-export const PortMapping = Schema.Struct({ port: PortNumber, protocol: Protocol })
+// Named fields: without them a mapping lacking one is refused as just "is missing".
+export const PortMapping = Schema.Struct({
+  port: Schema.propertySignature(PortNumber).annotations({ missingMessage: () => "a port mapping needs a port" }),
+  protocol: Schema.propertySignature(Protocol).annotations({
+    missingMessage: () => "a port mapping needs a protocol (tcp or udp)"
+  })
+})
 export type PortMapping = typeof PortMapping.Type
 
 /** A session's ports: no (port, protocol) pair twice. */
