@@ -1,0 +1,157 @@
+/**
+ * A LocalCluster set up the way session routing expects a real one: the session
+ * namespace, an IngressClass and a GatewayClass with a Gateway, each with its
+ * controller, and a data plane that serves what they programmed. The demo, the
+ * `cluster` command and the end-to-end tests all start from here.
+ */
+import { Effect, type Scope } from "effect"
+import type { Gateway, GatewayClass, KubeObject } from "../domain/Objects.js"
+import {
+  apiVersionOf,
+  GatewayClassResource,
+  GatewayResource,
+  IngressClassResource,
+  type ResourceType
+} from "../domain/Resources.js"
+import * as DataPlane from "./DataPlane.js"
+import * as GatewayController from "./GatewayController.js"
+import type { HttpApiError } from "./HttpApi.js"
+import * as IngressController from "./IngressController.js"
+import { LocalCluster, type LocalClusterController } from "./LocalCluster.js"
+import type { ControllerDelay } from "./Reconciler.js"
+import type { ClusterStore } from "./Store.js"
+
+export interface IngressSetup {
+  /** Default `local`. */
+  readonly className?: string
+  /** Before it publishes an address, or `"never"` (the silent-404 cluster). Default 1 s. */
+  readonly delay?: ControllerDelay
+}
+
+export interface GatewaySetup {
+  /** GatewayClass name; default `local`. */
+  readonly className?: string
+  /** Default `sessions`. */
+  readonly gatewayName?: string
+  /** Default: the session namespace. */
+  readonly gatewayNamespace?: string
+  /** The listener's `allowedRoutes.namespaces.from`; default `Same`. */
+  readonly allowedRoutes?: "Same" | "All"
+  /** The listener hostname; default `*.<baseDomain>`. */
+  readonly listenerHostname?: string
+  /** Before it writes status, or `"never"` (no controller attaches routes). Default 1 s. */
+  readonly delay?: ControllerDelay
+}
+
+export interface SessionClusterOptions {
+  /** The session namespace to create; default `telo-sessions`. */
+  readonly namespace?: string
+  /** Hosts the Gateway listener covers; default `sessions.localtest.me`. */
+  readonly baseDomain?: string
+  /** The ingress controller; `false` runs none (the IngressClass is still created). */
+  readonly ingress?: IngressSetup | false
+  /** The gateway controller; `false` runs none (the GatewayClass and Gateway are still created). */
+  readonly gateway?: GatewaySetup | false
+  /** Port of the HTTP API on 127.0.0.1; default 0 (any free port). */
+  readonly port?: number
+  /** Start the data plane (a Host-routing proxy on 127.0.0.1); default true. */
+  readonly dataPlane?: boolean
+}
+
+export interface SessionCluster {
+  readonly cluster: LocalCluster.Service
+  /** Present unless `dataPlane: false`. */
+  readonly dataPlane: DataPlane.DataPlane | undefined
+  readonly namespace: string
+  readonly baseDomain: string
+  readonly ingressClassName: string
+  readonly gateway: { readonly namespace: string; readonly name: string; readonly className: string }
+}
+
+export const DEFAULT_SESSION_NAMESPACE = "telo-sessions"
+export const DEFAULT_BASE_DOMAIN = "sessions.localtest.me"
+export const DEFAULT_CLASS_NAME = "local"
+export const DEFAULT_GATEWAY_NAME = "sessions"
+
+const seed = <A extends KubeObject>(store: ClusterStore, resource: ResourceType<A>, namespace: string | undefined, body: A) =>
+  // Seeding a fresh store cannot conflict; a failure here is a bug in the seed itself.
+  Effect.orDie(store.create(resource, namespace, body))
+
+/** Starts the cluster, its controllers and its data plane for the life of the scope. */
+export const make = (
+  options: SessionClusterOptions = {}
+): Effect.Effect<SessionCluster, HttpApiError | DataPlane.DataPlaneError, Scope.Scope> =>
+  Effect.gen(function* () {
+    const namespace = options.namespace ?? DEFAULT_SESSION_NAMESPACE
+    const baseDomain = options.baseDomain ?? DEFAULT_BASE_DOMAIN
+    const ingress = options.ingress === false ? undefined : (options.ingress ?? {})
+    const gatewaySetup = options.gateway === false ? undefined : (options.gateway ?? {})
+    const ingressClassName = ingress?.className ?? DEFAULT_CLASS_NAME
+    const gatewayClassName = gatewaySetup?.className ?? DEFAULT_CLASS_NAME
+    const gateway = {
+      namespace: gatewaySetup?.gatewayNamespace ?? namespace,
+      name: gatewaySetup?.gatewayName ?? DEFAULT_GATEWAY_NAME,
+      className: gatewayClassName
+    }
+
+    const controllers: Array<LocalClusterController> = []
+    if (ingress !== undefined) {
+      controllers.push(({ store }) =>
+        IngressController.run(store, {
+          className: ingressClassName,
+          ...(ingress.delay !== undefined ? { delay: ingress.delay } : {})
+        })
+      )
+    }
+    if (gatewaySetup !== undefined) {
+      controllers.push(({ store }) =>
+        GatewayController.run(store, {
+          gatewayClassName,
+          ...(gatewaySetup.delay !== undefined ? { delay: gatewaySetup.delay } : {})
+        })
+      )
+    }
+
+    const cluster = yield* LocalCluster.make({
+      namespaces: [...new Set([namespace, gateway.namespace])],
+      controllers,
+      contextNamespace: namespace,
+      ...(options.port !== undefined ? { port: options.port } : {})
+    })
+    const store = cluster.store
+
+    yield* seed(store, IngressClassResource, undefined, IngressController.ingressClassFor({ className: ingressClassName }))
+    const gatewayClass: GatewayClass = {
+      apiVersion: apiVersionOf(GatewayClassResource),
+      kind: GatewayClassResource.kind,
+      metadata: { name: gatewayClassName },
+      spec: { controllerName: GatewayController.DEFAULT_GATEWAY_CONTROLLER_NAME }
+    }
+    yield* seed(store, GatewayClassResource, undefined, gatewayClass)
+    const gatewayObject: Gateway = {
+      apiVersion: apiVersionOf(GatewayResource),
+      kind: GatewayResource.kind,
+      metadata: { name: gateway.name, namespace: gateway.namespace },
+      spec: {
+        gatewayClassName,
+        listeners: [
+          {
+            name: "http",
+            protocol: "HTTP",
+            port: 80,
+            hostname: gatewaySetup?.listenerHostname ?? `*.${baseDomain}`,
+            allowedRoutes: { namespaces: { from: gatewaySetup?.allowedRoutes ?? "Same" } }
+          }
+        ]
+      }
+    }
+    yield* seed(store, GatewayResource, gateway.namespace, gatewayObject)
+
+    const dataPlane =
+      options.dataPlane === false
+        ? undefined
+        : yield* DataPlane.make(store, { ingressClass: { className: ingressClassName } })
+
+    return { cluster, dataPlane, namespace, baseDomain, ingressClassName, gateway }
+  })
+
