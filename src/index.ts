@@ -1,0 +1,85 @@
+/**
+ * session-routing's public face: everything a runner needs to publish session
+ * routes, watch them, and test against an embedded cluster. Nothing here requires
+ * importing an internal path.
+ */
+
+// Domain: the pure vocabulary.
+/** Session ids and ports: parsing and the rules every derived name must satisfy. */
+export { parsePorts, parsePortSpec, parseSessionId, type PortMapping, type Protocol, type SessionId } from "./domain/Session.js"
+/** Hosts, endpoints, route states and verdicts. */
+export {
+  type Endpoint,
+  endpointsFor,
+  hostForPort,
+  type PublishedRoute,
+  type RouteState,
+  RouteVerdict,
+  type RoutingMode
+} from "./domain/Routes.js"
+/** The objects a session publishes, as plain JSON. */
+export {
+  buildSessionHttpRoutes,
+  buildSessionIngress,
+  buildSessionObjects,
+  buildSessionService,
+  type GatewayRef,
+  type ManifestSettings,
+  type SessionSpec
+} from "./domain/Manifests.js"
+/** What an Ingress's or HTTPRoute's status says about its host. */
+export { httpRouteVerdict, ingressVerdict } from "./domain/Verdict.js"
+/** The checks a real API server applies to those objects. */
+export { type FieldError, validateObject } from "./domain/Validation.js"
+/** Kubernetes object shapes used throughout. */
+export type * from "./domain/Objects.js"
+/** Resource descriptors for KubeClient calls. */
+export {
+  GatewayClassResource,
+  GatewayResource,
+  HttpRouteResource,
+  IngressClassResource,
+  IngressResource,
+  NamespaceResource,
+  type ResourceType,
+  ServiceResource
+} from "./domain/Resources.js"
+
+// Services: Tags and their errors.
+/** The Kubernetes API as session-routing uses it. */
+export { KubeClient, type WatchEvent } from "./services/KubeClient.js"
+/** Every way a Kubernetes call fails, each with a reason a person can act on. */
+export * as KubeError from "./services/KubeError.js"
+/** Routing configuration, and the error that lists every bad key. */
+export { RouterConfig, RouterConfigError } from "./services/RouterConfig.js"
+/** Publishing and status-reading failures. */
+export { PublishError, RouteReadError, RouterSetupError } from "./services/SessionRouter.js"
+
+// Layers.
+/** The routing layer of a session, with `.layerIngress`, `.layerGateway`, `.layerNone` and `.layerConfig`. */
+export { SessionRouter } from "./layers/SessionRouterLayers.js"
+/** The live KubeClient on @kubernetes/client-node, from a kubeconfig. */
+export { KubeClientLive, KubeConfigError } from "./layers/KubeClientLive.js"
+/** RouterConfig from the environment (`layer`, `layerFromEnv`) or from values (`layerFrom`). */
+export * as RouterConfigLive from "./layers/RouterConfigLive.js"
+
+// Health and the runner program.
+/** The Schedule-driven route-health watch. */
+export { type RouteHealthEvent, watchRouteHealth } from "./health/RouteHealth.js"
+/** Publish a session, stream its route events, read its status, unpublish it. */
+export {
+  InvalidSession,
+  publishSession,
+  type PublishedSession,
+  type SessionEvent,
+  sessionStatus,
+  unpublishSession
+} from "./runner/SessionRunner.js"
+
+// The embedded cluster.
+/** An embedded Kubernetes API over HTTP on loopback, with an in-memory KubeClient face. */
+export { LocalCluster, type LocalClusterOptions } from "./cluster/LocalCluster.js"
+/** A LocalCluster set up for session routing: namespace, classes, Gateway, controllers, data plane. */
+export * as SessionCluster from "./cluster/SessionCluster.js"
+/** Fault injection for LocalCluster: errors, latency, hangs, resets, cut and expired watches. */
+export { Fault, type FaultSpec } from "./cluster/Faults.js"

@@ -1,0 +1,45 @@
+import { mkdtemp, rm } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { describe, expect, it } from "@effect/vitest"
+import { ConfigProvider, Duration, Effect } from "effect"
+import * as SessionCluster from "../../src/cluster/SessionCluster.js"
+import { main } from "../../examples/runner.js"
+
+describe("the README's runner example", () => {
+  it.live("publishes through the live client and streams the session's events to the end", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const sc = yield* SessionCluster.make({ ingress: { delay: Duration.millis(50) }, dataPlane: false })
+        const dir = yield* Effect.acquireRelease(
+          Effect.promise(() => mkdtemp(join(tmpdir(), "session-routing-example-"))),
+          (path) => Effect.promise(() => rm(path, { recursive: true, force: true }))
+        )
+        const kubeconfig = join(dir, "kubeconfig")
+        yield* sc.cluster.writeKubeconfig(kubeconfig)
+        // The runner's environment: KUBECONFIG for the client, the rest for RouterConfig.
+        const env = new Map([
+          ["KUBECONFIG", kubeconfig],
+          ["SESSION_ROUTING_BASE_DOMAIN", sc.baseDomain],
+          ["SESSION_INGRESS_CLASS", sc.ingressClassName],
+          ["SESSION_ROUTE_POLL_INTERVAL_MS", "20"],
+          ["SESSION_ROUTE_READY_TIMEOUT_MS", "5000"]
+        ])
+        const events = yield* main.pipe(Effect.withConfigProvider(ConfigProvider.fromMap(env, { pathDelim: "_" })))
+        const host = `8080-hzyayvabgyvz.${sc.baseDomain}`
+        expect(events).toEqual([
+          {
+            type: "published",
+            layer: "ingress",
+            routes: [{ host, port: 8080 }],
+            endpoints: [
+              { host, port: 8080, protocol: "tcp", url: `https://${host}` },
+              { host: "", port: 5000, protocol: "udp" }
+            ]
+          },
+          { type: "route", port: 8080, host, state: "pending" },
+          { type: "route", port: 8080, host, state: "programmed" }
+        ])
+      })
+    ))
+})
