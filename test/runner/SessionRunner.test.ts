@@ -1,0 +1,210 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Chunk, Duration, Effect, Either, Exit, Fiber, Layer, Ref, Scope, Stream, TestClock } from "effect"
+import * as SessionCluster from "../../src/cluster/SessionCluster.js"
+import { Fault } from "../../src/cluster/Faults.js"
+import { LocalCluster } from "../../src/cluster/LocalCluster.js"
+import { IngressResource } from "../../src/domain/Resources.js"
+import type { PortMapping } from "../../src/domain/Session.js"
+import { SessionRouter } from "../../src/layers/SessionRouterLayers.js"
+import { publishSession, type SessionEvent, sessionStatus, unpublishSession } from "../../src/runner/SessionRunner.js"
+import type { RouterConfig } from "../../src/services/RouterConfig.js"
+import { SessionRouter as SessionRouterTag } from "../../src/services/SessionRouter.js"
+import { BASE_DOMAIN, routerConfigLayer, type TestConfig } from "../support/RouterHarness.js"
+
+const sessionId = "abc123"
+const ports: ReadonlyArray<PortMapping> = [
+  { port: 8080, protocol: "tcp" },
+  { port: 9090, protocol: "tcp" },
+  { port: 5000, protocol: "udp" }
+]
+const spec = { sessionId, podName: "telo-run-abc123", podUid: "0b7e6a52-1111-4222-8333-444455556666", ports }
+const host = (port: number) => `${port}-${sessionId}.${BASE_DOMAIN}`
+
+/**
+ * The runner over the in-memory face of a SessionCluster, all on TestClock: the
+ * controllers' delays, the poll interval and the deadline are virtual time.
+ */
+const withRunner = <A, E>(
+  layer: typeof SessionRouter.layerIngress,
+  cluster: SessionCluster.SessionClusterOptions,
+  config: TestConfig,
+  body: (sc: SessionCluster.SessionCluster) => Effect.Effect<A, E, SessionRouterTag | RouterConfig | Scope.Scope>
+) =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const sc = yield* Effect.orDie(SessionCluster.make({ baseDomain: BASE_DOMAIN, dataPlane: false, ...cluster }))
+      const layers = layer.pipe(
+        Layer.provideMerge(LocalCluster.layerKubeClient(sc.cluster)),
+        Layer.provideMerge(
+          routerConfigLayer(sc, { routePollIntervalMs: 100, routeReadyTimeoutMs: 3_000, ...config })
+        )
+      )
+      return yield* body(sc).pipe(Effect.provide(layers))
+    })
+  )
+
+/** Collects the whole event stream while advancing virtual time past every deadline. */
+const collectAll = (events: Stream.Stream<SessionEvent>) =>
+  Effect.gen(function* () {
+    const fiber = yield* Effect.fork(Stream.runCollect(events))
+    yield* TestClock.adjust(Duration.seconds(10))
+    return Chunk.toReadonlyArray(yield* Fiber.join(fiber))
+  })
+
+describe("publishSession", () => {
+  it.scoped("streams published, pending per host, then programmed per host on the ingress layer", () =>
+    withRunner(SessionRouter.layerIngress, { ingress: { delay: Duration.millis(700) } }, {}, () =>
+      Effect.gen(function* () {
+        const session = yield* publishSession(spec)
+        expect(session.layer).toBe("ingress")
+        const events = yield* collectAll(session.events)
+        expect(events.slice(0, 3)).toEqual([
+          {
+            type: "published",
+            layer: "ingress",
+            routes: [
+              { host: host(8080), port: 8080 },
+              { host: host(9090), port: 9090 }
+            ],
+            endpoints: [
+              { host: host(8080), port: 8080, protocol: "tcp", url: `https://${host(8080)}` },
+              { host: host(9090), port: 9090, protocol: "tcp", url: `https://${host(9090)}` },
+              { host: "", port: 5000, protocol: "udp" }
+            ]
+          },
+          { type: "route", port: 8080, host: host(8080), state: "pending" },
+          { type: "route", port: 9090, host: host(9090), state: "pending" }
+        ])
+        // Hosts that settle at the same instant come in no promised order.
+        expect(new Set(events.slice(3))).toEqual(
+          new Set([
+            { type: "route", port: 8080, host: host(8080), state: "programmed" },
+            { type: "route", port: 9090, host: host(9090), state: "programmed" }
+          ])
+        )
+      })
+    ))
+
+  it.scoped("ends a host the Gateway refuses as unprogrammed with the controller's reason", () =>
+    withRunner(
+      SessionRouter.layerGateway,
+      { gateway: { gatewayNamespace: "gateways", allowedRoutes: "Same", delay: Duration.millis(300) } },
+      { mode: "gateway", gatewayNamespace: "gateways" },
+      () =>
+        Effect.gen(function* () {
+          const session = yield* publishSession({ ...spec, ports: [{ port: 8080, protocol: "tcp" }] })
+          const events = yield* collectAll(session.events)
+          const last = events.at(-1)
+          expect(last).toMatchObject({ type: "route", port: 8080, state: "unprogrammed" })
+          expect(last?.type === "route" && last.reason).toMatch(/^NotAllowedByListeners/)
+        })
+    ))
+
+  it.scoped("calls a host no controller claims unprogrammed at the deadline, with the unclaimed reason", () =>
+    withRunner(SessionRouter.layerGateway, { gateway: { delay: "never" } }, { mode: "gateway" }, () =>
+      Effect.gen(function* () {
+        const router = yield* SessionRouterTag
+        const session = yield* publishSession({ ...spec, ports: [{ port: 8080, protocol: "tcp" }] })
+        const events = yield* collectAll(session.events)
+        expect(events.slice(1)).toEqual([
+          { type: "route", port: 8080, host: host(8080), state: "pending" },
+          {
+            type: "route",
+            port: 8080,
+            host: host(8080),
+            state: "unprogrammed",
+            reason: router.unclaimedReason({ host: host(8080), port: 8080 })
+          }
+        ])
+      })
+    ))
+
+  it.scoped("reports a forbidden status read once, and as the reason at the deadline", () =>
+    withRunner(SessionRouter.layerIngress, { ingress: { delay: Duration.millis(200) } }, {}, (sc) =>
+      Effect.gen(function* () {
+        yield* sc.cluster.faults.add({ resource: IngressResource, verbs: ["get"], action: Fault.forbid() })
+        const session = yield* publishSession(spec)
+        const events = yield* collectAll(session.events)
+        const readErrors = events.filter((e) => e.type === "read-error")
+        expect(readErrors).toHaveLength(1)
+        const terminal = events.filter((e) => e.type === "route" && e.state !== "pending")
+        expect(terminal).toHaveLength(2)
+        for (const event of terminal) {
+          expect(event).toMatchObject({ state: "unprogrammed" })
+          expect(event.type === "route" && event.reason).toMatch(/^route status could not be read: .*forbidden/)
+        }
+      })
+    ))
+
+  it.scoped("publishes nothing and watches nothing on the none layer", () =>
+    withRunner(SessionRouter.layerNone, {}, { mode: "none" }, () =>
+      Effect.gen(function* () {
+        const session = yield* publishSession(spec)
+        expect(yield* collectAll(session.events)).toEqual([
+          {
+            type: "published",
+            layer: "none",
+            routes: [],
+            endpoints: ports.map((p) => ({ host: "", port: p.port, protocol: p.protocol }))
+          }
+        ])
+      })
+    ))
+
+  it.scoped("refuses a bad session before publishing anything", () =>
+    withRunner(SessionRouter.layerIngress, {}, {}, () =>
+      Effect.gen(function* () {
+        const result = yield* Effect.either(publishSession({ ...spec, sessionId: "Not_Valid" }))
+        expect(Either.isLeft(result) && result.left._tag).toBe("InvalidSession")
+        const dup = yield* Effect.either(
+          publishSession({ ...spec, ports: [{ port: 80, protocol: "tcp" }, { port: 80, protocol: "tcp" }] })
+        )
+        expect(Either.isLeft(dup) && dup.left.message).toContain("80/tcp")
+        expect(yield* sessionStatus(sessionId)).toEqual([])
+      })
+    ))
+
+  it.scoped("stops watching when the publishing scope closes", () =>
+    withRunner(SessionRouter.layerIngress, { ingress: { delay: "never" } }, {}, () =>
+      Effect.gen(function* () {
+        const router = yield* SessionRouterTag
+        const reads = yield* Ref.make(0)
+        const counting = SessionRouterTag.of({
+          ...router,
+          verdictFor: (id, route) => Ref.update(reads, (n) => n + 1).pipe(Effect.zipRight(router.verdictFor(id, route)))
+        })
+        const scope = yield* Scope.make()
+        yield* publishSession(spec).pipe(
+          Effect.provideService(SessionRouterTag, counting),
+          Scope.extend(scope)
+        )
+        yield* TestClock.adjust(Duration.millis(250))
+        const before = yield* Ref.get(reads)
+        expect(before).toBeGreaterThan(0)
+        yield* Scope.close(scope, Exit.void)
+        yield* TestClock.adjust(Duration.seconds(2))
+        expect(yield* Ref.get(reads)).toBe(before)
+      })
+    ))
+})
+
+describe("sessionStatus and unpublishSession", () => {
+  it.scoped("reads each host's verdict once, then removes the session", () =>
+    withRunner(SessionRouter.layerIngress, { ingress: { delay: Duration.millis(100) } }, {}, () =>
+      Effect.gen(function* () {
+        yield* publishSession(spec)
+        expect(yield* sessionStatus(sessionId)).toEqual([
+          { type: "route", port: 8080, host: host(8080), state: "pending" },
+          { type: "route", port: 9090, host: host(9090), state: "pending" }
+        ])
+        yield* TestClock.adjust(Duration.millis(150))
+        expect(yield* sessionStatus(sessionId)).toEqual([
+          { type: "route", port: 8080, host: host(8080), state: "programmed" },
+          { type: "route", port: 9090, host: host(9090), state: "programmed" }
+        ])
+        yield* unpublishSession(sessionId)
+        yield* unpublishSession(sessionId)
+        expect(yield* sessionStatus(sessionId)).toEqual([])
+      })
+    ))
+})
