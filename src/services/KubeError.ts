@@ -100,7 +100,8 @@ export interface RequestContext {
   readonly name?: string
 }
 
-const describeRequest = (ctx: RequestContext): string =>
+/** The request in words, as messages name it: `get ingresses.networking.k8s.io "x" in namespace "ns"`. */
+export const describeRequest = (ctx: RequestContext): string =>
   `${ctx.verb} ${ctx.resource}${ctx.name !== undefined ? ` "${ctx.name}"` : ""}${
     ctx.namespace !== undefined ? ` in namespace "${ctx.namespace}"` : ""
   }`

@@ -1,0 +1,250 @@
+/**
+ * The resuming watch every KubeClient layer shares: list-then-watch, reconnect from
+ * the last seen resourceVersion, and relist on 410 Expired emitting only the
+ * difference, so a consumer sees each change exactly once whatever the wire did.
+ */
+import { Effect, Option, Ref, Schedule, Stream } from "effect"
+import type { KubeObject } from "../domain/Objects.js"
+import { qualifiedName, type ResourceType } from "../domain/Resources.js"
+import type {
+  KubeClient,
+  KubeClientPrimitives,
+  RawWatchEvent,
+  ReadableObject,
+  WatchEvent,
+  WatchOptions
+} from "./KubeClient.js"
+import { objectKey } from "./KubeClient.js"
+import { isTransient, type KubeError, Transport } from "./KubeError.js"
+
+/**
+ * Delay between reconnection attempts after a transient failure (or a connection
+ * that closed without sending anything): 200ms doubling, jittered, at most 5s apart,
+ * and at most 8 attempts in a row before the watch fails with the last error. Any
+ * connection that delivers an event resets it.
+ */
+export const watchReconnectSchedule: Schedule.Schedule<unknown, KubeError> = Schedule.exponential("200 millis").pipe(
+  Schedule.jittered,
+  Schedule.either(Schedule.spaced("5 seconds")),
+  Schedule.intersect(Schedule.recurs(8))
+)
+
+export interface ResumableWatchOptions {
+  /** Replaces `watchReconnectSchedule` (tests use fixed delays). */
+  readonly reconnectSchedule?: Schedule.Schedule<unknown, KubeError>
+}
+
+/** The full service from a layer's primitives: they plus the resuming `watch`. */
+export const makeKubeClient = (
+  primitives: KubeClientPrimitives,
+  options?: ResumableWatchOptions
+): KubeClient.Service => ({
+  ...primitives,
+  watch: (resource, namespace, watchOptions) => resumableWatch(primitives, resource, namespace, watchOptions, options)
+})
+
+/** How the previous step ended, which decides whether the next one waits. */
+type Outcome =
+  | { readonly _tag: "Fresh" }
+  | { readonly _tag: "Delivered" }
+  | { readonly _tag: "Empty" }
+  | { readonly _tag: "Failed"; readonly error: KubeError }
+
+const Fresh: Outcome = { _tag: "Fresh" }
+const Delivered: Outcome = { _tag: "Delivered" }
+const Empty: Outcome = { _tag: "Empty" }
+
+interface State<A> {
+  /** Where the next connection starts; undefined until a list or an event gave one. */
+  readonly resourceVersion: string | undefined
+  readonly needsList: boolean
+  /** Every object the consumer currently believes exists, by namespace/name. */
+  readonly known: ReadonlyMap<string, A>
+  readonly outcome: Outcome
+  /** 410s in a row with no event in between. */
+  readonly expiries: number
+}
+
+const resourceVersionOf = (object: KubeObject): string | undefined => object.metadata?.resourceVersion
+
+/**
+ * What a consumer must see to move from `known` to `listed`. A name that now holds a
+ * different object (new uid) is a delete and an add, not a modification.
+ */
+export const diffAgainstList = <A extends KubeObject>(
+  known: ReadonlyMap<string, A>,
+  listed: ReadonlyArray<A>
+): ReadonlyArray<WatchEvent<A>> => {
+  const events: Array<WatchEvent<A>> = []
+  const seen = new Set<string>()
+  for (const object of listed) {
+    const key = objectKey(object)
+    seen.add(key)
+    const previous = known.get(key)
+    if (previous === undefined) {
+      events.push({ type: "ADDED", object })
+    } else if (
+      previous.metadata?.uid !== undefined &&
+      object.metadata?.uid !== undefined &&
+      previous.metadata.uid !== object.metadata.uid
+    ) {
+      events.push({ type: "DELETED", object: previous }, { type: "ADDED", object })
+    } else if (resourceVersionOf(previous) !== resourceVersionOf(object)) {
+      events.push({ type: "MODIFIED", object })
+    }
+  }
+  for (const [key, previous] of known) {
+    if (!seen.has(key)) events.push({ type: "DELETED", object: previous })
+  }
+  return events
+}
+
+const applyEvent = <A extends KubeObject>(known: ReadonlyMap<string, A>, event: WatchEvent<A>): Map<string, A> => {
+  const next = new Map(known)
+  if (event.type === "DELETED") next.delete(objectKey(event.object))
+  else next.set(objectKey(event.object), event.object)
+  return next
+}
+
+// Marks the end of a connection whose server said 410 in-band: the upstream is
+// stopped there and the next step relists.
+const END = Symbol("END")
+
+const resumableWatch = <A extends ReadableObject>(
+  primitives: KubeClientPrimitives,
+  resource: ResourceType<A>,
+  namespace: string,
+  watchOptions: WatchOptions | undefined,
+  options: ResumableWatchOptions | undefined
+): Stream.Stream<WatchEvent<A>, KubeError> =>
+  Stream.unwrap(
+    Effect.gen(function*() {
+      const driver = yield* Schedule.driver(options?.reconnectSchedule ?? watchReconnectSchedule)
+      const labelSelector = watchOptions?.labelSelector
+      // "0" asks the server for synthetic ADDED events, i.e. a list; doing the list
+      // ourselves means a reconnect before the first event cannot repeat them.
+      const start = watchOptions?.resourceVersion
+      const fromList = start === undefined || start === "" || start === "0"
+      const state = yield* Ref.make<State<A>>({
+        resourceVersion: fromList ? undefined : start,
+        needsList: fromList,
+        known: new Map(),
+        outcome: Fresh,
+        expiries: 0
+      })
+      const setOutcome = (outcome: Outcome) => Ref.update(state, (s) => ({ ...s, outcome }))
+
+      // A failure ends the connection: Expired relists, transient ones reconnect
+      // after a backoff, anything else is the consumer's to see.
+      const onFailure = (error: KubeError): Effect.Effect<void, KubeError> =>
+        error._tag === "Expired"
+          ? Ref.update(state, (s): State<A> => ({
+            ...s,
+            needsList: true,
+            expiries: s.expiries + 1,
+            // Expired again with nothing in between means a server that cannot serve
+            // even a fresh list's version: back off rather than relist in a hot loop.
+            outcome: s.expiries > 0 ? { _tag: "Failed", error } : Fresh
+          }))
+          : isTransient(error)
+          ? setOutcome({ _tag: "Failed", error })
+          : Effect.fail(error)
+
+      const backoff = (error: KubeError) =>
+        driver.next(error).pipe(Effect.catchAll(() => Effect.fail(error)), Effect.asVoid)
+
+      // A server that answered is healthy again: the next failure starts the backoff over.
+      const delivered = Ref.modify(state, (s) => [
+        s.outcome._tag !== "Delivered",
+        { ...s, outcome: Delivered, expiries: 0 }
+      ]).pipe(
+        Effect.flatMap((first) => (first ? driver.reset : Effect.void))
+      )
+
+      const waitAfter = (outcome: Outcome): Effect.Effect<void, KubeError> => {
+        switch (outcome._tag) {
+          case "Fresh":
+          case "Delivered":
+            return Effect.void
+          case "Empty":
+            // A real server sends bookmarks; one that keeps closing silently is
+            // broken, and reconnecting in a hot loop would only hammer it.
+            return backoff(
+              new Transport({
+                reason: `the API server keeps closing the watch on ${qualifiedName(resource)} in namespace "${namespace}" without sending anything`
+              })
+            )
+          case "Failed":
+            return backoff(outcome.error)
+        }
+      }
+
+      const relist = Effect.gen(function*() {
+        const listed = yield* primitives.list(resource, namespace, labelSelector !== undefined ? { labelSelector } : {})
+        const s = yield* Ref.get(state)
+        const events = diffAgainstList(s.known, listed.items)
+        const known = new Map<string, A>()
+        for (const item of listed.items) known.set(objectKey(item), item)
+        yield* Ref.set(state, {
+          resourceVersion: listed.metadata.resourceVersion ?? s.resourceVersion,
+          needsList: false,
+          known,
+          outcome: Fresh,
+          expiries: s.expiries
+        })
+        return Stream.fromIterable(events)
+      }).pipe(Effect.catchAll((error) => onFailure(error).pipe(Effect.as(Stream.empty))))
+
+      const handle = (raw: RawWatchEvent<A>): Effect.Effect<Option.Option<WatchEvent<A>> | typeof END, KubeError> => {
+        switch (raw.type) {
+          case "BOOKMARK":
+            return Ref.update(state, (s) => ({ ...s, resourceVersion: raw.resourceVersion })).pipe(
+              Effect.zipRight(delivered),
+              Effect.as(Option.none())
+            )
+          case "ERROR":
+            return onFailure(raw.error).pipe(Effect.as(END))
+          default:
+            return Ref.update(state, (s) => ({
+              ...s,
+              resourceVersion: resourceVersionOf(raw.object) ?? s.resourceVersion,
+              known: applyEvent(s.known, raw)
+            })).pipe(
+              Effect.zipRight(delivered),
+              Effect.as(Option.some<WatchEvent<A>>({ type: raw.type, object: raw.object }))
+            )
+        }
+      }
+
+      const connect = (resourceVersion: string) =>
+        Stream.unwrap(
+          setOutcome(Empty).pipe(
+            Effect.as(
+              primitives.watchFrom(resource, namespace, {
+                resourceVersion,
+                ...(labelSelector !== undefined ? { labelSelector } : {})
+              }).pipe(
+                Stream.mapEffect(handle),
+                Stream.takeWhile((x): x is Option.Option<WatchEvent<A>> => x !== END),
+                Stream.filterMap((x) => x),
+                Stream.catchAll((error) => Stream.execute(onFailure(error)))
+              )
+            )
+          )
+        )
+
+      // One step per connection (or list); flattening a repeated effect keeps a
+      // watch that reconnects for days at constant depth.
+      const step: Effect.Effect<Stream.Stream<WatchEvent<A>, KubeError>, Option.Option<KubeError>> = Effect.gen(
+        function*() {
+          const before = yield* Ref.get(state)
+          yield* waitAfter(before.outcome)
+          const s = yield* Ref.get(state)
+          if (s.needsList || s.resourceVersion === undefined) return yield* relist
+          return connect(s.resourceVersion)
+        }
+      ).pipe(Effect.mapError(Option.some))
+
+      return Stream.repeatEffectOption(step).pipe(Stream.flatten())
+    })
+  )
