@@ -1,0 +1,342 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Duration, Effect, Either, Layer } from "effect"
+import { Fault } from "../../src/cluster/Faults.js"
+import type { SessionCluster } from "../../src/cluster/SessionCluster.js"
+import {
+  buildSessionHttpRoutes,
+  buildSessionIngress,
+  buildSessionService,
+  type ManifestSettings,
+  podOwnerReference,
+  sessionSelector
+} from "../../src/domain/Manifests.js"
+import type { KubeObject } from "../../src/domain/Objects.js"
+import { HttpRouteResource, IngressResource, ServiceResource } from "../../src/domain/Resources.js"
+import type { PortMapping } from "../../src/domain/Session.js"
+import { SessionRouter } from "../../src/layers/SessionRouterLayers.js"
+import { KubeClient } from "../../src/services/KubeClient.js"
+import type { SessionRouter as SessionRouterService } from "../../src/services/SessionRouter.js"
+import {
+  BASE_DOMAIN,
+  eventually,
+  type Face,
+  faces,
+  kubeClientLayer,
+  routerConfigLayer,
+  startCluster,
+  type TestConfig
+} from "../support/RouterHarness.js"
+
+const sessionId = "hzyayvabgyvz"
+const pod = { podName: "telo-run-hzyayvabgyvz", podUid: "6f1c2d3e-0000-4000-8000-00000000abcd" }
+const ports: ReadonlyArray<PortMapping> = [
+  { port: 8080, protocol: "tcp" },
+  { port: 9090, protocol: "tcp" },
+  { port: 5000, protocol: "udp" }
+]
+const spec = { sessionId, ...pod, ports }
+
+type RouterLayer = typeof SessionRouter.layerIngress
+
+/** Runs `body` with a router of `layer` on a fresh cluster, through one face of it. */
+const withRouter = <A, E>(
+  face: Face,
+  layer: RouterLayer,
+  body: (ctx: {
+    readonly router: SessionRouterService.Service
+    readonly kube: KubeClient.Service
+    readonly sc: SessionCluster
+  }) => Effect.Effect<A, E>,
+  options: {
+    readonly cluster?: Parameters<typeof startCluster>[0]
+    readonly config?: TestConfig
+  } = {}
+) =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const sc = yield* startCluster(options.cluster)
+      const kubeLayer = kubeClientLayer(face, sc.cluster)
+      const routerLayer = layer.pipe(
+        Layer.provideMerge(kubeLayer),
+        Layer.provideMerge(routerConfigLayer(sc, options.config))
+      )
+      return yield* Effect.gen(function* () {
+        const router = yield* SessionRouter
+        const kube = yield* KubeClient
+        return yield* body({ router, kube, sc })
+      }).pipe(Effect.provide(routerLayer))
+    })
+  )
+
+const names = (items: ReadonlyArray<KubeObject>) => items.map((i) => i.metadata?.name).sort()
+
+/** Every object of the session, by type. */
+const sessionObjects = (kube: KubeClient.Service, namespace: string) =>
+  Effect.all({
+    services: kube.list(ServiceResource, namespace, { labelSelector: sessionSelector(sessionId) }),
+    ingresses: kube.list(IngressResource, namespace, { labelSelector: sessionSelector(sessionId) }),
+    httpRoutes: kube.list(HttpRouteResource, namespace, { labelSelector: sessionSelector(sessionId) })
+  }).pipe(
+    Effect.map(({ httpRoutes, ingresses, services }) => ({
+      services: names(services.items),
+      ingresses: names(ingresses.items),
+      httpRoutes: names(httpRoutes.items)
+    }))
+  )
+
+const settingsOf = (sc: SessionCluster): ManifestSettings => ({
+  sessionNamespace: sc.namespace,
+  managedBy: "telo-k8s-runner",
+  baseDomain: sc.baseDomain,
+  ingressClassName: sc.ingressClassName,
+  gateway: { namespace: sc.gateway.namespace, name: sc.gateway.name }
+})
+
+const route8080 = { host: `8080-${sessionId}.${BASE_DOMAIN}`, port: 8080 }
+const route9090 = { host: `9090-${sessionId}.${BASE_DOMAIN}`, port: 9090 }
+
+for (const face of faces) {
+  describe(`ingress router (${face})`, () => {
+    it.live("publishes the Service and the Ingress the builders define, owned by the Pod", () =>
+      withRouter(face, SessionRouter.layerIngress, ({ kube, router, sc }) =>
+        Effect.gen(function* () {
+          const routes = yield* router.publish(spec)
+          expect(routes).toEqual([route8080, route9090])
+          const service = yield* kube.get(ServiceResource, sc.namespace, `telo-run-${sessionId}`)
+          const ingress = yield* kube.get(IngressResource, sc.namespace, `telo-run-${sessionId}`)
+          const expectedService = buildSessionService(settingsOf(sc), spec)
+          const expectedIngress = buildSessionIngress(settingsOf(sc), spec).ingress
+          expect(service.spec?.ports).toEqual(expectedService.spec?.ports)
+          expect(service.spec?.selector).toEqual(expectedService.spec?.selector)
+          expect(ingress.spec).toEqual(expectedIngress.spec)
+          for (const object of [service, ingress]) {
+            expect(object.metadata?.labels).toEqual(expectedIngress.metadata?.labels)
+            expect(object.metadata?.ownerReferences).toEqual([podOwnerReference(pod.podName, pod.podUid)])
+          }
+        })
+      ))
+
+    it.live("changes nothing when the same session is published twice", () =>
+      withRouter(face, SessionRouter.layerIngress, ({ kube, router, sc }) =>
+        Effect.gen(function* () {
+          yield* router.publish(spec)
+          const before = yield* kube.get(IngressResource, sc.namespace, `telo-run-${sessionId}`)
+          yield* router.publish(spec)
+          const after = yield* kube.get(IngressResource, sc.namespace, `telo-run-${sessionId}`)
+          expect(after.metadata?.generation).toBe(before.metadata?.generation)
+          expect(after.spec).toEqual(before.spec)
+        })
+      , { cluster: { ingress: { delay: "never" } } }))
+
+    it.live("deletes the session Ingress when a reload leaves no routable port, and creates nothing", () =>
+      withRouter(face, SessionRouter.layerIngress, ({ kube, router, sc }) =>
+        Effect.gen(function* () {
+          yield* router.publish(spec)
+          const routes = yield* router.publish({ ...spec, ports: [{ port: 5000, protocol: "udp" }] })
+          expect(routes).toEqual([])
+          // The Service stays for the udp port; the Ingress is gone.
+          expect(yield* sessionObjects(kube, sc.namespace)).toEqual({
+            services: [`telo-run-${sessionId}`],
+            ingresses: [],
+            httpRoutes: []
+          })
+        })
+      ))
+
+    it.live("treats an already-absent Ingress as nothing to delete", () =>
+      withRouter(face, SessionRouter.layerIngress, ({ kube, router, sc }) =>
+        Effect.gen(function* () {
+          expect(yield* router.publish({ ...spec, ports: [] })).toEqual([])
+          expect(yield* sessionObjects(kube, sc.namespace)).toEqual({ services: [], ingresses: [], httpRoutes: [] })
+        })
+      ))
+
+    it.live("turns programmed once the controller publishes an address", () =>
+      withRouter(face, SessionRouter.layerIngress, ({ router }) =>
+        Effect.gen(function* () {
+          yield* router.publish(spec)
+          const verdict = yield* eventually(router.verdictFor(sessionId, route8080), (v) => v.kind === "programmed")
+          expect(verdict).toEqual({ kind: "programmed" })
+        })
+      ))
+
+    it.live("stays pending when no controller claims the Ingress, and says where to look", () =>
+      withRouter(face, SessionRouter.layerIngress, ({ router, sc }) =>
+        Effect.gen(function* () {
+          yield* router.publish(spec)
+          yield* Effect.sleep(Duration.millis(200))
+          expect(yield* router.verdictFor(sessionId, route8080)).toEqual({ kind: "pending" })
+          const reason = router.unclaimedReason(route8080)
+          expect(reason).toContain(`class "${sc.ingressClassName}"`)
+          expect(reason).toContain(`namespace "${sc.namespace}"`)
+        })
+      , { cluster: { ingress: { delay: "never" } } }))
+
+    it.live("names the missing class when none is configured", () =>
+      withRouter(face, SessionRouter.layerIngress, ({ router }) =>
+        Effect.sync(() => expect(router.unclaimedReason(route8080)).toContain("no ingressClassName is configured"))
+      , { config: { unset: ["ingressClassName"] } }))
+
+    it.live("reports a status it could not read as a read error, never as a verdict", () =>
+      withRouter(face, SessionRouter.layerIngress, ({ router, sc }) =>
+        Effect.gen(function* () {
+          yield* router.publish(spec)
+          yield* sc.cluster.faults.add({ resource: IngressResource, verbs: ["get"], action: Fault.forbid() })
+          const result = yield* Effect.either(router.verdictFor(sessionId, route8080))
+          expect(Either.isLeft(result)).toBe(true)
+          if (Either.isLeft(result)) {
+            expect(result.left._tag).toBe("RouteReadError")
+            expect(result.left.error._tag).toBe("Forbidden")
+          }
+        })
+      ))
+
+    it.live("reads back the routes a session holds, and unpublishes every object of it", () =>
+      withRouter(face, SessionRouter.layerIngress, ({ kube, router, sc }) =>
+        Effect.gen(function* () {
+          yield* router.publish(spec)
+          expect(yield* router.routesOf(sessionId)).toEqual([route8080, route9090])
+          yield* router.unpublish(sessionId)
+          yield* router.unpublish(sessionId)
+          expect(yield* sessionObjects(kube, sc.namespace)).toEqual({ services: [], ingresses: [], httpRoutes: [] })
+          expect(yield* router.routesOf(sessionId)).toEqual([])
+        })
+      ))
+  })
+
+  describe(`gateway router (${face})`, () => {
+    const gatewayConfig: TestConfig = { mode: "gateway" }
+
+    it.live("publishes the Service and one HTTPRoute per tcp port, owned by the Pod", () =>
+      withRouter(face, SessionRouter.layerGateway, ({ kube, router, sc }) =>
+        Effect.gen(function* () {
+          expect(yield* router.publish(spec)).toEqual([route8080, route9090])
+          expect(yield* sessionObjects(kube, sc.namespace)).toEqual({
+            services: [`telo-run-${sessionId}`],
+            ingresses: [],
+            httpRoutes: [`telo-run-${sessionId}-8080`, `telo-run-${sessionId}-9090`]
+          })
+          const expected = buildSessionHttpRoutes(settingsOf(sc), spec)[0]!
+          const stored = yield* kube.get(HttpRouteResource, sc.namespace, `telo-run-${sessionId}-8080`)
+          expect(stored.metadata?.labels).toEqual(expected.metadata?.labels)
+          expect(stored.metadata?.ownerReferences).toEqual([podOwnerReference(pod.podName, pod.podUid)])
+          expect(stored.spec?.hostnames).toEqual([route8080.host])
+          expect(stored.spec?.parentRefs).toEqual(expected.spec?.parentRefs)
+          // The server writes defaults back (backendRef group, kind, weight): ours are a subset.
+          expect(stored.spec?.rules?.[0]?.backendRefs?.[0]).toMatchObject({ name: `telo-run-${sessionId}`, port: 8080 })
+        })
+      , { config: gatewayConfig }))
+
+    it.live("turns programmed once the gateway controller accepts the route", () =>
+      withRouter(face, SessionRouter.layerGateway, ({ router }) =>
+        Effect.gen(function* () {
+          yield* router.publish(spec)
+          const verdict = yield* eventually(router.verdictFor(sessionId, route9090), (v) => v.kind !== "pending")
+          expect(verdict).toEqual({ kind: "programmed" })
+        })
+      , { config: gatewayConfig }))
+
+    it.live("stays pending when no controller attaches the route, and names the Gateway", () =>
+      withRouter(face, SessionRouter.layerGateway, ({ router, sc }) =>
+        Effect.gen(function* () {
+          yield* router.publish(spec)
+          yield* Effect.sleep(Duration.millis(200))
+          expect(yield* router.verdictFor(sessionId, route8080)).toEqual({ kind: "pending" })
+          const reason = router.unclaimedReason(route8080)
+          expect(reason).toContain(`Gateway ${sc.gateway.namespace}/${sc.gateway.name}`)
+          expect(reason).toContain(`*.${BASE_DOMAIN}`)
+        })
+      , { config: gatewayConfig, cluster: { gateway: { delay: "never" } } }))
+
+    it.live("is rejected with NotAllowedByListeners when the listener refuses the session namespace", () =>
+      withRouter(face, SessionRouter.layerGateway, ({ router }) =>
+        Effect.gen(function* () {
+          yield* router.publish(spec)
+          const verdict = yield* eventually(router.verdictFor(sessionId, route8080), (v) => v.kind !== "pending")
+          expect(verdict).toMatchObject({ kind: "rejected", reason: "NotAllowedByListeners" })
+        })
+      , {
+        config: { ...gatewayConfig, gatewayNamespace: "gateways" },
+        // The Gateway lives in its own namespace and admits only routes from there.
+        cluster: { gateway: { gatewayNamespace: "gateways", allowedRoutes: "Same", delay: Duration.millis(20) } }
+      }))
+
+    it.live("leaves exactly the objects of the remaining port after a reload from three ports to one", () =>
+      withRouter(face, SessionRouter.layerGateway, ({ kube, router, sc }) =>
+        Effect.gen(function* () {
+          yield* router.publish({ ...spec, ports: [...ports, { port: 7070, protocol: "tcp" }] })
+          const routes = yield* router.publish({ ...spec, ports: [{ port: 9090, protocol: "tcp" }] })
+          expect(routes).toEqual([route9090])
+          expect(yield* sessionObjects(kube, sc.namespace)).toEqual({
+            services: [`telo-run-${sessionId}`],
+            ingresses: [],
+            httpRoutes: [`telo-run-${sessionId}-9090`]
+          })
+          const service = yield* kube.get(ServiceResource, sc.namespace, `telo-run-${sessionId}`)
+          expect(service.spec?.ports?.map((p) => p.port)).toEqual([9090])
+        })
+      , { config: gatewayConfig }))
+
+    it.live("deletes every HTTPRoute when a reload leaves no tcp port", () =>
+      withRouter(face, SessionRouter.layerGateway, ({ kube, router, sc }) =>
+        Effect.gen(function* () {
+          yield* router.publish(spec)
+          expect(yield* router.publish({ ...spec, ports: [{ port: 5000, protocol: "udp" }] })).toEqual([])
+          expect((yield* sessionObjects(kube, sc.namespace)).httpRoutes).toEqual([])
+        })
+      , { config: gatewayConfig }))
+
+    it.live("says the Gateway API is not installed when HTTPRoutes are not served", () =>
+      withRouter(face, SessionRouter.layerGateway, ({ router, sc }) =>
+        Effect.gen(function* () {
+          yield* sc.cluster.store.setServed(HttpRouteResource, false)
+          const result = yield* Effect.either(router.publish(spec))
+          expect(Either.isLeft(result)).toBe(true)
+          if (Either.isLeft(result)) {
+            expect(result.left.error._tag).toBe("NotServed")
+            expect(result.left.reason).toContain("install the Gateway API CRDs")
+          }
+        })
+      , { config: gatewayConfig }))
+
+    it.live("unpublishes every object with the session label", () =>
+      withRouter(face, SessionRouter.layerGateway, ({ kube, router, sc }) =>
+        Effect.gen(function* () {
+          yield* router.publish(spec)
+          expect(yield* router.routesOf(sessionId)).toEqual([route8080, route9090])
+          yield* router.unpublish(sessionId)
+          expect(yield* sessionObjects(kube, sc.namespace)).toEqual({ services: [], ingresses: [], httpRoutes: [] })
+        })
+      , { config: gatewayConfig }))
+  })
+}
+
+describe("router selection", () => {
+  it.live("picks the layer RouterConfig names", () =>
+    Effect.gen(function* () {
+      for (const mode of ["ingress", "gateway", "none"] as const) {
+        const layer = yield* withRouter("in memory", SessionRouter.layerConfig, ({ router }) => Effect.succeed(router.layer), {
+          config: { mode }
+        })
+        expect(layer).toBe(mode)
+      }
+    }))
+
+  it.live("publishes nothing without a base domain, whatever the mode", () =>
+    withRouter("in memory", SessionRouter.layerConfig, ({ kube, router, sc }) =>
+      Effect.gen(function* () {
+        expect(router.layer).toBe("none")
+        expect(yield* router.publish(spec)).toEqual([])
+        expect(yield* sessionObjects(kube, sc.namespace)).toEqual({ services: [], ingresses: [], httpRoutes: [] })
+      })
+    , { config: { mode: "ingress", unset: ["baseDomain"] } }))
+
+  it.live("the none layer publishes and watches nothing", () =>
+    withRouter("in memory", SessionRouter.layerNone, ({ kube, router, sc }) =>
+      Effect.gen(function* () {
+        expect(yield* router.publish(spec)).toEqual([])
+        expect(yield* router.routesOf(sessionId)).toEqual([])
+        expect(yield* sessionObjects(kube, sc.namespace)).toEqual({ services: [], ingresses: [], httpRoutes: [] })
+      })
+    ))
+})
