@@ -1,0 +1,80 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Chunk, Duration, Effect, Layer, Stream } from "effect"
+import { Fault } from "../../src/cluster/Faults.js"
+import { IngressResource } from "../../src/domain/Resources.js"
+import { type RouteHealthEvent, watchRouteHealth } from "../../src/health/RouteHealth.js"
+import { SessionRouter } from "../../src/layers/SessionRouterLayers.js"
+import type { SessionCluster } from "../../src/cluster/SessionCluster.js"
+import { BASE_DOMAIN, kubeClientLayer, routerConfigLayer, startCluster } from "../support/RouterHarness.js"
+
+const sessionId = "health1"
+const spec = {
+  sessionId,
+  podName: "telo-run-health1",
+  podUid: "a1b2c3d4-0000-4000-8000-000000000001",
+  ports: [{ port: 8080, protocol: "tcp" as const }]
+}
+const route = { host: `8080-${sessionId}.${BASE_DOMAIN}`, port: 8080 }
+
+/**
+ * Publishes through the live client over HTTP and watches on the live clock, with a
+ * short deadline: the whole path a runner takes, against LocalCluster's controllers.
+ */
+const publishAndWatch = (
+  cluster: Parameters<typeof startCluster>[0],
+  before: (sc: SessionCluster) => Effect.Effect<unknown> = () => Effect.void
+) =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const sc = yield* startCluster(cluster)
+      yield* before(sc)
+      const layers = SessionRouter.layerIngress.pipe(
+        Layer.provideMerge(kubeClientLayer("over HTTP", sc.cluster)),
+        Layer.provideMerge(routerConfigLayer(sc))
+      )
+      return yield* Effect.gen(function* () {
+        const router = yield* SessionRouter
+        const routes = yield* router.publish(spec)
+        const events = yield* Stream.runCollect(
+          watchRouteHealth({ sessionId, routes, timeoutMs: 1_500, intervalMs: 50 })
+        )
+        return { events: Chunk.toReadonlyArray(events), router }
+      }).pipe(Effect.provide(layers))
+    })
+  )
+
+const states = (events: ReadonlyArray<RouteHealthEvent>) =>
+  events.map((e) => (e._tag === "Route" ? `${e.state}` : "read-error"))
+
+describe("route health over HTTP against LocalCluster", () => {
+  it.live("turns programmed when the controller publishes an address after 300 ms", () =>
+    Effect.gen(function* () {
+      const { events } = yield* publishAndWatch({ ingress: { delay: Duration.millis(300) } })
+      expect(events).toEqual([
+        { _tag: "Route", route, state: "pending" },
+        { _tag: "Route", route, state: "programmed" }
+      ])
+    }))
+
+  it.live("calls the host unprogrammed with the unclaimed reason when no controller ever writes status", () =>
+    Effect.gen(function* () {
+      const { events, router } = yield* publishAndWatch({ ingress: { delay: "never" } })
+      expect(events).toEqual([
+        { _tag: "Route", route, state: "pending" },
+        { _tag: "Route", route, state: "unprogrammed", reason: router.unclaimedReason(route) }
+      ])
+    }))
+
+  it.live("reports forbidden reads once, and the read failure, not the unclaimed advice, at the deadline", () =>
+    Effect.gen(function* () {
+      const { events } = yield* publishAndWatch({ ingress: { delay: Duration.millis(300) } }, (sc) =>
+        sc.cluster.faults.add({ resource: IngressResource, verbs: ["get"], action: Fault.forbid() })
+      )
+      expect(states(events)).toEqual(["pending", "read-error", "unprogrammed"])
+      const last = events.at(-1)
+      expect(last?._tag === "Route" && last.state === "unprogrammed" && last.reason).toMatch(
+        /^route status could not be read: ingresses\.networking\.k8s\.io "telo-run-health1" is forbidden/
+      )
+      expect(last?._tag === "Route" && last.state === "unprogrammed" && last.reason).not.toMatch(/no ingress controller/)
+    }))
+})
