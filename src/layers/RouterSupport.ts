@@ -5,8 +5,7 @@
  */
 import { Effect } from "effect"
 import { buildSessionService, type ManifestSettings, type SessionSpec, sessionObjectName } from "../domain/Manifests.js"
-import type { KubeObject } from "../domain/Objects.js"
-import { qualifiedName, type ResourceType, ServiceResource } from "../domain/Resources.js"
+import { type ResourceType, ServiceResource } from "../domain/Resources.js"
 import type { KubeClient, WritableObject } from "../services/KubeClient.js"
 import type { KubeError } from "../services/KubeError.js"
 import type { RouterConfig } from "../services/RouterConfig.js"
@@ -31,10 +30,6 @@ export const manifestSettings = (
         ...(config.tlsSecretName !== undefined && mode === "ingress" ? { tlsSecretName: config.tlsSecretName } : {}),
         ...(config.gateway !== undefined ? { gateway: config.gateway } : {})
       })
-
-/** `ingresses.networking.k8s.io telo-sessions/telo-run-x`, for messages. */
-export const describeObject = (resource: ResourceType<unknown>, object: KubeObject): string =>
-  `${qualifiedName(resource)} ${object.metadata?.namespace ?? ""}/${object.metadata?.name ?? ""}`
 
 /** Wraps a KubeError from a publish step into a PublishError that says which step failed. */
 export const publishStep =
