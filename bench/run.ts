@@ -1,0 +1,155 @@
+/**
+ * The benchmark: how fast session-routing publishes and reads routes through the live
+ * client over HTTP to LocalCluster, how fast a watch delivers changes, and what the
+ * cluster's store costs in memory per session. Each measure has a target; the run
+ * exits 1 when one is missed. Run with `npm run bench` (loopback only).
+ */
+import * as k8s from "@kubernetes/client-node"
+import { Chunk, Clock, Duration, Effect, Fiber, Layer, Stream } from "effect"
+import { NodeRuntime } from "@effect/platform-node"
+import { LocalCluster } from "../src/cluster/LocalCluster.js"
+import * as SessionCluster from "../src/cluster/SessionCluster.js"
+import { IngressResource } from "../src/domain/Resources.js"
+import { KubeClientLive } from "../src/layers/KubeClientLive.js"
+import * as RouterConfigLive from "../src/layers/RouterConfigLive.js"
+import { SessionRouter } from "../src/layers/SessionRouterLayers.js"
+import { KubeClient } from "../src/services/KubeClient.js"
+
+const SESSIONS = 300
+const WATCHED_CHANGES = 300
+const MEMORY_SESSIONS = 2_000
+
+interface Result {
+  readonly name: string
+  readonly value: number
+  readonly unit: string
+  readonly target: number
+}
+
+/** A full collection when node runs with --expose-gc (the bench script passes it); otherwise a no-op. */
+const gc = (): void => (globalThis as { gc?: () => void }).gc?.()
+
+const percentile = (sorted: ReadonlyArray<number>, p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? 0
+
+const timed = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.gen(function* () {
+    const start = yield* Clock.currentTimeNanos
+    const value = yield* effect
+    const end = yield* Clock.currentTimeNanos
+    return { value, ms: Number(end - start) / 1e6 }
+  })
+
+const spec = (i: number) => ({
+  sessionId: `bench${i}`,
+  podName: `telo-run-bench${i}`,
+  podUid: `00000000-0000-4000-8000-${String(i).padStart(12, "0")}`,
+  ports: [
+    { port: 8080, protocol: "tcp" as const },
+    { port: 9090, protocol: "tcp" as const }
+  ]
+})
+
+const program = Effect.scoped(
+  Effect.gen(function* () {
+    const results: Array<Result> = []
+    const sc = yield* SessionCluster.make({ ingress: { delay: Duration.millis(10) }, dataPlane: false })
+    const kc = new k8s.KubeConfig()
+    kc.loadFromString(sc.cluster.kubeconfig())
+    const layers = SessionRouter.layerIngress.pipe(
+      Layer.provideMerge(KubeClientLive.layerFromKubeConfig(kc)),
+      Layer.provideMerge(
+        RouterConfigLive.layerFrom({
+          sessionNamespace: sc.namespace,
+          baseDomain: sc.baseDomain,
+          ingressClassName: sc.ingressClassName
+        })
+      )
+    )
+
+    yield* Effect.gen(function* () {
+      const router = yield* SessionRouter
+      const kube = yield* KubeClient
+
+      // Publish: one Service and one Ingress per session, in sequence, over HTTP.
+      const publishTimes: Array<number> = []
+      for (let i = 0; i < SESSIONS; i++) publishTimes.push((yield* timed(router.publish(spec(i)))).ms)
+      publishTimes.sort((a, b) => a - b)
+      results.push({ name: "publish p50 (Service + Ingress, HTTP)", value: percentile(publishTimes, 0.5), unit: "ms", target: 25 })
+      results.push({ name: "publish p99", value: percentile(publishTimes, 0.99), unit: "ms", target: 250 })
+
+      // Verdict reads: what the health watch does on every poll.
+      const readTimes: Array<number> = []
+      for (let i = 0; i < SESSIONS; i++) {
+        readTimes.push((yield* timed(router.verdictFor(`bench${i}`, { host: "", port: 8080 }))).ms)
+      }
+      readTimes.sort((a, b) => a - b)
+      results.push({ name: "verdict read p50 (HTTP)", value: percentile(readTimes, 0.5), unit: "ms", target: 10 })
+
+      // Watch: changes delivered through the live watch stream.
+      const watcher = yield* kube
+        .watch(IngressResource, sc.namespace, { labelSelector: "bench=watch" })
+        .pipe(Stream.take(WATCHED_CHANGES), Stream.runCollect, Effect.fork)
+      const { ms: watchMs } = yield* timed(
+        Effect.gen(function* () {
+          for (let i = 0; i < WATCHED_CHANGES; i++) {
+            yield* kube.apply(IngressResource, benchIngress(i, sc.namespace))
+          }
+          const seen = yield* Fiber.join(watcher)
+          if (Chunk.size(seen) !== WATCHED_CHANGES) yield* Effect.dieMessage("the watch lost events")
+        })
+      )
+      results.push({ name: "watch: apply + deliver one change", value: watchMs / WATCHED_CHANGES, unit: "ms", target: 25 })
+    }).pipe(Effect.provide(layers))
+
+    // Memory: the store's cost per published session (Service + Ingress), through the
+    // in-memory face so that only the store's own objects are counted.
+    const memory = yield* Effect.scoped(
+      Effect.gen(function* () {
+        const fresh = yield* SessionCluster.make({ ingress: false, gateway: false, dataPlane: false })
+        const router = yield* Effect.provide(
+          SessionRouter,
+          SessionRouter.layerIngress.pipe(
+            Layer.provide(LocalCluster.layerKubeClient(fresh.cluster)),
+            Layer.provide(RouterConfigLive.layerFrom({ sessionNamespace: fresh.namespace, baseDomain: fresh.baseDomain }))
+          )
+        )
+        gc()
+        const before = process.memoryUsage().heapUsed
+        for (let i = 0; i < MEMORY_SESSIONS; i++) yield* router.publish(spec(i))
+        gc()
+        return (process.memoryUsage().heapUsed - before) / MEMORY_SESSIONS / 1024
+      })
+    )
+    results.push({ name: "store memory per session (in memory, heap)", value: memory, unit: "KiB", target: 64 })
+    return results
+  })
+)
+
+const benchIngress = (i: number, namespace: string) => ({
+  apiVersion: "networking.k8s.io/v1",
+  kind: "Ingress",
+  metadata: { name: `watch-${i}`, namespace, labels: { bench: "watch" } },
+  spec: {
+    rules: [
+      {
+        host: `w${i}.bench.localtest.me`,
+        http: { paths: [{ path: "/", pathType: "Prefix" as const, backend: { service: { name: "svc", port: { number: 80 } } } }] }
+      }
+    ]
+  }
+})
+
+program.pipe(
+  Effect.flatMap((results) =>
+    Effect.sync(() => {
+      let failed = false
+      for (const r of results) {
+        const ok = r.value <= r.target
+        failed ||= !ok
+        console.log(`${ok ? "ok  " : "MISS"} ${r.name}: ${r.value.toFixed(2)} ${r.unit} (target <= ${r.target} ${r.unit})`)
+      }
+      if (failed) process.exitCode = 1
+    })
+  ),
+  NodeRuntime.runMain
+)
