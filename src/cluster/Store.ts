@@ -19,12 +19,21 @@ export interface ApplyOptions extends WriteOptions {
 
 export interface ListOptions {
   readonly labelSelector?: string
+  /** `metadata.name` / `metadata.namespace` terms, as every resource supports. */
+  readonly fieldSelector?: string
   readonly limit?: number
   readonly continue?: string
 }
 
+/** A delete's options: those of any write, plus the preconditions `DeleteOptions` may carry. */
+export interface DeleteOptions extends WriteOptions {
+  readonly preconditions?: { readonly uid?: string; readonly resourceVersion?: string }
+}
+
 export interface WatchOptions {
   readonly labelSelector?: string
+  /** `metadata.name` / `metadata.namespace` terms, as every resource supports. */
+  readonly fieldSelector?: string
   /** Unset or "0": synthetic ADDED for current objects first. */
   readonly resourceVersion?: string
   readonly allowWatchBookmarks?: boolean
@@ -94,7 +103,7 @@ export interface ClusterStore {
     resource: ResourceType<A>,
     namespace: string | undefined,
     name: string,
-    options?: WriteOptions
+    options?: DeleteOptions
   ) => Effect.Effect<DeleteResult, Status>
   /**
    * Events after `resourceVersion` (or synthetic ADDED first); the stream ends only

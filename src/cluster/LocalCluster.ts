@@ -1,0 +1,137 @@
+/**
+ * LocalCluster: an API server in process, for the demo and for tests. It holds the
+ * store, serves it over HTTP on 127.0.0.1 with a kubeconfig to reach it, offers the
+ * same cluster as an in-memory KubeClient, and runs the simulated controllers.
+ */
+import { writeFile } from "node:fs/promises"
+import { Context, Data, Effect, Layer, type Scope } from "effect"
+import { stringify } from "yaml"
+import type { KubeObject } from "../domain/Objects.js"
+import { allResources, type ResourceType } from "../domain/Resources.js"
+import type { KubeClient } from "../services/KubeClient.js"
+import { type Faults, makeFaults } from "./Faults.js"
+import { type HttpApiError, serve } from "./HttpApi.js"
+import * as InMemoryKubeClient from "./InMemoryKubeClient.js"
+import { makeMemoryStore, type MemoryStore, type MemoryStoreOptions } from "./MemoryStore.js"
+
+const GATEWAY_API_GROUP = "gateway.networking.k8s.io"
+
+/** What controllers and clients need of a cluster: its store and its faults. */
+export interface ClusterHandle {
+  readonly store: MemoryStore
+  readonly faults: Faults
+}
+
+/**
+ * Something that runs against the cluster for as long as it lives: the simulated
+ * ingress and gateway controllers, the data plane. Started in order once the store
+ * exists, each in its own fiber, and stopped when the cluster's scope closes.
+ */
+export type LocalClusterController = (cluster: ClusterHandle) => Effect.Effect<unknown, never, Scope.Scope>
+
+/** How a LocalCluster is set up: the store's options plus its HTTP face and controllers. */
+export interface LocalClusterOptions extends MemoryStoreOptions {
+  /** False: the Gateway API CRDs are not installed, and every type of the group answers 404. Default true. */
+  readonly gatewayApi?: boolean
+  /** Port on 127.0.0.1 for the HTTP API; 0 (the default) picks a free one. */
+  readonly port?: number
+  /** The controllers to run (see `LocalClusterController`). */
+  readonly controllers?: ReadonlyArray<LocalClusterController>
+  /** Names used in the kubeconfig; default `local-cluster`. */
+  readonly contextName?: string
+  /** The namespace the kubeconfig's context selects; default `default`. */
+  readonly contextNamespace?: string
+}
+
+/** Writing the kubeconfig failed. */
+export class KubeconfigWriteError extends Data.TaggedError("KubeconfigWriteError")<{
+  readonly reason: string
+  readonly cause?: unknown
+}> {}
+
+/** The running cluster's service interface. */
+export declare namespace LocalCluster {
+  export interface Service extends ClusterHandle {
+    /** `http://127.0.0.1:<port>`. */
+    readonly url: string
+    /** A kubeconfig (YAML) whose current context reaches this cluster. */
+    readonly kubeconfig: () => string
+    readonly writeKubeconfig: (path: string) => Effect.Effect<void, KubeconfigWriteError>
+  }
+}
+
+/** A kubeconfig for a plain-HTTP server: client-node needs `skipTLSVerify` and a user entry. */
+export const kubeconfigFor = (url: string, name = "local-cluster", namespace = "default"): string =>
+  stringify({
+    apiVersion: "v1",
+    kind: "Config",
+    clusters: [{ name, cluster: { server: url, "insecure-skip-tls-verify": true } }],
+    users: [{ name: `${name}-user`, user: { token: "local-cluster" } }],
+    contexts: [{ name, context: { cluster: name, user: `${name}-user`, namespace } }],
+    "current-context": name,
+    preferences: {}
+  })
+
+const startControllers = (handle: ClusterHandle, controllers: ReadonlyArray<LocalClusterController> | undefined) =>
+  Effect.forEach(controllers ?? [], (controller) => Effect.forkScoped(controller(handle)), { discard: true })
+
+/** The cluster without its HTTP face: store, faults and controllers. */
+export const makeInMemory = (options: LocalClusterOptions = {}): Effect.Effect<ClusterHandle, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const store = yield* makeMemoryStore({
+      ...options,
+      unserved: [
+        ...(options.unserved ?? []),
+        ...(options.gatewayApi === false ? allResources.filter((r) => r.group === GATEWAY_API_GROUP) : [])
+      ] as ReadonlyArray<ResourceType<KubeObject>>
+    })
+    const faults = yield* makeFaults
+    const handle: ClusterHandle = { store, faults }
+    yield* startControllers(handle, options.controllers)
+    return handle
+  })
+
+/** The whole cluster: store, faults, controllers and the HTTP API, for the life of the scope. */
+export const make = (options: LocalClusterOptions = {}): Effect.Effect<LocalCluster.Service, HttpApiError, Scope.Scope> =>
+  Effect.gen(function*() {
+    const handle = yield* makeInMemory(options)
+    const api = yield* serve({
+      store: handle.store,
+      faults: handle.faults,
+      ...(options.port !== undefined ? { port: options.port } : {})
+    })
+    const kubeconfig = () => kubeconfigFor(api.url, options.contextName, options.contextNamespace)
+    return {
+      ...handle,
+      url: api.url,
+      kubeconfig,
+      writeKubeconfig: (path: string) =>
+        Effect.tryPromise({
+          try: () => writeFile(path, kubeconfig(), { mode: 0o600 }),
+          catch: (cause) =>
+            new KubeconfigWriteError({
+              reason: `cannot write the kubeconfig to ${path}: ${cause instanceof Error ? cause.message : String(cause)}`,
+              cause
+            })
+        })
+    }
+  })
+
+/** The in-memory KubeClient over a cluster, honouring its faults. */
+export const layerKubeClient = (cluster: ClusterHandle): Layer.Layer<KubeClient> =>
+  InMemoryKubeClient.layer(cluster.store, { faults: cluster.faults })
+
+/** A running LocalCluster as a service. */
+export class LocalCluster extends Context.Tag("session-routing/LocalCluster")<LocalCluster, LocalCluster.Service>() {
+  static readonly make = make
+  static readonly makeInMemory = makeInMemory
+  static readonly layerKubeClient = layerKubeClient
+  static readonly kubeconfigFor = kubeconfigFor
+  /** The cluster for the life of the layer. */
+  static readonly layer = (options: LocalClusterOptions = {}): Layer.Layer<LocalCluster, HttpApiError> =>
+    Layer.scoped(LocalCluster, make(options))
+  /** The in-memory KubeClient of the cluster in context. */
+  static readonly layerKubeClientFromContext: Layer.Layer<KubeClient, never, LocalCluster> = Layer.unwrapEffect(
+    Effect.map(LocalCluster, layerKubeClient)
+  )
+}
