@@ -30,7 +30,7 @@ const exec = (args: ReadonlyArray<string>): Promise<Run> =>
     })
   })
 
-const kubectlVersion = await exec(["version", "--client", "--short"]).catch(() => undefined)
+const kubectlVersion = await exec(["version", "--client"]).catch(() => undefined)
 const available = kubectlVersion !== undefined && kubectlVersion.code === 0
 
 const INGRESS_YAML = `apiVersion: networking.k8s.io/v1
