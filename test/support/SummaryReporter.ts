@@ -1,0 +1,22 @@
+/**
+ * Closes a test run with one plain line, `vitest: N passed, N failed[, N skipped]`,
+ * the form CI reads to know how many tests ran, whatever the runner.
+ */
+import type { Reporter, TestModule } from "vitest/node"
+
+export default class SummaryReporter implements Reporter {
+  onTestRunEnd(modules: ReadonlyArray<TestModule>): void {
+    let passed = 0
+    let failed = 0
+    let skipped = 0
+    for (const module of modules) {
+      for (const test of module.children.allTests()) {
+        const state = test.result().state
+        if (state === "passed") passed++
+        else if (state === "failed") failed++
+        else skipped++
+      }
+    }
+    process.stdout.write(`vitest: ${passed} passed, ${failed} failed${skipped > 0 ? `, ${skipped} skipped` : ""}\n`)
+  }
+}
