@@ -8,7 +8,12 @@ import { Console, Effect } from "effect"
 import packageJson from "../../package.json" with { type: "json" }
 import { RouterConfigError } from "../services/RouterConfig.js"
 import { CliError, ExitCode } from "./CliError.js"
+import { clusterCommand } from "./commands/Cluster.js"
+import { demoCommand } from "./commands/Demo.js"
+import { publishCommand } from "./commands/Publish.js"
 import { renderCommand } from "./commands/Render.js"
+import { statusCommand } from "./commands/Status.js"
+import { unpublishCommand } from "./commands/Unpublish.js"
 
 /**
  * The root command: no options of its own (the shared ones live on each subcommand,
@@ -16,7 +21,7 @@ import { renderCommand } from "./commands/Render.js"
  */
 export const command = Command.make("session-routing").pipe(
   Command.withDescription("Publishes Kubernetes routing objects for session Pods and reports whether they were programmed."),
-  Command.withSubcommands([renderCommand])
+  Command.withSubcommands([renderCommand, publishCommand, statusCommand, unpublishCommand, clusterCommand, demoCommand])
 )
 
 /** The parsed application: `cli(argv)` with argv shaped like `process.argv` (runtime, script, arguments). */

@@ -6,9 +6,13 @@
  * -o json` would fail with "unknown argument '-o'". On the subcommand they go anywhere.
  */
 import { Options } from "@effect/cli"
-import { type Layer, Option } from "effect"
+import { Layer, Option } from "effect"
+import * as KubeClientLive from "../layers/KubeClientLive.js"
 import * as RouterConfigLive from "../layers/RouterConfigLive.js"
-import type { RouterConfig, RouterConfigError } from "../services/RouterConfig.js"
+import { SessionRouter } from "../layers/SessionRouterLayers.js"
+import type { KubeClient } from "../services/KubeClient.js"
+import { RouterConfig, type RouterConfigError } from "../services/RouterConfig.js"
+import type { RouterSetupError } from "../services/SessionRouter.js"
 
 /**
  * Options of the commands that change the routing configuration. `--mode` and
@@ -70,3 +74,37 @@ export const routerConfigOverrides = (options: RoutingOptions): RouterConfigLive
 /** `RouterConfig` from the environment with the routing flags winning. */
 export const routerConfigLayer = (options: RoutingOptions): Layer.Layer<RouterConfig, RouterConfigError> =>
   RouterConfigLive.layerFromEnv(routerConfigOverrides(options))
+
+/** The kubeconfig location the cluster flags name (unset ones: the default chain). */
+export const kubeConfigOptions = (options: ClusterOptions): KubeClientLive.KubeConfigOptions => ({
+  ...Option.match(options.kubeconfig, { onNone: () => ({}), onSome: (kubeconfigPath) => ({ kubeconfigPath }) }),
+  ...Option.match(options.context, { onNone: () => ({}), onSome: (context) => ({ context }) })
+})
+
+/** The live `KubeClient` for the kubeconfig and context the flags name. */
+export const kubeClientLayer = (options: ClusterOptions): Layer.Layer<KubeClient, KubeClientLive.KubeConfigError> =>
+  KubeClientLive.layer(kubeConfigOptions(options))
+
+/**
+ * Whether a configuration routes anything, hence needs a cluster: mode `none` and a
+ * missing base domain both publish nothing (`SessionRouter.layerConfig` picks the
+ * none layer for them).
+ */
+export const routesSessions = (config: RouterConfig.Service): boolean =>
+  config.mode !== "none" && config.baseDomain !== undefined
+
+/**
+ * `RouterConfig` (already read and validated) and the `SessionRouter` it picks, over
+ * the live `KubeClient`. A configuration that routes nothing gets the none layer
+ * without loading a kubeconfig, so `publish --mode none` works with no cluster.
+ */
+export const sessionLayer = (
+  options: ClusterOptions,
+  config: RouterConfig.Service
+): Layer.Layer<SessionRouter | RouterConfig, KubeClientLive.KubeConfigError | RouterSetupError> => {
+  const configLayer = Layer.succeed(RouterConfig, config)
+  const router = routesSessions(config)
+    ? SessionRouter.layerConfig.pipe(Layer.provide(kubeClientLayer(options)))
+    : SessionRouter.layerNone
+  return Layer.provideMerge(router, configLayer)
+}

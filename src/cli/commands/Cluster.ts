@@ -1,0 +1,233 @@
+/**
+ * `session-routing cluster`: runs LocalCluster standalone, set up as a session
+ * cluster (namespace, IngressClass, GatewayClass and Gateway, controllers, data
+ * plane), prints where it listens, and serves until SIGINT or SIGTERM stops it.
+ */
+import { Command, Options } from "@effect/cli"
+import { FileSystem, Path } from "@effect/platform"
+import { Console, Deferred, Duration, Effect, Either, Exit, Option, type Scope } from "effect"
+import type { ControllerDelay } from "../../cluster/Reconciler.js"
+import * as SessionCluster from "../../cluster/SessionCluster.js"
+import { ENV } from "../../layers/RouterConfigLive.js"
+import { cliError } from "../CliError.js"
+import { logsToStderr } from "../present/Presenter.js"
+
+/** The controllers' delay when `--controller-delay` is not given: long enough to see `pending`. */
+export const DEFAULT_CONTROLLER_DELAY_MS = 1000
+
+/** The cluster flags as @effect/cli parses them: raw text, checked by `parseClusterInput`. */
+export interface ClusterFlags {
+  readonly port: string
+  readonly writeKubeconfig: Option.Option<string>
+  readonly noIngressController: boolean
+  readonly noGatewayController: boolean
+  readonly controllerDelay: string
+}
+
+/** What `cluster` needs, after every flag is checked. */
+export interface ClusterInput {
+  readonly port: number
+  /** Where to write the kubeconfig; none: a temporary file removed at shutdown. */
+  readonly kubeconfigPath: Option.Option<string>
+  readonly ingressController: boolean
+  readonly gatewayController: boolean
+  readonly delay: ControllerDelay
+}
+
+/** Checks the flags in order and stops at the first bad one, with a line naming it. */
+export const parseClusterInput = (flags: ClusterFlags): Either.Either<ClusterInput, string> =>
+  Either.gen(function* () {
+    const port = /^\d+$/.test(flags.port.trim()) ? Number(flags.port.trim()) : Number.NaN
+    if (!Number.isSafeInteger(port) || port > 65535) {
+      return yield* Either.left(`--port=${JSON.stringify(flags.port)} must be a port number, 0..65535 (0 picks a free one)`)
+    }
+    const delayText = flags.controllerDelay.trim()
+    // "never" is the silent-404 cluster: controllers that claim objects and never write status.
+    const delay: ControllerDelay | undefined =
+      delayText === "never" ? "never" : /^\d+$/.test(delayText) ? Duration.millis(Number(delayText)) : undefined
+    if (delay === undefined) {
+      return yield* Either.left(
+        `--controller-delay=${JSON.stringify(flags.controllerDelay)} must be whole milliseconds (e.g. 1000) or never`
+      )
+    }
+    const kubeconfigPath = Option.filter(flags.writeKubeconfig, (path) => path.trim() !== "")
+    if (Option.isSome(flags.writeKubeconfig) && Option.isNone(kubeconfigPath)) {
+      return yield* Either.left("--write-kubeconfig needs a file path, e.g. --write-kubeconfig ./local.kubeconfig")
+    }
+    return {
+      port,
+      kubeconfigPath,
+      ingressController: !flags.noIngressController,
+      gatewayController: !flags.noGatewayController,
+      delay
+    }
+  })
+
+/** The SessionCluster the flags describe. */
+export const sessionClusterOptions = (input: ClusterInput): SessionCluster.SessionClusterOptions => ({
+  port: input.port,
+  ingress: input.ingressController ? { delay: input.delay } : false,
+  gateway: input.gatewayController ? { delay: input.delay } : false
+})
+
+const delayText = (delay: ControllerDelay): string =>
+  delay === "never" ? "never writes status" : `writes status after ${Duration.toMillis(Duration.decode(delay))} ms`
+
+/**
+ * The lines for stdout, `key: value` each, `server` first: a script waits for the
+ * first line and reads the URL from it, and finds the rest by key.
+ */
+export const describeCluster = (sc: SessionCluster.SessionCluster, kubeconfigPath: string): ReadonlyArray<string> => [
+  `server: ${sc.cluster.url}`,
+  ...(sc.dataPlane !== undefined ? [`data-plane: ${sc.dataPlane.url}`] : []),
+  `kubeconfig: ${kubeconfigPath}`,
+  `namespace: ${sc.namespace}`,
+  `base-domain: ${sc.baseDomain}`,
+  `ingress-class: ${sc.ingressClassName}`,
+  `gateway: ${sc.gateway.namespace}/${sc.gateway.name}`
+]
+
+/** What a person can do with the cluster, for stderr (stdout stays parseable). */
+export const usageHints = (
+  sc: SessionCluster.SessionCluster,
+  input: ClusterInput,
+  kubeconfigPath: string
+): ReadonlyArray<string> => {
+  const env = `${ENV.baseDomain}=${sc.baseDomain} ${ENV.sessionNamespace}=${sc.namespace}`
+  const publish = `session-routing publish --kubeconfig ${kubeconfigPath} --session demo --pod telo-run-demo --pod-uid 1 --port 8080 --watch`
+  return [
+    `LocalCluster is serving on 127.0.0.1; Ctrl-C stops it.`,
+    `  ingress controller: ${input.ingressController ? `class "${sc.ingressClassName}", ${delayText(input.delay)}` : "off"}`,
+    `  gateway controller: ${
+      input.gatewayController ? `class "${sc.gateway.className}", ${delayText(input.delay)}` : "off"
+    } (Gateway ${sc.gateway.namespace}/${sc.gateway.name}, listener *.${sc.baseDomain})`,
+    `try:`,
+    `  kubectl --kubeconfig ${kubeconfigPath} get ingressclass,ingress -A`,
+    `  ${env} ${ENV.ingressClassName}=${sc.ingressClassName} ${publish}`,
+    `  ${env} ${ENV.mode}=gateway ${ENV.gatewayName}=${sc.gateway.name} ${publish}`
+  ]
+}
+
+const SHUTDOWN_SIGNALS = ["SIGINT", "SIGTERM"] as const
+
+/** The signals that stop a served cluster. */
+export type ShutdownSignal = (typeof SHUTDOWN_SIGNALS)[number]
+
+/**
+ * Arms SIGINT and SIGTERM for the life of the scope and returns the wait for the
+ * first of them. For a server they are the ordinary way to stop, not a failure: the
+ * runtime's own handlers (NodeRuntime.runMain interrupts the program on them, which
+ * main.ts reports as exit 130) are set aside while armed, so the command can close
+ * the cluster and leave with 0. Armed before the cluster starts, so a signal sent
+ * the moment the URL is printed is not lost; disarmed the moment one arrives, so a
+ * second Ctrl-C during shutdown interrupts as usual. `process.listeners` is used
+ * rather than `rawListeners` on purpose: tsx hides its own signal relay from it, and
+ * that relay must stay in place.
+ */
+export const shutdownSignal: Effect.Effect<Effect.Effect<ShutdownSignal>, never, Scope.Scope> = Effect.gen(
+  function* () {
+    const received = yield* Deferred.make<ShutdownSignal>()
+    yield* Effect.acquireRelease(
+      Effect.sync(() => {
+        const setAside = SHUTDOWN_SIGNALS.map((signal) => ({ signal, listeners: process.listeners(signal) }))
+        let armed = true
+        const disarm = () => {
+          if (!armed) return
+          armed = false
+          for (const signal of SHUTDOWN_SIGNALS) process.off(signal, onSignal)
+          for (const { signal, listeners } of setAside) for (const listener of listeners) process.on(signal, listener)
+        }
+        function onSignal(signal: NodeJS.Signals) {
+          disarm()
+          Deferred.unsafeDone(received, Exit.succeed(signal as ShutdownSignal))
+        }
+        for (const { signal, listeners } of setAside) {
+          for (const listener of listeners) process.off(signal, listener)
+          process.on(signal, onSignal)
+        }
+        return disarm
+      }),
+      (disarm) => Effect.sync(disarm)
+    )
+    return Deferred.await(received)
+  }
+)
+
+/** A cluster being served: what `describeCluster` printed. */
+export interface ServedCluster {
+  readonly sc: SessionCluster.SessionCluster
+  readonly kubeconfigPath: string
+}
+
+/**
+ * Starts the cluster, writes the kubeconfig, prints where everything is, and serves
+ * until `until` succeeds with why it should stop (the command: a signal; tests: when
+ * they are done). Closing the scope afterwards stops the controllers, closes the API
+ * server and the data plane with their open connections, and removes a temporary
+ * kubeconfig.
+ */
+export const serveCluster = <E, R>(input: ClusterInput, until: (served: ServedCluster) => Effect.Effect<string, E, R>) =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const fs = yield* FileSystem.FileSystem
+      const path = yield* Path.Path
+      const sc = yield* SessionCluster.make(sessionClusterOptions(input)).pipe(
+        Effect.mapError((error) => cliError(`cannot start the cluster: ${error.reason}`))
+      )
+      const kubeconfigPath = yield* Option.match(input.kubeconfigPath, {
+        onSome: (file) => Effect.succeed(path.resolve(file)),
+        // A kubeconfig for a server that is gone only misleads: the temporary one goes with it.
+        onNone: () =>
+          fs.makeTempDirectoryScoped({ prefix: "session-routing-cluster-" }).pipe(
+            Effect.map((dir) => path.join(dir, "kubeconfig")),
+            Effect.mapError((error) => cliError(`cannot create a temporary directory for the kubeconfig: ${error.message}`))
+          )
+      })
+      yield* sc.cluster.writeKubeconfig(kubeconfigPath).pipe(Effect.mapError((error) => cliError(error.reason)))
+      for (const line of describeCluster(sc, kubeconfigPath)) yield* Console.log(line)
+      for (const line of usageHints(sc, input, kubeconfigPath)) yield* Console.error(line)
+      const why = yield* until({ sc, kubeconfigPath })
+      yield* Console.error(`${why}: stopping the cluster`)
+    })
+  ).pipe(Effect.zipLeft(Console.error("cluster stopped")))
+
+/**
+ * `session-routing cluster [--port N] [--write-kubeconfig PATH] [--no-ingress-controller]
+ * [--no-gateway-controller] [--controller-delay MS|never]`.
+ */
+export const clusterCommand = Command.make(
+  "cluster",
+  {
+    port: Options.text("port").pipe(
+      Options.withPseudoName("N"),
+      Options.withDescription("Port of the API server on 127.0.0.1 (default 0: any free port)"),
+      Options.withDefault("0")
+    ),
+    writeKubeconfig: Options.text("write-kubeconfig").pipe(
+      Options.withPseudoName("PATH"),
+      Options.withDescription("Write a kubeconfig for the cluster to this path (default: a temporary file, removed at exit)"),
+      Options.optional
+    ),
+    noIngressController: Options.boolean("no-ingress-controller").pipe(
+      Options.withDescription("Run no ingress controller: session Ingresses stay pending (the IngressClass still exists)")
+    ),
+    noGatewayController: Options.boolean("no-gateway-controller").pipe(
+      Options.withDescription("Run no Gateway controller: HTTPRoutes get no status (the Gateway still exists)")
+    ),
+    controllerDelay: Options.text("controller-delay").pipe(
+      Options.withPseudoName("MS|never"),
+      Options.withDescription("Milliseconds each controller waits before writing status, or never"),
+      Options.withDefault(String(DEFAULT_CONTROLLER_DELAY_MS))
+    )
+  },
+  (flags) =>
+    Effect.gen(function* () {
+      const input = yield* Either.mapLeft(parseClusterInput(flags), (line) => cliError(line))
+      const signal = yield* shutdownSignal
+      yield* serveCluster(input, () => signal)
+    }).pipe(Effect.scoped, Effect.provide(logsToStderr))
+).pipe(
+  Command.withDescription(
+    "Run LocalCluster, an embedded Kubernetes API with simulated controllers, on 127.0.0.1 until Ctrl-C"
+  )
+)

@@ -1,0 +1,168 @@
+/**
+ * `session-routing cluster`: its flags, checked in-process through `Cli.run`, and the
+ * command itself as a real process: the URL lines first, a working API server and
+ * data plane behind them, and a clean exit 0 on SIGINT and SIGTERM.
+ */
+import * as Http from "node:http"
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { describe, expect, it } from "@effect/vitest"
+import { Duration, Effect, Either, Option, Schedule } from "effect"
+import * as YAML from "yaml"
+import { parseClusterInput, sessionClusterOptions } from "../../src/cli/commands/Cluster.js"
+import { startClusterProcess } from "./ClusterProcess.js"
+import { runCli } from "./TestCli.js"
+
+const flags = {
+  port: "0",
+  writeKubeconfig: Option.none<string>(),
+  noIngressController: false,
+  noGatewayController: false,
+  controllerDelay: "1000"
+}
+
+/** GET `url` and its JSON body. */
+const getJson = (url: string) =>
+  Effect.tryPromise((signal) =>
+    fetch(url, { signal }).then(async (res) => ({ status: res.status, body: (await res.json()) as any }))
+  )
+
+/** GET `/` on the data plane with `host` in the Host header (fetch may not set Host). */
+const getVia = (base: string, host: string) =>
+  Effect.tryPromise(
+    (signal) =>
+      new Promise<{ status: number; routedBy: string | undefined; body: string }>((resolve, reject) => {
+        const url = new URL(base)
+        const req = Http.request(
+          { host: url.hostname, port: url.port, path: "/", headers: { host }, agent: false, signal },
+          (res) => {
+            let body = ""
+            res.setEncoding("utf8")
+            res.on("data", (chunk: string) => (body += chunk))
+            res.on("end", () =>
+              resolve({ status: res.statusCode ?? 0, routedBy: res.headers["x-local-cluster-routed-by"] as string, body })
+            )
+          }
+        )
+        req.on("error", reject)
+        req.end()
+      })
+  )
+
+describe("session-routing cluster flags", () => {
+  it("defaults to a free port, a temporary kubeconfig and both controllers after one second", () => {
+    expect(parseClusterInput(flags)).toEqual(
+      Either.right({
+        port: 0,
+        kubeconfigPath: Option.none(),
+        ingressController: true,
+        gatewayController: true,
+        delay: Duration.millis(1000)
+      })
+    )
+  })
+
+  it("turns each controller off on its own and passes never through as the silent controller", () => {
+    const input = parseClusterInput({ ...flags, noIngressController: true, controllerDelay: "never" })
+    expect(input._tag).toBe("Right")
+    if (input._tag !== "Right") return
+    expect(sessionClusterOptions(input.right)).toEqual({ port: 0, ingress: false, gateway: { delay: "never" } })
+  })
+
+  it.effect("refuses a port outside 0..65535 with one line naming the flag", () =>
+    Effect.gen(function* () {
+      const result = yield* runCli(["cluster", "--port", "70000"])
+      expect(result).toEqual({
+        exitCode: 1,
+        stdout: "",
+        stderr: 'error: --port="70000" must be a port number, 0..65535 (0 picks a free one)\n'
+      })
+    })
+  )
+
+  it.effect("refuses a controller delay that is neither milliseconds nor never", () =>
+    Effect.gen(function* () {
+      const result = yield* runCli(["cluster", "--controller-delay", "1s"])
+      expect(result).toEqual({
+        exitCode: 1,
+        stdout: "",
+        stderr: 'error: --controller-delay="1s" must be whole milliseconds (e.g. 1000) or never\n'
+      })
+    })
+  )
+})
+
+describe("session-routing cluster as a process", () => {
+  it.live(
+    "prints its URLs first, serves the session namespace, IngressClass and Gateway, and exits 0 on SIGINT",
+    () =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const dir = mkdtempSync(join(tmpdir(), "cluster-test-"))
+          yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(dir, { recursive: true, force: true })))
+          const kubeconfig = join(dir, "kubeconfig")
+          const proc = yield* startClusterProcess(["--write-kubeconfig", kubeconfig, "--controller-delay", "50"])
+
+          // The first line is the server, so a script can wait for it alone.
+          expect(proc.stdout().split("\n")[0]).toBe(`server: ${proc.info.server}`)
+          expect(proc.info).toEqual({
+            server: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/),
+            "data-plane": expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/),
+            kubeconfig,
+            namespace: "telo-sessions",
+            "base-domain": "sessions.localtest.me",
+            "ingress-class": "local",
+            gateway: "telo-sessions/sessions"
+          })
+          const config = YAML.parse(readFileSync(kubeconfig, "utf8"))
+          expect(config.clusters[0].cluster.server).toBe(proc.info.server)
+
+          const namespace = yield* getJson(`${proc.info.server}/api/v1/namespaces/telo-sessions`)
+          expect(namespace.status).toBe(200)
+          expect(namespace.body.metadata.name).toBe("telo-sessions")
+          const ingressClass = yield* getJson(`${proc.info.server}/apis/networking.k8s.io/v1/ingressclasses/local`)
+          expect(ingressClass.body.spec).toEqual({ controller: "session-routing.dev/local-ingress" })
+          // The gateway controller runs: the sample Gateway becomes Programmed.
+          const gateway = yield* getJson(
+            `${proc.info.server}/apis/gateway.networking.k8s.io/v1/namespaces/telo-sessions/gateways/sessions`
+          ).pipe(
+            Effect.filterOrFail(
+              (g) => g.body.status?.conditions?.some((c: any) => c.type === "Programmed" && c.status === "True") === true,
+              () => "not programmed yet"
+            ),
+            Effect.retry({ schedule: Schedule.spaced(Duration.millis(50)), times: 100 })
+          )
+          expect(gateway.body.spec.gatewayClassName).toBe("local")
+
+          // Nothing is routed yet: the data plane answers like an ingress default backend.
+          const answer = yield* getVia(proc.info["data-plane"], "8080-nobody.sessions.localtest.me")
+          expect(answer.status).toBe(404)
+          expect(answer.routedBy).toBe("default-backend")
+
+          proc.child.kill("SIGINT")
+          expect(yield* proc.ended()).toEqual({ code: 0, signal: null })
+          expect(proc.stderr()).toContain("SIGINT: stopping the cluster\ncluster stopped\n")
+          // A kubeconfig the person asked for stays where they asked for it.
+          expect(existsSync(kubeconfig)).toBe(true)
+        })
+      ),
+    60_000
+  )
+
+  it.live(
+    "exits 0 on SIGTERM and removes the temporary kubeconfig it wrote",
+    () =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const proc = yield* startClusterProcess([])
+          expect(proc.info.kubeconfig).toMatch(/session-routing-cluster-.*\/kubeconfig$/)
+          expect(existsSync(proc.info.kubeconfig)).toBe(true)
+          proc.child.kill("SIGTERM")
+          expect(yield* proc.ended()).toEqual({ code: 0, signal: null })
+          expect(existsSync(proc.info.kubeconfig)).toBe(false)
+        })
+      ),
+    60_000
+  )
+})

@@ -1,0 +1,129 @@
+/**
+ * `session-routing demo`, the main job, run in-process through `Cli.run` on real
+ * sockets and real time: hosts go pending → programmed in both modes, the workload
+ * answers through the data plane, and the unclaimed host ends unprogrammed with its
+ * reason while the data plane answers 404 for it.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Either, Option } from "effect"
+import { answerLine, parseDemoModes, unexpected } from "../../src/cli/commands/Demo.js"
+import { runCli } from "./TestCli.js"
+
+const DOMAIN = "sessions.localtest.me"
+const INGRESS_UNCLAIMED =
+  'unprogrammed: no ingress controller claimed the session Ingress of class "nginx" in namespace "telo-sessions"'
+const GATEWAY_UNCLAIMED = `unprogrammed: no Gateway controller accepted the HTTPRoute for 8080-demo-unclaimed.${DOMAIN} on Gateway telo-sessions/external`
+
+/** The index of the first line that starts with `prefix`, failing the test when there is none. */
+const lineIndex = (lines: ReadonlyArray<string>, prefix: string): number => {
+  const index = lines.findIndex((line) => line.trim().startsWith(prefix))
+  expect(index, `no line starts with ${JSON.stringify(prefix)} in:\n${lines.join("\n")}`).toBeGreaterThanOrEqual(0)
+  return index
+}
+
+/** Each host of the session is pending first, then programmed, then served with the workload's answer. */
+const expectServed = (lines: ReadonlyArray<string>, sessionId: string) => {
+  for (const port of [8080, 9090]) {
+    const host = `${port}-${sessionId}.${DOMAIN}`
+    const pending = lineIndex(lines, `${host} pending`)
+    const programmed = lineIndex(lines, `${host} programmed`)
+    const answer = lineIndex(lines, `200 hello from session ${sessionId} port ${port}`)
+    expect(pending).toBeLessThan(programmed)
+    expect(programmed).toBeLessThan(answer)
+  }
+  lineIndex(lines, `unpublished session ${sessionId}`)
+}
+
+describe("session-routing demo", () => {
+  it.live(
+    "shows both modes programmed and served through the data plane, then an unclaimed Ingress reported with its reason",
+    () =>
+      Effect.gen(function* () {
+        const result = yield* runCli(["demo"])
+        expect(result.stderr).toBe("")
+        expect(result.exitCode).toBe(0)
+        const lines = result.stdout.split("\n")
+
+        expect(lines[0]).toBe("session-routing demo: a session's routes, published and checked, on an embedded cluster")
+        expect(lineIndex(lines, "API server")).toBeGreaterThan(0)
+        expect(lines[lineIndex(lines, "API server")]).toMatch(/API server\s+http:\/\/127\.0\.0\.1:\d+\s+kubeconfig \S+/)
+        expect(lines[lineIndex(lines, "data plane")]).toMatch(/data plane\s+http:\/\/127\.0\.0\.1:\d+/)
+
+        const ingressStep = lineIndex(lines, "[1/3] ingress mode")
+        const gatewayStep = lineIndex(lines, "[2/3] gateway mode")
+        const failureStep = lineIndex(lines, "[3/3] what it catches")
+        expect(ingressStep).toBeLessThan(gatewayStep)
+        expect(gatewayStep).toBeLessThan(failureStep)
+        expect(lines[ingressStep + 2]).toBe(
+          `published via ingress: 8080/tcp https://8080-demo-ingress.${DOMAIN}, 9090/tcp https://9090-demo-ingress.${DOMAIN}`
+        )
+        expectServed(lines, "demo-ingress")
+        expectServed(lines, "demo-gateway")
+
+        const unclaimed = `8080-demo-unclaimed.${DOMAIN}`
+        const reason = lineIndex(lines, `${unclaimed} ${INGRESS_UNCLAIMED}`)
+        expect(reason).toBeGreaterThan(lineIndex(lines, `${unclaimed} pending`))
+        // What a user would have seen without the tool: a 404 that says nothing about why.
+        expect(lines[reason + 2]?.trim()).toBe(
+          `404 Not Found: no programmed Ingress or accepted HTTPRoute routes host "${unclaimed}" path "/"`
+        )
+        lineIndex(lines, "unpublished session demo-unclaimed")
+
+        expect(lines.at(-2)).toMatch(
+          /^done in \d+\.\d s: 4 hosts programmed and served; 1 host no controller claimed, reported unprogrammed; cluster stopped$/
+        )
+      }),
+    60_000
+  )
+
+  it.live(
+    "with --mode gateway shows only gateway mode, and its failure is an HTTPRoute no controller accepts",
+    () =>
+      Effect.gen(function* () {
+        const result = yield* runCli(["demo", "--mode", "gateway"])
+        expect(result.exitCode, result.stderr).toBe(0)
+        const lines = result.stdout.split("\n")
+        lineIndex(lines, "[1/2] gateway mode")
+        lineIndex(lines, "[2/2] what it catches: HTTPRoutes no controller accepts")
+        expectServed(lines, "demo-gateway")
+        expect(result.stdout).not.toContain("demo-ingress")
+        lineIndex(lines, `8080-demo-unclaimed.${DOMAIN} ${GATEWAY_UNCLAIMED}`)
+      }),
+    60_000
+  )
+
+  it.effect("refuses an unknown --mode with one line naming the flag", () =>
+    Effect.gen(function* () {
+      const result = yield* runCli(["demo", "--mode", "none"])
+      expect(result).toEqual({
+        exitCode: 1,
+        stdout: "",
+        stderr: 'error: --mode="none" must be one of ingress, gateway (or leave it out for both)\n'
+      })
+    })
+  )
+})
+
+describe("demo checks", () => {
+  it("runs both modes, ingress first, when no --mode is given", () => {
+    expect(parseDemoModes(Option.none())).toEqual(Either.right(["ingress", "gateway"]))
+    expect(parseDemoModes(Option.some("gateway"))).toEqual(Either.right(["gateway"]))
+  })
+
+  // The demo checks its own story, so a regression makes it fail instead of printing a success it did not see.
+  it("says what went wrong when a host that should be served was not", () => {
+    const row = { port: 8080, host: "8080-x.example.test", state: "unprogrammed" as const, reason: "nobody" }
+    expect(unexpected("served", [row], [])).toBe("8080-x.example.test ended unprogrammed (nobody), expected programmed")
+    const programmed = { port: 8080, host: "8080-x.example.test", state: "programmed" as const }
+    expect(
+      unexpected("served", [programmed], [{ row: programmed, answer: { status: 503, body: "503 no endpoints" }, expected: "hi" }])
+    ).toBe('8080-x.example.test answered 503 "503 no endpoints" through the data plane, expected 200 "hi"')
+    expect(unexpected("unclaimed", [], [])).toBe("no host was published")
+    expect(unexpected("unclaimed", [row], [{ row, answer: { status: 404, body: "404 Not Found" }, expected: "hi" }])).toBeUndefined()
+  })
+
+  it("prints the data plane's own answers without repeating their status", () => {
+    expect(answerLine({ status: 404, body: "404 Not Found: no route" })).toBe("404 Not Found: no route")
+    expect(answerLine({ status: 200, body: "hello from session s port 8080" })).toBe("200 hello from session s port 8080")
+  })
+})
