@@ -14,6 +14,12 @@ const MAX_PORT_DIGITS = 5
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/
 
 /**
+ * The longest session id: `telo-run-<id>-<port>` must stay a 63-character label for a
+ * five-digit port (the host label `<port>-<id>` is shorter still).
+ */
+export const MAX_SESSION_ID_LENGTH = MAX_LABEL - OBJECT_PREFIX.length - 1 - MAX_PORT_DIGITS
+
+/**
  * Why `id` cannot be a session id, or undefined when it can. The longest derived
  * names bound it: `telo-run-<id>-<port>` (HTTPRoute) and `<port>-<id>` (host label)
  * must stay DNS labels for any port, and `telo-run-<id>` must be a DNS-1035 label.
@@ -23,11 +29,8 @@ export const sessionIdProblem = (id: string): string | undefined => {
   if (!DNS_LABEL.test(id)) {
     return `session id "${id}" must be lower-case letters, digits and '-', starting and ending with a letter or digit`
   }
-  const longest = OBJECT_PREFIX.length + id.length + 1 + MAX_PORT_DIGITS
-  if (longest > MAX_LABEL) {
-    return `session id "${id}" is ${id.length} characters; at most ${
-      MAX_LABEL - OBJECT_PREFIX.length - 1 - MAX_PORT_DIGITS
-    } fit, because the HTTPRoute name "${OBJECT_PREFIX}${id}-<port>" must be at most ${MAX_LABEL} characters`
+  if (id.length > MAX_SESSION_ID_LENGTH) {
+    return `session id "${id}" is ${id.length} characters; at most ${MAX_SESSION_ID_LENGTH} fit, because the HTTPRoute name "${OBJECT_PREFIX}${id}-<port>" must be at most ${MAX_LABEL} characters`
   }
   return undefined
 }

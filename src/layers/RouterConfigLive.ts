@@ -6,7 +6,8 @@
  */
 import { Config, ConfigError, Effect, Either, Layer } from "effect"
 import { hostProblem, MAX_HOST_LENGTH, type RoutingMode } from "../domain/Routes.js"
-import { OBJECT_PREFIX } from "../domain/Session.js"
+import { MAX_SESSION_ID_LENGTH } from "../domain/Session.js"
+import { isDns1123Label, isDns1123Subdomain, isValidLabelValue } from "../domain/Validation.js"
 import { type ConfigProblem, RouterConfig, RouterConfigError } from "../services/RouterConfig.js"
 
 /** The environment variable of each setting. `legacy*` names are read when the newer one is unset. */
@@ -160,15 +161,8 @@ export const config: Config.Config<SourcedValues> = Config.all({
 // ---------------------------------------------------------------------------
 
 const MAX_LABEL = 63
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/
-const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/
 
-/**
- * The longest session id `sessionIdProblem` accepts: `telo-run-<id>-<port>` must stay
- * a 63-character label for a five-digit port. A test pins this against Session.ts.
- */
-export const MAX_SESSION_ID_LENGTH = MAX_LABEL - OBJECT_PREFIX.length - 1 - 5
+export { MAX_SESSION_ID_LENGTH }
 
 /**
  * The longest base domain that leaves room for every host: `65535-<longest id>.<domain>`
@@ -192,8 +186,8 @@ const text =
 const lowerCaseHint = (value: string, valid: (v: string) => boolean): string =>
   value !== value.toLowerCase() && valid(value.toLowerCase()) ? ` (lower case: "${value.toLowerCase()}")` : ""
 
-const isDnsLabel = (v: string) => v.length <= MAX_LABEL && DNS_LABEL.test(v)
-const isDnsSubdomain = (v: string) => v.length <= MAX_HOST_LENGTH && DNS_SUBDOMAIN.test(v)
+const isDnsLabel = (v: string) => isDns1123Label(v).length === 0
+const isDnsSubdomain = (v: string) => isDns1123Subdomain(v).length === 0
 /** A name DNS resolves: a subdomain whose every label also fits 63 characters. */
 const isDnsName = (v: string) => isDnsSubdomain(v) && v.split(".").every((label) => label.length <= MAX_LABEL)
 
@@ -234,7 +228,7 @@ const sectionRule: Rule<string> = text((v) =>
 )
 
 const labelValueRule: Rule<string> = text((v) =>
-  v.length > 0 && v.length <= MAX_LABEL && LABEL_VALUE.test(v)
+  v.length > 0 && isValidLabelValue(v).length === 0
     ? undefined
     : `a label value: at most ${MAX_LABEL} characters of A-Z, a-z, 0-9, '-', '_' and '.', starting and ending with a letter or digit, e.g. telo-k8s-runner`
 )

@@ -8,28 +8,23 @@ import { buildSessionService, type ManifestSettings, type SessionSpec, sessionOb
 import { type ResourceType, ServiceResource } from "../domain/Resources.js"
 import type { KubeClient, WritableObject } from "../services/KubeClient.js"
 import type { KubeError } from "../services/KubeError.js"
-import type { RouterConfig } from "../services/RouterConfig.js"
+import { manifestSettingsOf, type RouterConfig } from "../services/RouterConfig.js"
 import { PublishError, RouterSetupError } from "../services/SessionRouter.js"
 
 /** The manifest settings of a publishing layer; a base domain is required to have hosts at all. */
 export const manifestSettings = (
   config: RouterConfig.Service,
   mode: "ingress" | "gateway"
-): Effect.Effect<ManifestSettings, RouterSetupError> =>
-  config.baseDomain === undefined
+): Effect.Effect<ManifestSettings, RouterSetupError> => {
+  const settings = manifestSettingsOf(config)
+  return settings === undefined
     ? Effect.fail(
         new RouterSetupError({
           reason: `the ${mode} routing layer needs a base domain for session hosts: set SESSION_ROUTING_BASE_DOMAIN (or use SessionRouter.layerConfig, which publishes nothing without one)`
         })
       )
-    : Effect.succeed({
-        sessionNamespace: config.sessionNamespace,
-        managedBy: config.managedBy,
-        baseDomain: config.baseDomain,
-        ...(config.ingressClassName !== undefined ? { ingressClassName: config.ingressClassName } : {}),
-        ...(config.tlsSecretName !== undefined && mode === "ingress" ? { tlsSecretName: config.tlsSecretName } : {}),
-        ...(config.gateway !== undefined ? { gateway: config.gateway } : {})
-      })
+    : Effect.succeed(settings)
+}
 
 /** Wraps a KubeError from a publish step into a PublishError that says which step failed. */
 export const publishStep =

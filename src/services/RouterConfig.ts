@@ -5,7 +5,7 @@
  * tests and embedding runners.
  */
 import { Context, Data } from "effect"
-import type { GatewayRef } from "../domain/Manifests.js"
+import type { GatewayRef, ManifestSettings } from "../domain/Manifests.js"
 import type { RoutingMode } from "../domain/Routes.js"
 
 export type { GatewayRef }
@@ -59,3 +59,19 @@ export class RouterConfigError extends Data.TaggedError("RouterConfigError")<{
     return `invalid configuration: ${this.problems.map(describeConfigProblem).join("; ")}`
   }
 }
+
+/**
+ * The settings the manifest builders need, or undefined without a base domain
+ * (nothing has a host then, so nothing is built).
+ */
+export const manifestSettingsOf = (config: RouterConfig.Service): ManifestSettings | undefined =>
+  config.baseDomain === undefined
+    ? undefined
+    : {
+        sessionNamespace: config.sessionNamespace,
+        managedBy: config.managedBy,
+        baseDomain: config.baseDomain,
+        ...(config.ingressClassName !== undefined ? { ingressClassName: config.ingressClassName } : {}),
+        ...(config.tlsSecretName !== undefined ? { tlsSecretName: config.tlsSecretName } : {}),
+        ...(config.gateway !== undefined ? { gateway: config.gateway } : {})
+      }

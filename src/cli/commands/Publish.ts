@@ -5,13 +5,14 @@
  */
 import { Command, Options } from "@effect/cli"
 import { Console, Duration, Effect, Either, Ref, Schedule, Stream } from "effect"
-import { parsePorts, parsePortSpec, parseSessionId, type PortMapping } from "../../domain/Session.js"
+import { parseSessionId, type PortMapping } from "../../domain/Session.js"
 import { rejectionReason } from "../../health/RouteHealth.js"
 import * as RouterConfigLive from "../../layers/RouterConfigLive.js"
 import { publishSession, type SessionEvent } from "../../runner/SessionRunner.js"
 import type { RouterConfig } from "../../services/RouterConfig.js"
 import { SessionRouter } from "../../services/SessionRouter.js"
 import { cliError, ExitCode } from "../CliError.js"
+import { parsePodFlags, parsePortFlags } from "../SessionFlags.js"
 import { globalOptions, routerConfigOverrides, sessionLayer } from "../GlobalOptions.js"
 import {
   asCliError,
@@ -26,8 +27,6 @@ import {
 } from "../present/Presenter.js"
 import { applyEvent, emptyView, type HostRow, publishExitCode } from "../present/SessionView.js"
 
-/** Pod names are DNS-1123 subdomains. */
-const POD_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/
 
 /** The publish flags as @effect/cli parses them: raw text, checked by `parsePublishInput`. */
 export interface PublishFlags {
@@ -52,24 +51,9 @@ export const parsePublishInput = (flags: PublishFlags): Either.Either<PublishInp
   Either.gen(function* () {
     const format = yield* parseOutputFormat(flags.output)
     const sessionId = yield* parseSessionId(flags.session)
-    if (flags.port.length === 0) {
-      // A Service without ports is refused by the API server.
-      return yield* Either.left("at least one --port is required, e.g. --port 8080 or --port 5000/udp")
-    }
-    const mappings: Array<PortMapping> = []
-    for (const spec of flags.port) mappings.push(yield* parsePortSpec(spec))
-    const ports = yield* parsePorts(mappings)
-    if (flags.pod.length > 253 || !POD_NAME.test(flags.pod)) {
-      return yield* Either.left(
-        `--pod=${JSON.stringify(flags.pod)} must be a Pod name: at most 253 characters of a-z, 0-9, '-' and '.', starting and ending with a letter or digit`
-      )
-    }
-    // The owner reference is how the cluster collects the objects with the Pod: a
-    // wrong uid would have them deleted at once, so at least refuse a blank one.
-    if (flags.podUid.trim() === "" || /\s/.test(flags.podUid)) {
-      return yield* Either.left(`--pod-uid=${JSON.stringify(flags.podUid)} must be the Pod's metadata.uid, e.g. 6f1c2a9e-...`)
-    }
-    return { sessionId, podName: flags.pod, podUid: flags.podUid, ports, format }
+    const ports = yield* parsePortFlags(flags.port)
+    const { podName, podUid } = yield* parsePodFlags(flags.pod, flags.podUid)
+    return { sessionId, podName, podUid, ports, format }
   })
 
 /**

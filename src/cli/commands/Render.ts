@@ -6,13 +6,14 @@
 import { Command, Options } from "@effect/cli"
 import { Console, Effect, Either, Option } from "effect"
 import * as YAML from "yaml"
-import { buildSessionObjects, type ManifestSettings, sessionObjectName } from "../../domain/Manifests.js"
+import { buildSessionObjects, sessionObjectName } from "../../domain/Manifests.js"
 import type { KubeObject } from "../../domain/Objects.js"
 import { hostProblem } from "../../domain/Routes.js"
-import { parsePorts, parsePortSpec, parseSessionId, type PortMapping } from "../../domain/Session.js"
+import { parseSessionId, type PortMapping } from "../../domain/Session.js"
 import * as RouterConfigLive from "../../layers/RouterConfigLive.js"
-import type { RouterConfig } from "../../services/RouterConfig.js"
+import { manifestSettingsOf, type RouterConfig } from "../../services/RouterConfig.js"
 import { cliError } from "../CliError.js"
+import { parsePodFlags, parsePortFlags } from "../SessionFlags.js"
 import { routerConfigOverrides, routingOptions } from "../GlobalOptions.js"
 
 /** The output formats of `render`. */
@@ -25,8 +26,6 @@ export type RenderFormat = "yaml" | "json"
  */
 export const PLACEHOLDER_POD_UID = "00000000-0000-0000-0000-000000000000"
 
-/** Pod names are DNS-1123 subdomains. */
-const POD_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/
 
 /**
  * The objects as text. YAML: one document per object separated by `---` (empty when
@@ -64,35 +63,13 @@ export const parseRenderInput = (flags: RenderFlags): Either.Either<RenderInput,
       return yield* Either.left(`--output=${JSON.stringify(format)} must be one of yaml, json`)
     }
     const sessionId = yield* parseSessionId(flags.session)
-    if (flags.port.length === 0) {
-      // A Service without ports is refused by the API server.
-      return yield* Either.left("at least one --port is required, e.g. --port 8080 or --port 5000/udp")
-    }
-    const mappings: Array<PortMapping> = []
-    for (const spec of flags.port) mappings.push(yield* parsePortSpec(spec))
-    const ports = yield* parsePorts(mappings)
-    const podName = Option.getOrElse(flags.pod, () => sessionObjectName(sessionId))
-    if (podName.length > 253 || !POD_NAME.test(podName)) {
-      return yield* Either.left(
-        `--pod=${JSON.stringify(podName)} must be a Pod name: at most 253 characters of a-z, 0-9, '-' and '.', starting and ending with a letter or digit`
-      )
-    }
-    const podUid = Option.getOrElse(flags.podUid, () => PLACEHOLDER_POD_UID)
-    if (podUid.trim() === "" || /\s/.test(podUid)) {
-      return yield* Either.left(`--pod-uid=${JSON.stringify(podUid)} must be the Pod's metadata.uid, e.g. 6f1c2a9e-...`)
-    }
+    const ports = yield* parsePortFlags(flags.port)
+    const { podName, podUid } = yield* parsePodFlags(
+      Option.getOrElse(flags.pod, () => sessionObjectName(sessionId)),
+      Option.getOrElse(flags.podUid, () => PLACEHOLDER_POD_UID)
+    )
     return { sessionId, ports, podName, podUid, format }
   })
-
-/** The settings the builders need, from the service (base domain known to be set). */
-const manifestSettings = (config: RouterConfig.Service, baseDomain: string): ManifestSettings => ({
-  sessionNamespace: config.sessionNamespace,
-  managedBy: config.managedBy,
-  baseDomain,
-  ...(config.ingressClassName !== undefined ? { ingressClassName: config.ingressClassName } : {}),
-  ...(config.tlsSecretName !== undefined ? { tlsSecretName: config.tlsSecretName } : {}),
-  ...(config.gateway !== undefined ? { gateway: config.gateway } : {})
-})
 
 /**
  * The objects a publish would apply, or why there are none. `notes` are lines for
@@ -107,7 +84,8 @@ export const renderObjects = (
   if (config.mode === "none") {
     return Either.right({ objects: [], notes: ["note: mode none publishes nothing for a session"] })
   }
-  if (config.baseDomain === undefined) {
+  const settings = manifestSettingsOf(config)
+  if (settings === undefined) {
     return Either.right({
       objects: [],
       notes: [
@@ -117,9 +95,9 @@ export const renderObjects = (
   }
   // The configuration already leaves room for the longest id; this guards a
   // RouterConfig.Service built some other way, before any object is built.
-  const problem = hostProblem(config.baseDomain, input.sessionId)
+  const problem = hostProblem(settings.baseDomain, input.sessionId)
   if (problem !== undefined) return Either.left(problem)
-  const objects = buildSessionObjects(config.mode, manifestSettings(config, config.baseDomain), {
+  const objects = buildSessionObjects(config.mode, settings, {
     sessionId: input.sessionId,
     podName: input.podName,
     podUid: input.podUid,
