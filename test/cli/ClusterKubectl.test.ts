@@ -6,32 +6,13 @@
  * replace refused with 409 Conflict, a label selector, delete. The in-process
  * counterpart is test/cluster/Kubectl.test.ts; this one proves the command serves it.
  */
-import { execFile } from "node:child_process"
 import { mkdtemp, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Schedule } from "effect"
 import { startClusterProcess } from "./ClusterProcess.js"
-
-const KUBECTL = process.env.KUBECTL ?? "kubectl"
-
-interface Run {
-  readonly code: number
-  readonly stdout: string
-  readonly stderr: string
-}
-
-const exec = (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv = process.env): Promise<Run> =>
-  new Promise((resolve) => {
-    execFile(KUBECTL, [...args], { timeout: 30_000, env }, (error, stdout, stderr) => {
-      const code = error === null ? 0 : typeof error.code === "number" ? error.code : -1
-      resolve({ code, stdout, stderr: error !== null && stderr === "" ? error.message : stderr })
-    })
-  })
-
-const kubectlVersion = await exec(["version", "--client"]).catch(() => undefined)
-const available = kubectlVersion !== undefined && kubectlVersion.code === 0
+import { kubectl, kubectlAvailable, requireKubectl } from "../support/Kubectl.js"
 
 const NS = "telo-sessions"
 
@@ -59,15 +40,7 @@ spec:
 `
 
 describe("kubectl against session-routing cluster", () => {
-  if (!available) {
-    it("has kubectl to run", () => {
-      throw new Error(
-        `kubectl was not found (tried ${KUBECTL}: ${kubectlVersion?.stderr.trim() ?? "not runnable"}). ` +
-          "Install Debian's kubernetes-client (apt-get install -y kubernetes-client, as .ci/run does; remove the `kubectl` package first if it owns /usr/bin/kubectl) or set KUBECTL."
-      )
-    })
-    return
-  }
+  if (!kubectlAvailable) return requireKubectl()
 
   it.live(
     "creates an Ingress from a file, reads it back, refuses a stale replace with 409, selects by label and deletes it",
@@ -82,8 +55,8 @@ describe("kubectl against session-routing cluster", () => {
           // A short delay, so the controller's address shows up within the test.
           const proc = yield* startClusterProcess(["--write-kubeconfig", kubeconfig, "--controller-delay", "100"])
           // The discovery cache goes in the test's directory, not in $HOME.
-          const kubectl = (...args: ReadonlyArray<string>) =>
-            Effect.promise(() => exec(["--kubeconfig", kubeconfig, "--cache-dir", join(dir, "cache"), ...args]))
+          const run = (...args: ReadonlyArray<string>) =>
+            Effect.promise(() => kubectl(["--kubeconfig", kubeconfig, "--cache-dir", join(dir, "cache"), ...args]))
           const file = (name: string, text: string) =>
             Effect.promise(async () => {
               const path = join(dir, name)
@@ -92,15 +65,15 @@ describe("kubectl against session-routing cluster", () => {
             })
 
           // What the command seeded is there for kubectl too.
-          const classes = yield* kubectl("get", "ingressclass", "-o", "name")
+          const classes = yield* run("get", "ingressclass", "-o", "name")
           expect([classes.code, classes.stdout.trim()], classes.stderr).toEqual([0, "ingressclass.networking.k8s.io/local"])
 
-          const created = yield* kubectl("create", "-f", yield* file("web.yaml", ingressYaml("web", "front")))
+          const created = yield* run("create", "-f", yield* file("web.yaml", ingressYaml("web", "front")))
           expect([created.code, created.stdout.trim()], created.stderr).toEqual([0, "ingress.networking.k8s.io/web created"])
-          const other = yield* kubectl("create", "-f", yield* file("api.yaml", ingressYaml("api", "back")))
+          const other = yield* run("create", "-f", yield* file("api.yaml", ingressYaml("api", "back")))
           expect(other.code, other.stderr).toBe(0)
 
-          const got = yield* kubectl("get", "ingress", "web", "-n", NS, "-o", "json")
+          const got = yield* run("get", "ingress", "web", "-n", NS, "-o", "json")
           expect(got.code, got.stderr).toBe(0)
           const object = JSON.parse(got.stdout)
           expect(object.metadata.uid).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/)
@@ -109,7 +82,7 @@ describe("kubectl against session-routing cluster", () => {
           expect(object.spec.rules[0].host).toBe("web.sessions.localtest.me")
 
           // The cluster's ingress controller claims class "local" and publishes its address.
-          const address = yield* kubectl(
+          const address = yield* run(
             "get", "ingress", "web", "-n", NS, "-o", "jsonpath={.status.loadBalancer.ingress[0].ip}"
           ).pipe(
             Effect.filterOrFail((run) => run.stdout === "127.0.0.1", (run) => `no address yet: ${run.stdout}${run.stderr}`),
@@ -120,10 +93,10 @@ describe("kubectl against session-routing cluster", () => {
           // The copy read above is stale once anything else writes the object (the
           // label here; the controller's status write already did too).
           const stale = yield* file("stale.json", got.stdout)
-          const labelled = yield* kubectl("label", "ingress", "web", "-n", NS, "reviewed=yes")
+          const labelled = yield* run("label", "ingress", "web", "-n", NS, "reviewed=yes")
           expect(labelled.code, labelled.stderr).toBe(0)
           // -v=6 logs each request with its status line, so the 409 itself is visible.
-          const replaced = yield* kubectl("replace", "-f", stale, "-v=6")
+          const replaced = yield* run("replace", "-f", stale, "-v=6")
           expect(replaced.code).not.toBe(0)
           expect(replaced.stderr).toMatch(
             /PUT http:\/\/127\.0\.0\.1:\d+\/apis\/networking\.k8s\.io\/v1\/namespaces\/telo-sessions\/ingresses\/web\?fieldManager=kubectl-replace 409 Conflict/
@@ -132,19 +105,19 @@ describe("kubectl against session-routing cluster", () => {
             `Error from server (Conflict): error when replacing "${stale}": Operation cannot be fulfilled on ingresses.networking.k8s.io "web": the object has been modified; please apply your changes to the latest version and try again`
           )
 
-          const front = yield* kubectl("get", "ingress", "-n", NS, "-l", "app=kubectl-test,tier=front", "-o", "name")
+          const front = yield* run("get", "ingress", "-n", NS, "-l", "app=kubectl-test,tier=front", "-o", "name")
           expect([front.code, front.stdout.trim()], front.stderr).toEqual([0, "ingress.networking.k8s.io/web"])
-          const notFront = yield* kubectl("get", "ingress", "-n", NS, "-l", "tier notin (front)", "-o", "name")
+          const notFront = yield* run("get", "ingress", "-n", NS, "-l", "tier notin (front)", "-o", "name")
           expect([notFront.code, notFront.stdout.trim()], notFront.stderr).toEqual([0, "ingress.networking.k8s.io/api"])
-          const both = yield* kubectl("get", "ingress", "-n", NS, "-l", "app=kubectl-test", "-o", "name")
+          const both = yield* run("get", "ingress", "-n", NS, "-l", "app=kubectl-test", "-o", "name")
           expect(both.stdout.trim().split("\n").sort()).toEqual([
             "ingress.networking.k8s.io/api",
             "ingress.networking.k8s.io/web"
           ])
 
-          const deleted = yield* kubectl("delete", "ingress", "web", "-n", NS)
+          const deleted = yield* run("delete", "ingress", "web", "-n", NS)
           expect([deleted.code, deleted.stdout.trim()], deleted.stderr).toEqual([0, `ingress.networking.k8s.io "web" deleted`])
-          const gone = yield* kubectl("get", "ingress", "web", "-n", NS)
+          const gone = yield* run("get", "ingress", "web", "-n", NS)
           expect(gone.code).not.toBe(0)
           expect(gone.stderr.trim()).toBe(`Error from server (NotFound): ingresses.networking.k8s.io "web" not found`)
 

@@ -5,7 +5,6 @@
  * `kubernetes-client`, kubectl 1.20). Without one it fails, naming the install step:
  * a skipped wire test would hide exactly the missing step it exists to catch.
  */
-import { execFile } from "node:child_process"
 import { mkdtemp, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -13,25 +12,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { LocalCluster } from "../../src/cluster/LocalCluster.js"
 import { NS } from "./ClusterFixtures.js"
-
-const KUBECTL = process.env.KUBECTL ?? "kubectl"
-
-interface Run {
-  readonly code: number
-  readonly stdout: string
-  readonly stderr: string
-}
-
-const exec = (args: ReadonlyArray<string>): Promise<Run> =>
-  new Promise((resolve) => {
-    execFile(KUBECTL, [...args], { timeout: 30_000 }, (error, stdout, stderr) => {
-      const code = error === null ? 0 : typeof error.code === "number" ? error.code : -1
-      resolve({ code, stdout, stderr: error !== null && stderr === "" ? error.message : stderr })
-    })
-  })
-
-const kubectlVersion = await exec(["version", "--client"]).catch(() => undefined)
-const available = kubectlVersion !== undefined && kubectlVersion.code === 0
+import { kubectl, kubectlAvailable, requireKubectl } from "../support/Kubectl.js"
 
 const INGRESS_YAML = `apiVersion: networking.k8s.io/v1
 kind: Ingress
@@ -55,15 +36,7 @@ spec:
 `
 
 describe("kubectl against LocalCluster", () => {
-  if (!available) {
-    it("has kubectl to run", () => {
-      throw new Error(
-        `kubectl was not found (tried ${KUBECTL}: ${kubectlVersion?.stderr.trim() ?? "not runnable"}). ` +
-          "Install Debian's kubernetes-client (apt-get install -y kubernetes-client; remove the `kubectl` package first if it owns /usr/bin/kubectl) or set KUBECTL."
-      )
-    })
-    return
-  }
+  if (!kubectlAvailable) return requireKubectl()
 
   it.scopedLive(
     "creates, reads, refuses a stale replace, applies server-side, selects by label and deletes",
@@ -76,8 +49,8 @@ describe("kubectl against LocalCluster", () => {
         )
         const kubeconfig = join(dir, "kubeconfig")
         yield* cluster.writeKubeconfig(kubeconfig)
-        const kubectl = (...args: ReadonlyArray<string>) =>
-          Effect.promise(() => exec(["--kubeconfig", kubeconfig, "--cache-dir", join(dir, "cache"), ...args]))
+        const run = (...args: ReadonlyArray<string>) =>
+          Effect.promise(() => kubectl(["--kubeconfig", kubeconfig, "--cache-dir", join(dir, "cache"), ...args]))
         const file = (name: string, text: string) =>
           Effect.promise(async () => {
             const path = join(dir, name)
@@ -85,10 +58,10 @@ describe("kubectl against LocalCluster", () => {
             return path
           })
 
-        const created = yield* kubectl("create", "-f", yield* file("ingress.yaml", INGRESS_YAML))
+        const created = yield* run("create", "-f", yield* file("ingress.yaml", INGRESS_YAML))
         expect([created.code, created.stdout.trim()], created.stderr).toEqual([0, "ingress.networking.k8s.io/web created"])
 
-        const got = yield* kubectl("get", "ingress", "web", "-n", NS, "-o", "json")
+        const got = yield* run("get", "ingress", "web", "-n", NS, "-o", "json")
         expect(got.code, got.stderr).toBe(0)
         const object = JSON.parse(got.stdout)
         expect(object.metadata.uid).toMatch(/^[0-9a-f-]{36}$/)
@@ -96,31 +69,31 @@ describe("kubectl against LocalCluster", () => {
         expect(object.metadata.generation).toBe(1)
         const stale = yield* file("stale.json", got.stdout)
 
-        const labelled = yield* kubectl("label", "ingress", "web", "-n", NS, "tier=front")
+        const labelled = yield* run("label", "ingress", "web", "-n", NS, "tier=front")
         expect(labelled.code, labelled.stderr).toBe(0)
-        const replaced = yield* kubectl("replace", "-f", stale)
+        const replaced = yield* run("replace", "-f", stale)
         expect(replaced.code).not.toBe(0)
         expect(replaced.stderr).toContain(
           `Error from server (Conflict): error when replacing "${stale}": Operation cannot be fulfilled on ingresses.networking.k8s.io "web": the object has been modified; please apply your changes to the latest version and try again`
         )
 
-        const applied = yield* kubectl("apply", "--server-side", "--field-manager=kubectl-test", "-f", yield* file("apply.yaml", INGRESS_YAML.replace("web.example.test", "www.example.test")))
+        const applied = yield* run("apply", "--server-side", "--field-manager=kubectl-test", "-f", yield* file("apply.yaml", INGRESS_YAML.replace("web.example.test", "www.example.test")))
         expect(applied.code).not.toBe(0)
         expect(applied.stderr).toContain(`Apply failed with 1 conflict: conflict with "kubectl-create"`)
-        const forced = yield* kubectl("apply", "--server-side", "--force-conflicts", "--field-manager=kubectl-test", "-f", join(dir, "apply.yaml"))
+        const forced = yield* run("apply", "--server-side", "--force-conflicts", "--field-manager=kubectl-test", "-f", join(dir, "apply.yaml"))
         expect([forced.code, forced.stdout.trim()], forced.stderr).toEqual([0, "ingress.networking.k8s.io/web serverside-applied"])
 
-        const selected = yield* kubectl("get", "ingress", "-n", NS, "-l", "app=web,tier in (front)", "-o", "name")
+        const selected = yield* run("get", "ingress", "-n", NS, "-l", "app=web,tier in (front)", "-o", "name")
         expect([selected.code, selected.stdout.trim()], selected.stderr).toEqual([0, "ingress.networking.k8s.io/web"])
-        const none = yield* kubectl("get", "ingress", "-n", NS, "-l", "app!=web", "-o", "name")
+        const none = yield* run("get", "ingress", "-n", NS, "-l", "app!=web", "-o", "name")
         expect([none.code, none.stdout.trim()], none.stderr).toEqual([0, ""])
-        const table = yield* kubectl("get", "ingress", "-n", NS)
+        const table = yield* run("get", "ingress", "-n", NS)
         expect(table.stdout.split("\n")[0]).toMatch(/^NAME\s+CLASS\s+HOSTS\s+ADDRESS\s+PORTS\s+AGE$/)
         expect(table.stdout).toContain("www.example.test")
 
-        const deleted = yield* kubectl("delete", "ingress", "web", "-n", NS)
+        const deleted = yield* run("delete", "ingress", "web", "-n", NS)
         expect([deleted.code, deleted.stdout.trim()], deleted.stderr).toEqual([0, `ingress.networking.k8s.io "web" deleted`])
-        const gone = yield* kubectl("get", "ingress", "web", "-n", NS)
+        const gone = yield* run("get", "ingress", "web", "-n", NS)
         expect(gone.stderr.trim()).toBe(`Error from server (NotFound): ingresses.networking.k8s.io "web" not found`)
       }),
     60_000
