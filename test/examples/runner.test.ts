@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from "node:fs/promises"
+import { mkdtemp, readFile, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
@@ -42,4 +42,23 @@ describe("the README's runner example", () => {
         ])
       })
     ))
+})
+
+describe("the README's copy of the example", () => {
+  it("shows lines of examples/runner.ts only, in their order", async () => {
+    // The README quotes the example without its comments; a line it shows that the
+    // file no longer has means the two drifted apart.
+    const readme = await readFile(new URL("../../README.md", import.meta.url), "utf8")
+    const source = (await readFile(new URL("../../examples/runner.ts", import.meta.url), "utf8")).split("\n")
+    const section = readme.split("## In an Effect runner")[1] ?? ""
+    const snippet = /```ts\n([\s\S]*?)```/.exec(section)?.[1] ?? ""
+    const shown = snippet.split("\n").filter((line) => line.trim() !== "")
+    expect(shown.length).toBeGreaterThan(10)
+    let at = 0
+    for (const line of shown) {
+      const found = source.indexOf(line, at)
+      expect(found, `README line not in examples/runner.ts (in order): ${line}`).toBeGreaterThanOrEqual(0)
+      at = found + 1
+    }
+  })
 })
