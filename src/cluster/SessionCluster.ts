@@ -73,9 +73,46 @@ export const DEFAULT_BASE_DOMAIN = "sessions.localtest.me"
 export const DEFAULT_CLASS_NAME = "local"
 export const DEFAULT_GATEWAY_NAME = "sessions"
 
-const seed = <A extends KubeObject>(store: ClusterStore, resource: ResourceType<A>, namespace: string | undefined, body: A) =>
-  // Seeding a fresh store cannot conflict; a failure here is a bug in the seed itself.
-  Effect.orDie(store.create(resource, namespace, body))
+/** Creates an object in a fresh store; a failure is a bug in the seed itself, not a cluster answer. */
+export const seed = <A extends KubeObject>(
+  store: ClusterStore,
+  resource: ResourceType<A>,
+  namespace: string | undefined,
+  body: A
+): Effect.Effect<A> => Effect.orDie(store.create(resource, namespace, body))
+
+/** A GatewayClass naming the controller that implements it. */
+export const gatewayClassFor = (name: string, controllerName: string): GatewayClass => ({
+  apiVersion: apiVersionOf(GatewayClassResource),
+  kind: GatewayClassResource.kind,
+  metadata: { name },
+  spec: { controllerName }
+})
+
+/** A Gateway with one plain-HTTP listener on port 80 for `hostname`. */
+export const gatewayFor = (options: {
+  readonly name: string
+  readonly namespace: string
+  readonly className: string
+  readonly hostname: string
+  readonly allowedRoutes: "Same" | "All"
+}): Gateway => ({
+  apiVersion: apiVersionOf(GatewayResource),
+  kind: GatewayResource.kind,
+  metadata: { name: options.name, namespace: options.namespace },
+  spec: {
+    gatewayClassName: options.className,
+    listeners: [
+      {
+        name: "http",
+        protocol: "HTTP",
+        port: 80,
+        hostname: options.hostname,
+        allowedRoutes: { namespaces: { from: options.allowedRoutes } }
+      }
+    ]
+  }
+})
 
 /** Starts the cluster, its controllers and its data plane for the life of the scope. */
 export const make = (
@@ -121,31 +158,24 @@ export const make = (
     const store = cluster.store
 
     yield* seed(store, IngressClassResource, undefined, IngressController.ingressClassFor({ className: ingressClassName }))
-    const gatewayClass: GatewayClass = {
-      apiVersion: apiVersionOf(GatewayClassResource),
-      kind: GatewayClassResource.kind,
-      metadata: { name: gatewayClassName },
-      spec: { controllerName: GatewayController.DEFAULT_GATEWAY_CONTROLLER_NAME }
-    }
-    yield* seed(store, GatewayClassResource, undefined, gatewayClass)
-    const gatewayObject: Gateway = {
-      apiVersion: apiVersionOf(GatewayResource),
-      kind: GatewayResource.kind,
-      metadata: { name: gateway.name, namespace: gateway.namespace },
-      spec: {
-        gatewayClassName,
-        listeners: [
-          {
-            name: "http",
-            protocol: "HTTP",
-            port: 80,
-            hostname: gatewaySetup?.listenerHostname ?? `*.${baseDomain}`,
-            allowedRoutes: { namespaces: { from: gatewaySetup?.allowedRoutes ?? "Same" } }
-          }
-        ]
-      }
-    }
-    yield* seed(store, GatewayResource, gateway.namespace, gatewayObject)
+    yield* seed(
+      store,
+      GatewayClassResource,
+      undefined,
+      gatewayClassFor(gatewayClassName, GatewayController.DEFAULT_GATEWAY_CONTROLLER_NAME)
+    )
+    yield* seed(
+      store,
+      GatewayResource,
+      gateway.namespace,
+      gatewayFor({
+        name: gateway.name,
+        namespace: gateway.namespace,
+        className: gatewayClassName,
+        hostname: gatewaySetup?.listenerHostname ?? `*.${baseDomain}`,
+        allowedRoutes: gatewaySetup?.allowedRoutes ?? "Same"
+      })
+    )
 
     const dataPlane =
       options.dataPlane === false

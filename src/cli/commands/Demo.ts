@@ -13,14 +13,8 @@ import { Clock, Console, Duration, Effect, Either, Layer, Option, type Scope } f
 import type { DataPlane } from "../../cluster/DataPlane.js"
 import * as SessionCluster from "../../cluster/SessionCluster.js"
 import { sessionObjectName } from "../../domain/Manifests.js"
-import type { Gateway, GatewayClass, IngressClass, KubeObject } from "../../domain/Objects.js"
-import {
-  apiVersionOf,
-  GatewayClassResource,
-  GatewayResource,
-  IngressClassResource,
-  type ResourceType
-} from "../../domain/Resources.js"
+import type { IngressClass } from "../../domain/Objects.js"
+import { apiVersionOf, GatewayClassResource, GatewayResource, IngressClassResource } from "../../domain/Resources.js"
 import type { PortMapping } from "../../domain/Session.js"
 import * as RouterConfigLive from "../../layers/RouterConfigLive.js"
 import { publishSession, unpublishSession } from "../../runner/SessionRunner.js"
@@ -162,10 +156,6 @@ export const scenariosFor = (sc: SessionCluster.SessionCluster, modes: ReadonlyA
 // The cluster's extra objects, the workload, and requests through the data plane
 // ---------------------------------------------------------------------------
 
-const seed = <A extends KubeObject>(sc: SessionCluster.SessionCluster, resource: ResourceType<A>, namespace: string | undefined, body: A) =>
-  // A fresh cluster cannot already hold these names; a failure is a bug in the demo.
-  Effect.orDie(sc.cluster.store.create(resource, namespace, body))
-
 /**
  * The objects of the failure: an IngressClass and a Gateway (with its GatewayClass)
  * whose controllers are not running, which is how the silent 404 looks in a real
@@ -173,32 +163,32 @@ const seed = <A extends KubeObject>(sc: SessionCluster.SessionCluster, resource:
  */
 const seedUnservedClasses = (sc: SessionCluster.SessionCluster) =>
   Effect.gen(function* () {
+    const store = sc.cluster.store
     const ingressClass: IngressClass = {
       apiVersion: apiVersionOf(IngressClassResource),
       kind: IngressClassResource.kind,
       metadata: { name: UNSERVED_INGRESS_CLASS },
       spec: { controller: "k8s.io/ingress-nginx" }
     }
-    yield* seed(sc, IngressClassResource, undefined, ingressClass)
-    const gatewayClass: GatewayClass = {
-      apiVersion: apiVersionOf(GatewayClassResource),
-      kind: GatewayClassResource.kind,
-      metadata: { name: UNSERVED_GATEWAY },
-      spec: { controllerName: "example.com/external-gateway" }
-    }
-    yield* seed(sc, GatewayClassResource, undefined, gatewayClass)
-    const gateway: Gateway = {
-      apiVersion: apiVersionOf(GatewayResource),
-      kind: GatewayResource.kind,
-      metadata: { name: UNSERVED_GATEWAY, namespace: sc.namespace },
-      spec: {
-        gatewayClassName: UNSERVED_GATEWAY,
-        listeners: [
-          { name: "http", protocol: "HTTP", port: 80, hostname: `*.${sc.baseDomain}`, allowedRoutes: { namespaces: { from: "Same" } } }
-        ]
-      }
-    }
-    yield* seed(sc, GatewayResource, sc.namespace, gateway)
+    yield* SessionCluster.seed(store, IngressClassResource, undefined, ingressClass)
+    yield* SessionCluster.seed(
+      store,
+      GatewayClassResource,
+      undefined,
+      SessionCluster.gatewayClassFor(UNSERVED_GATEWAY, "example.com/external-gateway")
+    )
+    yield* SessionCluster.seed(
+      store,
+      GatewayResource,
+      sc.namespace,
+      SessionCluster.gatewayFor({
+        name: UNSERVED_GATEWAY,
+        namespace: sc.namespace,
+        className: UNSERVED_GATEWAY,
+        hostname: `*.${sc.baseDomain}`,
+        allowedRoutes: "Same"
+      })
+    )
   })
 
 /** One loopback listener of the workload: answers every request with `workloadAnswer`. */
