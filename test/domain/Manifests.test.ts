@@ -1,6 +1,6 @@
 /**
- * The session's objects: the reference runner's buildSessionIngress behaviour held
- * here, and the Service and HTTPRoute builders pinned as whole values.
+ * The session's objects: the Ingress (one rule per tcp port, class and TLS only when
+ * they apply), the Service and the HTTPRoutes, pinned as whole values.
  */
 import { describe, expect, it } from "@effect/vitest"
 import {

@@ -1,6 +1,6 @@
 /**
- * Hosts and endpoints: the reference runner's endpointsFor behaviour, held here,
- * and the whole-name limit on hosts.
+ * Hosts and endpoints: `<port>-<id>.<domain>` per tcp port, udp host-less, no url
+ * when nothing routes, the same scheme for every layer, and the whole-name limit.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { buildSessionHttpRoutes, buildSessionIngress } from "../../src/domain/Manifests.js"

@@ -1,6 +1,7 @@
 /**
- * The route-health watch on TestClock: every behaviour of the reference runner's
- * route-health tests, plus the deadline, hang, interruption and timing guarantees,
+ * The route-health watch on TestClock: the behaviour runners rely on (pending up
+ * front, verdicts per host, rejections, the silent-404 deadline, read failures kept
+ * apart, interruption, nothing to watch), plus the deadline, hang, interruption and timing guarantees,
  * against a fake SessionRouter (the router is the watch's input, so faking it is fair).
  */
 import { describe, expect, it } from "@effect/vitest"
@@ -132,7 +133,7 @@ describe("readFailureReason", () => {
 describe("watchRouteHealth", () => {
   const sessionId = "abc"
 
-  // --- the reference runner's tests -----------------------------------------------
+  // --- the behaviour runners rely on -----------------------------------------------
 
   it.effect("reports pending for every host up front, then programmed per host", () =>
     Effect.gen(function*() {
