@@ -847,7 +847,9 @@ export const serve = (options: HttpApiOptions): Effect.Effect<HttpApi, HttpApiEr
                 }
                 const meta = result.object.metadata as { deletionTimestamp?: string; finalizers?: ReadonlyArray<string> } | undefined
                 const pending = meta?.deletionTimestamp !== undefined && (meta.finalizers ?? []).length > 0
-                return objectReply(pending ? 202 : 200, result.object)
+                // The server answers 202 for a delete it could not finish only when the client
+                // asked for cascading deletion with orphanDependents=false; otherwise 200.
+                return objectReply(pending && orphanDependentsOf(query, bytes) === false ? 202 : 200, result.object)
               })
             }
             case "deletecollection": {
@@ -894,13 +896,28 @@ export const serve = (options: HttpApiOptions): Effect.Effect<HttpApi, HttpApiEr
       return { dryRun, ...(preconditions !== undefined ? { preconditions } : {}) }
     }
 
+    /** `orphanDependents` of the query or the DeleteOptions body, the one option that picks a delete's 202. */
+    const orphanDependentsOf = (query: URLSearchParams, bytes: Buffer): boolean | undefined => {
+      const fromQuery = boolParam(query, "orphanDependents")
+      if (fromQuery !== undefined) return fromQuery
+      if (bytes.length === 0) return undefined
+      const parsed = parseJson(bytes.toString("utf8"))
+      return isObject(parsed) && typeof parsed.orphanDependents === "boolean" ? parsed.orphanDependents : undefined
+    }
+
     const patch = (req: IncomingMessage, query: URLSearchParams, target: Target & { readonly name: string }, bytes: Buffer) =>
       Effect.gen(function*() {
         const type = mediaType(req)
+        const { resource, namespace, name, subresource } = target
+        // The media type is checked before any option. Custom resources have no Go struct
+        // tags to merge by: their handler does not offer strategic merge at all.
+        const accepted = resource.custom
+          ? ["application/json-patch+json", "application/merge-patch+json", "application/apply-patch+yaml"]
+          : ["application/json-patch+json", "application/merge-patch+json", "application/strategic-merge-patch+json", "application/apply-patch+yaml"]
+        if (!accepted.includes(type)) return statusReply(unsupportedMediaType(accepted))
         const text = bytes.toString("utf8")
         const dryRun = dryRunOf(query, "PatchOptions")
         const force = boolParam(query, "force")
-        const { resource, namespace, name, subresource } = target
         if (type === "application/apply-patch+yaml") {
           if (subresource === "status") {
             return statusReply(failure(415, "UnsupportedMediaType", "LocalCluster does not serve apply patches on the status subresource; use a merge patch or PUT"))
@@ -927,12 +944,7 @@ export const serve = (options: HttpApiOptions): Effect.Effect<HttpApi, HttpApiEr
           const operations = parseJson(text)
           apply = (live) => jsonPatch(live, operations) as KubeObject
         } else {
-          return statusReply(unsupportedMediaType([
-            "application/json-patch+json",
-            "application/merge-patch+json",
-            "application/apply-patch+yaml",
-            "application/strategic-merge-patch+json"
-          ]))
+          return statusReply(unsupportedMediaType(accepted))
         }
         const options = { dryRun, fieldManager: fieldManagerOf(req, query) }
         const write = (patched: KubeObject) =>
@@ -966,7 +978,8 @@ export const serve = (options: HttpApiOptions): Effect.Effect<HttpApi, HttpApiEr
           return statusReply(badRequest(`resourceVersion: Invalid value: "${resourceVersion}": strconv.ParseUint: parsing "${resourceVersion}": invalid syntax`))
         }
         const timeoutParam = query.get("timeoutSeconds")
-        const timeoutSeconds = timeoutParam !== null && /^\d+$/.test(timeoutParam)
+        // GetTimeoutForWatch: `timeoutSeconds=0` is the same as none, the server's random default.
+        const timeoutSeconds = timeoutParam !== null && /^\d+$/.test(timeoutParam) && Number(timeoutParam) > 0
           ? Number(timeoutParam)
           : MIN_REQUEST_TIMEOUT_SECONDS * (1 + (yield* Random.next))
         const allowWatchBookmarks = boolParam(query, "allowWatchBookmarks") === true

@@ -1079,7 +1079,13 @@ export const makeMemoryStore = (options: MemoryStoreOptions = {}): Effect.Effect
           if (finalizers.length > 0) {
             // Finalizers hold the object: it is marked, and goes when the last one is removed.
             if (meta.deletionTimestamp !== undefined || dryRun) return { object: live }
-            const marked = withMeta(live, { ...meta, deletionTimestamp: rfc3339(millis), deletionGracePeriodSeconds: 0 })
+            // markAsDeleting: the first mark moves the generation, since controllers must now act differently.
+            const marked = withMeta(live, {
+              ...meta,
+              ...(resource.hasGeneration && meta.generation !== undefined && meta.generation > 0 ? { generation: meta.generation + 1 } : {}),
+              deletionTimestamp: rfc3339(millis),
+              deletionGracePeriodSeconds: 0
+            })
             return { object: commitWrite(bucket, key, ordered(marked), live) }
           }
           if (!dryRun) commitDelete(bucket, key, live)

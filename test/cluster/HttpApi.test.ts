@@ -11,7 +11,7 @@ import { Fault } from "../../src/cluster/Faults.js"
 import { LocalCluster, type LocalClusterOptions } from "../../src/cluster/LocalCluster.js"
 import type { KubeObject } from "../../src/domain/Objects.js"
 import { HttpRouteResource, type ResourceType } from "../../src/domain/Resources.js"
-import { ingress, NS, service } from "./ClusterFixtures.js"
+import { httpRoute, ingress, NS, service } from "./ClusterFixtures.js"
 
 const ING = `/apis/networking.k8s.io/v1/namespaces/${NS}/ingresses`
 
@@ -197,6 +197,20 @@ describe("HttpApi writes", () => {
       expect([svc.status, svc.body.kind, svc.body.metadata.name]).toEqual([200, "Service", "web"])
     }))
 
+  it.scopedLive("answers 200 with the marked object to a delete that finalizers hold, 202 only when orphanDependents is false", () =>
+    Effect.gen(function*() {
+      const { url } = yield* cluster()
+      const held = (name: string) => ({ ...ingress(name), metadata: { name, finalizers: ["example.test/hold"] } })
+      yield* send(url, "POST", ING, held("web"))
+      // The apiserver answers 202 only when the client asked for cascading deletion with
+      // orphanDependents=false; a delete held by finalizers is otherwise a plain 200.
+      const pending = yield* call(url, `${ING}/web`, { method: "DELETE" })
+      expect([pending.status, pending.body.kind, typeof pending.body.metadata.deletionTimestamp]).toEqual([200, "Ingress", "string"])
+      yield* send(url, "POST", ING, held("other"))
+      const cascading = yield* send(url, "DELETE", `${ING}/other`, { kind: "DeleteOptions", apiVersion: "v1", orphanDependents: false })
+      expect([cascading.status, cascading.body.kind]).toEqual([202, "Ingress"])
+    }))
+
   it.scopedLive("honours dryRun=All and refuses other dryRun values with 422", () =>
     Effect.gen(function*() {
       const { url } = yield* cluster()
@@ -260,6 +274,29 @@ describe("HttpApi writes", () => {
       const forced = yield* send(url, "PATCH", `${ING}/web?force=true`, {}, "application/merge-patch+json")
       expect([forced.status, forced.body.message]).toEqual([422, `PatchOptions.meta.k8s.io "" is invalid: force: Forbidden: may not be specified for non-apply patch`])
       expect((yield* send(url, "PATCH", `${ING}/missing`, {}, "application/merge-patch+json")).status).toBe(404)
+    }))
+
+  it.scopedLive("refuses a strategic merge patch on a custom resource with 415, as for any CRD", () =>
+    Effect.gen(function*() {
+      const { url } = yield* cluster()
+      const routes = `/apis/gateway.networking.k8s.io/v1/namespaces/${NS}/httproutes`
+      expect((yield* send(url, "POST", routes, httpRoute("web"))).status).toBe(201)
+      const strategic = yield* send(url, "PATCH", `${routes}/web`, { metadata: { labels: { a: "1" } } }, "application/strategic-merge-patch+json")
+      expect([strategic.status, strategic.body]).toEqual([415, {
+        kind: "Status",
+        apiVersion: "v1",
+        metadata: {},
+        status: "Failure",
+        message: "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml",
+        reason: "UnsupportedMediaType",
+        code: 415
+      }])
+      expect((yield* call(url, `${routes}/web`)).body.metadata.labels).toBeUndefined()
+      const unknown = yield* send(url, "PATCH", `${ING}/web`, {}, "application/x-unknown")
+      expect([unknown.status, unknown.body.message]).toEqual([
+        415,
+        "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json, application/apply-patch+yaml"
+      ])
     }))
 
   it.scopedLive("writes status only through /status, by PUT and by merge patch", () =>
@@ -348,6 +385,22 @@ describe("HttpApi watch", () => {
       const response = yield* Effect.promise(() => fetch(`${url}${ING}?watch=true&timeoutSeconds=1`))
       const next = lineReader(response)
       expect(yield* Effect.promise(next)).toBeUndefined()
+    }))
+
+  it.scopedLive("treats timeoutSeconds=0 as no timeout at all, as the apiserver does", () =>
+    Effect.gen(function*() {
+      const { url, store } = yield* cluster()
+      const from = yield* store.resourceVersion
+      const controller = new AbortController()
+      yield* Effect.addFinalizer(() => Effect.sync(() => controller.abort()))
+      // GetTimeoutForWatch: a zero timeoutSeconds gets the server's random default, not an instant end.
+      const response = yield* Effect.promise(() =>
+        fetch(`${url}${ING}?watch=true&timeoutSeconds=0&resourceVersion=${from}`, { signal: controller.signal })
+      )
+      const next = lineReader(response)
+      yield* send(url, "POST", ING, ingress("web"))
+      const event = JSON.parse((yield* Effect.promise(next))!)
+      expect([event.type, event.object.metadata.name]).toEqual(["ADDED", "web"])
     }))
 
   it.scopedLive("refuses a bad selector before streaming, with 400", () =>

@@ -372,6 +372,18 @@ describe("MemoryStore updates (PUT)", () => {
 })
 
 describe("MemoryStore deletes", () => {
+  it.effect("bumps generation once when a delete marks an object its finalizers hold", () =>
+    Effect.gen(function*() {
+      const store = yield* fresh
+      // markAsDeleting: a deletionTimestamp changes what controllers must do, so the
+      // generation moves and every condition observed at the old one goes stale.
+      yield* store.create(HttpRouteResource, NS, { ...httpRoute("web"), metadata: { name: "web", finalizers: ["x/y"] } as never })
+      const pending = yield* store.delete(HttpRouteResource, NS, "web")
+      expect("object" in pending && pending.object.metadata?.generation).toBe(2)
+      yield* store.delete(HttpRouteResource, NS, "web")
+      expect((yield* store.get(HttpRouteResource, NS, "web")).metadata?.generation).toBe(2)
+    }))
+
   it.effect("answers a Success Status for an Ingress and a custom resource, the object for a Service", () =>
     Effect.gen(function*() {
       const store = yield* fresh
@@ -722,6 +734,14 @@ describe("MemoryStore watch", () => {
       yield* store.delete(IngressResource, NS, "a")
       const deleted = yield* Queue.take(events)
       expect(`${deleted.type} ${deleted.object.metadata?.name}`).toBe("DELETED a")
+    }))
+
+  it.effect("treats resourceVersion \"0\" as none: synthetic ADDED for what exists", () =>
+    Effect.gen(function*() {
+      const store = yield* fresh
+      yield* store.create(IngressResource, NS, ingress("a"))
+      const events = yield* firstEvents(store.watch(anyResource(IngressResource), NS, { resourceVersion: "0" }), 1)
+      expect(events.map(([type, name]) => `${type} ${name}`)).toEqual(["ADDED a"])
     }))
 
   it.effect("resumes after a resourceVersion with exactly the later changes", () =>
