@@ -167,6 +167,14 @@ interface Candidate {
   readonly decision: Extract<RouteDecision, { kind: "route" }>
 }
 
+/**
+ * How specific a path rule is, for precedence: a Prefix matches element-wise, so its
+ * trailing slash adds nothing (`/api/` matches `/api`) and must not let it outrank
+ * the Exact `/api` that matches the same request.
+ */
+const pathSpecificity = (rule: PathRule): number =>
+  rule.kind === "Prefix" && rule.value.length > 1 ? rule.value.replace(/\/+$/, "").length : rule.value.length
+
 const compareCandidates = (a: Candidate, b: Candidate): number =>
   Number(b.hostExact) - Number(a.hostExact) ||
   b.hostLength - a.hostLength ||
@@ -224,7 +232,7 @@ const ingressCandidates = (state: RoutingState, request: RouteRequest): Readonly
             hostExact: rule.host !== undefined && !rule.host.startsWith("*."),
             hostLength: rule.host?.length ?? 0,
             pathRegex: false,
-            pathLength: rulePath.value.length,
+            pathLength: pathSpecificity(rulePath),
             pathExact: rulePath.kind === "Exact",
             created: ing.metadata?.creationTimestamp ?? "",
             key: `${namespace}/${name}`,
@@ -329,7 +337,7 @@ const httpRouteCandidates = (state: RoutingState, request: RouteRequest): Readon
           hostExact: host.exact,
           hostLength: host.length,
           pathRegex: rulePath.kind === "RegularExpression",
-          pathLength: rulePath.value.length,
+          pathLength: pathSpecificity(rulePath),
           pathExact: rulePath.kind === "Exact",
           created: route.metadata?.creationTimestamp ?? "",
           key: `${namespace}/${name}`,

@@ -103,6 +103,16 @@ describe("decideRoute for Ingresses", () => {
     expect(routedBy(s, "a.test", "/api")).toBe("Ingress/exact-path")
   })
 
+  it("compares Prefix paths by their elements, so a trailing slash does not outrank an Exact path", () => {
+    const s = state({
+      ingresses: [
+        ingress("prefix", [{ host: "a.test", http: { paths: [toWeb("/api/")] } }]),
+        ingress("exact", [{ host: "a.test", http: { paths: [toWeb("/api", "Exact")] } }], "2030-01-01T00:00:00Z")
+      ]
+    })
+    expect(routedBy(s, "a.test", "/api")).toBe("Ingress/exact")
+  })
+
   it("resolves a named Service port and answers 503 for a Service that does not exist", () => {
     const s = state({
       ingresses: [
@@ -161,6 +171,26 @@ describe("decideRoute for HTTPRoutes", () => {
     expect(routedBy(state({ gateways: [gateway], httpRoutes: [stale] }), "a.example.com")).toBe("none")
     const theirs = route({ status: accepted(1, "example.test/other") })
     expect(routedBy(state({ gateways: [gateway], httpRoutes: [theirs] }), "a.example.com")).toBe("none")
+  })
+
+  it("prefers an Exact path to a Prefix that matches the same request through a trailing slash", () => {
+    // A Prefix matches element-wise, so `/api/` matches `/api` too; its trailing slash
+    // must not make it look longer than the Exact `/api` (Gateway API: Exact first).
+    const rule = (type: "Exact" | "PathPrefix", value: string) => ({
+      matches: [{ path: { type, value } }],
+      backendRefs: [{ name: "web", port: 8080 }]
+    })
+    const prefix = route({
+      metadata: { name: "prefix", namespace: "ns", generation: 1 },
+      spec: { parentRefs: [{ name: "gw" }], rules: [rule("PathPrefix", "/api/")] }
+    })
+    const exact = route({
+      metadata: { name: "exact", namespace: "ns", generation: 1, creationTimestamp: "2030-01-01T00:00:00Z" },
+      spec: { parentRefs: [{ name: "gw" }], rules: [rule("Exact", "/api")] }
+    })
+    const s = state({ gateways: [gateway], httpRoutes: [prefix, exact] })
+    expect(routedBy(s, "a.example.com", "/api")).toBe("HTTPRoute/exact")
+    expect(routedBy(s, "a.example.com", "/api/x")).toBe("HTTPRoute/prefix")
   })
 
   it("answers 500 for a backendRef that does not resolve", () => {
