@@ -8,6 +8,7 @@ import { Console, Effect } from "effect"
 import packageJson from "../../package.json" with { type: "json" }
 import { RouterConfigError } from "../services/RouterConfig.js"
 import { CliError, ExitCode } from "./CliError.js"
+import { stdoutColor } from "./present/Presenter.js"
 import { clusterCommand } from "./commands/Cluster.js"
 import { demoCommand } from "./commands/Demo.js"
 import { publishCommand } from "./commands/Publish.js"
@@ -28,18 +29,41 @@ export const command = Command.make("session-routing").pipe(
 export const cli = Command.run(command, { name: "session-routing", version: packageJson.version })
 
 /**
- * Drops trailing newlines from stderr writes. @effect/cli prints its usage errors as a
- * paragraph that ends in a newline, so each came out as a line plus a blank one; the
- * CLI promises exactly one line per failure.
+ * Drops trailing newlines from stderr writes and joins the lines of one write with
+ * "; ". @effect/cli prints its usage errors as a paragraph that ends in a newline, so
+ * each came out as a line plus a blank one, and several (two missing options) as
+ * paragraphs; the CLI promises exactly one line per failure.
  */
 const oneLineErrors = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
   Effect.consoleWith((console) =>
     Effect.withConsole(self, {
       ...console,
       error: (...args: ReadonlyArray<unknown>) =>
-        console.error(...args.map((arg) => (typeof arg === "string" ? arg.replace(/\n+$/, "") : arg)))
+        console.error(
+          ...args.map((arg) => (typeof arg === "string" ? arg.replace(/\n+$/, "").replace(/\s*\n\s*/g, "; ") : arg))
+        )
     })
   )
+
+const SGR = /\x1b\[[0-9;]*m/g
+
+/**
+ * Strips colour codes from stdout writes when stdout may not carry colours.
+ * @effect/cli renders its help in ANSI bold whatever stdout is, so `--help | less`
+ * and `NO_COLOR` showed escape codes. The CLI's own output is colourless then
+ * already; the live table's cursor movements are not colour codes and stay.
+ */
+const colourOnlyWhereWanted = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.flatMap(stdoutColor, (color) =>
+    color
+      ? self
+      : Effect.consoleWith((console) =>
+          Effect.withConsole(self, {
+            ...console,
+            log: (...args: ReadonlyArray<unknown>) =>
+              console.log(...args.map((arg) => (typeof arg === "string" ? arg.replace(SGR, "") : arg)))
+          })
+        ))
 
 /** Prints a failure as its one line on stderr and says which exit status it means. */
 const report = (error: unknown): Effect.Effect<number> => {
@@ -60,4 +84,4 @@ const report = (error: unknown): Effect.Effect<number> => {
  * goes through `Console` (stdout: results only; stderr: warnings and the error line).
  */
 export const run = (argv: ReadonlyArray<string>): Effect.Effect<number, never, CliApp.CliApp.Environment> =>
-  cli(argv).pipe(Effect.as(ExitCode.ok as number), Effect.catchAll(report), oneLineErrors)
+  cli(argv).pipe(Effect.as(ExitCode.ok as number), Effect.catchAll(report), oneLineErrors, colourOnlyWhereWanted)

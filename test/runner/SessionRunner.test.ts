@@ -208,3 +208,44 @@ describe("sessionStatus and unpublishSession", () => {
       })
     ))
 })
+
+describe("one caller, any routing layer", () => {
+  /** The runner's whole life of a session, written once, with no word of which layer routes it. */
+  const caller = Effect.gen(function* () {
+    const session = yield* publishSession(spec)
+    const events = yield* collectAll(session.events)
+    const programmed = yield* sessionStatus(sessionId)
+    yield* unpublishSession(sessionId)
+    return { events, programmed, afterUnpublish: yield* sessionStatus(sessionId) }
+  })
+
+  const layers = [
+    { name: "ingress", layer: SessionRouter.layerIngress, config: {} },
+    { name: "gateway", layer: SessionRouter.layerGateway, config: { mode: "gateway" } }
+  ] as const
+
+  for (const { config, layer, name } of layers) {
+    it.scoped(`publishes, watches, reads and unpublishes the same way on the ${name} layer`, () =>
+      withRunner(layer, { ingress: { delay: Duration.millis(300) }, gateway: { delay: Duration.millis(300) } }, config, () =>
+        Effect.gen(function* () {
+          const { afterUnpublish, events, programmed } = yield* caller
+          expect(events[0]).toMatchObject({ type: "published", layer: name })
+          expect(events.slice(1, 3)).toEqual([
+            { type: "route", port: 8080, host: host(8080), state: "pending" },
+            { type: "route", port: 9090, host: host(9090), state: "pending" }
+          ])
+          expect(new Set(events.slice(3))).toEqual(
+            new Set([
+              { type: "route", port: 8080, host: host(8080), state: "programmed" },
+              { type: "route", port: 9090, host: host(9090), state: "programmed" }
+            ])
+          )
+          expect(programmed).toEqual([
+            { type: "route", port: 8080, host: host(8080), state: "programmed" },
+            { type: "route", port: 9090, host: host(9090), state: "programmed" }
+          ])
+          expect(afterUnpublish).toEqual([])
+        })
+      ))
+  }
+})

@@ -80,10 +80,18 @@ export const presentationFor = (format: OutputFormat): Effect.Effect<Presentatio
     if (format === "json") return { _tag: "Json" } as const
     const terminal = yield* StdoutTerminal
     if (!terminal.isTTY) return { _tag: "Plain" } as const
-    const noColor = yield* Config.option(Config.string("NO_COLOR")).pipe(Effect.orElseSucceed(() => Option.none()))
-    const color = Option.match(noColor, { onNone: () => true, onSome: (value) => value === "" })
-    return { _tag: "Live", color, columns: terminal.columns } as const
+    return { _tag: "Live", color: yield* stdoutColor, columns: terminal.columns } as const
   })
+
+/**
+ * Whether stdout may carry colours: a terminal, and https://no-color.org's `NO_COLOR`
+ * unset or empty. The live table and the help (`Cli.run`) both follow it.
+ */
+export const stdoutColor: Effect.Effect<boolean> = Effect.gen(function* () {
+  if (!(yield* StdoutTerminal).isTTY) return false
+  const noColor = yield* Config.option(Config.string("NO_COLOR")).pipe(Effect.orElseSucceed(() => Option.none()))
+  return Option.match(noColor, { onNone: () => true, onSome: (value) => value === "" })
+})
 
 /**
  * Effect's default logger writes to stdout; under `-o json` stdout carries events
