@@ -277,6 +277,21 @@ for (const face of faces) {
         })
       , { config: gatewayConfig }))
 
+    it.live("removes an HTTPRoute of the session that an earlier, crashed run left behind", () =>
+      withRouter(face, SessionRouter.layerGateway, ({ kube, router, sc }) =>
+        Effect.gen(function* () {
+          // A run that applied port 7070's route and died before recording it anywhere:
+          // only the session label ties it to the session.
+          const [orphan] = buildSessionHttpRoutes(settingsOf(sc), { ...spec, ports: [{ port: 7070, protocol: "tcp" }] })
+          yield* kube.apply(HttpRouteResource, orphan!)
+          yield* router.publish(spec)
+          expect((yield* sessionObjects(kube, sc.namespace)).httpRoutes).toEqual([
+            `telo-run-${sessionId}-8080`,
+            `telo-run-${sessionId}-9090`
+          ])
+        })
+      , { config: gatewayConfig }))
+
     it.live("deletes every HTTPRoute when a reload leaves no tcp port", () =>
       withRouter(face, SessionRouter.layerGateway, ({ kube, router, sc }) =>
         Effect.gen(function* () {
