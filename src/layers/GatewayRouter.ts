@@ -9,13 +9,25 @@ import {
   httpRouteName,
   sessionSelector
 } from "../domain/Manifests.js"
-import { GatewayClassResource, GatewayResource, HttpRouteResource, ServiceResource } from "../domain/Resources.js"
+import {
+  GatewayClassResource,
+  GatewayResource,
+  HttpRouteResource,
+  IngressResource,
+  ServiceResource
+} from "../domain/Resources.js"
 import { routesFor } from "../domain/Routes.js"
 import { httpRouteVerdict, type ParentTarget } from "../domain/Verdict.js"
 import { KubeClient } from "../services/KubeClient.js"
 import { PublishError, RouteReadError, RouterSetupError, SessionRouter } from "../services/SessionRouter.js"
 import { RouterConfig } from "../services/RouterConfig.js"
-import { applySessionService, deleteSessionObjects, manifestSettings, publishStep } from "./RouterSupport.js"
+import {
+  applySessionService,
+  deleteOtherLayerObjects,
+  deleteSessionObjects,
+  manifestSettings,
+  publishStep
+} from "./RouterSupport.js"
 
 /** Builds the gateway router from the client and the configuration. */
 export const make = Effect.gen(function* () {
@@ -71,6 +83,7 @@ export const make = Effect.gen(function* () {
       Effect.gen(function* () {
         const step = (what: string) => publishStep(args.sessionId, what)
         yield* applySessionService(kube, settings, args)
+        yield* deleteOtherLayerObjects(kube, IngressResource, namespace, args.sessionId)
         const routes = buildSessionHttpRoutes(settings, args)
         yield* Effect.forEach(
           routes,
@@ -125,6 +138,7 @@ export const make = Effect.gen(function* () {
           // Nothing to remove where HTTPRoutes are not served at all.
           Effect.catchIf((e) => e.error._tag === "NotServed", () => Effect.void)
         )
+        yield* deleteOtherLayerObjects(kube, IngressResource, namespace, sessionId)
         yield* deleteSessionObjects(kube, ServiceResource, namespace, selector).pipe(
           step(`delete the Services of session ${sessionId}`)
         )

@@ -9,13 +9,20 @@ import {
   sessionObjectName,
   sessionSelector
 } from "../domain/Manifests.js"
-import { IngressResource, ServiceResource } from "../domain/Resources.js"
+import { HttpRouteResource, IngressResource, ServiceResource } from "../domain/Resources.js"
 import { routesFor } from "../domain/Routes.js"
 import { ingressVerdict } from "../domain/Verdict.js"
 import { KubeClient } from "../services/KubeClient.js"
 import { RouterConfig } from "../services/RouterConfig.js"
 import { RouteReadError, SessionRouter } from "../services/SessionRouter.js"
-import { applySessionService, deleteIfPresent, deleteSessionObjects, manifestSettings, publishStep } from "./RouterSupport.js"
+import {
+  applySessionService,
+  deleteIfPresent,
+  deleteOtherLayerObjects,
+  deleteSessionObjects,
+  manifestSettings,
+  publishStep
+} from "./RouterSupport.js"
 
 /** Builds the ingress router from the client and the configuration. */
 export const make = Effect.gen(function* () {
@@ -37,6 +44,7 @@ export const make = Effect.gen(function* () {
       Effect.gen(function* () {
         const step = (what: string) => publishStep(args.sessionId, what)
         yield* applySessionService(kube, settings, args)
+        yield* deleteOtherLayerObjects(kube, HttpRouteResource, namespace, args.sessionId)
         const { ingress, hosts } = buildSessionIngress(settings, args)
         const name = sessionObjectName(args.sessionId)
         if (hosts.length === 0) {
@@ -81,6 +89,7 @@ export const make = Effect.gen(function* () {
         yield* deleteSessionObjects(kube, IngressResource, namespace, selector).pipe(
           step(`delete the Ingresses of session ${sessionId}`)
         )
+        yield* deleteOtherLayerObjects(kube, HttpRouteResource, namespace, sessionId)
         yield* deleteSessionObjects(kube, ServiceResource, namespace, selector).pipe(
           step(`delete the Services of session ${sessionId}`)
         )

@@ -4,7 +4,13 @@
  * publish logic is its own.
  */
 import { Effect } from "effect"
-import { buildSessionService, type ManifestSettings, type SessionSpec, sessionObjectName } from "../domain/Manifests.js"
+import {
+  buildSessionService,
+  type ManifestSettings,
+  type SessionSpec,
+  sessionObjectName,
+  sessionSelector
+} from "../domain/Manifests.js"
 import { type ResourceType, ServiceResource } from "../domain/Resources.js"
 import type { KubeClient, WritableObject } from "../services/KubeClient.js"
 import type { KubeError } from "../services/KubeError.js"
@@ -85,3 +91,23 @@ export const applySessionService = (
         publishStep(spec.sessionId, `apply Service ${namespace}/${name}`)
       )
 }
+
+/**
+ * Removes what the other routing layer published for the session, so that a change
+ * of SESSION_ROUTING_MODE does not leave the old layer's objects serving. Best effort
+ * by design: a type the cluster does not serve, or that RBAC does not let us list,
+ * holds nothing we could remove, and must not fail a publish in the mode in use.
+ */
+export const deleteOtherLayerObjects = <A extends WritableObject>(
+  kube: KubeClient.Service,
+  resource: ResourceType<A>,
+  namespace: string,
+  sessionId: string
+): Effect.Effect<void, PublishError> =>
+  deleteSessionObjects(kube, resource, namespace, sessionSelector(sessionId)).pipe(
+    Effect.catchIf(
+      (error) => error._tag === "NotServed" || error._tag === "Forbidden",
+      () => Effect.void
+    ),
+    publishStep(sessionId, `delete the ${resource.kind} objects another routing mode left for session ${sessionId}`)
+  )

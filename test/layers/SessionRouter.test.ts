@@ -326,6 +326,71 @@ for (const face of faces) {
   })
 }
 
+for (const face of faces) {
+  describe(`switching routing modes (${face})`, () => {
+    /** An ingress router and a gateway router over the same cluster, as before and after a change of mode. */
+    const bothRouters = <A, E>(
+      body: (ctx: {
+        readonly ingress: SessionRouterService.Service
+        readonly gateway: SessionRouterService.Service
+        readonly kube: KubeClient.Service
+        readonly sc: SessionCluster
+      }) => Effect.Effect<A, E>
+    ) =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const sc = yield* startCluster()
+          const kubeLayer = kubeClientLayer(face, sc.cluster)
+          const routerOf = (layer: RouterLayer, config: TestConfig) =>
+            Effect.provide(SessionRouter, layer.pipe(Layer.provide(kubeLayer), Layer.provide(routerConfigLayer(sc, config))))
+          const ingress = yield* routerOf(SessionRouter.layerIngress, {})
+          const gateway = yield* routerOf(SessionRouter.layerGateway, { mode: "gateway" })
+          const kube = yield* Effect.provide(KubeClient, kubeLayer)
+          return yield* body({ ingress, gateway, kube, sc })
+        })
+      )
+
+    it.live("removes the other mode's objects when a session is published in a new mode", () =>
+      bothRouters(({ gateway, ingress, kube, sc }) =>
+        Effect.gen(function* () {
+          yield* ingress.publish(spec)
+          yield* gateway.publish(spec)
+          expect(yield* sessionObjects(kube, sc.namespace)).toEqual({
+            services: [`telo-run-${sessionId}`],
+            ingresses: [],
+            httpRoutes: [`telo-run-${sessionId}-8080`, `telo-run-${sessionId}-9090`]
+          })
+          yield* ingress.publish(spec)
+          expect(yield* sessionObjects(kube, sc.namespace)).toEqual({
+            services: [`telo-run-${sessionId}`],
+            ingresses: [`telo-run-${sessionId}`],
+            httpRoutes: []
+          })
+        })
+      ))
+
+    it.live("unpublishes what either mode left", () =>
+      bothRouters(({ gateway, ingress, kube, sc }) =>
+        Effect.gen(function* () {
+          yield* gateway.publish(spec)
+          yield* ingress.unpublish(sessionId)
+          expect(yield* sessionObjects(kube, sc.namespace)).toEqual({ services: [], ingresses: [], httpRoutes: [] })
+        })
+      ))
+
+    it.live("publishes in ingress mode where HTTPRoutes are not served or not readable", () =>
+      bothRouters(({ ingress, sc }) =>
+        Effect.gen(function* () {
+          yield* sc.cluster.store.setServed(HttpRouteResource, false)
+          expect(yield* ingress.publish(spec)).toEqual([route8080, route9090])
+          yield* sc.cluster.store.setServed(HttpRouteResource, true)
+          yield* sc.cluster.faults.add({ resource: HttpRouteResource, verbs: ["list"], action: Fault.forbid() })
+          expect(yield* ingress.publish(spec)).toEqual([route8080, route9090])
+        })
+      ))
+  })
+}
+
 describe("router selection", () => {
   it.live("picks the layer RouterConfig names", () =>
     Effect.gen(function* () {
