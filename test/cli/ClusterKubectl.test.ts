@@ -6,13 +6,10 @@
  * replace refused with 409 Conflict, a label selector, delete. The in-process
  * counterpart is test/cluster/Kubectl.test.ts; this one proves the command serves it.
  */
-import { mkdtemp, rm, writeFile } from "node:fs/promises"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Schedule } from "effect"
 import { startClusterProcess } from "./ClusterProcess.js"
-import { kubectl, kubectlAvailable, requireKubectl } from "../support/Kubectl.js"
+import { kubectlAvailable, kubectlWorkspace, requireKubectl } from "../support/Kubectl.js"
 
 const NS = "telo-sessions"
 
@@ -47,22 +44,9 @@ describe("kubectl against session-routing cluster", () => {
     () =>
       Effect.scoped(
         Effect.gen(function* () {
-          const dir = yield* Effect.acquireRelease(
-            Effect.promise(() => mkdtemp(join(tmpdir(), "cluster-kubectl-"))),
-            (path) => Effect.promise(() => rm(path, { recursive: true, force: true }))
-          )
-          const kubeconfig = join(dir, "kubeconfig")
+          const { file, kubeconfig, run } = yield* kubectlWorkspace("cluster-kubectl-")
           // A short delay, so the controller's address shows up within the test.
           const proc = yield* startClusterProcess(["--write-kubeconfig", kubeconfig, "--controller-delay", "100"])
-          // The discovery cache goes in the test's directory, not in $HOME.
-          const run = (...args: ReadonlyArray<string>) =>
-            Effect.promise(() => kubectl(["--kubeconfig", kubeconfig, "--cache-dir", join(dir, "cache"), ...args]))
-          const file = (name: string, text: string) =>
-            Effect.promise(async () => {
-              const path = join(dir, name)
-              await writeFile(path, text)
-              return path
-            })
 
           // What the command seeded is there for kubectl too.
           const classes = yield* run("get", "ingressclass", "-o", "name")

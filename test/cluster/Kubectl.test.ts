@@ -5,14 +5,11 @@
  * `kubernetes-client`, kubectl 1.20). Without one it fails, naming the install step:
  * a skipped wire test would hide exactly the missing step it exists to catch.
  */
-import { mkdtemp, rm, writeFile } from "node:fs/promises"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { LocalCluster } from "../../src/cluster/LocalCluster.js"
 import { NS } from "./ClusterFixtures.js"
-import { kubectl, kubectlAvailable, requireKubectl } from "../support/Kubectl.js"
+import { kubectlAvailable, kubectlWorkspace, requireKubectl } from "../support/Kubectl.js"
 
 const INGRESS_YAML = `apiVersion: networking.k8s.io/v1
 kind: Ingress
@@ -43,20 +40,8 @@ describe("kubectl against LocalCluster", () => {
     () =>
       Effect.gen(function*() {
         const cluster = yield* LocalCluster.make({ namespaces: [NS] })
-        const dir = yield* Effect.acquireRelease(
-          Effect.promise(() => mkdtemp(join(tmpdir(), "local-cluster-kubectl-"))),
-          (path) => Effect.promise(() => rm(path, { recursive: true, force: true }))
-        )
-        const kubeconfig = join(dir, "kubeconfig")
+        const { file, kubeconfig, run } = yield* kubectlWorkspace("local-cluster-kubectl-")
         yield* cluster.writeKubeconfig(kubeconfig)
-        const run = (...args: ReadonlyArray<string>) =>
-          Effect.promise(() => kubectl(["--kubeconfig", kubeconfig, "--cache-dir", join(dir, "cache"), ...args]))
-        const file = (name: string, text: string) =>
-          Effect.promise(async () => {
-            const path = join(dir, name)
-            await writeFile(path, text)
-            return path
-          })
 
         const created = yield* run("create", "-f", yield* file("ingress.yaml", INGRESS_YAML))
         expect([created.code, created.stdout.trim()], created.stderr).toEqual([0, "ingress.networking.k8s.io/web created"])
@@ -77,10 +62,11 @@ describe("kubectl against LocalCluster", () => {
           `Error from server (Conflict): error when replacing "${stale}": Operation cannot be fulfilled on ingresses.networking.k8s.io "web": the object has been modified; please apply your changes to the latest version and try again`
         )
 
-        const applied = yield* run("apply", "--server-side", "--field-manager=kubectl-test", "-f", yield* file("apply.yaml", INGRESS_YAML.replace("web.example.test", "www.example.test")))
+        const applyFile = yield* file("apply.yaml", INGRESS_YAML.replace("web.example.test", "www.example.test"))
+        const applied = yield* run("apply", "--server-side", "--field-manager=kubectl-test", "-f", applyFile)
         expect(applied.code).not.toBe(0)
         expect(applied.stderr).toContain(`Apply failed with 1 conflict: conflict with "kubectl-create"`)
-        const forced = yield* run("apply", "--server-side", "--force-conflicts", "--field-manager=kubectl-test", "-f", join(dir, "apply.yaml"))
+        const forced = yield* run("apply", "--server-side", "--force-conflicts", "--field-manager=kubectl-test", "-f", applyFile)
         expect([forced.code, forced.stdout.trim()], forced.stderr).toEqual([0, "ingress.networking.k8s.io/web serverside-applied"])
 
         const selected = yield* run("get", "ingress", "-n", NS, "-l", "app=web,tier in (front)", "-o", "name")

@@ -4,7 +4,11 @@
  * wire test would hide exactly the install step it exists to catch.
  */
 import { execFile } from "node:child_process"
+import { mkdtemp, rm, writeFile } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { it } from "@effect/vitest"
+import { Effect, type Scope } from "effect"
 
 export const KUBECTL = process.env.KUBECTL ?? "kubectl"
 
@@ -37,3 +41,33 @@ export const requireKubectl = (): void => {
     )
   })
 }
+
+/** A scratch directory for one kubectl test: the kubeconfig goes here, files to apply, and kubectl's discovery cache. */
+export interface KubectlWorkspace {
+  /** Where the cluster's kubeconfig is to be written. */
+  readonly kubeconfig: string
+  /** kubectl with that kubeconfig; the discovery cache stays in the workspace, not in $HOME. */
+  readonly run: (...args: ReadonlyArray<string>) => Effect.Effect<KubectlRun>
+  /** Writes `text` to a file in the workspace and returns its path. */
+  readonly file: (name: string, text: string) => Effect.Effect<string>
+}
+
+/** A workspace for the life of the scope; the directory is removed with it. */
+export const kubectlWorkspace = (prefix: string): Effect.Effect<KubectlWorkspace, never, Scope.Scope> =>
+  Effect.gen(function* () {
+    const dir = yield* Effect.acquireRelease(
+      Effect.promise(() => mkdtemp(join(tmpdir(), prefix))),
+      (path) => Effect.promise(() => rm(path, { recursive: true, force: true }))
+    )
+    const kubeconfig = join(dir, "kubeconfig")
+    return {
+      kubeconfig,
+      run: (...args) => Effect.promise(() => kubectl(["--kubeconfig", kubeconfig, "--cache-dir", join(dir, "cache"), ...args])),
+      file: (name, text) =>
+        Effect.promise(async () => {
+          const path = join(dir, name)
+          await writeFile(path, text)
+          return path
+        })
+    }
+  })
