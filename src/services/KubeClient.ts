@@ -54,7 +54,7 @@ export type RawWatchEvent<A> =
   | { readonly type: "ERROR"; readonly error: KubeError }
 
 /**
- * What a layer must provide; `KubeClient.make` builds the full service (with a
+ * What a layer must provide; `makeKubeClient` (services/ResumableWatch.ts) builds the full service (with a
  * resuming watch) from it, so resumption is written once for every layer.
  */
 export interface KubeClientPrimitives {
