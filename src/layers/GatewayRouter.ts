@@ -19,15 +19,13 @@ import {
 import { routesFor } from "../domain/Routes.js"
 import { httpRouteVerdict, type ParentTarget } from "../domain/Verdict.js"
 import { KubeClient } from "../services/KubeClient.js"
+import type { KubeError } from "../services/KubeError.js"
 import { PublishError, RouteReadError, RouterSetupError, SessionRouter } from "../services/SessionRouter.js"
 import { RouterConfig } from "../services/RouterConfig.js"
-import {
-  applySessionService,
-  deleteOtherLayerObjects,
-  deleteSessionObjects,
-  manifestSettings,
-  publishStep
-} from "./RouterSupport.js"
+import { runPublish } from "./internal/PublishPlan.js"
+import { plannedWrite, removeOtherModeObjects, removeSessionObjects } from "./internal/SessionObjects.js"
+import { runUnpublish } from "./internal/Unpublish.js"
+import { manifestSettings, publishStep, sessionServicePlan } from "./RouterSupport.js"
 
 /** Builds the gateway router from the client and the configuration. */
 export const make = Effect.gen(function* () {
@@ -67,37 +65,41 @@ export const make = Effect.gen(function* () {
     return name
   }).pipe(Effect.orElseSucceed(() => undefined))
 
-  const notServed = (sessionId: string) => (error: PublishError) =>
-    error.error._tag === "NotServed"
-      ? new PublishError({
-          sessionId,
-          error: error.error,
-          reason: `the cluster does not serve HTTPRoutes (gateway.networking.k8s.io/v1): install the Gateway API CRDs, or set SESSION_ROUTING_MODE=ingress`
-        })
-      : error
+  // Only an unserved HTTPRoute type means "no Gateway API here"; any other failure
+  // (a 403, a 422) keeps its own words, or a person would install CRDs they have.
+  const notServedReason = (error: KubeError): string | undefined =>
+    error._tag === "NotServed"
+      ? `the cluster does not serve HTTPRoutes (gateway.networking.k8s.io/v1): install the Gateway API CRDs, or set SESSION_ROUTING_MODE=ingress`
+      : undefined
+  const notServed = (sessionId: string) => (error: PublishError) => {
+    const reason = notServedReason(error.error)
+    return reason !== undefined ? new PublishError({ sessionId, error: error.error, reason }) : error
+  }
 
   const service: SessionRouter.Service = {
     layer: "gateway",
 
     publish: (args) =>
       Effect.gen(function* () {
-        const step = (what: string) => publishStep(args.sessionId, what)
-        yield* applySessionService(kube, settings, args)
-        yield* deleteOtherLayerObjects(kube, IngressResource, namespace, args.sessionId)
+        const service = sessionServicePlan(kube, settings, args)
         const routes = buildSessionHttpRoutes(settings, args)
-        yield* Effect.forEach(
-          routes,
-          (route) => kube.apply(HttpRouteResource, route).pipe(step(`apply HTTPRoute ${namespace}/${route.metadata?.name}`)),
-          { discard: true }
-        )
-        // Routes of ports the session no longer has go, found by the session label so
-        // that routes left behind by an earlier run that crashed mid-reload go too.
-        const keep = new Set(routes.map((r) => r.metadata?.name ?? ""))
-        yield* deleteSessionObjects(kube, HttpRouteResource, namespace, sessionSelector(args.sessionId), keep).pipe(
-          step(`delete the HTTPRoutes of dropped ports of session ${args.sessionId}`)
-        )
+        const selector = sessionSelector(args.sessionId)
+        yield* runPublish({
+          sessionId: args.sessionId,
+          writes: [...service.writes, ...routes.map((route) => plannedWrite(kube, HttpRouteResource, route))],
+          removals: [
+            // Routes of ports the session no longer has go, found by the session label so
+            // that routes left behind by an earlier run that crashed mid-reload go too.
+            removeSessionObjects(kube, HttpRouteResource, namespace, selector, {
+              keep: new Set(routes.map((r) => r.metadata?.name ?? ""))
+            }),
+            removeOtherModeObjects(kube, IngressResource, namespace, selector),
+            ...service.removals
+          ],
+          explain: notServedReason
+        })
         return routesFor(settings.baseDomain, args.sessionId, args.ports)
-      }).pipe(Effect.mapError(notServed(args.sessionId))),
+      }),
 
     verdictFor: (sessionId, route) =>
       Effect.gen(function* () {
@@ -129,20 +131,17 @@ export const make = Effect.gen(function* () {
         Effect.mapError(notServed(sessionId))
       ),
 
-    unpublish: (sessionId) =>
-      Effect.gen(function* () {
-        const selector = sessionSelector(sessionId)
-        const step = (what: string) => publishStep(sessionId, what)
-        yield* deleteSessionObjects(kube, HttpRouteResource, namespace, selector).pipe(
-          step(`delete the HTTPRoutes of session ${sessionId}`),
-          // Nothing to remove where HTTPRoutes are not served at all.
-          Effect.catchIf((e) => e.error._tag === "NotServed", () => Effect.void)
-        )
-        yield* deleteOtherLayerObjects(kube, IngressResource, namespace, sessionId)
-        yield* deleteSessionObjects(kube, ServiceResource, namespace, selector).pipe(
-          step(`delete the Services of session ${sessionId}`)
-        )
-      })
+    unpublish: (sessionId) => {
+      const selector = sessionSelector(sessionId)
+      return runUnpublish(sessionId, [
+        // Nothing to remove where HTTPRoutes are not served at all.
+        removeSessionObjects(kube, HttpRouteResource, namespace, selector, {
+          tolerate: (error) => error._tag === "NotServed"
+        }),
+        removeOtherModeObjects(kube, IngressResource, namespace, selector),
+        removeSessionObjects(kube, ServiceResource, namespace, selector)
+      ])
+    }
   }
   return service
 })

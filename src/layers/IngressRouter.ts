@@ -15,14 +15,10 @@ import { ingressVerdict } from "../domain/Verdict.js"
 import { KubeClient } from "../services/KubeClient.js"
 import { RouterConfig } from "../services/RouterConfig.js"
 import { RouteReadError, SessionRouter } from "../services/SessionRouter.js"
-import {
-  applySessionService,
-  deleteIfPresent,
-  deleteOtherLayerObjects,
-  deleteSessionObjects,
-  manifestSettings,
-  publishStep
-} from "./RouterSupport.js"
+import { runPublish } from "./internal/PublishPlan.js"
+import { plannedWrite, removeObject, removeOtherModeObjects, removeSessionObjects } from "./internal/SessionObjects.js"
+import { runUnpublish } from "./internal/Unpublish.js"
+import { manifestSettings, publishStep, sessionServicePlan } from "./RouterSupport.js"
 
 /** Builds the ingress router from the client and the configuration. */
 export const make = Effect.gen(function* () {
@@ -42,22 +38,22 @@ export const make = Effect.gen(function* () {
 
     publish: (args) =>
       Effect.gen(function* () {
-        const step = (what: string) => publishStep(args.sessionId, what)
-        yield* applySessionService(kube, settings, args)
-        yield* deleteOtherLayerObjects(kube, HttpRouteResource, namespace, args.sessionId)
+        const service = sessionServicePlan(kube, settings, args)
         const { ingress, hosts } = buildSessionIngress(settings, args)
         const name = sessionObjectName(args.sessionId)
-        if (hosts.length === 0) {
-          // Nothing HTTP-routable is left: a reload that drops the last tcp port must
-          // not leave the previous Ingress serving a port nothing listens on. The
-          // Service stays for the udp ports.
-          yield* deleteIfPresent(kube, IngressResource, namespace, name).pipe(
-            step(`delete Ingress ${namespace}/${name}`)
-          )
-          return []
-        }
-        yield* kube.apply(IngressResource, ingress).pipe(step(`apply Ingress ${namespace}/${name}`))
-        return routesFor(settings.baseDomain, args.sessionId, args.ports)
+        yield* runPublish({
+          sessionId: args.sessionId,
+          writes: [...service.writes, ...(hosts.length > 0 ? [plannedWrite(kube, IngressResource, ingress)] : [])],
+          removals: [
+            // Nothing HTTP-routable is left: a reload that drops the last tcp port must
+            // not leave the previous Ingress serving a port nothing listens on. The
+            // Service stays for the udp ports.
+            ...(hosts.length === 0 ? [removeObject(kube, IngressResource, namespace, name)] : []),
+            removeOtherModeObjects(kube, HttpRouteResource, namespace, sessionSelector(args.sessionId)),
+            ...service.removals
+          ]
+        })
+        return hosts.length === 0 ? [] : routesFor(settings.baseDomain, args.sessionId, args.ports)
       }),
 
     verdictFor: (sessionId, route) =>
@@ -82,18 +78,14 @@ export const make = Effect.gen(function* () {
         publishStep(sessionId, `read Ingress ${namespace}/${sessionObjectName(sessionId)}`)
       ),
 
-    unpublish: (sessionId) =>
-      Effect.gen(function* () {
-        const selector = sessionSelector(sessionId)
-        const step = (what: string) => publishStep(sessionId, what)
-        yield* deleteSessionObjects(kube, IngressResource, namespace, selector).pipe(
-          step(`delete the Ingresses of session ${sessionId}`)
-        )
-        yield* deleteOtherLayerObjects(kube, HttpRouteResource, namespace, sessionId)
-        yield* deleteSessionObjects(kube, ServiceResource, namespace, selector).pipe(
-          step(`delete the Services of session ${sessionId}`)
-        )
-      })
+    unpublish: (sessionId) => {
+      const selector = sessionSelector(sessionId)
+      return runUnpublish(sessionId, [
+        removeSessionObjects(kube, IngressResource, namespace, selector),
+        removeOtherModeObjects(kube, HttpRouteResource, namespace, selector),
+        removeSessionObjects(kube, ServiceResource, namespace, selector)
+      ])
+    }
   }
   return service
 })

@@ -1,21 +1,21 @@
 /**
  * What the ingress and gateway routers share: their settings from RouterConfig,
- * error wording, and idempotent deletes. Kept small on purpose: each router's
- * publish logic is its own.
+ * error wording, and the session Service's part of a publish. Kept small on
+ * purpose: each router's plan is its own; running plans lives in `internal/`.
  */
 import { Effect } from "effect"
 import {
   buildSessionService,
   type ManifestSettings,
   type SessionSpec,
-  sessionObjectName,
-  sessionSelector
+  sessionObjectName
 } from "../domain/Manifests.js"
-import { type ResourceType, ServiceResource } from "../domain/Resources.js"
-import type { KubeClient, WritableObject } from "../services/KubeClient.js"
+import { ServiceResource } from "../domain/Resources.js"
+import type { KubeClient } from "../services/KubeClient.js"
 import type { KubeError } from "../services/KubeError.js"
 import { manifestSettingsOf, type RouterConfig } from "../services/RouterConfig.js"
 import { PublishError, RouterSetupError } from "../services/SessionRouter.js"
+import { type PlannedWrite, plannedWrite, type Removal, removeObject } from "./internal/SessionObjects.js"
 
 /** The manifest settings of a publishing layer; a base domain is required to have hosts at all. */
 export const manifestSettings = (
@@ -41,73 +41,19 @@ export const publishStep =
       (error) => new PublishError({ sessionId, error, reason: `could not ${step}: ${error.reason}` })
     )
 
-/** Deletes one object; an object already gone is the outcome we wanted. */
-export const deleteIfPresent = <A extends WritableObject>(
-  kube: KubeClient.Service,
-  resource: ResourceType<A>,
-  namespace: string,
-  name: string
-): Effect.Effect<void, KubeError> =>
-  kube.delete(resource, namespace, name).pipe(Effect.catchTag("NotFound", () => Effect.void))
-
-/** Deletes every object of `resource` carrying the session label, except the names to keep. */
-export const deleteSessionObjects = <A extends WritableObject>(
-  kube: KubeClient.Service,
-  resource: ResourceType<A>,
-  namespace: string,
-  selector: string,
-  keep: ReadonlySet<string> = new Set()
-): Effect.Effect<void, KubeError> =>
-  kube.list(resource, namespace, { labelSelector: selector }).pipe(
-    Effect.flatMap((list) =>
-      Effect.forEach(
-        list.items.flatMap((item) => {
-          const name = item.metadata?.name
-          return name !== undefined && !keep.has(name) ? [name] : []
-        }),
-        (name) => deleteIfPresent(kube, resource, namespace, name),
-        { discard: true }
-      )
-    )
-  )
-
 /**
- * Applies the session Service, or deletes it when the session has no port left: a
- * Service without ports is refused by the API server, and would route nothing.
+ * The session Service's part of a publish: written when the session has ports, and
+ * removed when it has none left, since a Service without ports is refused by the
+ * API server and would route nothing.
  */
-export const applySessionService = (
+export const sessionServicePlan = (
   kube: KubeClient.Service,
   settings: ManifestSettings,
   spec: SessionSpec
-): Effect.Effect<void, PublishError> => {
-  const name = sessionObjectName(spec.sessionId)
-  const namespace = settings.sessionNamespace
-  return spec.ports.length === 0
-    ? deleteIfPresent(kube, ServiceResource, namespace, name).pipe(
-        publishStep(spec.sessionId, `delete Service ${namespace}/${name}`)
-      )
-    : kube.apply(ServiceResource, buildSessionService(settings, spec)).pipe(
-        Effect.asVoid,
-        publishStep(spec.sessionId, `apply Service ${namespace}/${name}`)
-      )
-}
-
-/**
- * Removes what the other routing layer published for the session, so that a change
- * of SESSION_ROUTING_MODE does not leave the old layer's objects serving. Best effort
- * by design: a type the cluster does not serve, or that RBAC does not let us list,
- * holds nothing we could remove, and must not fail a publish in the mode in use.
- */
-export const deleteOtherLayerObjects = <A extends WritableObject>(
-  kube: KubeClient.Service,
-  resource: ResourceType<A>,
-  namespace: string,
-  sessionId: string
-): Effect.Effect<void, PublishError> =>
-  deleteSessionObjects(kube, resource, namespace, sessionSelector(sessionId)).pipe(
-    Effect.catchIf(
-      (error) => error._tag === "NotServed" || error._tag === "Forbidden",
-      () => Effect.void
-    ),
-    publishStep(sessionId, `delete the ${resource.kind} objects another routing mode left for session ${sessionId}`)
-  )
+): { readonly writes: ReadonlyArray<PlannedWrite>; readonly removals: ReadonlyArray<Removal> } =>
+  spec.ports.length === 0
+    ? {
+        writes: [],
+        removals: [removeObject(kube, ServiceResource, settings.sessionNamespace, sessionObjectName(spec.sessionId))]
+      }
+    : { writes: [plannedWrite(kube, ServiceResource, buildSessionService(settings, spec))], removals: [] }

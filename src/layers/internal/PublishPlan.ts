@@ -1,0 +1,175 @@
+/**
+ * A publish as one step from the user's side. Everything that can be refused is
+ * asked before the first write (the lists of what to remove, and a server-side dry
+ * run of every object), and a write that still fails midway takes back what this
+ * publish created, leaving what existed before it in place.
+ */
+import { Effect, Either } from "effect"
+import type { KubeError } from "../../services/KubeError.js"
+import { PublishError } from "../../services/SessionRouter.js"
+import {
+  describeRef,
+  describeRefs,
+  type ObjectRef,
+  type PlannedWrite,
+  type Removal,
+  type RemovalTarget,
+  serverDidNotAnswer
+} from "./SessionObjects.js"
+
+/** What one publish does: objects to write (in order) and objects to remove after them. */
+export interface PublishPlan {
+  readonly sessionId: string
+  readonly writes: ReadonlyArray<PlannedWrite>
+  readonly removals: ReadonlyArray<Removal>
+  /**
+   * The words for a failure whose plain "could not <step>: <answer>" would mislead
+   * (gateway mode on a cluster without the Gateway API); undefined keeps them.
+   */
+  readonly explain?: (error: KubeError) => string | undefined
+}
+
+const NOT_TRIED = "not tried: the API server stopped answering"
+
+/** One object this publish created, and what became of taking it back. */
+type Undone =
+  | { readonly _tag: "Removed"; readonly ref: ObjectRef }
+  | { readonly _tag: "Left"; readonly ref: ObjectRef; readonly why: string }
+
+/**
+ * Whether the server may have stored a write that failed: it said nothing (or
+ * something a proxy says when the apiserver is slow) after the request went out.
+ * A 4xx is the apiserver's decision before storing anything.
+ */
+const mayHaveBeenWritten = (error: KubeError): boolean => error._tag === "Transport" || error._tag === "Unavailable"
+
+/**
+ * Deletes the objects this publish created, newest first. Once the server stops
+ * answering, the rest is not tried: each would cost another timeout and fail alike.
+ */
+const takeBack = (
+  created: ReadonlyArray<PlannedWrite>,
+  silentFrom: KubeError | undefined
+): Effect.Effect<ReadonlyArray<Undone>> =>
+  Effect.gen(function* () {
+    const undone: Array<Undone> = []
+    let silent = silentFrom !== undefined
+    for (const write of [...created].reverse()) {
+      if (silent) {
+        undone.push({ _tag: "Left", ref: write.ref, why: NOT_TRIED })
+        continue
+      }
+      const result = yield* Effect.either(write.remove)
+      if (Either.isRight(result)) {
+        undone.push({ _tag: "Removed", ref: write.ref })
+      } else {
+        undone.push({ _tag: "Left", ref: write.ref, why: `could not delete it: ${result.left.reason}` })
+        silent = serverDidNotAnswer(result.left)
+      }
+    }
+    return undone
+  })
+
+/** What the reason adds about taking back the created objects. */
+const describeUndone = (undone: ReadonlyArray<Undone>): string => {
+  const removed = undone.flatMap((u) => (u._tag === "Removed" ? [u.ref] : []))
+  const left = undone.flatMap((u) => (u._tag === "Left" ? [u] : []))
+  const parts: Array<string> = []
+  if (removed.length > 0) parts.push(`removed what this publish had created (${describeRefs(removed)})`)
+  if (left.length > 0) {
+    parts.push(
+      `could not remove what this publish created, so these remain: ${
+        left.map((u) => `${describeRef(u.ref)} (${u.why})`).join("; ")
+      }`
+    )
+  }
+  return parts.map((part) => `; ${part}`).join("")
+}
+
+/**
+ * Runs a plan: find what to remove, dry-run every write, write, remove. A failure
+ * before the first write changes nothing; a failure after it takes back what this
+ * publish created, unless the old objects are already partly removed (then going
+ * back would leave neither the old state nor the new one).
+ */
+export const runPublish = (plan: PublishPlan): Effect.Effect<void, PublishError> =>
+  Effect.gen(function* () {
+    const fail = (error: KubeError, step: string, rest = "") =>
+      new PublishError({
+        sessionId: plan.sessionId,
+        error,
+        reason: `${plan.explain?.(error) ?? `could not ${step}: ${error.reason}`}${rest}`
+      })
+
+    // Reads and dry runs only: whatever fails here, nothing has changed.
+    const targets: Array<RemovalTarget> = []
+    for (const removal of plan.removals) {
+      const found = yield* removal.find.pipe(
+        Effect.mapError((error) =>
+          fail(error, `list the ${removal.kind} objects of session ${plan.sessionId}`, "; nothing was changed")
+        )
+      )
+      targets.push(...found)
+    }
+    // The dry run's answer also says which objects this publish creates, at no extra
+    // request: the server answers a create with an object that has no resourceVersion
+    // yet (nothing was stored), and an update with the live object's version. A get
+    // per object would tell the same at one more request each; both read the same
+    // moment, and only the session's own runner writes these names.
+    const creates: Array<boolean> = []
+    for (const write of plan.writes) {
+      const answer = yield* write.apply({ dryRun: true }).pipe(
+        Effect.mapError((error) => fail(error, `apply ${describeRef(write.ref)}`, "; nothing was changed"))
+      )
+      creates.push((answer.metadata?.resourceVersion ?? "") === "")
+    }
+
+    const created: Array<PlannedWrite> = []
+    for (const [index, write] of plan.writes.entries()) {
+      const result = yield* Effect.either(write.apply())
+      if (Either.isLeft(result)) {
+        const error = result.left
+        // The failed write itself is taken back too when the server may have stored
+        // it before the answer was lost; deleting what is not there costs one 404.
+        const suspects = creates[index] === true && mayHaveBeenWritten(error) ? [...created, write] : created
+        const undone = yield* takeBack(suspects, serverDidNotAnswer(error) ? error : undefined)
+        return yield* fail(error, `apply ${describeRef(write.ref)}`, describeUndone(undone))
+      }
+      if (creates[index] === true) created.push(write)
+    }
+
+    // Removals last: a delete cannot be taken back, so none happens before every
+    // write has succeeded.
+    let removedAny = false
+    let firstFailure: { readonly error: KubeError; readonly ref: ObjectRef } | undefined
+    const left: Array<string> = []
+    let silent = false
+    for (const removal of targets) {
+      if (silent) {
+        left.push(`${describeRef(removal.ref)} (${NOT_TRIED})`)
+        continue
+      }
+      const result = yield* Effect.either(removal.remove)
+      if (Either.isRight(result)) {
+        removedAny = removedAny || result.right
+        continue
+      }
+      const error = result.left
+      if (!removedAny) {
+        // Nothing of the old state is gone yet: going back leaves it whole.
+        const undone = yield* takeBack(created, serverDidNotAnswer(error) ? error : undefined)
+        return yield* fail(error, `delete ${describeRef(removal.ref)}`, describeUndone(undone))
+      }
+      firstFailure ??= { error, ref: removal.ref }
+      left.push(`${describeRef(removal.ref)} (could not delete it: ${error.reason})`)
+      silent = serverDidNotAnswer(error)
+    }
+    if (firstFailure !== undefined) {
+      // Part of the old state is already removed, so the new one stays: it is whole.
+      return yield* fail(
+        firstFailure.error,
+        `delete ${describeRef(firstFailure.ref)}`,
+        `; the session's new objects are in place, and these objects it no longer needs remain: ${left.join("; ")}`
+      )
+    }
+  })

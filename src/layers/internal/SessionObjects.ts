@@ -1,0 +1,163 @@
+/**
+ * What publish and unpublish share about a session's objects: how a message names
+ * one, how the objects to remove are found and removed, and when the API server has
+ * stopped answering so that no further request is worth its timeout.
+ */
+import { Effect } from "effect"
+import type { ResourceType } from "../../domain/Resources.js"
+import type { ApplyOptions, KubeClient, WritableObject } from "../../services/KubeClient.js"
+import type { KubeError } from "../../services/KubeError.js"
+
+/** One object, as messages name it: `HTTPRoute telo-sessions/telo-run-x-8080`. */
+export interface ObjectRef {
+  readonly kind: string
+  readonly namespace: string
+  readonly name: string
+}
+
+/** `Kind namespace/name`. */
+export const describeRef = (ref: ObjectRef): string => `${ref.kind} ${ref.namespace}/${ref.name}`
+
+/** Several objects in one phrase: `Service ns/a, HTTPRoute ns/b`. */
+export const describeRefs = (refs: ReadonlyArray<ObjectRef>): string => refs.map(describeRef).join(", ")
+
+/**
+ * True when the request got no HTTP answer because the server is not there: nothing
+ * answered within the time limit, or the connection could not be made at all. A
+ * reset or a cut answer is not this: the server was there a moment ago, and the next
+ * request may well get through.
+ */
+export const serverDidNotAnswer = (error: KubeError): boolean => {
+  if (error._tag !== "Transport") return false
+  // Clients that say why there was no answer; the wording below covers those that do not.
+  if ("kind" in error && (error.kind === "no-answer" || error.kind === "refused" || error.kind === "dns")) return true
+  return /no answer|connection was refused|ECONNREFUSED|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|unreachable|does not resolve/
+    .test(error.reason)
+}
+
+/** An object a publish writes with server-side apply, and how to take it back. */
+export interface PlannedWrite {
+  readonly ref: ObjectRef
+  /** Applies the object; with `dryRun`, answers what the write would store. */
+  readonly apply: (options?: ApplyOptions) => Effect.Effect<WritableObject, KubeError>
+  /** Deletes it; an object already gone is fine. */
+  readonly remove: Effect.Effect<void, KubeError>
+}
+
+/** Deletes one object; an object already gone is the outcome we wanted. */
+export const deleteIfPresent = <A extends WritableObject>(
+  kube: KubeClient.Service,
+  resource: ResourceType<A>,
+  namespace: string,
+  name: string
+): Effect.Effect<void, KubeError> =>
+  kube.delete(resource, namespace, name).pipe(Effect.catchTag("NotFound", () => Effect.void))
+
+/** `object` of `resource` as a planned write. */
+export const plannedWrite = <A extends WritableObject>(
+  kube: KubeClient.Service,
+  resource: ResourceType<A>,
+  object: A
+): PlannedWrite => {
+  const ref: ObjectRef = {
+    kind: resource.kind,
+    namespace: object.metadata?.namespace ?? "",
+    name: object.metadata?.name ?? ""
+  }
+  return {
+    ref,
+    apply: (options) => kube.apply(resource, object, options),
+    remove: deleteIfPresent(kube, resource, ref.namespace, ref.name)
+  }
+}
+
+/** One object found for removal. */
+export interface RemovalTarget {
+  readonly ref: ObjectRef
+  /** Deletes it; an object already gone, or a refusal the removal tolerates, succeeds with `false`. */
+  readonly remove: Effect.Effect<boolean, KubeError>
+}
+
+/**
+ * Objects to remove: one known name, or the session's objects of a type (found by
+ * the session label). `find` reads only; the deletes come later, so a publish can
+ * learn what it will remove before it writes anything.
+ */
+export interface Removal {
+  readonly kind: string
+  /** `the session's Ingress objects`, for messages. */
+  readonly what: string
+  readonly find: Effect.Effect<ReadonlyArray<RemovalTarget>, KubeError>
+}
+
+const target = <A extends WritableObject>(
+  kube: KubeClient.Service,
+  resource: ResourceType<A>,
+  namespace: string,
+  name: string,
+  tolerate: (error: KubeError) => boolean
+): RemovalTarget => ({
+  ref: { kind: resource.kind, namespace, name },
+  remove: kube.delete(resource, namespace, name).pipe(
+    Effect.as(true),
+    Effect.catchIf((error) => error._tag === "NotFound" || tolerate(error), () => Effect.succeed(false))
+  )
+})
+
+const never = () => false
+
+/** The one object `name`, if it is there. */
+export const removeObject = <A extends WritableObject>(
+  kube: KubeClient.Service,
+  resource: ResourceType<A>,
+  namespace: string,
+  name: string
+): Removal => ({
+  kind: resource.kind,
+  what: `${resource.kind} ${namespace}/${name}`,
+  find: Effect.succeed([target(kube, resource, namespace, name, never)])
+})
+
+/**
+ * Every object of `resource` matching `selector`, except the names to keep. A failure
+ * `tolerate` accepts (on the list or on a delete) means "nothing here we could remove".
+ */
+export const removeSessionObjects = <A extends WritableObject>(
+  kube: KubeClient.Service,
+  resource: ResourceType<A>,
+  namespace: string,
+  selector: string,
+  options: { readonly keep?: ReadonlySet<string>; readonly tolerate?: (error: KubeError) => boolean } = {}
+): Removal => {
+  const keep = options.keep ?? new Set<string>()
+  const tolerate = options.tolerate ?? never
+  return {
+    kind: resource.kind,
+    what: `the session's ${resource.kind} objects`,
+    find: kube.list(resource, namespace, { labelSelector: selector }).pipe(
+      Effect.map((list) =>
+        list.items.flatMap((item) => {
+          const name = item.metadata?.name
+          return name !== undefined && !keep.has(name) ? [target(kube, resource, namespace, name, tolerate)] : []
+        })
+      ),
+      Effect.catchIf(tolerate, () => Effect.succeed([]))
+    )
+  }
+}
+
+/**
+ * What the other routing mode published for the session, so that a change of
+ * SESSION_ROUTING_MODE does not leave the old mode's objects serving. Best effort by
+ * design: a type the cluster does not serve, or that RBAC does not let us touch,
+ * holds nothing we could remove, and must not fail the mode in use.
+ */
+export const removeOtherModeObjects = <A extends WritableObject>(
+  kube: KubeClient.Service,
+  resource: ResourceType<A>,
+  namespace: string,
+  selector: string
+): Removal =>
+  removeSessionObjects(kube, resource, namespace, selector, {
+    tolerate: (error) => error._tag === "NotServed" || error._tag === "Forbidden"
+  })
