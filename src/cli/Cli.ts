@@ -4,10 +4,11 @@
  * in-process with their own Console and ConfigProvider.
  */
 import { type CliApp, Command, ValidationError } from "@effect/cli"
-import { Console, Effect } from "effect"
+import { Console, Effect, FiberRef } from "effect"
 import packageJson from "../../package.json" with { type: "json" }
 import { RouterConfigError } from "../services/RouterConfig.js"
 import { CliError, ExitCode } from "./CliError.js"
+import { commandNames, helpDocLines, usageErrorLine } from "./internal/UsageError.js"
 import { stdoutColor } from "./present/Presenter.js"
 import { clusterCommand } from "./commands/Cluster.js"
 import { demoCommand } from "./commands/Demo.js"
@@ -17,16 +18,42 @@ import { statusCommand } from "./commands/Status.js"
 import { unpublishCommand } from "./commands/Unpublish.js"
 
 /**
+ * Whether the fiber is inside a command's handler. Outside it, the only stderr
+ * writes are @effect/cli's own usage errors, which `report` words itself.
+ */
+const inCommand = FiberRef.unsafeMake(false)
+
+/**
  * The root command: no options of its own (the shared ones live on each subcommand,
  * see GlobalOptions.ts); run alone it prints the help. Later commands join the list.
  */
 export const command = Command.make("session-routing").pipe(
   Command.withDescription("Publishes Kubernetes routing objects for session Pods and reports whether they were programmed."),
-  Command.withSubcommands([renderCommand, publishCommand, statusCommand, unpublishCommand, clusterCommand, demoCommand])
+  Command.withSubcommands([renderCommand, publishCommand, statusCommand, unpublishCommand, clusterCommand, demoCommand]),
+  Command.transformHandler((handler) => Effect.locally(handler, inCommand, true))
 )
 
+const NAME = "session-routing"
+
 /** The parsed application: `cli(argv)` with argv shaped like `process.argv` (runtime, script, arguments). */
-export const cli = Command.run(command, { name: "session-routing", version: packageJson.version })
+export const cli = Command.run(command, { name: NAME, version: packageJson.version })
+
+/** The option and command names usage errors suggest from. */
+const names = commandNames(NAME, command)
+
+/**
+ * Drops @effect/cli's own printing of a usage error (its paragraph, e.g. "Received
+ * unknown argument: '--prot'", with no `error:` and no hint) so that `report` can
+ * print the CLI's line from the same error. Commands' stderr passes untouched.
+ */
+const withoutLibraryErrors = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.consoleWith((console) =>
+    Effect.withConsole(self, {
+      ...console,
+      error: (...args: ReadonlyArray<unknown>) =>
+        Effect.flatMap(FiberRef.get(inCommand), (inside) => (inside ? console.error(...args) : Effect.void))
+    })
+  )
 
 /**
  * Drops trailing newlines from stderr writes and joins the lines of one write with
@@ -65,10 +92,14 @@ const colourOnlyWhereWanted = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Ef
           })
         ))
 
-/** Prints a failure as its one line on stderr and says which exit status it means. */
-const report = (error: unknown): Effect.Effect<number> => {
-  // @effect/cli has already printed its own message for a bad or missing flag.
-  if (ValidationError.isValidationError(error)) return Effect.succeed(ExitCode.failure)
+/**
+ * Prints a failure as its one line on stderr and says which exit status it means.
+ * `args` (as typed) let a usage error name the unknown flag and the nearest real one.
+ */
+const report = (args: ReadonlyArray<string>) => (error: unknown): Effect.Effect<number> => {
+  if (ValidationError.isValidationError(error)) {
+    return Effect.as(Console.error(`error: ${usageErrorLine(names, args, helpDocLines(error.error))}`), ExitCode.failure)
+  }
   if (error instanceof CliError) {
     return error.message === ""
       ? Effect.succeed(error.exitCode)
@@ -84,4 +115,10 @@ const report = (error: unknown): Effect.Effect<number> => {
  * goes through `Console` (stdout: results only; stderr: warnings and the error line).
  */
 export const run = (argv: ReadonlyArray<string>): Effect.Effect<number, never, CliApp.CliApp.Environment> =>
-  cli(argv).pipe(Effect.as(ExitCode.ok as number), Effect.catchAll(report), oneLineErrors, colourOnlyWhereWanted)
+  cli(argv).pipe(
+    withoutLibraryErrors,
+    Effect.as(ExitCode.ok as number),
+    Effect.catchAll(report(argv.slice(2))),
+    oneLineErrors,
+    colourOnlyWhereWanted
+  )

@@ -44,7 +44,7 @@ describe("session-routing help and usage errors", () => {
       expect(result).toEqual({
         exitCode: 1,
         stdout: "",
-        stderr: "Expected to find option: '--pod'; Expected to find option: '--pod-uid'\n"
+        stderr: "error: missing options --pod, --pod-uid for publish\n"
       })
     }))
 })
