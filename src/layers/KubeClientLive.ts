@@ -4,7 +4,7 @@
  * answer returned as the server's own JSON and every failure as a `KubeError`.
  */
 import * as k8s from "@kubernetes/client-node"
-import { Config, Data, Duration, Effect, Layer, Option, type Schedule, Stream } from "effect"
+import { Config, Data, Duration, Effect, FiberRef, Layer, Option, type Schedule, Stream } from "effect"
 import * as fs from "node:fs"
 import * as http from "node:http"
 import * as https from "node:https"
@@ -14,6 +14,7 @@ import type { KubeObject, ObjectList, Status } from "../domain/Objects.js"
 import { apiVersionOf, qualifiedName, resourcePath, type ResourceType } from "../domain/Resources.js"
 import {
   type ApplyOptions,
+  currentTransientRetry,
   FIELD_MANAGER,
   KubeClient,
   type KubeClientPrimitives,
@@ -31,7 +32,8 @@ import {
   Unexpected
 } from "../services/KubeError.js"
 import { makeKubeClient } from "../services/ResumableWatch.js"
-import { retryTransient, transientRetrySchedule } from "./KubeRetry.js"
+import { RouterConfig } from "../services/RouterConfig.js"
+import { callLimits, DEFAULT_API_TIMEOUT, transientRetrySchedule, withinLimits } from "./KubeRetry.js"
 
 /** The kubeconfig could not be found, read, or does not describe a usable cluster. */
 export class KubeConfigError extends Data.TaggedError("KubeConfigError")<{
@@ -58,15 +60,15 @@ export interface KubeClientLiveOptions {
   /** Reconnect backoff for `watch`; `watchReconnectSchedule` by default. */
   readonly reconnectSchedule?: Schedule.Schedule<unknown, KubeError>
   /**
-   * How long one attempt may take before it is abandoned as a `Transport` failure
-   * (and retried). For watches it bounds only the wait for response headers. 30s by default.
+   * The most one call may take, retries included; each attempt gets half of it (see
+   * `callLimits`). For watches it bounds only the wait for response headers. Unset:
+   * `RouterConfig.apiTimeoutMs` when a RouterConfig is provided beside this layer
+   * (`SESSION_API_TIMEOUT_MS`), else 20 s.
    */
-  readonly requestTimeout?: Duration.DurationInput
+  readonly apiTimeout?: Duration.DurationInput
 }
 
 const SERVICE_ACCOUNT_TOKEN = "/var/run/secrets/kubernetes.io/serviceaccount/token"
-
-const DEFAULT_TIMEOUT = Duration.seconds(30)
 
 // ---------------------------------------------------------------------------
 // Loading the kubeconfig
@@ -261,22 +263,29 @@ export const fromTransportError = (ctx: RequestContext, server: string, error: u
   const name = errorName(error)
   const type = (error as { type?: unknown } | null)?.type
   if (code !== undefined && code in SYSTEM_ERRORS) {
-    return new Transport({ reason: `could not ${what} at ${server}: ${SYSTEM_ERRORS[code]} (${code})` })
+    return new Transport({
+      reason: `could not ${what} at ${server}: ${SYSTEM_ERRORS[code]} (${code})`,
+      kind: code === "ECONNREFUSED" ? "refused" : code === "ENOTFOUND" ? "dns" : code === "ETIMEDOUT" ? "no-answer" : "other"
+    })
   }
   if (code !== undefined && TLS_CODE.test(code)) {
     return new Transport({
-      reason: `could not ${what} at ${server}: the TLS handshake failed (${code}); check the kubeconfig's certificate-authority and server name`
+      reason: `could not ${what} at ${server}: the TLS handshake failed (${code}); check the kubeconfig's certificate-authority and server name`,
+      kind: "tls"
     })
   }
   if (name === "AbortError") {
     // Our own interruption never gets here (the fiber is gone); this is an abort from below.
-    return new Transport({ reason: `could not ${what} at ${server}: the request was aborted` })
+    return new Transport({ reason: `could not ${what} at ${server}: the request was aborted`, kind: "other" })
   }
   if (type === "request-timeout" || type === "body-timeout") {
-    return new Transport({ reason: `could not ${what} at ${server}: the request timed out` })
+    return new Transport({ reason: `could not ${what} at ${server}: the request timed out`, kind: "no-answer" })
   }
   if (name === "FetchError" || code !== undefined) {
-    return new Transport({ reason: `could not ${what} at ${server}: the request failed (${code ?? name ?? "no answer"})` })
+    return new Transport({
+      reason: `could not ${what} at ${server}: the request failed (${code ?? name ?? "no answer"})`,
+      kind: "other"
+    })
   }
   return new Unexpected({
     reason: `could not ${what} at ${server}: the client failed before sending the request (${
@@ -546,16 +555,19 @@ export const make = (
     const server = yield* validate(kc, "the given KubeConfig")
     const familyFor = families(kc)
     const schedule = options.retrySchedule ?? transientRetrySchedule
-    const timeout = options.requestTimeout !== undefined ? Duration.decode(options.requestTimeout) : DEFAULT_TIMEOUT
+    const configured = yield* Effect.serviceOption(RouterConfig)
+    const limits = callLimits(
+      options.apiTimeout ??
+        Option.match(configured, {
+          onNone: () => DEFAULT_API_TIMEOUT,
+          onSome: (config) => Duration.millis(config.apiTimeoutMs)
+        })
+    )
 
-    const withTimeout = <A>(ctx: RequestContext, self: Effect.Effect<A, KubeError>) =>
-      Effect.timeoutFail(self, {
-        duration: timeout,
-        onTimeout: () =>
-          new Transport({
-            reason: `could not ${describeRequest(ctx)} at ${server}: no answer within ${Duration.format(timeout)}`
-          })
-      })
+    /** One call under its time limits, retried unless the fiber turned the client's retries off. */
+    const limited = <A>(ctx: RequestContext, self: Effect.Effect<A, KubeError>) =>
+      Effect.flatMap(FiberRef.get(currentTransientRetry), (retry) =>
+        withinLimits(self, { target: { what: describeRequest(ctx), server }, limits, retry, schedule }))
 
     /** One call, its raw JSON answer parsed; timed out per attempt, retried while transient. */
     const call = (
@@ -584,8 +596,8 @@ export const make = (
               })
               : fromTransportError(ctx, server, error)
         })
-        return withTimeout(ctx, attempt).pipe(Effect.flatMap(() => parseJson(ctx, server, captured.text)))
-      }).pipe((self) => retryTransient(self, schedule)))
+        return attempt.pipe(Effect.flatMap(() => parseJson(ctx, server, captured.text)))
+      }).pipe((self) => limited(ctx, self)))
 
     const named = (verb: string, resource: ResourceType<unknown>, namespace: string, name?: string): RequestContext => ({
       verb,
@@ -677,8 +689,7 @@ export const make = (
             Effect.flatMap((opened) =>
               opened.ok ? Effect.succeed(opened.response) : Effect.fail(fromResponse(ctx, opened.code, opened.text, opened.retryAfter))
             ),
-            (self) => withTimeout(ctx, self),
-            (self) => retryTransient(self, schedule)
+            (self) => limited(ctx, self)
           )
           return watchBody(opening, (error) => fromTransportError(ctx, server, error)).pipe(
             Stream.decodeText(),

@@ -1,10 +1,11 @@
 /**
  * When the live client tries a failed Kubernetes call again: only failures the next
  * attempt can fix (`isTransient`), on a jittered, capped, bounded backoff that never
- * comes back sooner than a 429's Retry-After asked.
+ * comes back sooner than a 429's Retry-After asked, and never past the call's
+ * overall time budget.
  */
-import { Duration, Effect, Schedule } from "effect"
-import { isTransient, type KubeError } from "../services/KubeError.js"
+import { Clock, Duration, Effect, Ref, Schedule } from "effect"
+import { isTransient, type KubeError, Transport } from "../services/KubeError.js"
 
 /** First retry after about this long; each next one doubles. */
 export const RETRY_BASE = Duration.millis(200)
@@ -57,3 +58,116 @@ export const retryTransient = <A, R>(
   self: Effect.Effect<A, KubeError, R>,
   schedule: Schedule.Schedule<unknown, KubeError> = transientRetrySchedule
 ): Effect.Effect<A, KubeError, R> => Effect.retry(self, schedule)
+
+/**
+ * A refused connection is retried for about this long, then reported: an API server
+ * restarting refuses connections for a few seconds, a wrong address refuses them forever.
+ */
+export const REFUSED_BUDGET = Duration.seconds(3)
+
+/** The default of `SESSION_API_TIMEOUT_MS`: the most one API call may take, retries included. */
+export const DEFAULT_API_TIMEOUT = Duration.seconds(20)
+
+/** The time limits of one call. */
+export interface CallLimits {
+  /** How long one attempt may wait for its answer. */
+  readonly attempt: Duration.Duration
+  /** How long the call may take in all, retries and the pauses between them included. */
+  readonly budget: Duration.Duration
+}
+
+/**
+ * The limits `SESSION_API_TIMEOUT_MS` stands for: the whole call within `budget`, and
+ * each attempt within half of it, so that one hung attempt still leaves time for a
+ * retry that may reach a restarted server.
+ */
+export const callLimits = (budget: Duration.DurationInput): CallLimits => {
+  const total = Duration.decode(budget)
+  return { budget: total, attempt: Duration.millis(Math.max(1, Math.floor(Duration.toMillis(total) / 2))) }
+}
+
+/** How a call is named in its failure: `get ingresses.networking.k8s.io "x" in namespace "ns" at https://...`. */
+export interface CallTarget {
+  /** The request in words (`describeRequest`). */
+  readonly what: string
+  readonly server: string
+}
+
+const noAnswer = (target: CallTarget, after: Duration.Duration, attempts: number) =>
+  new Transport({
+    reason: `could not ${target.what} at ${target.server}: no answer within ${Duration.format(after)}${
+      attempts > 1 ? ` (${attempts} attempts)` : ""
+    }`,
+    kind: "no-answer"
+  })
+
+/**
+ * Runs one API call under its time limits: each attempt bounded by `limits.attempt`,
+ * transient failures retried on `schedule` when `retry` is on (a refused connection
+ * for `REFUSED_BUDGET` at most), and the whole within `limits.budget`. When the budget
+ * runs out, the last evidence is reported: the failure of the last attempt if it
+ * answered, or "no answer within ..." when the attempt then in flight had none.
+ */
+export const withinLimits = <A, R>(
+  attempt: Effect.Effect<A, KubeError, R>,
+  options: {
+    readonly target: CallTarget
+    readonly limits: CallLimits
+    readonly retry: boolean
+    readonly schedule?: Schedule.Schedule<unknown, KubeError>
+  }
+): Effect.Effect<A, KubeError, R> =>
+  Effect.gen(function*() {
+    const { limits, target } = options
+    const start = yield* Clock.currentTimeMillis
+    // What the attempts so far said, for the report when the budget runs out.
+    const evidence = yield* Ref.make<{
+      readonly attempts: number
+      readonly last: KubeError | undefined
+      /** Set while an attempt is out. */
+      readonly inFlight: boolean
+      /** When the server last said anything (an error answer counts), else the call's start. */
+      readonly lastAnswerAt: number
+    }>({ attempts: 0, last: undefined, inFlight: false, lastAnswerAt: start })
+
+    const one = Ref.update(evidence, (e) => ({ ...e, attempts: e.attempts + 1, inFlight: true })).pipe(
+      Effect.zipRight(attempt),
+      Effect.timeoutFail({ duration: limits.attempt, onTimeout: () => noAnswer(target, limits.attempt, 1) }),
+      Effect.tapError((error) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) =>
+          Ref.update(evidence, (e) => ({
+            ...e,
+            last: error,
+            inFlight: false,
+            lastAnswerAt: error._tag === "Transport" && error.kind === "no-answer" ? e.lastAnswerAt : now
+          })))
+      )
+    )
+
+    const retried = options.retry
+      ? Effect.retry(one, {
+        schedule: options.schedule ?? transientRetrySchedule,
+        // The predicate holds whatever schedule is given: only what another try can fix.
+        while: (error) =>
+          !isRetryable(error)
+            ? false
+            : error._tag === "Transport" && error.kind === "refused"
+            ? Effect.map(Clock.currentTimeMillis, (now) => now - start < Duration.toMillis(REFUSED_BUDGET))
+            : true
+      })
+      : one
+
+    return yield* retried.pipe(
+      Effect.timeout(limits.budget),
+      Effect.catchTag("TimeoutException", () =>
+        Effect.gen(function*() {
+          const now = yield* Clock.currentTimeMillis
+          const seen = yield* Ref.get(evidence)
+          // Between attempts, after an answer: that answer is the evidence.
+          const answered = seen.last !== undefined && !(seen.last._tag === "Transport" && seen.last.kind === "no-answer")
+          if (!seen.inFlight && answered && seen.last !== undefined) return yield* Effect.fail(seen.last)
+          // Otherwise the server has been silent: say for how long.
+          return yield* Effect.fail(noAnswer(target, Duration.millis(now - seen.lastAnswerAt), seen.attempts))
+        }))
+    )
+  })

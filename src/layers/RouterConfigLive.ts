@@ -23,6 +23,7 @@ export const ENV = {
   gatewaySection: "SESSION_GATEWAY_SECTION",
   routeReadyTimeoutMs: "SESSION_ROUTE_READY_TIMEOUT_MS",
   routePollIntervalMs: "SESSION_ROUTE_POLL_INTERVAL_MS",
+  apiTimeoutMs: "SESSION_API_TIMEOUT_MS",
   sessionNamespace: "RUNNER_SESSION_NAMESPACE",
   managedBy: "RUNNER_MANAGED_BY"
 } as const
@@ -32,12 +33,14 @@ export const DEFAULTS = {
   mode: "ingress",
   routeReadyTimeoutMs: 60_000,
   routePollIntervalMs: 2_000,
+  apiTimeoutMs: 20_000,
   sessionNamespace: "telo-sessions",
   managedBy: "telo-k8s-runner"
 } as const satisfies {
   readonly mode: RoutingMode
   readonly routeReadyTimeoutMs: number
   readonly routePollIntervalMs: number
+  readonly apiTimeoutMs: number
   readonly sessionNamespace: string
   readonly managedBy: string
 }
@@ -55,6 +58,7 @@ export interface RouterConfigValues {
   readonly gatewaySection?: string
   readonly routeReadyTimeoutMs?: number
   readonly routePollIntervalMs?: number
+  readonly apiTimeoutMs?: number
   readonly sessionNamespace?: string
   readonly managedBy?: string
 }
@@ -146,6 +150,10 @@ export const config: Config.Config<SourcedValues> = Config.all({
     Config.withDefault(defaultOf(ENV.routePollIntervalMs, DEFAULTS.routePollIntervalMs)),
     Config.withDescription("Milliseconds between status reads while a host is pending")
   ),
+  apiTimeoutMs: variable(ENV.apiTimeoutMs).pipe(
+    Config.withDefault(defaultOf(ENV.apiTimeoutMs, DEFAULTS.apiTimeoutMs)),
+    Config.withDescription("Milliseconds one Kubernetes API call may take, retries included; each attempt gets half")
+  ),
   sessionNamespace: variable(ENV.sessionNamespace).pipe(
     Config.withDefault(defaultOf(ENV.sessionNamespace, DEFAULTS.sessionNamespace)),
     Config.withDescription("Namespace of the session Pods and their routing objects")
@@ -191,12 +199,22 @@ const isDnsSubdomain = (v: string) => isDns1123Subdomain(v).length === 0
 /** A name DNS resolves: a subdomain whose every label also fits 63 characters. */
 const isDnsName = (v: string) => isDnsSubdomain(v) && v.split(".").every((label) => label.length <= MAX_LABEL)
 
+/**
+ * An IPv4 address, or any name whose last label is all digits: no top-level domain
+ * is numeric, resolvers treat such a name as an address, and `8080-s1.10.0.0.1` would
+ * never resolve. (An IPv6 address already fails the DNS name rule on its ':'.)
+ */
+const isNumericDomain = (v: string) => /^[0-9]+$/.test(v.split(".").at(-1) ?? "")
+
 const modeRule: Rule<RoutingMode> = (value) =>
   value === "ingress" || value === "gateway" || value === "none"
     ? Either.right(value)
     : Either.left("one of ingress, gateway, none")
 
 const baseDomainRule: Rule<string> = text((v) => {
+  if (isNumericDomain(v)) {
+    return `a DNS name, not an IP address: session hosts are "<port>-<session>.<domain>", and a last label of digits (${v}) is an address, not a domain. Use a name whose records point at the load balancer, e.g. sessions.example.com`
+  }
   if (!isDnsName(v)) {
     return `a lower-case DNS name: labels of a-z, 0-9 and '-' (each at most ${MAX_LABEL} characters) joined by '.', e.g. sessions.example.com${lowerCaseHint(v, isDnsName)}`
   }
@@ -253,6 +271,7 @@ export const envKeys: KeyNames = {
   gatewaySection: ENV.gatewaySection,
   routeReadyTimeoutMs: ENV.routeReadyTimeoutMs,
   routePollIntervalMs: ENV.routePollIntervalMs,
+  apiTimeoutMs: ENV.apiTimeoutMs,
   sessionNamespace: ENV.sessionNamespace,
   managedBy: ENV.managedBy
 }
@@ -268,6 +287,7 @@ export const fieldKeys: KeyNames = {
   gatewaySection: "gatewaySection",
   routeReadyTimeoutMs: "routeReadyTimeoutMs",
   routePollIntervalMs: "routePollIntervalMs",
+  apiTimeoutMs: "apiTimeoutMs",
   sessionNamespace: "sessionNamespace",
   managedBy: "managedBy"
 }
@@ -303,6 +323,7 @@ export const validate = (
   const gatewaySection = check(given.gatewaySection, sectionRule)
   const routeReadyTimeoutMs = check(given.routeReadyTimeoutMs, millisecondsRule) ?? DEFAULTS.routeReadyTimeoutMs
   const routePollIntervalMs = check(given.routePollIntervalMs, millisecondsRule) ?? DEFAULTS.routePollIntervalMs
+  const apiTimeoutMs = check(given.apiTimeoutMs, millisecondsRule) ?? DEFAULTS.apiTimeoutMs
   const sessionNamespace = check(given.sessionNamespace, namespaceRule) ?? DEFAULTS.sessionNamespace
   const managedBy = check(given.managedBy, labelValueRule) ?? DEFAULTS.managedBy
 
@@ -348,6 +369,7 @@ export const validate = (
       : {}),
     routeReadyTimeoutMs,
     routePollIntervalMs,
+    apiTimeoutMs,
     sessionNamespace,
     managedBy,
     warnings

@@ -3,7 +3,7 @@
  * list and watch for the resource types in `domain/Resources`. Two layers build it:
  * the live one on @kubernetes/client-node, and LocalCluster's in-memory one.
  */
-import { Context, type Effect, type Stream } from "effect"
+import { Context, Effect, FiberRef, type Stream } from "effect"
 import type { Gateway, GatewayClass, HttpRoute, Ingress, KubeObject, ObjectList, Service } from "../domain/Objects.js"
 import type { ResourceType } from "../domain/Resources.js"
 import type { KubeError } from "./KubeError.js"
@@ -107,6 +107,18 @@ export declare namespace KubeClient {
 }
 
 export class KubeClient extends Context.Tag("session-routing/KubeClient")<KubeClient, KubeClient.Service>() {}
+
+/**
+ * Whether a client retries the transient failures of calls made in the current fiber
+ * (true by default). Route health turns it off for its status reads: its own
+ * schedule reads again, and every failed attempt must reach it as evidence instead
+ * of hiding inside one long call that a deadline then cuts short.
+ */
+export const currentTransientRetry: FiberRef.FiberRef<boolean> = FiberRef.unsafeMake(true)
+
+/** Runs `self` with the client's own retries off: each failure reaches the caller at once. */
+export const withoutTransientRetry = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.locally(self, currentTransientRetry, false)
 
 /** The object's identity, for messages and maps. */
 export const objectKey = (object: KubeObject): string =>

@@ -53,8 +53,25 @@ export class TooManyRequests extends Data.TaggedError("TooManyRequests")<
 /** 5xx: the server (or something in front of it) could not answer now. */
 export class Unavailable extends Data.TaggedError("Unavailable")<Common> {}
 
+/**
+ * Why no HTTP answer came. It decides the retry: a refused connection heals when an
+ * API server restarts (seconds), a TLS handshake or a name that does not resolve
+ * never heals by waiting, and a hang or a reset may be load.
+ */
+export type TransportKind =
+  /** ECONNREFUSED: nothing listens there (yet, or any more). */
+  | "refused"
+  /** A TLS handshake or certificate failure: the kubeconfig's CA, certificate or server name is wrong. */
+  | "tls"
+  /** The server's host name does not resolve. */
+  | "dns"
+  /** The request went out and no answer came within its time limit. */
+  | "no-answer"
+  /** Anything else on the way: a reset, a connection cut mid-answer, an unreachable network. */
+  | "other"
+
 /** No HTTP answer at all: refused, reset, TLS failure, timeout, bad kubeconfig endpoint. */
-export class Transport extends Data.TaggedError("Transport")<Common> {}
+export class Transport extends Data.TaggedError("Transport")<Common & { readonly kind?: TransportKind }> {}
 
 /** Any other status code the API is not documented to send for these calls. */
 export class Unexpected extends Data.TaggedError("Unexpected")<Common> {}
@@ -75,17 +92,39 @@ export type KubeError =
   | Unexpected
 
 /**
- * Failures worth retrying: throttling, the 5xx codes an apiserver answers under load
- * or during a restart (500, 503, 504), and no answer at all. Everything else is the
- * same answer on the next try.
+ * Failures worth retrying: throttling, the 5xx codes an apiserver (or a proxy in
+ * front of it) answers under load or during a restart (500, 502, 503, 504), and no
+ * answer at all, except a TLS failure or a name that does not resolve: those are
+ * the kubeconfig's, and the next try meets the same. Everything else (401 included)
+ * is the same answer on the next try.
  */
 export const isTransient = (error: KubeError): boolean => {
   switch (error._tag) {
     case "TooManyRequests":
-    case "Transport":
       return true
+    case "Transport":
+      return error.kind !== "tls" && error.kind !== "dns"
     case "Unavailable":
-      return error.code === undefined || error.code === 500 || error.code === 503 || error.code === 504
+      return error.code === undefined || error.code === 500 || error.code === 502 || error.code === 503 ||
+        error.code === 504
+    default:
+      return false
+  }
+}
+
+/**
+ * Failures that will answer the same until a person changes something (a credential,
+ * an RBAC grant, an installed API, the kubeconfig): polling them every interval only
+ * adds load, so status reads back off from them.
+ */
+export const isPermanent = (error: KubeError): boolean => {
+  switch (error._tag) {
+    case "Unauthorized":
+    case "Forbidden":
+    case "NotServed":
+      return true
+    case "Transport":
+      return error.kind === "tls" || error.kind === "dns"
     default:
       return false
   }

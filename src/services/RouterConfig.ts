@@ -24,6 +24,11 @@ export declare namespace RouterConfig {
     readonly routeReadyTimeoutMs: number
     /** Poll interval while waiting. */
     readonly routePollIntervalMs: number
+    /**
+     * The most one Kubernetes API call may take, retries included; each attempt gets
+     * half of it. Status reads while watching are also bounded by the route deadline.
+     */
+    readonly apiTimeoutMs: number
     readonly sessionNamespace: string
     /** `app.kubernetes.io/managed-by` value. */
     readonly managedBy: string

@@ -491,6 +491,7 @@ describe("watchRouteHealth", () => {
         baseDomain: "telo.run",
         routeReadyTimeoutMs,
         routePollIntervalMs,
+        apiTimeoutMs: 20_000,
         sessionNamespace: "telo-sessions",
         managedBy: "session-routing",
         warnings: []

@@ -10,7 +10,7 @@ import { LocalCluster, type LocalClusterOptions } from "../../src/cluster/LocalC
 import type { Gateway, HttpRoute, Ingress, Service } from "../../src/domain/Objects.js"
 import { GatewayResource, HttpRouteResource, IngressResource, ServiceResource } from "../../src/domain/Resources.js"
 import { KubeClientLive, KubeConfigError, parseWatchLine } from "../../src/layers/KubeClientLive.js"
-import { FIELD_MANAGER, KubeClient, type WatchEvent } from "../../src/services/KubeClient.js"
+import { FIELD_MANAGER, KubeClient, type WatchEvent, withoutTransientRetry } from "../../src/services/KubeClient.js"
 import { Expired, type KubeError, TooManyRequests, Transport } from "../../src/services/KubeError.js"
 
 // ---------------------------------------------------------------------------
@@ -218,7 +218,8 @@ describe("KubeClientLive transport", () => {
       const client = yield* KubeClientLive.make(kubeConfigFor(server), { retrySchedule: quickRetry })
       expect(yield* Effect.flip(client.get(IngressResource, "ns", "x"))).toEqual(
         new Transport({
-          reason: `could not get ingresses.networking.k8s.io "x" in namespace "ns" at ${server}: the connection was refused (is the API server running, and is the kubeconfig's server address right?) (ECONNREFUSED)`
+          reason: `could not get ingresses.networking.k8s.io "x" in namespace "ns" at ${server}: the connection was refused (is the API server running, and is the kubeconfig's server address right?) (ECONNREFUSED)`,
+          kind: "refused"
         })
       )
       const watchFailure = yield* Effect.flip(
@@ -246,9 +247,84 @@ describe("KubeClientLive transport", () => {
       const failure = yield* Effect.flip(client.get(IngressResource, "ns", "x"))
       expect(failure).toEqual(
         new Transport({
-          reason: `could not get ingresses.networking.k8s.io "x" in namespace "ns" at ${url}: the connection was reset before the answer was complete (ECONNRESET)`
+          reason: `could not get ingresses.networking.k8s.io "x" in namespace "ns" at ${url}: the connection was reset before the answer was complete (ECONNRESET)`,
+          kind: "other"
         })
       )
+    }).pipe(Effect.scoped))
+
+  /** A TCP server on 127.0.0.1 that counts connections and does `onConnection` with each. */
+  const rawServer = (onConnection: (socket: net.Socket) => void) =>
+    Effect.acquireRelease(
+      Effect.promise(
+        () =>
+          new Promise<{ readonly server: net.Server; readonly connections: () => number }>((resolve) => {
+            let connections = 0
+            const sockets = new Set<net.Socket>()
+            const server = net.createServer((socket) => {
+              connections++
+              sockets.add(socket)
+              socket.on("close", () => sockets.delete(socket))
+              socket.on("error", () => {})
+              onConnection(socket)
+            })
+            server.listen(0, "127.0.0.1", () => resolve({ server, connections: () => connections }))
+            server.on("close", () => sockets.forEach((socket) => socket.destroy()))
+          })
+      ),
+      ({ server }) =>
+        Effect.promise(() =>
+          new Promise<void>((resolve) => {
+            server.close(() => resolve())
+            server.emit("close")
+          })
+        )
+    ).pipe(Effect.map(({ connections, server }) => ({ port: (server.address() as net.AddressInfo).port, connections })))
+
+  it.live("gives up on a server that accepts and never answers within the API time limit, naming the call", () =>
+    Effect.gen(function*() {
+      // A stopped API server process: the kernel accepts the connection, nothing answers.
+      const { port } = yield* rawServer(() => {})
+      const server = `http://127.0.0.1:${port}`
+      const client = yield* KubeClientLive.make(kubeConfigFor(server), { apiTimeout: "400 millis" })
+      const started = yield* Clock.currentTimeMillis
+      const failure = yield* Effect.flip(client.get(IngressResource, "ns", "web"))
+      const took = (yield* Clock.currentTimeMillis) - started
+      expect(failure._tag === "Transport" && failure.kind).toBe("no-answer")
+      // Real time: the budget is 400 ms, the timer fires a few ms late, and the jittered
+      // pause decides whether a second attempt was out when it ran out.
+      expect(failure.reason).toMatch(
+        new RegExp(`^could not get ingresses\\.networking\\.k8s\\.io "web" in namespace "ns" at ${server}: no answer within 4\\d\\dms( \\(2 attempts\\))?$`)
+      )
+      // Bounded by the budget: a hung server once cost 36 s per request.
+      expect(took).toBeLessThan(2_000)
+    }).pipe(Effect.scoped))
+
+  it.live("fails a TLS handshake at once, without retrying: the kubeconfig is wrong, not the server busy", () =>
+    Effect.gen(function*() {
+      // Answers the ClientHello with plain text, as a plain-HTTP port does.
+      const { connections, port } = yield* rawServer((socket) =>
+        socket.once("data", () => socket.end("HTTP/1.1 400 Bad Request\r\n\r\n"))
+      )
+      const server = `https://127.0.0.1:${port}`
+      const client = yield* KubeClientLive.make(kubeConfigFor(server))
+      const failure = yield* Effect.flip(client.get(IngressResource, "ns", "web"))
+      expect(failure._tag).toBe("Transport")
+      expect(failure._tag === "Transport" && failure.kind).toBe("tls")
+      expect(failure.reason).toMatch(/the TLS handshake failed \(EPROTO|ERR_SSL_/)
+      expect(connections()).toBe(1)
+    }).pipe(Effect.scoped))
+
+  it.live("makes exactly one attempt per call in a fiber that turned the client's retries off", () =>
+    Effect.gen(function*() {
+      const { client, cluster } = yield* setup({ retrySchedule: quickRetry })
+      yield* cluster.faults.add({ resource: IngressResource, verbs: ["get"], action: Fault.respond(503), times: 1 })
+      // With retries on, the one 503 is ridden out.
+      expect((yield* Effect.flip(client.get(IngressResource, NS, "absent")))._tag).toBe("NotFound")
+      yield* cluster.faults.add({ resource: IngressResource, verbs: ["get"], action: Fault.respond(503), times: 1 })
+      const failure = yield* Effect.flip(withoutTransientRetry(client.get(IngressResource, NS, "absent")))
+      expect(failure._tag).toBe("Unavailable")
+      expect(failure.code).toBe(503)
     }).pipe(Effect.scoped))
 
   it.effect("provides the service through the layer", () =>

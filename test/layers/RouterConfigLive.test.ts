@@ -25,6 +25,7 @@ const defaults: RouterConfig.Service = {
   mode: "ingress",
   routeReadyTimeoutMs: 60_000,
   routePollIntervalMs: 2_000,
+  apiTimeoutMs: 20_000,
   sessionNamespace: "telo-sessions",
   managedBy: "telo-k8s-runner",
   warnings: []
@@ -45,6 +46,7 @@ describe("RouterConfig from the environment", () => {
         SESSION_ROUTING_TLS_SECRET: "wildcard-tls",
         SESSION_ROUTE_READY_TIMEOUT_MS: "30000",
         SESSION_ROUTE_POLL_INTERVAL_MS: "500",
+        SESSION_API_TIMEOUT_MS: "15000",
         RUNNER_SESSION_NAMESPACE: "sessions",
         RUNNER_MANAGED_BY: "my.runner_v2"
       })
@@ -56,6 +58,7 @@ describe("RouterConfig from the environment", () => {
           tlsSecretName: "wildcard-tls",
           routeReadyTimeoutMs: 30_000,
           routePollIntervalMs: 500,
+          apiTimeoutMs: 15_000,
           sessionNamespace: "sessions",
           managedBy: "my.runner_v2",
           warnings: []
@@ -351,6 +354,51 @@ describe("RouterConfig base domain length", () => {
           value: domain,
           expected:
             'at most 198 characters (it has 199), so the longest host "65535-<48-character session id>.<domain>" fits in 253'
+        }
+      ])
+    }))
+})
+
+describe("RouterConfig base domain that is an address", () => {
+  it.effect.each(["10.0.0.1", "127.0.0.1", "sessions.example.123", "8080"])(
+    "refuses %s: a last label of digits is an address, never a domain a host can live under",
+    (domain) =>
+      Effect.gen(function* () {
+        const problems = problemsOf(yield* load({ SESSION_ROUTING_BASE_DOMAIN: domain }))
+        expect(problems).toHaveLength(1)
+        expect(problems[0]?.key).toBe("SESSION_ROUTING_BASE_DOMAIN")
+        expect(problems[0]?.expected).toMatch(/^a DNS name, not an IP address: /)
+        expect(problems[0]?.expected).toContain("e.g. sessions.example.com")
+      })
+  )
+
+  it.effect.each(["sessions.example.com", "s1.k8s.io", "a1.b2.c3x", "123.example.com"])(
+    "accepts %s: digits are fine anywhere but the last label",
+    (domain) =>
+      Effect.gen(function* () {
+        const result = yield* load({ SESSION_ROUTING_BASE_DOMAIN: domain })
+        expect(Either.map(result, (c) => c.baseDomain)).toEqual(Either.right(domain))
+      })
+  )
+})
+
+describe("RouterConfig API time limit", () => {
+  it.effect("defaults SESSION_API_TIMEOUT_MS to 20 s and reads it from the environment", () =>
+    Effect.gen(function* () {
+      expect(Either.map(yield* load({}), (c) => c.apiTimeoutMs)).toEqual(Either.right(20_000))
+      expect(Either.map(yield* load({ SESSION_API_TIMEOUT_MS: "5000" }), (c) => c.apiTimeoutMs)).toEqual(
+        Either.right(5_000)
+      )
+    }))
+
+  it.effect("refuses a time limit that is not a positive whole number, together with the other bad settings", () =>
+    Effect.gen(function* () {
+      expect(problemsOf(yield* load({ SESSION_API_TIMEOUT_MS: "10s", SESSION_ROUTING_MODE: "nginx" }))).toEqual([
+        { key: "SESSION_ROUTING_MODE", value: "nginx", expected: "one of ingress, gateway, none" },
+        {
+          key: "SESSION_API_TIMEOUT_MS",
+          value: "10s",
+          expected: "a positive whole number of milliseconds, e.g. 60000"
         }
       ])
     }))
