@@ -7,10 +7,15 @@ import * as k8s from "@kubernetes/client-node"
 import { Duration, Effect, Layer, Schedule, type Scope } from "effect"
 import * as SessionCluster from "../../src/cluster/SessionCluster.js"
 import { LocalCluster } from "../../src/cluster/LocalCluster.js"
+import { sessionSelector } from "../../src/domain/Manifests.js"
+import type { KubeObject } from "../../src/domain/Objects.js"
+import { HttpRouteResource, IngressResource, type ResourceType, ServiceResource } from "../../src/domain/Resources.js"
 import { KubeClientLive } from "../../src/layers/KubeClientLive.js"
 import * as RouterConfigLive from "../../src/layers/RouterConfigLive.js"
-import type { KubeClient } from "../../src/services/KubeClient.js"
+import { SessionRouter } from "../../src/layers/SessionRouterLayers.js"
+import { KubeClient, type ReadableObject } from "../../src/services/KubeClient.js"
 import type { RouterConfig } from "../../src/services/RouterConfig.js"
+import type { SessionRouter as SessionRouterService } from "../../src/services/SessionRouter.js"
 
 export type Face = "in memory" | "over HTTP"
 export const faces: ReadonlyArray<Face> = ["in memory", "over HTTP"]
@@ -74,3 +79,98 @@ export const eventually = <A, E, R>(
       while: (e) => typeof e === "string"
     })
   )
+
+/** One call a router made, as `observedKubeClient` reports it. */
+export interface KubeCall {
+  readonly verb: "apply" | "get" | "delete" | "list"
+  readonly resource: ResourceType<unknown>
+  readonly name?: string
+  readonly dryRun: boolean
+}
+
+/**
+ * `kube` with `observe` run before each call: tests count requests with it, or arm a
+ * fault at the exact moment they need (after the dry runs, before one real write),
+ * which a fault's own `times` cannot express.
+ */
+export const observedKubeClient = (
+  kube: KubeClient.Service,
+  observe: (call: KubeCall) => Effect.Effect<void>
+): KubeClient.Service => ({
+  ...kube,
+  apply: (resource, object, options) =>
+    Effect.zipRight(
+      observe({ verb: "apply", resource, ...nameOf(object.metadata?.name), dryRun: options?.dryRun === true }),
+      kube.apply(resource, object, options)
+    ),
+  get: (resource, namespace, name) =>
+    Effect.zipRight(observe({ verb: "get", resource, name, dryRun: false }), kube.get(resource, namespace, name)),
+  delete: (resource, namespace, name) =>
+    Effect.zipRight(observe({ verb: "delete", resource, name, dryRun: false }), kube.delete(resource, namespace, name)),
+  list: (resource, namespace, options) =>
+    Effect.zipRight(observe({ verb: "list", resource, dryRun: false }), kube.list(resource, namespace, options))
+})
+
+const nameOf = (name: string | undefined) => (name !== undefined ? { name } : {})
+
+/** The routing layers a test can run. */
+export type RouterLayer = typeof SessionRouter.layerIngress
+
+/** What a router test gets: the router, the client under it, and the cluster. */
+export interface RouterContext {
+  readonly router: SessionRouterService.Service
+  readonly kube: KubeClient.Service
+  readonly sc: SessionCluster.SessionCluster
+}
+
+/**
+ * Runs `body` with a router of `layer` on a fresh cluster, through one face of it;
+ * `observe` sees every call the router makes (see `observedKubeClient`).
+ */
+export const withRouter = <A, E>(
+  face: Face,
+  layer: RouterLayer,
+  body: (ctx: RouterContext) => Effect.Effect<A, E>,
+  options: {
+    readonly cluster?: SessionCluster.SessionClusterOptions
+    readonly config?: TestConfig
+    readonly observe?: (call: KubeCall, sc: SessionCluster.SessionCluster) => Effect.Effect<void>
+  } = {}
+): Effect.Effect<A, E> =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const sc = yield* startCluster(options.cluster)
+      const kube = yield* Effect.provide(KubeClient, kubeClientLayer(face, sc.cluster))
+      const observe = options.observe
+      const routerKube = observe !== undefined ? observedKubeClient(kube, (call) => observe(call, sc)) : kube
+      const router = yield* Effect.orDie(
+        Effect.provide(
+          SessionRouter,
+          layer.pipe(
+            Layer.provide(Layer.succeed(KubeClient, routerKube)),
+            Layer.provide(routerConfigLayer(sc, options.config))
+          )
+        )
+      )
+      return yield* body({ router, kube, sc })
+    })
+  )
+
+const namesOf = (items: ReadonlyArray<KubeObject>) => items.flatMap((i) => i.metadata?.name ?? []).sort()
+
+/**
+ * The names of every object carrying the session label, by type. A type the cluster
+ * does not serve holds none.
+ */
+export const sessionObjectNames = (kube: KubeClient.Service, namespace: string, sessionId: string) => {
+  const names = <T extends ReadableObject>(resource: ResourceType<T>) =>
+    kube.list(resource, namespace, { labelSelector: sessionSelector(sessionId) }).pipe(
+      Effect.map((list) => namesOf(list.items)),
+      Effect.catchTag("NotServed", () => Effect.succeed<ReadonlyArray<string>>([]))
+    )
+  return Effect.all({
+    services: names(ServiceResource),
+    ingresses: names(IngressResource),
+    httpRoutes: names(HttpRouteResource)
+  })
+}

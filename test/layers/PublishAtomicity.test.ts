@@ -1,0 +1,303 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Either, Fiber, Layer, Ref, Schedule, TestClock } from "effect"
+import * as k8s from "@kubernetes/client-node"
+import { createServer } from "node:net"
+import { Fault, type FaultSpec } from "../../src/cluster/Faults.js"
+import { LocalCluster } from "../../src/cluster/LocalCluster.js"
+import type { SessionCluster } from "../../src/cluster/SessionCluster.js"
+import { HttpRouteResource, IngressResource, ServiceResource } from "../../src/domain/Resources.js"
+import type { PortMapping } from "../../src/domain/Session.js"
+import { KubeClientLive } from "../../src/layers/KubeClientLive.js"
+import * as RouterConfigLive from "../../src/layers/RouterConfigLive.js"
+import { SessionRouter } from "../../src/layers/SessionRouterLayers.js"
+import { KubeClient } from "../../src/services/KubeClient.js"
+import { type KubeError, Transport } from "../../src/services/KubeError.js"
+import type { PublishError } from "../../src/services/SessionRouter.js"
+import {
+  BASE_DOMAIN,
+  type KubeCall,
+  faces,
+  observedKubeClient,
+  type RouterLayer,
+  sessionObjectNames,
+  withRouter
+} from "../support/RouterHarness.js"
+
+const sessionId = "hzyayvabgyvz"
+const pod = { podName: "telo-run-hzyayvabgyvz", podUid: "6f1c2d3e-0000-4000-8000-00000000abcd" }
+const tcp = (...ports: ReadonlyArray<number>): ReadonlyArray<PortMapping> => ports.map((port) => ({ port, protocol: "tcp" }))
+const spec = { sessionId, ...pod, ports: [...tcp(8080, 9090), { port: 5000, protocol: "udp" as const }] }
+const service = `telo-run-${sessionId}`
+const route = (port: number) => `telo-run-${sessionId}-${port}`
+const nothing = { services: [], ingresses: [], httpRoutes: [] }
+const gateway = { config: { mode: "gateway" as const } }
+
+/** The failure of `effect`, which must fail. */
+const failureOf = <A>(effect: Effect.Effect<A, PublishError>) =>
+  Effect.flatMap(Effect.either(effect), (result) =>
+    Either.isLeft(result) ? Effect.succeed(result.left) : Effect.dieMessage("expected a PublishError, got success")
+  )
+
+/** Adds `fault` to the cluster the first time a call matches `when`, just before that call goes out. */
+const armWhen = (when: (call: KubeCall) => boolean, fault: FaultSpec) => {
+  let armed = false
+  return (call: KubeCall, sc: SessionCluster) =>
+    Effect.suspend(() => {
+      if (armed || !when(call)) return Effect.void
+      armed = true
+      return Effect.asVoid(sc.cluster.faults.add(fault))
+    })
+}
+
+const realWriteOf = (kind: string, name?: string) => (call: KubeCall) =>
+  call.verb === "apply" && !call.dryRun && call.resource.kind === kind && (name === undefined || call.name === name)
+
+for (const face of faces) {
+  describe(`publishing all or nothing (${face})`, () => {
+    it.live("leaves no object, not even the Service, when the API server forbids writing an HTTPRoute", () =>
+      withRouter(face, SessionRouter.layerGateway, ({ kube, router, sc }) =>
+        Effect.gen(function* () {
+          yield* sc.cluster.faults.add({ resource: HttpRouteResource, verbs: ["patch"], action: Fault.forbid() })
+          // With Services undeletable, taking a written Service back would fail: only a
+          // dry run before the first write keeps it from staying behind.
+          yield* sc.cluster.faults.add({ resource: ServiceResource, verbs: ["delete"], action: Fault.forbid() })
+          const failure = yield* failureOf(router.publish(spec))
+          expect(failure.error._tag).toBe("Forbidden")
+          expect(failure.reason).toContain("; nothing was changed")
+          expect(failure.reason).toContain(`could not apply HTTPRoute ${sc.namespace}/${route(8080)}: `)
+          expect(failure.reason).toContain("is forbidden")
+          // Only an unserved API means "install the Gateway API": a 403 keeps its own words.
+          expect(failure.reason).not.toContain("install the Gateway API CRDs")
+          yield* sc.cluster.faults.clear
+          expect(yield* sessionObjectNames(kube, sc.namespace, sessionId)).toEqual(nothing)
+        }), gateway))
+
+    it.live("keeps an invalid HTTPRoute's own reason and leaves no object", () =>
+      withRouter(face, SessionRouter.layerGateway, ({ kube, router, sc }) =>
+        Effect.gen(function* () {
+          yield* sc.cluster.faults.add({ resource: HttpRouteResource, verbs: ["patch"], action: Fault.respond(422), times: 1 })
+          const failure = yield* failureOf(router.publish(spec))
+          expect(failure.error._tag).toBe("Invalid")
+          expect(failure.reason).toContain(`could not apply HTTPRoute ${sc.namespace}/${route(8080)}: `)
+          expect(failure.reason).toContain("is invalid")
+          expect(failure.reason).not.toContain("install the Gateway API CRDs")
+          expect(yield* sessionObjectNames(kube, sc.namespace, sessionId)).toEqual(nothing)
+        }), gateway))
+
+    it.live("leaves no Service behind in gateway mode on a cluster without the Gateway API", () =>
+      withRouter(face, SessionRouter.layerGateway, ({ kube, router, sc }) =>
+        Effect.gen(function* () {
+          yield* sc.cluster.store.setServed(HttpRouteResource, false)
+          const failure = yield* failureOf(router.publish(spec))
+          expect(failure.error._tag).toBe("NotServed")
+          expect(failure.reason).toContain("install the Gateway API CRDs, or set SESSION_ROUTING_MODE=ingress")
+          expect(yield* sessionObjectNames(kube, sc.namespace, sessionId)).toEqual(nothing)
+        }), gateway))
+
+    it.live("leaves no Service behind when the Ingress is refused", () =>
+      withRouter(face, SessionRouter.layerIngress, ({ kube, router, sc }) =>
+        Effect.gen(function* () {
+          yield* sc.cluster.faults.add({ resource: IngressResource, verbs: ["patch"], action: Fault.respond(422), times: 1 })
+          const failure = yield* failureOf(router.publish(spec))
+          expect(failure.reason).toContain(`could not apply Ingress ${sc.namespace}/${service}: `)
+          expect(yield* sessionObjectNames(kube, sc.namespace, sessionId)).toEqual(nothing)
+        })))
+
+    it.live("removes the Service it created when the second write of a fresh publish fails", () =>
+      withRouter(face, SessionRouter.layerGateway, ({ kube, router, sc }) =>
+        Effect.gen(function* () {
+          const failure = yield* failureOf(router.publish(spec))
+          expect(failure.reason).toContain(`could not apply HTTPRoute ${sc.namespace}/${route(8080)}: `)
+          expect(failure.reason).toContain(`removed what this publish had created (Service ${sc.namespace}/${service})`)
+          expect(yield* sessionObjectNames(kube, sc.namespace, sessionId)).toEqual(nothing)
+        }), {
+        ...gateway,
+        // The dry runs pass; the cluster refuses the first real HTTPRoute write.
+        observe: armWhen(realWriteOf("HTTPRoute"), { resource: HttpRouteResource, verbs: ["patch"], action: Fault.forbid(), times: 1 })
+      }))
+
+    it.live("leaves the previous objects in place when a reload fails midway", () =>
+      withRouter(face, SessionRouter.layerGateway, ({ kube, router, sc }) =>
+        Effect.gen(function* () {
+          yield* router.publish(spec)
+          const uids = Effect.all([
+            kube.get(ServiceResource, sc.namespace, service),
+            kube.get(HttpRouteResource, sc.namespace, route(8080)),
+            kube.get(HttpRouteResource, sc.namespace, route(9090))
+          ]).pipe(Effect.map((objects) => objects.map((o) => o.metadata?.uid)))
+          const before = yield* uids
+          // 7070's route is created, then 6060's write is refused: 7070 must go again.
+          const failure = yield* failureOf(router.publish({ ...spec, ports: tcp(8080, 7070, 6060) }))
+          expect(failure.reason).toContain(`could not apply HTTPRoute ${sc.namespace}/${route(6060)}: `)
+          expect(failure.reason).toContain(`removed what this publish had created (HTTPRoute ${sc.namespace}/${route(7070)})`)
+          expect(yield* sessionObjectNames(kube, sc.namespace, sessionId)).toEqual({
+            services: [service],
+            ingresses: [],
+            httpRoutes: [route(8080), route(9090)]
+          })
+          expect(yield* uids).toEqual(before)
+        }), {
+        ...gateway,
+        observe: armWhen(realWriteOf("HTTPRoute", route(6060)), {
+          resource: HttpRouteResource,
+          verbs: ["patch"],
+          action: Fault.respond(409),
+          times: 1
+        })
+      }))
+
+    it.live("names what it created and could not remove", () =>
+      withRouter(face, SessionRouter.layerGateway, ({ kube, router, sc }) =>
+        Effect.gen(function* () {
+          yield* sc.cluster.faults.add({ resource: ServiceResource, verbs: ["delete"], action: Fault.forbid() })
+          const failure = yield* failureOf(router.publish(spec))
+          expect(failure.reason).toContain(`could not apply HTTPRoute ${sc.namespace}/${route(8080)}: `)
+          expect(failure.reason).toContain(
+            `could not remove what this publish created, so these remain: Service ${sc.namespace}/${service} (could not delete it: `
+          )
+          yield* sc.cluster.faults.clear
+          expect(yield* sessionObjectNames(kube, sc.namespace, sessionId)).toEqual({ ...nothing, services: [service] })
+        }), {
+        ...gateway,
+        observe: armWhen(realWriteOf("HTTPRoute"), { resource: HttpRouteResource, verbs: ["patch"], action: Fault.forbid(), times: 1 })
+      }))
+
+    it.live("takes back what it created when removing the first old object fails, so the old state stays whole", () =>
+      withRouter(face, SessionRouter.layerGateway, ({ kube, router, sc }) =>
+        Effect.gen(function* () {
+          yield* router.publish(spec)
+          yield* sc.cluster.faults.add({ resource: HttpRouteResource, verbs: ["delete"], action: Fault.respond(409), times: 1 })
+          const failure = yield* failureOf(router.publish({ ...spec, ports: tcp(8080, 7070) }))
+          expect(failure.reason).toContain(`could not delete HTTPRoute ${sc.namespace}/${route(9090)}: `)
+          expect(failure.reason).toContain(`removed what this publish had created (HTTPRoute ${sc.namespace}/${route(7070)})`)
+          expect((yield* sessionObjectNames(kube, sc.namespace, sessionId)).httpRoutes).toEqual([route(8080), route(9090)])
+        }), gateway))
+
+    it.live("keeps the new objects and names the old ones left when a later removal fails", () =>
+      withRouter(face, SessionRouter.layerGateway, ({ kube, router, sc }) =>
+        Effect.gen(function* () {
+          yield* router.publish({ ...spec, ports: tcp(7070, 8080, 9090) })
+          // 7070's route is removed first (lists come sorted by name); once it is gone
+          // the old state cannot come back, so the publish goes forward instead.
+          yield* sc.cluster.faults.add({
+            resource: HttpRouteResource,
+            verbs: ["delete"],
+            name: route(9090),
+            action: Fault.respond(409),
+            times: 1
+          })
+          const failure = yield* failureOf(router.publish({ ...spec, ports: tcp(8080) }))
+          expect(failure.reason).toContain(`could not delete HTTPRoute ${sc.namespace}/${route(9090)}: `)
+          expect(failure.reason).toContain(
+            `the session's new objects are in place, and these objects it no longer needs remain: HTTPRoute ${sc.namespace}/${route(9090)} (could not delete it: `
+          )
+          expect((yield* sessionObjectNames(kube, sc.namespace, sessionId)).httpRoutes).toEqual([route(8080), route(9090)])
+        }), gateway))
+  })
+
+  describe(`unpublishing what it can (${face})`, () => {
+    it.live("names the Service it left when listing Services is forbidden, and still removes the Ingress", () =>
+      withRouter(face, SessionRouter.layerIngress, ({ kube, router, sc }) =>
+        Effect.gen(function* () {
+          yield* router.publish(spec)
+          yield* sc.cluster.faults.add({ resource: ServiceResource, verbs: ["list"], action: Fault.forbid() })
+          const failure = yield* failureOf(router.unpublish(sessionId))
+          expect(failure.error._tag).toBe("Forbidden")
+          expect(failure.reason).toContain(`could not remove every object of session ${sessionId}`)
+          expect(failure.reason).toContain("the session's Service objects (could not list them: ")
+          expect(failure.reason).toContain("services is forbidden")
+          yield* sc.cluster.faults.clear
+          expect(yield* sessionObjectNames(kube, sc.namespace, sessionId)).toEqual({ ...nothing, services: [service] })
+        })))
+
+    it.live("tries the Services after an Ingress it could not delete, and names both", () =>
+      withRouter(face, SessionRouter.layerIngress, ({ router, sc }) =>
+        Effect.gen(function* () {
+          yield* router.publish(spec)
+          yield* sc.cluster.faults.add({ resource: IngressResource, verbs: ["delete"], action: Fault.respond(409) })
+          yield* sc.cluster.faults.add({ resource: ServiceResource, verbs: ["delete"], action: Fault.respond(409) })
+          const failure = yield* failureOf(router.unpublish(sessionId))
+          expect(failure.reason).toContain(`Ingress ${sc.namespace}/${service} (could not delete it: `)
+          expect(failure.reason).toContain(`Service ${sc.namespace}/${service} (could not delete it: `)
+        })))
+  })
+}
+
+/** A port on 127.0.0.1 that nothing listens on any more: every connection is refused. */
+const closedPort = Effect.async<number>((resume) => {
+  const server = createServer()
+  server.listen(0, "127.0.0.1", () => {
+    const address = server.address()
+    const port = typeof address === "object" && address !== null ? address.port : 0
+    server.close(() => resume(Effect.succeed(port)))
+  })
+})
+
+const routerConfigValues = {
+  sessionNamespace: "telo-sessions",
+  baseDomain: BASE_DOMAIN,
+  ingressClassName: "local",
+  gatewayName: "sessions"
+}
+
+/** A router of `layer` over `kube`, counting the calls it makes. */
+const countingRouter = (layer: RouterLayer, mode: "ingress" | "gateway", kube: KubeClient.Service) =>
+  Effect.gen(function* () {
+    const calls = yield* Ref.make(0)
+    const router = yield* Effect.provide(
+      SessionRouter,
+      layer.pipe(
+        Layer.provide(Layer.succeed(KubeClient, observedKubeClient(kube, () => Ref.update(calls, (n) => n + 1)))),
+        Layer.provide(Layer.orDie(RouterConfigLive.layerFrom({ ...routerConfigValues, mode })))
+      )
+    )
+    return { router, calls }
+  }).pipe(Effect.orDie)
+
+describe("unpublishing from a server that does not answer", () => {
+  it.live("stops after the first refused connection, naming every step it did not try", () =>
+    Effect.gen(function* () {
+      const kc = new k8s.KubeConfig()
+      kc.loadFromString(LocalCluster.kubeconfigFor(`http://127.0.0.1:${yield* closedPort}`))
+      // No retries: the test is about the router's steps, not the client's schedule.
+      const kube = yield* Effect.provide(
+        KubeClient,
+        Layer.orDie(KubeClientLive.layerFromKubeConfig(kc, { retrySchedule: Schedule.stop }))
+      )
+      const { calls, router } = yield* countingRouter(SessionRouter.layerIngress, "ingress", kube)
+      const failure = yield* failureOf(router.unpublish(sessionId))
+      expect(yield* Ref.get(calls)).toBe(1)
+      expect(failure.error._tag).toBe("Transport")
+      expect(failure.reason).toContain("the session's Ingress objects (could not list them: ")
+      expect(failure.reason).toContain("the session's HTTPRoute objects (not tried: the API server stopped answering)")
+      expect(failure.reason).toContain("the session's Service objects (not tried: the API server stopped answering)")
+    }))
+
+  it.effect("stops after the first call that gets no answer within its time limit", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const cluster = yield* LocalCluster.makeInMemory({ namespaces: ["telo-sessions"] })
+        yield* cluster.faults.add({ action: Fault.hang })
+        const inMemory = yield* Effect.provide(KubeClient, LocalCluster.layerKubeClient(cluster))
+        // What the live client does to a call that hangs: give up after its limit.
+        const limited = <A>(self: Effect.Effect<A, KubeError>) =>
+          Effect.timeoutFail(self, {
+            duration: "10 seconds",
+            onTimeout: () => new Transport({ reason: "could not reach the API server: no answer within 10s" })
+          })
+        const kube: KubeClient.Service = {
+          ...inMemory,
+          list: (resource, namespace, options) => limited(inMemory.list(resource, namespace, options)),
+          delete: (resource, namespace, name) => limited(inMemory.delete(resource, namespace, name))
+        }
+        const { calls, router } = yield* countingRouter(SessionRouter.layerGateway, "gateway", kube)
+        const fiber = yield* Effect.fork(failureOf(router.unpublish(sessionId)))
+        yield* TestClock.adjust("1 minute")
+        const failure = yield* Fiber.join(fiber)
+        expect(yield* Ref.get(calls)).toBe(1)
+        expect(failure.reason).toContain("the session's HTTPRoute objects (could not list them: ")
+        expect(failure.reason).toContain("the session's Ingress objects (not tried: the API server stopped answering)")
+        expect(failure.reason).toContain("the session's Service objects (not tried: the API server stopped answering)")
+      })
+    ))
+})
