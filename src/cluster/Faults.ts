@@ -1,11 +1,14 @@
 /**
  * Fault injection for LocalCluster: per resource and verb, answer an error the way
  * the real server words it, add latency, hang, drop the connection, or cut and
- * expire watches. Faults change at runtime and may apply to the next N requests only.
+ * expire watches. Faults change at runtime, may start after N requests or at an
+ * instant, and may apply to the next N requests only. The server process itself
+ * (paused, stopped, restarted) is `Faults.server`.
  */
-import { Deferred, Duration, Effect, Ref, Stream } from "effect"
+import { Clock, DateTime, Deferred, Duration, Effect, Ref, Stream } from "effect"
 import type { KubeObject, Status } from "../domain/Objects.js"
 import { qualifiedName, type ResourceType } from "../domain/Resources.js"
+import { makeServerLifecycle, type ServerLifecycle } from "./ServerLifecycle.js"
 import type { StoreWatchEvent } from "./Store.js"
 
 /** The verbs RBAC knows; apply is a `patch`. */
@@ -39,11 +42,29 @@ export interface FaultTarget {
   readonly subresource?: string
 }
 
-/** A fault: what it matches, what it does, and for how many requests. */
+/**
+ * An instant on Effect's `Clock` (so TestClock moves it): epoch milliseconds as
+ * `Clock.currentTimeMillis` reads them, or a `DateTime`.
+ */
+export type FaultInstant = number | DateTime.DateTime
+
+/**
+ * A fault: what it matches, what it does, when it starts and for how many requests.
+ * A fault starts once it is both in its time window and past its `after` count.
+ */
 export interface FaultSpec extends FaultTarget {
   readonly action: FaultAction
-  /** Applies to the next `times` matching requests, then goes away. Unset: until removed. */
+  /** Applies to `times` matching requests from when it starts, then goes away. Unset: until removed. */
   readonly times?: number
+  /**
+   * The first `after` matching requests (counted from `from`, if set) pass untouched;
+   * the fault applies from the next one. For a fault that starts after things worked.
+   */
+  readonly after?: number
+  /** Requests before this instant pass untouched and do not count towards `after`. */
+  readonly from?: FaultInstant
+  /** From this instant on the fault is gone, whatever is left of `times`. */
+  readonly until?: FaultInstant
 }
 
 /** Builders for the actions. */
@@ -90,12 +111,16 @@ export type Decision =
     readonly watch?: { readonly cutAfter?: number; readonly expireAfter?: number }
     /** Watches only: completes when `closeWatches` ends the watches open now. */
     readonly closed?: Effect.Effect<void>
+    /** Watches only: waits out a pause before each event, so a paused server sends nothing. */
+    readonly answering?: Effect.Effect<unknown>
   }
   | { readonly _tag: "Respond"; readonly response: FaultResponse }
   | { readonly _tag: "Hang" }
   | { readonly _tag: "Reset" }
+  /** The server is stopped: the connection is refused before any request is read. */
+  | { readonly _tag: "Refused" }
 
-/** A fault in force, with the id `remove` takes and what is left of its count. */
+/** A fault in force, with the id `remove` takes and what is left of its counts (`times`, `after`). */
 export interface ActiveFault extends FaultSpec {
   readonly id: number
 }
@@ -106,14 +131,21 @@ export interface Faults {
   readonly add: (spec: FaultSpec) => Effect.Effect<number>
   readonly remove: (id: number) => Effect.Effect<void>
   readonly clear: Effect.Effect<void>
+  /** The faults still to come or in force now; one whose `until` has passed is gone. */
   readonly active: Effect.Effect<ReadonlyArray<ActiveFault>>
   /**
-   * Consumes one use of every fault that matches and waits out any latency. Latency
-   * adds up; the first answering fault (status, forbid, hang, reset) decides.
+   * Waits out a paused server, then consumes one use of every fault that matches and
+   * waits out any latency. Latency adds up; the first answering fault (status, forbid,
+   * hang, reset) decides. A stopped server refuses before any fault is consulted.
    */
   readonly intercept: (request: FaultRequest) => Effect.Effect<Decision>
-  /** Ends every open watch cleanly, as an API server restart does; clients must reconnect. */
+  /** Ends every open watch cleanly, as a graceful API server shutdown does; clients must reconnect. */
   readonly closeWatches: Effect.Effect<void>
+  /**
+   * The API server process: `pause` / `resume` (SIGSTOP / SIGCONT), `stop` / `restart`
+   * (it dies and comes back on the same port and store), and its state to wait on.
+   */
+  readonly server: ServerLifecycle
 }
 
 const matches = (fault: FaultSpec, request: FaultRequest): boolean => {
@@ -133,6 +165,12 @@ const matches = (fault: FaultSpec, request: FaultRequest): boolean => {
 
 const isWatchModifier = (action: FaultAction) => action._tag === "CutWatch" || action._tag === "ExpireWatch"
 
+const millisOf = (instant: FaultInstant): number =>
+  typeof instant === "number" ? instant : DateTime.toEpochMillis(instant)
+
+const started = (fault: FaultSpec, now: number) => fault.from === undefined || now >= millisOf(fault.from)
+const ended = (fault: FaultSpec, now: number) => fault.until !== undefined && now >= millisOf(fault.until)
+
 /** An empty fault registry. */
 export const makeFaults: Effect.Effect<Faults> = Effect.gen(function*() {
   const state = yield* Ref.make<{ readonly next: number; readonly faults: ReadonlyArray<ActiveFault> }>({ next: 1, faults: [] })
@@ -140,6 +178,8 @@ export const makeFaults: Effect.Effect<Faults> = Effect.gen(function*() {
   const watchesClosed = yield* Ref.make(yield* Deferred.make<void>())
   const closeWatches = Effect.flatMap(Deferred.make<void>(), (next) =>
     Effect.flatMap(Ref.getAndSet(watchesClosed, next), (current) => Deferred.succeed(current, undefined)))
+  // A dying server takes its open watches with it.
+  const server = yield* makeServerLifecycle(closeWatches)
 
   const add = (spec: FaultSpec) =>
     Ref.modify(state, (s) => [s.next, { next: s.next + 1, faults: [...s.faults, { ...spec, id: s.next }] }] as const)
@@ -148,14 +188,25 @@ export const makeFaults: Effect.Effect<Faults> = Effect.gen(function*() {
 
   const intercept = (request: FaultRequest): Effect.Effect<Decision> =>
     Effect.gen(function*() {
+      // A dead server refuses the connection; one killed while a pause held the request resets it.
+      if ((yield* server.state) === "stopped") return { _tag: "Refused" } as const
+      if ((yield* server.awaitAnswering) === "stopped") return { _tag: "Reset" } as const
+      const now = yield* Clock.currentTimeMillis
       const taken = yield* Ref.modify(state, (s) => {
         const used: Array<ActiveFault> = []
+        // Faults not started yet that this request counts towards.
+        const counted: Array<ActiveFault> = []
         let terminal = false
         let watchModifier = false
         for (const fault of s.faults) {
-          if (!matches(fault, request)) continue
+          if (!matches(fault, request) || !started(fault, now) || ended(fault, now)) continue
+          if (isWatchModifier(fault.action) && request.verb !== "watch") continue
+          if ((fault.after ?? 0) > 0) {
+            counted.push(fault)
+            continue
+          }
           if (isWatchModifier(fault.action)) {
-            if (request.verb !== "watch" || watchModifier) continue
+            if (watchModifier) continue
             watchModifier = true
           } else if (fault.action._tag !== "Latency") {
             if (terminal) continue
@@ -164,8 +215,14 @@ export const makeFaults: Effect.Effect<Faults> = Effect.gen(function*() {
           used.push(fault)
         }
         const faults = s.faults
-          .map((f) => (used.includes(f) && f.times !== undefined ? { ...f, times: f.times - 1 } : f))
-          .filter((f) => f.times === undefined || f.times > 0)
+          .map((f) =>
+            counted.includes(f)
+              ? { ...f, after: f.after! - 1 }
+              : used.includes(f) && f.times !== undefined
+              ? { ...f, times: f.times - 1 }
+              : f
+          )
+          .filter((f) => (f.times === undefined || f.times > 0) && !ended(f, now))
         return [used, { ...s, faults }] as const
       })
       let delay = Duration.zero
@@ -197,10 +254,14 @@ export const makeFaults: Effect.Effect<Faults> = Effect.gen(function*() {
             break
         }
       }
-      if (Duration.greaterThan(delay, Duration.zero)) yield* Effect.sleep(delay)
+      if (Duration.greaterThan(delay, Duration.zero)) {
+        yield* Effect.sleep(delay)
+        // Paused or killed while the request was being delayed: no answer, or none at all.
+        if ((yield* server.awaitAnswering) === "stopped") return { _tag: "Reset" } as const
+      }
       if (decision._tag === "Proceed" && request.verb === "watch") {
         const closed = Deferred.await(yield* Ref.get(watchesClosed))
-        return { _tag: "Proceed", closed, ...(watch !== undefined ? { watch } : {}) }
+        return { _tag: "Proceed", closed, answering: server.awaitAnswering, ...(watch !== undefined ? { watch } : {}) }
       }
       return decision
     })
@@ -209,9 +270,11 @@ export const makeFaults: Effect.Effect<Faults> = Effect.gen(function*() {
     add,
     remove,
     clear: Ref.update(state, (s) => ({ ...s, faults: [] })),
-    active: Effect.map(Ref.get(state), (s) => s.faults),
+    active: Effect.flatMap(Clock.currentTimeMillis, (now) =>
+      Effect.map(Ref.get(state), (s) => s.faults.filter((f) => !ended(f, now)))),
     intercept,
-    closeWatches
+    closeWatches,
+    server
   }
 })
 
@@ -274,6 +337,11 @@ export const shapeWatch = <E>(
   decision: Decision,
   requestedVersion: string | undefined
 ): Stream.Stream<StoreWatchEvent, E> => {
+  if (decision._tag === "Proceed" && decision.answering !== undefined) {
+    // The store keeps queueing changes meanwhile: a resumed watch delivers them all.
+    const answering = decision.answering
+    events = Stream.mapEffect(events, (event) => Effect.as(answering, event))
+  }
   if (decision._tag === "Proceed" && decision.closed !== undefined) events = Stream.interruptWhen(events, decision.closed)
   const modifier = decision._tag === "Proceed" ? decision.watch : undefined
   if (modifier?.cutAfter !== undefined) return Stream.take(events, modifier.cutAfter)

@@ -2,6 +2,8 @@
  * LocalCluster over HTTP: the API server's REST paths, discovery, watch streaming
  * and error bodies on 127.0.0.1, so @kubernetes/client-node and kubectl talk to it
  * as to a real cluster. Closing the scope closes the server and every open watch.
+ * The faults' server lifecycle pauses it (nothing answers, connections held), stops
+ * it (listener and connections closed) and restarts it on the same port.
  */
 import { randomUUID } from "node:crypto"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
@@ -10,14 +12,16 @@ import { Cause, Clock, Data, Duration, Effect, FiberId, FiberSet, Random, type S
 import { parse as parseYaml } from "yaml"
 import type { KubeObject, ObjectList, Status } from "../domain/Objects.js"
 import { allResources, apiVersionOf, type ResourceType } from "../domain/Resources.js"
-import { type Decision, type FaultRequest, type Faults, shapeWatch, type Verb } from "./Faults.js"
+import { type Decision, type FaultRequest, type Faults, makeFaults, shapeWatch, type Verb } from "./Faults.js"
 import { parseFieldSelector, parseLabelSelector, SelectorError } from "./LabelSelector.js"
+import { RestartError } from "./ServerLifecycle.js"
 import { isObject } from "./ServerSideApply.js"
 import type { ClusterStore, DeleteOptions, StoreWatchEvent } from "./Store.js"
 
 /** How the server is set up. */
 export interface HttpApiOptions {
   readonly store: ClusterStore
+  /** Faults to honour, and the server lifecycle that pauses, stops and restarts this server. */
   readonly faults?: Faults
   /** Port on 127.0.0.1; 0 (the default) picks a free one. */
   readonly port?: number
@@ -490,7 +494,8 @@ const groups = (): Array<string> => [...new Set(allResources.filter((r) => r.gro
 /** Starts the HTTP API on 127.0.0.1 for as long as the scope lives. */
 export const serve = (options: HttpApiOptions): Effect.Effect<HttpApi, HttpApiError, Scope.Scope> =>
   Effect.gen(function*() {
-    const { store, faults } = options
+    const { store } = options
+    const faults = options.faults ?? (yield* makeFaults)
     const gitVersion = options.gitVersion ?? "v1.30.0"
     const run = yield* FiberSet.makeRuntime<never, void, never>()
     const sockets = new Set<Socket>()
@@ -765,7 +770,7 @@ export const serve = (options: HttpApiOptions): Effect.Effect<HttpApi, HttpApiEr
         }
         if (subresource !== undefined && (method === "POST" || method === "DELETE")) return statusReply(methodNotAllowed())
 
-        const decision: Decision = faults === undefined ? { _tag: "Proceed" } : yield* faults.intercept(faultRequest(verb, target))
+        const decision: Decision = yield* faults.intercept(faultRequest(verb, target))
         switch (decision._tag) {
           case "Respond":
             return {
@@ -777,6 +782,7 @@ export const serve = (options: HttpApiOptions): Effect.Effect<HttpApi, HttpApiEr
           case "Hang":
             return yield* Effect.never
           case "Reset":
+          case "Refused":
             req.socket.destroy()
             return undefined
           case "Proceed":
@@ -995,19 +1001,27 @@ export const serve = (options: HttpApiOptions): Effect.Effect<HttpApi, HttpApiEr
           resourceVersion
         )
 
-        res.writeHead(200, {
-          "content-type": "application/json",
-          "cache-control": "no-cache, private",
-          "audit-id": randomUUID(),
-          "transfer-encoding": "chunked"
-        })
-        // client-node resolves a watch only once headers arrive: send them before any event.
-        res.flushHeaders()
-        const write = (line: string) =>
-          Effect.async<void>((resume) => {
-            if (res.write(line)) resume(Effect.void)
-            else res.once("drain", () => resume(Effect.void))
+        yield* whenAnswering(
+          res,
+          Effect.sync(() => {
+            res.writeHead(200, {
+              "content-type": "application/json",
+              "cache-control": "no-cache, private",
+              "audit-id": randomUUID(),
+              "transfer-encoding": "chunked"
+            })
+            // client-node resolves a watch only once headers arrive: send them before any event.
+            res.flushHeaders()
           })
+        )
+        const write = (line: string) =>
+          whenAnswering(
+            res,
+            Effect.async<void>((resume) => {
+              if (res.write(line)) resume(Effect.void)
+              else res.once("drain", () => resume(Effect.void))
+            })
+          )
         const accept = wantsTable(acceptHeader) ? acceptHeader! : undefined
         const includeObject = query.get("includeObject") ?? "Metadata"
         // A watch that asked for Tables gets each object as a one-row Table, as kubectl -w expects.
@@ -1023,9 +1037,17 @@ export const serve = (options: HttpApiOptions): Effect.Effect<HttpApi, HttpApiEr
           Effect.catchAll((status) => write(`${JSON.stringify({ type: "ERROR", object: status })}\n`)),
           Effect.timeoutOption(Duration.seconds(timeoutSeconds))
         )
-        res.end()
+        yield* whenAnswering(res, Effect.sync(() => res.end()))
         return undefined
       })
+
+    /**
+     * Bytes leave only while the server answers: a paused one holds them back (the
+     * connection stays up), and a stopped one has lost the connection.
+     */
+    const whenAnswering = (res: ServerResponse, effect: Effect.Effect<void>): Effect.Effect<void> =>
+      Effect.flatMap(faults.server.awaitAnswering, (state) =>
+        state === "running" ? effect : Effect.zipRight(Effect.sync(() => res.destroy()), Effect.interrupt))
 
     const send = (res: ServerResponse, reply: Reply) => {
       if (res.headersSent || res.destroyed) return
@@ -1042,6 +1064,11 @@ export const serve = (options: HttpApiOptions): Effect.Effect<HttpApi, HttpApiEr
 
     const handle = (req: IncomingMessage, res: ServerResponse): Effect.Effect<void> =>
       Effect.gen(function*() {
+        // A paused server reads nothing, discovery and health checks included.
+        if ((yield* faults.server.awaitAnswering) === "stopped") {
+          res.destroy()
+          return
+        }
         const url = new URL(req.url ?? "/", `http://${HOST}`)
         const segments = url.pathname.split("/").filter((s) => s !== "").map(decodeURIComponent)
         const routed = yield* route(segments, req.headers.accept)
@@ -1049,17 +1076,20 @@ export const serve = (options: HttpApiOptions): Effect.Effect<HttpApi, HttpApiEr
           const method = req.method ?? "GET"
           const reply = yield* routed.reply
           // Discovery is read-only; a path nothing serves stays the plain 404 whatever the method.
-          send(res, method === "GET" || method === "HEAD" || reply === pageNotFound ? reply : statusReply(methodNotAllowed()))
-          return
+          const answer = method === "GET" || method === "HEAD" || reply === pageNotFound ? reply : statusReply(methodNotAllowed())
+          return yield* whenAnswering(res, Effect.sync(() => send(res, answer)))
         }
         const reply = yield* handleResource(req, res, url.searchParams, routed.target)
-        if (reply !== undefined) send(res, reply)
+        if (reply !== undefined) yield* whenAnswering(res, Effect.sync(() => send(res, reply)))
       }).pipe(
         Effect.catchAllCause((cause) =>
           Cause.isInterruptedOnly(cause)
             ? Effect.void
-            : Effect.sync(() =>
-              send(res, statusReply(failure(500, "InternalError", `Internal error occurred: ${Cause.pretty(cause).split("\n")[0]}`)))
+            : whenAnswering(
+              res,
+              Effect.sync(() =>
+                send(res, statusReply(failure(500, "InternalError", `Internal error occurred: ${Cause.pretty(cause).split("\n")[0]}`)))
+              )
             )
         )
       )
@@ -1074,21 +1104,32 @@ export const serve = (options: HttpApiOptions): Effect.Effect<HttpApi, HttpApiEr
       socket.on("close", () => sockets.delete(socket))
     })
 
-    const listening = yield* Effect.async<number, HttpApiError>((resume) => {
-      const onError = (cause: Error) => resume(Effect.fail(new HttpApiError({ reason: `cannot listen on ${HOST}:${options.port ?? 0}: ${cause.message}`, cause })))
-      server.once("error", onError)
-      server.listen(options.port ?? 0, HOST, () => {
-        server.off("error", onError)
-        const address = server.address()
-        resume(Effect.succeed(typeof address === "object" && address !== null ? address.port : 0))
+    const listen = (on: number) =>
+      Effect.async<number, HttpApiError>((resume) => {
+        const onError = (cause: Error) => resume(Effect.fail(new HttpApiError({ reason: `cannot listen on ${HOST}:${on}: ${cause.message}`, cause })))
+        server.once("error", onError)
+        server.listen(on, HOST, () => {
+          server.off("error", onError)
+          const address = server.address()
+          resume(Effect.succeed(typeof address === "object" && address !== null ? address.port : 0))
+        })
       })
+
+    // Connections in progress are destroyed, not drained: a killed process says nothing
+    // more, and its clients see resets (and refusals once the listener is gone).
+    const close = Effect.async<void>((resume) => {
+      server.close(() => resume(Effect.void))
+      for (const socket of sockets) socket.destroy()
     })
-    port = listening
-    yield* Effect.addFinalizer(() =>
-      Effect.async<void>((resume) => {
-        for (const socket of sockets) socket.destroy()
-        server.close(() => resume(Effect.void))
-      })
-    )
+
+    port = yield* listen(options.port ?? 0)
+    yield* Effect.addFinalizer(() => close)
+    yield* faults.server.attach({
+      stop: close,
+      // The same port, so a kubeconfig written before the restart still reaches it.
+      restart: Effect.asVoid(
+        Effect.mapError(listen(port), (e) => new RestartError({ reason: `the API server cannot restart: ${e.reason}`, cause: e }))
+      )
+    })
     return { url: `http://${HOST}:${port}`, port }
   })

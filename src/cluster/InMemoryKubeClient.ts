@@ -71,6 +71,10 @@ const primitives = (store: ClusterStore, faults: Faults | undefined): KubeClient
           return yield* Effect.never
         case "Reset":
           return yield* Effect.fail(new Transport({ reason: `the connection to the API server was reset during ${describeRequest(ctx)}` }))
+        case "Refused":
+          return yield* Effect.fail(
+            new Transport({ reason: `could not ${describeRequest(ctx)}: the connection to the API server was refused`, kind: "refused" })
+          )
         case "Proceed":
           break
       }
@@ -161,7 +165,16 @@ const primitives = (store: ClusterStore, faults: Faults | undefined): KubeClient
           )
           return events.pipe(
             Stream.map((event) => toRaw<A>(ctx, event)),
-            Stream.mapError((status) => fromStatus(ctx, status))
+            Stream.mapError((status): KubeError => fromStatus(ctx, status)),
+            // Over HTTP a server that dies resets the watch's connection; a clean end
+            // would read as a graceful close instead.
+            Stream.concat(Stream.unwrap(Effect.map(
+              faults === undefined ? Effect.succeed("running") : faults.server.state,
+              (state) =>
+                state === "stopped"
+                  ? Stream.fail(new Transport({ reason: `the connection to the API server was reset during ${describeRequest(ctx)}` }))
+                  : Stream.empty
+            )))
           )
         })
       )

@@ -4,7 +4,7 @@
  * same cluster as an in-memory KubeClient, and runs the simulated controllers.
  */
 import { writeFile } from "node:fs/promises"
-import { Context, Data, Effect, Layer, type Scope } from "effect"
+import { Context, Data, Effect, Layer, type Scope, Stream } from "effect"
 import { stringify } from "yaml"
 import type { KubeObject } from "../domain/Objects.js"
 import { allResources, type ResourceType } from "../domain/Resources.js"
@@ -13,10 +13,16 @@ import { type Faults, makeFaults } from "./Faults.js"
 import { type HttpApiError, serve } from "./HttpApi.js"
 import * as InMemoryKubeClient from "./InMemoryKubeClient.js"
 import { makeMemoryStore, type MemoryStore, type MemoryStoreOptions } from "./MemoryStore.js"
+import type { ServerLifecycle } from "./ServerLifecycle.js"
 
 const GATEWAY_API_GROUP = "gateway.networking.k8s.io"
 
-/** What controllers and clients need of a cluster: its store and its faults. */
+/**
+ * What controllers and clients need of a cluster: its store and its faults. Tests
+ * steer failures through `faults`: `faults.add(spec)` for per-request faults (which
+ * may start `after` N requests or `from` an instant), `faults.server` for the API
+ * server process (`pause` / `resume`, `stop` / `restart`).
+ */
 export interface ClusterHandle {
   readonly store: MemoryStore
   readonly faults: Faults
@@ -72,8 +78,33 @@ export const kubeconfigFor = (url: string, name = "local-cluster", namespace = "
     preferences: {}
   })
 
-const startControllers = (handle: ClusterHandle, controllers: ReadonlyArray<LocalClusterController> | undefined) =>
-  Effect.forEach(controllers ?? [], (controller) => Effect.forkScoped(controller(handle)), { discard: true })
+/**
+ * The store as the simulated controllers reach it: through the API server, so their
+ * reads, writes and watch events wait while it is paused or down, as a real
+ * controller's requests and retries would. The data plane keeps the store itself:
+ * a proxy goes on serving what it was programmed with.
+ */
+const throughServer = (store: MemoryStore, server: ServerLifecycle): MemoryStore => {
+  const gate = <F extends (...args: Array<any>) => Effect.Effect<any, any>>(call: F): F =>
+    ((...args: Parameters<F>) => Effect.zipRight(server.awaitRunning, call(...args))) as F
+  return {
+    ...store,
+    create: gate(store.create),
+    replace: gate(store.replace),
+    apply: gate(store.apply),
+    replaceStatus: gate(store.replaceStatus),
+    get: gate(store.get),
+    list: gate(store.list),
+    delete: gate(store.delete),
+    watch: (resource, namespace, options) =>
+      Stream.mapEffect(store.watch(resource, namespace, options), (event) => Effect.as(server.awaitRunning, event))
+  }
+}
+
+const startControllers = (handle: ClusterHandle, controllers: ReadonlyArray<LocalClusterController> | undefined) => {
+  const seen: ClusterHandle = { ...handle, store: throughServer(handle.store, handle.faults.server) }
+  return Effect.forEach(controllers ?? [], (controller) => Effect.forkScoped(controller(seen)), { discard: true })
+}
 
 /** The cluster without its HTTP face: store, faults and controllers. */
 export const makeInMemory = (options: LocalClusterOptions = {}): Effect.Effect<ClusterHandle, never, Scope.Scope> =>

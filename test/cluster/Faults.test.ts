@@ -1,10 +1,11 @@
 /**
  * Fault injection through the in-memory face, on TestClock: each fault answers as
- * the real server would, latency and hangs follow the clock, counts run out, and
- * cut or expired watches are survived by the resuming watch.
+ * the real server would, latency and hangs follow the clock, counts run out, faults
+ * start after N requests or at an instant, and cut or expired watches are survived
+ * by the resuming watch.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Fiber, Option, Queue, Stream, TestClock } from "effect"
+import { Chunk, Clock, DateTime, Effect, Fiber, Option, Queue, Stream, TestClock } from "effect"
 import { Fault, forbiddenStatus, makeFaults } from "../../src/cluster/Faults.js"
 import * as InMemoryKubeClient from "../../src/cluster/InMemoryKubeClient.js"
 import { makeMemoryStore } from "../../src/cluster/MemoryStore.js"
@@ -157,5 +158,71 @@ describe("Faults", () => {
       yield* TestClock.adjust("10 seconds")
       expect(yield* Queue.take(events)).toBe("DELETED web")
       expect(yield* Queue.size(events)).toBe(0)
+    }))
+
+  it.effect("passes the first N matching requests untouched, then applies for its times", () =>
+    Effect.gen(function*() {
+      const { faults, client } = yield* setup
+      yield* faults.add({ verbs: ["get"], action: Fault.respond(503), after: 2, times: 2 })
+      // A request the fault does not match does not count towards `after`.
+      yield* client.list(IngressResource, NS)
+      const outcomes: Array<string> = []
+      for (let i = 0; i < 5; i++) {
+        outcomes.push(yield* client.get(IngressResource, NS, "web").pipe(Effect.match({ onFailure: (e) => e._tag, onSuccess: () => "ok" })))
+      }
+      expect(outcomes).toEqual(["ok", "ok", "Unavailable", "Unavailable", "ok"])
+      expect(yield* faults.active).toEqual([])
+    }))
+
+  it.effect("counts down what is left before it starts", () =>
+    Effect.gen(function*() {
+      const { faults, client } = yield* setup
+      const id = yield* faults.add({ verbs: ["get"], action: Fault.respond(500), after: 3 })
+      yield* client.get(IngressResource, NS, "web")
+      expect(yield* faults.active).toEqual([{ id, verbs: ["get"], action: Fault.respond(500), after: 2 }])
+    }))
+
+  it.effect("applies from an instant on the clock until another", () =>
+    Effect.gen(function*() {
+      const { faults, client } = yield* setup
+      const now = yield* Clock.currentTimeMillis
+      yield* faults.add({
+        verbs: ["get"],
+        action: Fault.respond(503),
+        from: now + 10_000,
+        until: DateTime.unsafeMake(now + 20_000)
+      })
+      const get = client.get(IngressResource, NS, "web").pipe(Effect.match({ onFailure: (e) => e._tag, onSuccess: () => "ok" }))
+      expect(yield* get).toBe("ok")
+      yield* TestClock.adjust("9999 millis")
+      expect(yield* get).toBe("ok")
+      yield* TestClock.adjust("1 millis")
+      expect([yield* get, yield* get]).toEqual(["Unavailable", "Unavailable"])
+      yield* TestClock.adjust("10 seconds")
+      expect(yield* get).toBe("ok")
+      expect(yield* faults.active).toEqual([])
+    }))
+
+  it.effect("counts the requests before it starts only from its instant on", () =>
+    Effect.gen(function*() {
+      const { faults, client } = yield* setup
+      const now = yield* Clock.currentTimeMillis
+      yield* faults.add({ verbs: ["get"], action: Fault.reset, from: now + 5_000, after: 1, times: 1 })
+      const get = client.get(IngressResource, NS, "web").pipe(Effect.match({ onFailure: (e) => e._tag, onSuccess: () => "ok" }))
+      expect([yield* get, yield* get]).toEqual(["ok", "ok"])
+      yield* TestClock.adjust("5 seconds")
+      expect([yield* get, yield* get, yield* get]).toEqual(["ok", "Transport", "ok"])
+    }))
+
+  it.scoped("cuts a watch that started before the fault did, on its next connection only", () =>
+    Effect.gen(function*() {
+      const { store, faults, client } = yield* setup
+      // The first watch connection works; the second is the one told it expired.
+      yield* faults.add({ verbs: ["watch"], action: Fault.expireWatch(0), after: 1, times: 1 })
+      const first = yield* Stream.runCollect(Stream.take(client.watchFrom(IngressResource, NS, { resourceVersion: "0" }), 1))
+      expect(Chunk.toArray(first).map((e) => e.type)).toEqual(["ADDED"])
+      yield* store.create(IngressResource, NS, ingress("b"))
+      const second = yield* Stream.runCollect(client.watchFrom(IngressResource, NS, { resourceVersion: "0" }))
+      expect(Chunk.toArray(second).map((e) => e.type)).toEqual(["ERROR"])
     }))
 })
