@@ -6,7 +6,8 @@
  */
 import { Clock, Data, Duration, Effect, Exit, Mailbox, Option, Ref, Schedule, Stream } from "effect"
 import type { PublishedRoute, RouteVerdict } from "../domain/Routes.js"
-import { Transport } from "../services/KubeError.js"
+import { withoutTransientRetry } from "../services/KubeClient.js"
+import { isPermanent, Transport } from "../services/KubeError.js"
 import { RouterConfig } from "../services/RouterConfig.js"
 import { RouteReadError, SessionRouter } from "../services/SessionRouter.js"
 
@@ -196,7 +197,7 @@ const watch = (input: WatchRouteHealthInput, timing: Timing): Stream.Stream<Rout
         sessionId: input.sessionId,
         deadline,
         timeoutMs: timing.timeoutMs,
-        schedule: untilDeadline(pollSchedule(timing.intervalMs), deadline),
+        intervalMs: timing.intervalMs,
         reportReadError
       }
 
@@ -222,58 +223,126 @@ interface HostWatch {
   /** Epoch ms at which every host still pending is reported. */
   readonly deadline: number
   readonly timeoutMs: number
-  readonly schedule: Schedule.Schedule<number>
+  readonly intervalMs: number
   readonly reportReadError: (error: RouteReadError) => Effect.Effect<void>
 }
 
-/** The last answer a host's polling got; it decides the reason at the deadline. */
+/** The last answer a host's reads got; it decides the reason at the deadline. */
 type LastOutcome = RoutePending | RouteReadError
 
-/** Polls one host until it settles; always ends in that host's terminal event. */
+/** What one host's reads have shown so far. */
+interface HostEvidence {
+  readonly last: Option.Option<LastOutcome>
+  /** When the read now out started; undefined between reads. */
+  readonly readSince: number | undefined
+  /** The longest any read of this host took to answer. */
+  readonly slowestAnswerMs: number
+  /** Read failures in a row that will not heal by waiting (401, 403, API not served): the backoff exponent. */
+  readonly permanentStreak: number
+}
+
+const noEvidence: HostEvidence = {
+  last: Option.none(),
+  readSince: undefined,
+  slowestAnswerMs: 0,
+  permanentStreak: 0
+}
+
+/**
+ * Reads that keep failing with an answer no wait will change back off to at most
+ * this pause: they are still read (a person may fix RBAC meanwhile), but a 403 no
+ * longer costs the API server one request per host per interval.
+ */
+export const PERMANENT_FAILURE_BACKOFF_CAP = Duration.seconds(30)
+
+/**
+ * Whether a read the deadline cut short is itself evidence that the status could not
+ * be read: it had been out at least a poll interval (at most a second), and more than
+ * twice as long as this host's slowest answer. A server that answers every read in
+ * 300 ms is slow, not silent, when the deadline cuts a read at 200 ms; one that
+ * answered in milliseconds and then said nothing for seconds has stopped answering.
+ */
+export const cutReadIsSilence = (outForMs: number, slowestAnswerMs: number, intervalMs: number): boolean =>
+  outForMs >= Math.min(Math.max(1, intervalMs), 1_000) && outForMs > 2 * slowestAnswerMs
+
+/**
+ * The poll pause after a read, doubled for each permanent failure in a row (up to
+ * `PERMANENT_FAILURE_BACKOFF_CAP`), and cut short at the deadline.
+ */
+const hostSchedule = (watch: HostWatch, evidence: Ref.Ref<HostEvidence>) =>
+  untilDeadline(
+    Schedule.modifyDelayEffect(pollSchedule(watch.intervalMs), (_, delay) =>
+      Effect.map(Ref.get(evidence), ({ permanentStreak }) =>
+        permanentStreak === 0
+          ? delay
+          : Duration.min(
+            Duration.times(delay, 2 ** Math.min(permanentStreak, 16)),
+            Duration.max(delay, PERMANENT_FAILURE_BACKOFF_CAP)
+          ))),
+    watch.deadline
+  )
+
+/** Reads one host until it settles; always ends in that host's terminal event. */
 const settle = (watch: HostWatch, route: PublishedRoute): Effect.Effect<RouteHealthEvent> =>
   Effect.gen(function*() {
-    const last = yield* Ref.make(Option.none<LastOutcome>())
+    const evidence = yield* Ref.make(noEvidence)
+
+    /** Keeps what a finished read showed: its outcome, and how long the server took to answer. */
+    const finished = (since: number, outcome: Option.Option<RouteReadError>) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        Ref.update(evidence, (e) => {
+          const error = Option.getOrUndefined(outcome)?.error
+          // A read the client gave up on got no answer: its length says nothing of how fast the server answers.
+          const silent = error?._tag === "Transport" && error.kind === "no-answer"
+          return {
+            last: Option.orElse(outcome as Option.Option<LastOutcome>, () => e.last),
+            readSince: undefined,
+            slowestAnswerMs: silent ? e.slowestAnswerMs : Math.max(e.slowestAnswerMs, now - since),
+            permanentStreak: error !== undefined && isPermanent(error) ? e.permanentStreak + 1 : 0
+          }
+        }))
 
     const attempt: Effect.Effect<RouteHealthEvent, RoutePending | RouteReadError | RouteDeadlineReached> = Effect
       .gen(function*() {
-        const remaining = watch.deadline - (yield* Clock.currentTimeMillis)
+        const now = yield* Clock.currentTimeMillis
+        const remaining = watch.deadline - now
         if (remaining <= 0) return yield* new RouteDeadlineReached({ route, readCutOff: false })
-        // Bounded by what is left of the deadline, so a read that hangs cannot carry
-        // the host past it; the timeout interrupts the read, and with it the request.
-        const verdict = yield* watch.router.verdictFor(watch.sessionId, route).pipe(
+        yield* Ref.update(evidence, (e) => ({ ...e, readSince: now }))
+        // Without the client's own retries: this schedule reads again, and each failed
+        // attempt must count as evidence rather than hide inside one long call. Bounded
+        // by what is left of the deadline, so a read that hangs cannot carry the host
+        // past it; the timeout interrupts the read, and with it the request.
+        const verdict = yield* withoutTransientRetry(watch.router.verdictFor(watch.sessionId, route)).pipe(
           Effect.timeoutFail({
             duration: Duration.millis(remaining),
             onTimeout: () => new RouteDeadlineReached({ route, readCutOff: true })
+          }),
+          Effect.tapBoth({
+            onSuccess: () => finished(now, Option.none()),
+            onFailure: (error) =>
+              error._tag === "RouteReadError"
+                ? finished(now, Option.some(error)).pipe(Effect.zipRight(watch.reportReadError(error)))
+                : Effect.void
           })
         )
-        return yield* judge(route, verdict)
+        // A verdict of any kind proves the read path works: pending replaces an earlier failure.
+        return yield* judge(route, verdict).pipe(
+          Effect.tapError((pending) => Ref.update(evidence, (e) => ({ ...e, last: Option.some<LastOutcome>(pending) })))
+        )
       })
-      .pipe(
-        Effect.tapError((error) => {
-          switch (error._tag) {
-            case "RoutePending":
-              // A verdict of any kind proves the read path works: it clears an earlier failure.
-              return Ref.set(last, Option.some<LastOutcome>(error))
-            case "RouteReadError":
-              return Ref.set(last, Option.some<LastOutcome>(error)).pipe(Effect.zipRight(watch.reportReadError(error)))
-            case "RouteDeadlineReached":
-              return Effect.void
-          }
-        })
-      )
 
     return yield* attempt.pipe(
       // Explicit predicate: only "not yet" and "could not read" are worth another read.
       Effect.retry({
-        schedule: watch.schedule,
+        schedule: hostSchedule(watch, evidence),
         while: (error) => error._tag === "RoutePending" || error._tag === "RouteReadError"
       }),
       Effect.catchAll((error) =>
         error._tag === "RouteDeadlineReached"
-          ? Ref.get(last).pipe(Effect.flatMap((outcome) => atDeadline(watch, route, error.readCutOff, outcome)))
+          ? Ref.get(evidence).pipe(Effect.flatMap((seen) => atDeadline(watch, route, error.readCutOff, seen)))
           // Unreachable while the schedule runs to the deadline; were it ever to stop
           // first, its last answer is what the host is reported with.
-          : atDeadline(watch, route, false, Option.some(error))
+          : atDeadline(watch, route, false, { ...noEvidence, last: Option.some(error) })
       )
     )
   })
@@ -291,31 +360,36 @@ const judge = (route: PublishedRoute, verdict: RouteVerdict): Effect.Effect<Rout
   }
 }
 
-/** The terminal event of a host still unsettled at the deadline. */
+/**
+ * The terminal event of a host still unsettled at the deadline: the last evidence
+ * decides. The unclaimed advice only when the last thing the cluster said was a real
+ * answer (the object, without a status that programs it); a read failure when the
+ * last read failed, or when the read the deadline cut short had gone unanswered.
+ */
 const atDeadline = (
   watch: HostWatch,
   route: PublishedRoute,
   readCutOff: boolean,
-  last: Option.Option<LastOutcome>
+  seen: HostEvidence
 ): Effect.Effect<RouteHealthEvent> => {
-  if (Option.isSome(last)) {
-    // A read the deadline cut short decides nothing by itself: the last answer stands.
+  const outFor = seen.readSince === undefined ? 0 : watch.deadline - seen.readSince
+  const silent = readCutOff && (Option.isNone(seen.last) || cutReadIsSilence(outFor, seen.slowestAnswerMs, watch.intervalMs))
+  if (!silent) {
+    const last = Option.getOrUndefined(seen.last)
     return Effect.succeed(
       RouteHealthEvent.unprogrammed(
         route,
-        last.value._tag === "RouteReadError" ? readFailureReason(last.value) : watch.router.unclaimedReason(route)
+        last?._tag === "RouteReadError" ? readFailureReason(last) : watch.router.unclaimedReason(route)
       )
     )
   }
-  if (!readCutOff) {
-    return Effect.succeed(RouteHealthEvent.unprogrammed(route, watch.router.unclaimedReason(route)))
-  }
-  // Not one read answered before the deadline: the status could not be read, and
-  // the unclaimed advice would blame a controller nobody was able to ask about.
+  // The server stopped answering: the unclaimed advice would blame a controller
+  // nobody was able to ask about.
   const hung = new RouteReadError({
     route,
     error: new Transport({
-      reason: `the status read got no answer within the ${watch.timeoutMs} ms route deadline`
+      reason: `the status read got no answer within ${outFor} ms (cut off by the ${watch.timeoutMs} ms route deadline)`,
+      kind: "no-answer"
     })
   })
   return watch.reportReadError(hung).pipe(Effect.as(RouteHealthEvent.unprogrammed(route, readFailureReason(hung))))

@@ -9,6 +9,7 @@ import { Clock, Effect, Fiber, Layer, Ref, Stream, TestClock } from "effect"
 import type { PublishedRoute, RouteState, RouteVerdict } from "../../src/domain/Routes.js"
 import { RouteVerdict as Verdict } from "../../src/domain/Routes.js"
 import {
+  cutReadIsSilence,
   readFailureReason,
   rejectionReason,
   RouteHealthEvent,
@@ -198,6 +199,25 @@ describe("watchRouteHealth", () => {
       expect(yield* fake.readsOf(r8080.host)).toEqual([0, 1, 2, 3, 4])
     }))
 
+  it.effect("backs off from a permanent read failure instead of polling it every interval, and returns to the interval once it heals", () =>
+    Effect.gen(function*() {
+      // 403 for the first five reads (RBAC fixed meanwhile), then pending answers.
+      const fake = yield* fakeRouter((route, call) => call <= 5 ? Effect.fail(forbidden(route)) : Effect.succeed(Verdict.pending))
+      yield* runFor(10_000, { sessionId, routes: [r8080], timeoutMs: 10_000, intervalMs: 100 }).pipe(
+        Effect.provide(fake.layer)
+      )
+      const reads = yield* fake.readsOf(r8080.host)
+      // 200, 400, 800, 1600, 3200 ms pauses after the failures, then 100 ms again.
+      expect(reads.slice(0, 8)).toEqual([0, 200, 600, 1_400, 3_000, 6_200, 6_300, 6_400])
+    }))
+
+  it.effect("keeps the poll interval through transient read failures", () =>
+    Effect.gen(function*() {
+      const fake = yield* fakeRouter((route) => Effect.fail(hiccup(route)))
+      yield* runFor(500, { sessionId, routes: [r8080], timeoutMs: 500, intervalMs: 100 }).pipe(Effect.provide(fake.layer))
+      expect(yield* fake.readsOf(r8080.host)).toEqual([0, 100, 200, 300, 400])
+    }))
+
   it.effect("settles each host independently", () =>
     Effect.gen(function*() {
       const fake = yield* fakeRouter((route) =>
@@ -240,7 +260,8 @@ describe("watchRouteHealth", () => {
         { at: 0, readError: r8080.host, reason: forbiddenReason },
         { at: 5, host: r8080.host, state: "unprogrammed", reason: `route status could not be read: ${forbiddenReason}` }
       ])
-      expect(yield* fake.readsOf(r8080.host)).toEqual([0, 1, 2, 3, 4])
+      // A 403 will not heal by waiting: each pause doubles (2, then 4 ms, cut by the deadline).
+      expect(yield* fake.readsOf(r8080.host)).toEqual([0, 2])
     }))
 
   it.effect("does not blame a transient read failure once a verdict was obtained", () =>
@@ -320,7 +341,7 @@ describe("watchRouteHealth", () => {
       expect(yield* seen).toEqual([{ at: 0, host: r8080.host, state: "pending" }])
       yield* TestClock.adjust(1)
       yield* Fiber.join(fiber)
-      const hung = "the status read got no answer within the 1000 ms route deadline"
+      const hung = "the status read got no answer within 1000 ms (cut off by the 1000 ms route deadline)"
       expect(yield* seen).toEqual([
         { at: 0, host: r8080.host, state: "pending" },
         { at: 1_000, readError: r8080.host, reason: hung },
@@ -330,18 +351,63 @@ describe("watchRouteHealth", () => {
       expect(yield* fake.interruptedReads).toBe(1)
     }))
 
-  it.effect("keeps the last answer when the deadline cuts a later read short", () =>
+  it.effect("reports a server that stops answering after a pending answer as a read failure, not as unclaimed", () =>
     Effect.gen(function*() {
+      // The API server answered pending at once, then went silent: the last thing the
+      // cluster said is no answer, and the unclaimed advice would blame a controller
+      // nobody could ask about.
       const fake = yield* fakeRouter((_, call) => call === 1 ? Effect.succeed(Verdict.pending) : Effect.never)
       const seen = yield* runFor(1_000, { sessionId, routes: [r8080], timeoutMs: 1_000, intervalMs: 100 }).pipe(
         Effect.provide(fake.layer)
       )
-      // Pending was the last answer; a read that never came back is no read failure to blame.
+      const hung = "the status read got no answer within 900 ms (cut off by the 1000 ms route deadline)"
       expect(seen).toEqual([
         { at: 0, host: r8080.host, state: "pending" },
-        { at: 1_000, host: r8080.host, state: "unprogrammed", reason: unclaimed(r8080) }
+        { at: 1_000, readError: r8080.host, reason: hung },
+        { at: 1_000, host: r8080.host, state: "unprogrammed", reason: `route status could not be read: ${hung}` }
       ])
     }))
+
+  it.effect("gives every host of one outage the read failure, never the unclaimed advice to some", () =>
+    Effect.gen(function*() {
+      // Both hosts answered pending, then the server went silent at 150 ms: one host's
+      // read was out when it stopped, the other's started after.
+      const fake = yield* fakeRouter((route, call) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) => now >= 150 || (route === r9090 && call > 1) ? Effect.never : Effect.succeed(Verdict.pending))
+      )
+      const seen = yield* runFor(5_000, { sessionId, routes, timeoutMs: 5_000, intervalMs: 100 }).pipe(
+        Effect.provide(fake.layer)
+      )
+      const terminal = seen.filter((event) => "state" in event && event.state === "unprogrammed")
+      expect(terminal).toHaveLength(2)
+      for (const event of terminal) expect(event.reason).toMatch(/^route status could not be read: the status read got no answer within \d+ ms/)
+      expect(seen.filter((event) => "readError" in event)).toHaveLength(1)
+    }))
+
+  it.effect("reports the server's own failure, not a timeout, when the status reads keep failing fast", () =>
+    Effect.gen(function*() {
+      const fake = yield* fakeRouter((route, call) => call === 1 ? Effect.succeed(Verdict.pending) : Effect.fail(hiccup(route)))
+      const seen = yield* runFor(1_000, { sessionId, routes: [r8080], timeoutMs: 1_000, intervalMs: 100 }).pipe(
+        Effect.provide(fake.layer)
+      )
+      expect(seen.at(-1)).toEqual({
+        at: 1_000,
+        host: r8080.host,
+        state: "unprogrammed",
+        reason: "route status could not be read: the API server could not answer (503)"
+      })
+    }))
+
+  it("counts a cut read as silence only when it outlasted the interval and twice the slowest answer", () => {
+    expect(cutReadIsSilence(900, 0, 100)).toBe(true)
+    // Slow, not silent: every read took 300 ms.
+    expect(cutReadIsSilence(200, 300, 100)).toBe(false)
+    expect(cutReadIsSilence(601, 300, 100)).toBe(true)
+    // A read the deadline caught a moment after it started says nothing.
+    expect(cutReadIsSilence(5, 0, 2_000)).toBe(false)
+    // With a long interval, a second of silence is enough.
+    expect(cutReadIsSilence(1_000, 10, 60_000)).toBe(true)
+  })
 
   it.effect("reports the read failure when reads start failing after pending answers", () =>
     Effect.gen(function*() {
