@@ -1,7 +1,8 @@
 /**
- * Runs the real kubectl (Debian's `kubernetes-client`, kubectl 1.20, from $KUBECTL or
- * PATH) for the wire tests, and says how to install it when it is missing: a skipped
- * wire test would hide exactly the install step it exists to catch.
+ * Runs the real kubectl (Debian's `kubernetes-client`, kubectl 1.20, or any newer
+ * release, from $KUBECTL or PATH) for the wire tests, and says how to install it when
+ * it is missing: a skipped wire test would hide exactly the install step it exists to
+ * catch. Tests assert on what the server did, not on kubectl's log format.
  */
 import { execFile } from "node:child_process"
 import { mkdtemp, rm, writeFile } from "node:fs/promises"
