@@ -282,12 +282,12 @@ describe("session-routing publish, status and unpublish: bad input", () => {
     {
       name: "a missing --session",
       args: (k) => ["publish", "--pod", "p", "--pod-uid", "u", "--port", "8080", "--kubeconfig", k],
-      line: "Expected to find option: '--session'"
+      line: "error: missing option --session for publish"
     },
     {
       name: "a missing --pod-uid",
       args: (k) => ["publish", "--session", sessionId, "--pod", "p", "--port", "8080", "--kubeconfig", k],
-      line: "Expected to find option: '--pod-uid'"
+      line: "error: missing option --pod-uid for publish"
     },
     {
       name: "an unknown output format",

@@ -279,7 +279,7 @@ describe("session-routing render", () => {
     {
       name: "a missing --session",
       args: ["--port", "8080"],
-      line: "Expected to find option: '--session'"
+      line: "error: missing option --session for render"
     }
   ]
 
