@@ -47,7 +47,7 @@ export {
 
 // Services: Tags and their errors.
 /** The Kubernetes API as session-routing uses it. */
-export { KubeClient, type WatchEvent } from "./services/KubeClient.js"
+export { KubeClient, type WatchEvent, withoutTransientRetry } from "./services/KubeClient.js"
 /** Every way a Kubernetes call fails, each with a reason a person can act on. */
 export * as KubeError from "./services/KubeError.js"
 /** Routing configuration, and the error that lists every bad key. */
@@ -75,6 +75,8 @@ export {
   sessionStatus,
   unpublishSession
 } from "./runner/SessionRunner.js"
+
+export { type FollowedHost, type FollowOptions, followSession, GONE_REASON } from "./runner/FollowSession.js"
 
 // The embedded cluster.
 /** An embedded Kubernetes API over HTTP on loopback, with an in-memory KubeClient face. */

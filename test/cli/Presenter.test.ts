@@ -6,7 +6,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Either, Fiber, Stream, TestClock } from "effect"
 import { format } from "node:util"
-import { followStep, type FollowState, GONE_REASON } from "../../src/cli/commands/Publish.js"
+import { followStep, type FollowState, GONE_REASON } from "../../src/runner/FollowSession.js"
 import { parseOutputFormat, presentSnapshot, presentWatch, SPINNER_INTERVAL } from "../../src/cli/present/Presenter.js"
 import {
   jsonLine,

@@ -4,13 +4,12 @@
  * host is programmed or not, leaving with the status that says which.
  */
 import { Command, Options } from "@effect/cli"
-import { Console, Duration, Effect, Either, Ref, Schedule, Stream } from "effect"
+import { Console, Effect, Either, Ref, Stream } from "effect"
 import { parseSessionId, type PortMapping } from "../../domain/Session.js"
-import { rejectionReason } from "../../health/RouteHealth.js"
 import * as RouterConfigLive from "../../layers/RouterConfigLive.js"
-import { publishSession, type SessionEvent } from "../../runner/SessionRunner.js"
+import { followSession } from "../../runner/FollowSession.js"
+import { publishSession } from "../../runner/SessionRunner.js"
 import type { RouterConfig } from "../../services/RouterConfig.js"
-import { SessionRouter } from "../../services/SessionRouter.js"
 import { cliError, ExitCode } from "../CliError.js"
 import { parsePodFlags, parsePortFlags } from "../SessionFlags.js"
 import { globalOptions, routerConfigOverrides, sessionLayer } from "../GlobalOptions.js"
@@ -25,8 +24,7 @@ import {
   presentPublished,
   presentWatch
 } from "../present/Presenter.js"
-import { applyEvent, emptyView, type HostRow, publishExitCode } from "../present/SessionView.js"
-
+import { applyEvent, emptyView, publishExitCode } from "../present/SessionView.js"
 
 /** The publish flags as @effect/cli parses them: raw text, checked by `parsePublishInput`. */
 export interface PublishFlags {
@@ -72,121 +70,6 @@ export const nothingRoutedNote = (config: RouterConfig.Service, ports: ReadonlyA
 }
 
 // ---------------------------------------------------------------------------
-// --follow
-// ---------------------------------------------------------------------------
-
-/**
- * The reason a host gets when its routing object disappeared while followed: the
- * session was unpublished, or its owner Pod was deleted and the cluster collected it.
- */
-export const GONE_REASON =
-  "the routing object for this host is gone: the session was unpublished, or its owner Pod was deleted"
-
-/** What `--follow` remembers between polls. */
-export interface FollowState {
-  readonly rows: ReadonlyMap<string, HostRow>
-  /** True while reads fail, so one streak of failures is reported once. */
-  readonly failing: boolean
-}
-
-/** One poll's answers: the routes the cluster holds (or why not), and each one's verdict. */
-export type PollResult =
-  | { readonly _tag: "RoutesUnreadable"; readonly reason: string }
-  | {
-      readonly _tag: "Read"
-      readonly hosts: ReadonlyArray<{
-        readonly port: number
-        readonly host: string
-        readonly verdict: Either.Either<HostRow["state"] | { readonly rejected: string }, string>
-      }>
-    }
-
-/**
- * The events one poll adds to what was known, and what is known after it. Only
- * changes are reported. A failed read changes no host (the last answer stands) and is
- * reported once per streak as `read-error`. A `pending` verdict is news only for a
- * host that was programmed (it lost its status) or new: a host that already ended
- * unprogrammed stays so until a controller programs it.
- */
-export const followStep = (state: FollowState, poll: PollResult): readonly [FollowState, ReadonlyArray<SessionEvent>] => {
-  const events: Array<SessionEvent> = []
-  let failure: string | undefined
-  const rows = new Map<string, HostRow>()
-  if (poll._tag === "RoutesUnreadable") {
-    failure = poll.reason
-    for (const [host, row] of state.rows) rows.set(host, row)
-  } else {
-    for (const { host, port, verdict } of poll.hosts) {
-      const before = state.rows.get(host)
-      if (Either.isLeft(verdict)) {
-        failure ??= verdict.left
-        if (before !== undefined) rows.set(host, before)
-        continue
-      }
-      const answer = verdict.right
-      const next: HostRow =
-        typeof answer === "object"
-          ? { port, host, state: "unprogrammed", reason: answer.rejected }
-          : answer === "pending" && before?.state === "unprogrammed"
-            ? before
-            : { port, host, state: answer }
-      rows.set(host, next)
-      if (before === undefined || before.state !== next.state || before.reason !== next.reason) {
-        events.push({ type: "route", port, host, state: next.state, ...(next.reason !== undefined ? { reason: next.reason } : {}) })
-      }
-    }
-    for (const [host, before] of state.rows) {
-      if (poll.hosts.some((h) => h.host === host)) continue
-      events.push({ type: "route", port: before.port, host, state: "unprogrammed", reason: GONE_REASON })
-    }
-  }
-  // Said before the host changes of the same poll, as the watch does.
-  if (failure !== undefined && !state.failing) events.unshift({ type: "read-error", reason: failure })
-  return [{ rows, failing: failure !== undefined }, events]
-}
-
-/** Reads the session's routes and each one's verdict once. */
-const pollSession = (sessionId: string): Effect.Effect<PollResult, never, SessionRouter> =>
-  Effect.gen(function* () {
-    const router = yield* SessionRouter
-    const routes = yield* Effect.either(router.routesOf(sessionId))
-    if (Either.isLeft(routes)) return { _tag: "RoutesUnreadable", reason: routes.left.reason } as const
-    const hosts = yield* Effect.forEach(
-      routes.right,
-      (route) =>
-        router.verdictFor(sessionId, route).pipe(
-          Effect.map((verdict) =>
-            verdict.kind === "rejected" ? { rejected: rejectionReason(verdict.reason, verdict.message) } : verdict.kind
-          ),
-          Effect.mapError((error) => error.reason),
-          Effect.either,
-          Effect.map((verdict) => ({ port: route.port, host: route.host, verdict }))
-        ),
-      { concurrency: 8 }
-    )
-    return { _tag: "Read", hosts } as const
-  })
-
-/**
- * `--follow` after the watch: re-reads the session's hosts every `intervalMs` for as
- * long as it is consumed and emits a `route` event whenever one changes (a controller
- * programs a host late, a route loses its status, an object is deleted), in the same
- * shapes as the watch. It never ends by itself.
- */
-export const followSession = (
-  sessionId: string,
-  known: ReadonlyArray<HostRow>,
-  intervalMs: number
-): Stream.Stream<SessionEvent, never, SessionRouter> =>
-  Stream.fromSchedule(Schedule.spaced(Duration.millis(Math.max(1, intervalMs)))).pipe(
-    Stream.mapAccumEffect(
-      { rows: new Map(known.map((row) => [row.host, row])), failing: false } as FollowState,
-      (state) => Effect.map(pollSession(sessionId), (poll) => followStep(state, poll))
-    ),
-    Stream.flattenIterables
-  )
-
-// ---------------------------------------------------------------------------
 // The command
 // ---------------------------------------------------------------------------
 
@@ -194,8 +77,7 @@ export const followSession = (
 const runPublish = (
   input: PublishInput,
   presentation: Presentation,
-  mode: { readonly watch: boolean; readonly follow: boolean },
-  intervalMs: number
+  mode: { readonly watch: boolean; readonly follow: boolean }
 ) =>
   Effect.scoped(
     Effect.gen(function* () {
@@ -219,7 +101,7 @@ const runPublish = (
       const seen = yield* Ref.make(emptyView)
       const watched = Stream.tap(session.events, (event) => Ref.update(seen, (view) => applyEvent(view, event)))
       const followed = Stream.unwrap(
-        Effect.map(Ref.get(seen), (view) => followSession(input.sessionId, view.rows, intervalMs))
+        Effect.map(Ref.get(seen), (view) => followSession(input.sessionId, view.rows))
       )
       // Reached only if the follow stream ever ended; interrupting it is the way out.
       return publishExitCode(yield* presentWatch(presentation, Stream.concat(watched, followed)))
@@ -262,7 +144,7 @@ export const publishCommand = Command.make(
       for (const warning of config.warnings) yield* Console.error(`warning: ${warning}`)
       const note = nothingRoutedNote(config, input.ports)
       if (note !== undefined) yield* Console.error(note)
-      const code = yield* runPublish(input, presentation, flags, config.routePollIntervalMs).pipe(
+      const code = yield* runPublish(input, presentation, flags).pipe(
         Effect.provide(sessionLayer(flags, config)),
         Effect.mapError(asCliError)
       )

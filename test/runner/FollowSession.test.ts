@@ -1,0 +1,129 @@
+/**
+ * Following a settled session on TestClock against a SessionRouter whose reads the
+ * test controls: changes are reported as they are read, a hung or failing server is
+ * a `read-error` once per streak within the read limit, hosts keep their last state
+ * meanwhile, and the first good read after it reports what changed.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Chunk, Clock, Effect, FiberRef, Fiber, Layer, Ref, Stream, TestClock } from "effect"
+import type { PublishedRoute } from "../../src/domain/Routes.js"
+import { RouteVerdict as Verdict } from "../../src/domain/Routes.js"
+import { type FollowedHost, followSession, GONE_REASON } from "../../src/runner/FollowSession.js"
+import type { SessionEvent } from "../../src/runner/SessionRunner.js"
+import { currentTransientRetry } from "../../src/services/KubeClient.js"
+import { Unavailable } from "../../src/services/KubeError.js"
+import { PublishError, RouteReadError, SessionRouter } from "../../src/services/SessionRouter.js"
+
+const r8080: PublishedRoute = { host: "8080-abc.telo.run", port: 8080 }
+const known: ReadonlyArray<FollowedHost> = [{ port: 8080, host: r8080.host, state: "programmed" }]
+const unavailable = new Unavailable({ reason: "the API server could not answer (503: etcd leader changed)", code: 503 })
+
+/** What every read answers at the moment it is made. */
+type Answer = "programmed" | "pending" | "gone" | "hang" | "503"
+
+/** A router whose reads answer what `answer` holds, noting whether the client's retries were on. */
+const scriptedRouter = Effect.gen(function*() {
+  const answer = yield* Ref.make<Answer>("programmed")
+  const retriesOn = yield* Ref.make<ReadonlyArray<boolean>>([])
+  const read = Effect.gen(function*() {
+    yield* Ref.update(retriesOn, (all) => [...all, false]).pipe(
+      Effect.unlessEffect(FiberRef.get(currentTransientRetry)),
+      Effect.zipRight(Ref.update(retriesOn, (all) => [...all, true]).pipe(Effect.whenEffect(FiberRef.get(currentTransientRetry))))
+    )
+    const now = yield* Ref.get(answer)
+    return now === "hang" ? yield* Effect.never : now
+  })
+  const service = SessionRouter.of({
+    layer: "gateway",
+    publish: () => Effect.succeed([r8080]),
+    routesOf: (sessionId) =>
+      Effect.flatMap(read, (now) =>
+        now === "503"
+          ? Effect.fail(new PublishError({ sessionId, error: unavailable, reason: unavailable.reason }))
+          : Effect.succeed(now === "gone" ? [] : [r8080])),
+    verdictFor: (_, route) =>
+      Effect.flatMap(read, (now) =>
+        now === "503"
+          ? Effect.fail(new RouteReadError({ route, error: unavailable }))
+          : Effect.succeed(now === "pending" ? Verdict.pending : Verdict.programmed)),
+    unclaimedReason: () => "nobody claimed it",
+    unpublish: () => Effect.void
+  })
+  return { answer, retriesOn, layer: Layer.succeed(SessionRouter, service) }
+})
+
+/** Forks the follow stream, recording each event with the virtual time it came. */
+const follow = (options: { readonly intervalMs: number; readonly readTimeoutMs: number }) =>
+  Effect.gen(function*() {
+    const seen = yield* Ref.make<ReadonlyArray<{ readonly at: number; readonly event: SessionEvent }>>([])
+    const fiber = yield* followSession("abc", known, options).pipe(
+      Stream.runForEach((event) =>
+        Effect.flatMap(Clock.currentTimeMillis, (at) => Ref.update(seen, (all) => [...all, { at, event }]))
+      ),
+      Effect.fork
+    )
+    return { fiber, seen: Ref.get(seen) }
+  })
+
+const step = (millis: number) =>
+  Effect.gen(function*() {
+    for (let t = 0; t < millis; t += 25) yield* TestClock.adjust(25)
+  })
+
+describe("followSession", () => {
+  it.effect("reports a hung server once, within the read limit, keeps the host, and reports the change after it", () =>
+    Effect.gen(function*() {
+      const router = yield* scriptedRouter
+      const run = yield* follow({ intervalMs: 100, readTimeoutMs: 500 }).pipe(Effect.provide(router.layer))
+      yield* step(250)
+      expect(yield* run.seen).toEqual([])
+
+      yield* Ref.set(router.answer, "hang")
+      yield* step(2_000)
+      const hung = yield* run.seen
+      // Once per streak, however many reads hang; the host is not reported changed.
+      expect(hung.map(({ event }) => event)).toEqual([
+        { type: "read-error", reason: "the session's routes could not be read: no answer within 500 ms" }
+      ])
+      // Within one interval plus the read limit of the hang's start.
+      expect(hung[0]!.at).toBeLessThanOrEqual(250 + 100 + 500)
+
+      yield* Ref.set(router.answer, "pending")
+      yield* step(1_000)
+      expect((yield* run.seen).slice(1).map(({ event }) => event)).toEqual([
+        { type: "route", port: 8080, host: r8080.host, state: "pending" }
+      ])
+      yield* Fiber.interrupt(run.fiber)
+    }))
+
+  it.effect("reports a failing server with its own reason, once per streak, and reads again at the interval", () =>
+    Effect.gen(function*() {
+      const router = yield* scriptedRouter
+      yield* Ref.set(router.answer, "503")
+      const run = yield* follow({ intervalMs: 100, readTimeoutMs: 500 }).pipe(Effect.provide(router.layer))
+      yield* step(1_000)
+      expect((yield* run.seen).map(({ event }) => event)).toEqual([{ type: "read-error", reason: unavailable.reason }])
+      yield* Ref.set(router.answer, "gone")
+      yield* step(200)
+      yield* Ref.set(router.answer, "503")
+      yield* step(500)
+      expect(Chunk.fromIterable((yield* run.seen).map(({ event }) => event)).pipe(Chunk.toReadonlyArray)).toEqual([
+        { type: "read-error", reason: unavailable.reason },
+        { type: "route", port: 8080, host: r8080.host, state: "unprogrammed", reason: GONE_REASON },
+        // A new streak after a good read is reported again.
+        { type: "read-error", reason: unavailable.reason }
+      ])
+      yield* Fiber.interrupt(run.fiber)
+    }))
+
+  it.effect("reads without the client's own retries, so a failure shows at once", () =>
+    Effect.gen(function*() {
+      const router = yield* scriptedRouter
+      const run = yield* follow({ intervalMs: 100, readTimeoutMs: 500 }).pipe(Effect.provide(router.layer))
+      yield* step(300)
+      yield* Fiber.interrupt(run.fiber)
+      const seen = yield* Ref.get(router.retriesOn)
+      expect(seen.length).toBeGreaterThan(0)
+      expect(seen.every((on) => !on)).toBe(true)
+    }))
+})
