@@ -10,7 +10,13 @@ export const ExitCode = {
   /** Bad input, bad configuration, or a failure to do the work. */
   failure: 1,
   /** A watched host ended `unprogrammed` (publish --watch). */
-  unprogrammed: 3
+  unprogrammed: 3,
+  /** Stopped by SIGINT (Ctrl-C): 128 + 2, as shells report it. */
+  interrupted: 130,
+  /** stdout's reader went away: 128 + SIGPIPE's 13, as for a tool that signal killed. */
+  stdoutClosed: 141,
+  /** Stopped by SIGTERM: 128 + 15, what supervisors expect of a requested stop. */
+  terminated: 143
 } as const
 
 /**

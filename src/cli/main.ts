@@ -8,6 +8,7 @@ import { makeRunMain, type Teardown } from "@effect/platform/Runtime"
 import { Cause, Effect, Exit } from "effect"
 import { constVoid } from "effect/Function"
 import { run } from "./Cli.js"
+import { ExitCode } from "./CliError.js"
 import { processStops, untilStopped } from "./internal/ProcessStop.js"
 
 /**
@@ -33,7 +34,7 @@ const runMain = makeRunMain(({ fiber, teardown }) => {
  */
 const exitWithStatus: Teardown = (exit, onExit) => {
   if (Exit.isSuccess(exit)) return onExit(typeof exit.value === "number" ? exit.value : 0)
-  onExit(Cause.isInterruptedOnly(exit.cause) ? 130 : 1)
+  onExit(Cause.isInterruptedOnly(exit.cause) ? ExitCode.interrupted : ExitCode.failure)
 }
 
 const main = Effect.scoped(Effect.flatMap(processStops, (stops) => untilStopped(run(process.argv), stops)))

@@ -59,6 +59,18 @@ describe("untilStopped", () => {
       expect(yield* Ref.get(finalized)).toBe(true)
     }))
 
+  it.effect("says on stderr that stdout failed, other than by a closed pipe, and answers 1", () =>
+    Effect.gen(function* () {
+      const { send, stops } = yield* handStops
+      const stderr: Array<string> = []
+      const base = yield* Effect.console
+      yield* send(ProcessStop.StdoutFailed({ message: "write EIO" }))
+      const code = yield* untilStopped(Effect.never, stops).pipe(
+        Effect.withConsole({ ...base, error: (line: unknown) => Effect.sync(() => stderr.push(String(line))) })
+      )
+      expect({ code, stderr }).toEqual({ code: 1, stderr: ["error: cannot write to stdout: write EIO"] })
+    }))
+
   it.effect("answers with the command's own status when it ends first", () =>
     Effect.gen(function* () {
       const { stops } = yield* handStops

@@ -6,6 +6,7 @@
  */
 import { Console, Data, Deferred, Effect, Exit, type Scope } from "effect"
 import { constVoid } from "effect/Function"
+import { ExitCode } from "../CliError.js"
 
 /** Why the process stopped the command before it finished on its own. */
 export type ProcessStop = Data.TaggedEnum<{
@@ -36,9 +37,9 @@ export type StopSignal = (typeof STOP_SIGNALS)[number]
  * verdict, and a 0 would claim every host was programmed.
  */
 export const stopExitCode: (stop: ProcessStop) => number = ProcessStop.$match({
-  Signal: ({ signal }) => (signal === "SIGINT" ? 130 : 143),
-  StdoutClosed: () => 141,
-  StdoutFailed: () => 1
+  Signal: ({ signal }) => (signal === "SIGINT" ? ExitCode.interrupted : ExitCode.terminated),
+  StdoutClosed: () => ExitCode.stdoutClosed,
+  StdoutFailed: () => ExitCode.failure
 })
 
 /** What `untilStopped` watches. */
