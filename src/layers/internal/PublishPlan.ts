@@ -61,7 +61,8 @@ const takeBack = (
       }
       const result = yield* Effect.either(write.remove)
       if (Either.isRight(result)) {
-        undone.push({ _tag: "Removed", ref: write.ref })
+        // A write that never landed (the suspect one) has nothing to take back.
+        if (result.right) undone.push({ _tag: "Removed", ref: write.ref })
       } else {
         undone.push({ _tag: "Left", ref: write.ref, why: `could not delete it: ${result.left.reason}` })
         silent = serverDidNotAnswer(result.left)

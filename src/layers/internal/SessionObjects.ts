@@ -40,18 +40,9 @@ export interface PlannedWrite {
   readonly ref: ObjectRef
   /** Applies the object; with `dryRun`, answers what the write would store. */
   readonly apply: (options?: ApplyOptions) => Effect.Effect<WritableObject, KubeError>
-  /** Deletes it; an object already gone is fine. */
-  readonly remove: Effect.Effect<void, KubeError>
+  /** Deletes it: true if it was there, false if it was already gone. */
+  readonly remove: Effect.Effect<boolean, KubeError>
 }
-
-/** Deletes one object; an object already gone is the outcome we wanted. */
-export const deleteIfPresent = <A extends WritableObject>(
-  kube: KubeClient.Service,
-  resource: ResourceType<A>,
-  namespace: string,
-  name: string
-): Effect.Effect<void, KubeError> =>
-  kube.delete(resource, namespace, name).pipe(Effect.catchTag("NotFound", () => Effect.void))
 
 /** `object` of `resource` as a planned write. */
 export const plannedWrite = <A extends WritableObject>(
@@ -67,7 +58,10 @@ export const plannedWrite = <A extends WritableObject>(
   return {
     ref,
     apply: (options) => kube.apply(resource, object, options),
-    remove: deleteIfPresent(kube, resource, ref.namespace, ref.name)
+    remove: kube.delete(resource, ref.namespace, ref.name).pipe(
+      Effect.as(true),
+      Effect.catchTag("NotFound", () => Effect.succeed(false))
+    )
   }
 }
 
