@@ -116,8 +116,8 @@ export type ShutdownSignal = (typeof SHUTDOWN_SIGNALS)[number]
 /**
  * Arms SIGINT and SIGTERM for the life of the scope and returns the wait for the
  * first of them. For a server they are the ordinary way to stop, not a failure: the
- * runtime's own handlers (NodeRuntime.runMain interrupts the program on them, which
- * main.ts reports as exit 130) are set aside while armed, so the command can close
+ * CLI's own handlers (`processStops` in `src/cli/internal/ProcessStop.ts`, which
+ * interrupt the command and leave with 130 or 143) are set aside while armed, so the command can close
  * the cluster and leave with 0. Armed before the cluster starts, so a signal sent
  * the moment the URL is printed is not lost; disarmed the moment one arrives, so a
  * second Ctrl-C during shutdown interrupts as usual. `process.listeners` is used
