@@ -145,6 +145,12 @@ export const describeRequest = (ctx: RequestContext): string =>
     ctx.namespace !== undefined ? ` in namespace "${ctx.namespace}"` : ""
   }`
 
+/**
+ * The RBAC verb a request needs: server-side apply is a PATCH, so a Role must grant
+ * `patch` (there is no `apply` verb to grant).
+ */
+export const rbacVerb = (verb: string): string => (verb === "apply" ? "patch" : verb)
+
 const isStatus = (value: unknown): value is Status =>
   typeof value === "object" && value !== null && (value as { kind?: unknown }).kind === "Status"
 
@@ -204,7 +210,7 @@ export const fromResponse = (
     case 403:
       return new Forbidden(
         base(
-          `${serverSaid ?? `forbidden: ${what}`} (grant the verb "${ctx.verb}" on ${ctx.resource} to this identity in a Role)`
+          `${serverSaid ?? `forbidden: ${what}`} (grant the verb "${rbacVerb(ctx.verb)}" on ${ctx.resource} to this identity in a Role)`
         )
       )
     case 404:

@@ -1,0 +1,272 @@
+/**
+ * The fault matrix for `publish` and `publish --watch`, over HTTP against LocalCluster
+ * with the live client: each fault once and persistent, asserting the exit status, the
+ * class of the reason, a bound on the time it took, and the objects left. Faults on
+ * the status reads start after the first read of every host, because faults that
+ * begin after things worked are where a read failure used to pass for "unclaimed".
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { join } from "node:path"
+import { Fault, type FaultAction, type FaultSpec } from "../../src/cluster/Faults.js"
+import { LocalCluster } from "../../src/cluster/LocalCluster.js"
+import { IngressResource, ServiceResource } from "../../src/domain/Resources.js"
+import { jsonLines, tempDir } from "./CliCluster.js"
+import {
+  args,
+  awaitRequests,
+  classOf,
+  FAULT_BOUND_MS,
+  INGRESS_OBJECTS,
+  LIMITS,
+  matrixCluster,
+  oneLine,
+  PORTS,
+  readErrorsOf,
+  SESSION,
+  sessionObjects,
+  terminalOf,
+  timedCli
+} from "./FaultMatrix.js"
+import { runCli } from "./TestCli.js"
+
+/** A fault as the matrix names it. */
+interface Row {
+  readonly name: string
+  readonly action: FaultAction
+  readonly verbs?: FaultSpec["verbs"]
+  /** Unset: persistent. */
+  readonly times?: number
+  /** What stderr must say (publish), or the host reason must contain (watch). */
+  readonly says: RegExp
+}
+
+const once = (name: string, action: FaultAction): Row => ({ name: `${name} once`, action, times: 1, says: /./ })
+
+// ---------------------------------------------------------------------------
+// publish: faults on every request to the session namespace, from the start
+// ---------------------------------------------------------------------------
+
+/** Faults a publish cannot get past: it exits 1 with one line and leaves nothing. */
+const refusing: ReadonlyArray<Row> = [
+  { name: "401", action: Fault.respond(401), says: /refused the credentials \(401\)/ },
+  { name: "403 on write", action: Fault.forbid(), verbs: ["patch"], says: /forbidden.*"patch"/ },
+  { name: "409 on write", action: Fault.respond(409, { message: "the object has been modified" }), verbs: ["patch"], says: /the object has been modified/ },
+  { name: "422 on write", action: Fault.respond(422, { message: "spec.rules: Invalid value" }), verbs: ["patch"], says: /spec\.rules: Invalid value/ },
+  { name: "429 persistent", action: Fault.throttle(1), says: /throttling requests \(429\)/ },
+  { name: "500 persistent", action: Fault.respond(500), says: /\(500/ },
+  { name: "502 persistent", action: Fault.respond(502), says: /\(502/ },
+  { name: "503 persistent", action: Fault.respond(503), says: /\(503/ },
+  { name: "504 persistent", action: Fault.respond(504), says: /\(504/ },
+  { name: "reset persistent", action: Fault.reset, says: /reset|closed before the answer/ },
+  { name: "hang persistent", action: Fault.hang, says: /no answer within/ }
+]
+
+/** Faults a publish rides out: it exits 0 and the session's objects are there. */
+const riddenOut: ReadonlyArray<Row> = [
+  once("429", Fault.throttle(0)),
+  once("500", Fault.respond(500)),
+  once("502", Fault.respond(502)),
+  once("503", Fault.respond(503)),
+  once("504", Fault.respond(504)),
+  once("reset", Fault.reset),
+  once("hang", Fault.hang)
+]
+
+describe("fault matrix: publish", () => {
+  for (const row of refusing) {
+    it.live(`exits 1 with one line and leaves nothing on ${row.name}`, () =>
+      Effect.scoped(
+        Effect.gen(function*() {
+          const cluster = yield* matrixCluster({ gateway: false })
+          yield* cluster.cluster.faults.add({
+            namespace: cluster.namespace,
+            action: row.action,
+            ...(row.verbs !== undefined ? { verbs: row.verbs } : {})
+          })
+          const result = yield* timedCli(args(cluster, "publish"), cluster.env)
+          expect(result.exitCode).toBe(1)
+          expect(result.stdout).toBe("")
+          expect(oneLine(result)).toMatch(/^error: /)
+          expect(oneLine(result)).toMatch(row.says)
+          expect(result.tookMs).toBeLessThan(FAULT_BOUND_MS)
+          yield* cluster.cluster.faults.clear
+          expect(yield* sessionObjects(cluster)).toEqual([])
+        })
+      ))
+  }
+
+  for (const row of riddenOut) {
+    it.live(`rides out ${row.name} and publishes every object`, () =>
+      Effect.scoped(
+        Effect.gen(function*() {
+          const cluster = yield* matrixCluster({ gateway: false })
+          yield* cluster.cluster.faults.add({ namespace: cluster.namespace, action: row.action, times: 1 })
+          const result = yield* timedCli(args(cluster, "publish", "-o", "json"), cluster.env)
+          expect(result.stderr).toBe("")
+          expect(result.exitCode).toBe(0)
+          expect(result.tookMs).toBeLessThan(FAULT_BOUND_MS)
+          expect(yield* sessionObjects(cluster)).toEqual(INGRESS_OBJECTS)
+        })
+      ))
+  }
+
+  it.live("exits 1 quickly on a server that is gone, and leaves nothing", () =>
+    Effect.scoped(
+      Effect.gen(function*() {
+        const cluster = yield* matrixCluster({ gateway: false })
+        yield* cluster.cluster.faults.server.stop
+        const result = yield* timedCli(args(cluster, "publish"), cluster.env)
+        expect(result.exitCode).toBe(1)
+        expect(oneLine(result)).toMatch(/the connection was refused/)
+        expect(result.tookMs).toBeLessThan(FAULT_BOUND_MS)
+        expect(yield* sessionObjects(cluster)).toEqual([])
+      })
+    ))
+
+  it.live("exits 1 in gateway mode on a cluster without the Gateway API, and leaves no Service behind", () =>
+    Effect.scoped(
+      Effect.gen(function*() {
+        const cluster = yield* LocalCluster.make({ namespaces: ["telo-sessions"], gatewayApi: false })
+        const kubeconfig = join(yield* tempDir, "kubeconfig")
+        yield* cluster.writeKubeconfig(kubeconfig)
+        const env = {
+          ...LIMITS,
+          SESSION_ROUTING_MODE: "gateway",
+          SESSION_ROUTING_BASE_DOMAIN: "sessions.localtest.me",
+          SESSION_GATEWAY_NAME: "sessions"
+        }
+        const argv = ["publish", "--session", SESSION, "--pod", `telo-run-${SESSION}`, "--pod-uid", "u-1", ...PORTS, "--kubeconfig", kubeconfig]
+        const result = yield* runCli(argv, env)
+        expect(result.exitCode).toBe(1)
+        expect(result.stderr).toMatch(/install the Gateway API CRDs/)
+        expect((yield* Effect.orDie(cluster.store.list(ServiceResource, "telo-sessions"))).items).toEqual([])
+        expect((yield* Effect.orDie(cluster.store.list(IngressResource, "telo-sessions"))).items).toEqual([])
+      })
+    ))
+})
+
+// ---------------------------------------------------------------------------
+// publish --watch: faults on the status reads, after the first read of each host
+// ---------------------------------------------------------------------------
+
+/** Persistent read faults: every host ends a read failure with the fault's own words, never "unclaimed". */
+const unreadable: ReadonlyArray<Row> = [
+  { name: "401", action: Fault.respond(401), says: /refused the credentials \(401\)/ },
+  { name: "403", action: Fault.forbid(), says: /forbidden/ },
+  { name: "429 persistent", action: Fault.throttle(1), says: /throttling requests \(429\)/ },
+  { name: "500 persistent", action: Fault.respond(500), says: /\(500/ },
+  { name: "502 persistent", action: Fault.respond(502), says: /\(502/ },
+  { name: "503 persistent", action: Fault.respond(503), says: /\(503/ },
+  { name: "504 persistent", action: Fault.respond(504), says: /\(504/ },
+  { name: "reset persistent", action: Fault.reset, says: /reset|closed before the answer/ },
+  { name: "hang persistent", action: Fault.hang, says: /no answer within/ }
+]
+
+/** One-off read faults: the next read answers, so the last evidence is a real answer and the advice stands. */
+const transientReads: ReadonlyArray<Row> = [
+  once("429", Fault.throttle(0)),
+  once("503", Fault.respond(503)),
+  once("502", Fault.respond(502)),
+  once("reset", Fault.reset),
+  once("hang", Fault.hang)
+]
+
+/** `publish --watch -o json` with a silent controller and `row` on status reads after each host's first read. */
+const watchUnder = (row: Row) =>
+  Effect.gen(function*() {
+    const cluster = yield* matrixCluster({ ingress: { delay: "never" }, gateway: false })
+    // Publish does no GET: the first two GETs of the Ingress are each host's first status read.
+    yield* cluster.cluster.faults.add({
+      resource: IngressResource,
+      verbs: ["get"],
+      after: 2,
+      action: row.action,
+      ...(row.times !== undefined ? { times: row.times } : {})
+    })
+    const result = yield* timedCli(args(cluster, "publish", "--watch", "-o", "json"), cluster.env)
+    return { cluster, result }
+  })
+
+describe("fault matrix: publish --watch", () => {
+  for (const row of unreadable) {
+    it.live(`reports every host as a read failure, never unclaimed, on ${row.name} after the first read`, () =>
+      Effect.scoped(
+        Effect.gen(function*() {
+          const { cluster, result } = yield* watchUnder(row)
+          expect(result.exitCode).toBe(3)
+          const terminal = terminalOf(result)
+          expect(terminal.map((event) => event.port).sort()).toEqual([8080, 9090])
+          for (const event of terminal) {
+            expect(classOf(event)).toBe("read-failure")
+            expect(event.reason).toMatch(row.says)
+          }
+          expect(readErrorsOf(result)).toHaveLength(1)
+          // The route deadline bounds the watch, whatever the reads do.
+          expect(result.tookMs).toBeLessThan(Number(LIMITS.SESSION_ROUTE_READY_TIMEOUT_MS) + FAULT_BOUND_MS)
+          yield* cluster.cluster.faults.clear
+          expect(yield* sessionObjects(cluster)).toEqual(INGRESS_OBJECTS)
+        })
+      ))
+  }
+
+  for (const row of transientReads) {
+    it.live(`keeps the unclaimed advice after ${row.name}: the last thing the cluster said was a real answer`, () =>
+      Effect.scoped(
+        Effect.gen(function*() {
+          const { result } = yield* watchUnder(row)
+          expect(result.exitCode).toBe(3)
+          const terminal = terminalOf(result)
+          expect(terminal).toHaveLength(2)
+          for (const event of terminal) expect(classOf(event)).toBe("unclaimed")
+        })
+      ))
+  }
+
+  it.live("reports a server that dies mid-watch as a read failure for every host, within the deadline", () =>
+    Effect.scoped(
+      Effect.gen(function*() {
+        const cluster = yield* matrixCluster({ ingress: { delay: "never" }, gateway: false })
+        const watch = yield* Effect.fork(timedCli(args(cluster, "publish", "--watch", "-o", "json"), cluster.env))
+        yield* awaitRequests(cluster, { resource: IngressResource, verbs: ["get"] }, 2)
+        yield* cluster.cluster.faults.server.stop
+        const result = yield* watch.await.pipe(Effect.flatten)
+        expect(result.exitCode).toBe(3)
+        const terminal = terminalOf(result)
+        expect(terminal).toHaveLength(2)
+        for (const event of terminal) {
+          expect(classOf(event)).toBe("read-failure")
+          expect(event.reason).toMatch(/refused|reset|closed before the answer/)
+        }
+        expect(readErrorsOf(result)).toHaveLength(1)
+      })
+    ))
+
+  it.live("keeps the unclaimed advice when the server restarts mid-watch and answers again before the deadline", () =>
+    Effect.scoped(
+      Effect.gen(function*() {
+        const cluster = yield* matrixCluster({ ingress: { delay: "never" }, gateway: false })
+        const watch = yield* Effect.fork(timedCli(args(cluster, "publish", "--watch", "-o", "json"), cluster.env))
+        yield* awaitRequests(cluster, { resource: IngressResource, verbs: ["get"] }, 2)
+        yield* cluster.cluster.faults.server.stop
+        yield* cluster.cluster.faults.server.restart
+        const result = yield* watch.await.pipe(Effect.flatten)
+        expect(result.exitCode).toBe(3)
+        for (const event of terminalOf(result)) expect(classOf(event)).toBe("unclaimed")
+        // The watch saw the outage or not, depending on timing, but never mixed the hosts.
+        expect(readErrorsOf(result).length).toBeLessThanOrEqual(1)
+      })
+    ))
+
+  it.live("programs every host through one-off faults when a controller does its job", () =>
+    Effect.scoped(
+      Effect.gen(function*() {
+        const cluster = yield* matrixCluster({ gateway: false })
+        yield* cluster.cluster.faults.add({ namespace: cluster.namespace, action: Fault.respond(503), times: 2 })
+        const result = yield* runCli(args(cluster, "publish", "--watch", "-o", "json"), cluster.env)
+        expect(result.stderr).toBe("")
+        expect(result.exitCode).toBe(0)
+        expect(jsonLines(result.stdout).filter((event) => event.type === "route" && event.state === "programmed")).toHaveLength(2)
+      })
+    ))
+})
