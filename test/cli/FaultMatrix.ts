@@ -3,7 +3,10 @@
  * limits, the objects a session left in the store, the class of a host's reason,
  * and a CLI run that reports how long it took.
  */
-import { Clock, Duration, Effect, Schedule } from "effect"
+import { NodeContext } from "@effect/platform-node"
+import { Clock, ConfigProvider, Duration, Effect, Queue, Schedule } from "effect"
+import { format } from "node:util"
+import { run } from "../../src/cli/Cli.js"
 import { Fault, type FaultSpec } from "../../src/cluster/Faults.js"
 import type { SessionClusterOptions } from "../../src/cluster/SessionCluster.js"
 import type { KubeObject } from "../../src/domain/Objects.js"
@@ -114,3 +117,32 @@ export const oneLine = (result: CliResult): string => {
   if (lines.length !== 1) throw new Error(`expected one line on stderr, got ${JSON.stringify(result.stderr)}`)
   return lines[0]!
 }
+
+/**
+ * Starts the CLI in a fiber; each stdout line arrives on a queue as it is printed, for
+ * commands that run until interrupted (`publish --follow`).
+ */
+export const streamingCli = (argv: ReadonlyArray<string>, env: Readonly<Record<string, string>>) =>
+  Effect.gen(function*() {
+    const stdout = yield* Queue.unbounded<string>()
+    const base = yield* Effect.console
+    const fiber = yield* run(["node", "session-routing", ...argv]).pipe(
+      Effect.withConsole({
+        ...base,
+        log: (...line: ReadonlyArray<unknown>) => Queue.offer(stdout, format(...line)),
+        error: () => Effect.void
+      }),
+      Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)), { pathDelim: "_" })),
+      Effect.provide(NodeContext.layer),
+      Effect.fork
+    )
+    /** The next `n` events, failing the test if they do not come within `withinMs`. */
+    const next = (n: number, withinMs = 10_000) =>
+      Effect.replicateEffect(Queue.take(stdout), n).pipe(
+        Effect.map((lines) => lines.map((line) => JSON.parse(line) as SessionEvent)),
+        Effect.timeoutFail({ duration: Duration.millis(withinMs), onTimeout: () => new Error(`no ${n} events within ${withinMs} ms`) })
+      )
+    /** Everything printed and not yet taken. */
+    const pending = Effect.map(Queue.takeAll(stdout), (lines) => [...lines].map((line) => JSON.parse(line) as SessionEvent))
+    return { fiber, next, pending }
+  })
