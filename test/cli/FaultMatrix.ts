@@ -3,11 +3,8 @@
  * limits, the objects a session left in the store, the class of a host's reason,
  * and a CLI run that reports how long it took.
  */
-import { NodeContext } from "@effect/platform-node"
-import { Clock, ConfigProvider, Duration, Effect, Queue, Schedule } from "effect"
-import { format } from "node:util"
-import { run } from "../../src/cli/Cli.js"
-import { Fault, type FaultSpec } from "../../src/cluster/Faults.js"
+import { Clock, Duration, Effect, Schedule } from "effect"
+import { Fault, type FaultAction, type FaultSpec } from "../../src/cluster/Faults.js"
 import type { SessionClusterOptions } from "../../src/cluster/SessionCluster.js"
 import type { KubeObject } from "../../src/domain/Objects.js"
 import { HttpRouteResource, IngressResource, type ResourceType, ServiceResource } from "../../src/domain/Resources.js"
@@ -74,6 +71,52 @@ export const sessionObjects = (cluster: CliCluster): Effect.Effect<ReadonlyArray
 /** What a session's objects are after a good publish in ingress mode. */
 export const INGRESS_OBJECTS = [`Ingress/telo-run-${SESSION}`, `Service/telo-run-${SESSION}`]
 
+/** A fault as the matrix names it, and what a person must be told of it. */
+export interface Row {
+  readonly name: string
+  readonly action: FaultAction
+  readonly verbs?: FaultSpec["verbs"]
+  /** Unset: persistent. */
+  readonly times?: number
+  /** What the error line (or the host's reason) must say. */
+  readonly says: RegExp
+}
+
+const once = (name: string, action: FaultAction): Row => ({ name: `${name} once`, action, times: 1, says: /./ })
+
+/** Credentials refused, on every request. */
+export const UNAUTHORIZED: Row = { name: "401", action: Fault.respond(401), says: /refused the credentials \(401\)/ }
+
+/** 403 on `verbs`, in the authorizer's words. */
+export const forbiddenOn = (verbs: FaultSpec["verbs"], name: string): Row => ({
+  name,
+  action: Fault.forbid(),
+  ...(verbs !== undefined ? { verbs } : {}),
+  says: /forbidden/
+})
+
+/** Faults a retry would ride out if they stopped, made persistent: throttling, 5xx, resets and hangs. */
+export const PERSISTENT_TRANSIENT: ReadonlyArray<Row> = [
+  { name: "429 persistent", action: Fault.throttle(1), says: /throttling requests \(429\)/ },
+  { name: "500 persistent", action: Fault.respond(500), says: /\(500/ },
+  { name: "502 persistent", action: Fault.respond(502), says: /\(502/ },
+  { name: "503 persistent", action: Fault.respond(503), says: /\(503/ },
+  { name: "504 persistent", action: Fault.respond(504), says: /\(504/ },
+  { name: "reset persistent", action: Fault.reset, says: /reset|closed before the answer/ },
+  { name: "hang persistent", action: Fault.hang, says: /no answer within/ }
+]
+
+/** The same faults, once each: the next attempt gets through. */
+export const ONE_OFF: ReadonlyArray<Row> = [
+  once("429", Fault.throttle(0)),
+  once("500", Fault.respond(500)),
+  once("502", Fault.respond(502)),
+  once("503", Fault.respond(503)),
+  once("504", Fault.respond(504)),
+  once("reset", Fault.reset),
+  once("hang", Fault.hang)
+]
+
 /** The class of a host's terminal reason. */
 export type ReasonClass = "programmed" | "read-failure" | "unclaimed" | "rejected"
 
@@ -117,32 +160,3 @@ export const oneLine = (result: CliResult): string => {
   if (lines.length !== 1) throw new Error(`expected one line on stderr, got ${JSON.stringify(result.stderr)}`)
   return lines[0]!
 }
-
-/**
- * Starts the CLI in a fiber; each stdout line arrives on a queue as it is printed, for
- * commands that run until interrupted (`publish --follow`).
- */
-export const streamingCli = (argv: ReadonlyArray<string>, env: Readonly<Record<string, string>>) =>
-  Effect.gen(function*() {
-    const stdout = yield* Queue.unbounded<string>()
-    const base = yield* Effect.console
-    const fiber = yield* run(["node", "session-routing", ...argv]).pipe(
-      Effect.withConsole({
-        ...base,
-        log: (...line: ReadonlyArray<unknown>) => Queue.offer(stdout, format(...line)),
-        error: () => Effect.void
-      }),
-      Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)), { pathDelim: "_" })),
-      Effect.provide(NodeContext.layer),
-      Effect.fork
-    )
-    /** The next `n` events, failing the test if they do not come within `withinMs`. */
-    const next = (n: number, withinMs = 10_000) =>
-      Effect.replicateEffect(Queue.take(stdout), n).pipe(
-        Effect.map((lines) => lines.map((line) => JSON.parse(line) as SessionEvent)),
-        Effect.timeoutFail({ duration: Duration.millis(withinMs), onTimeout: () => new Error(`no ${n} events within ${withinMs} ms`) })
-      )
-    /** Everything printed and not yet taken. */
-    const pending = Effect.map(Queue.takeAll(stdout), (lines) => [...lines].map((line) => JSON.parse(line) as SessionEvent))
-    return { fiber, next, pending }
-  })

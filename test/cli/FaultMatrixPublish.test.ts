@@ -8,8 +8,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { join } from "node:path"
-import { Fault, type FaultAction, type FaultSpec } from "../../src/cluster/Faults.js"
+import { Fault } from "../../src/cluster/Faults.js"
 import { LocalCluster } from "../../src/cluster/LocalCluster.js"
+import type { ServerLifecycle } from "../../src/cluster/ServerLifecycle.js"
 import { IngressResource, ServiceResource } from "../../src/domain/Resources.js"
 import { jsonLines, tempDir } from "./CliCluster.js"
 import {
@@ -17,31 +18,23 @@ import {
   awaitRequests,
   classOf,
   FAULT_BOUND_MS,
+  forbiddenOn,
   INGRESS_OBJECTS,
   LIMITS,
   matrixCluster,
+  ONE_OFF,
   oneLine,
+  PERSISTENT_TRANSIENT,
   PORTS,
   readErrorsOf,
+  type Row,
   SESSION,
   sessionObjects,
   terminalOf,
-  timedCli
+  timedCli,
+  UNAUTHORIZED
 } from "./FaultMatrix.js"
 import { runCli } from "./TestCli.js"
-
-/** A fault as the matrix names it. */
-interface Row {
-  readonly name: string
-  readonly action: FaultAction
-  readonly verbs?: FaultSpec["verbs"]
-  /** Unset: persistent. */
-  readonly times?: number
-  /** What stderr must say (publish), or the host reason must contain (watch). */
-  readonly says: RegExp
-}
-
-const once = (name: string, action: FaultAction): Row => ({ name: `${name} once`, action, times: 1, says: /./ })
 
 // ---------------------------------------------------------------------------
 // publish: faults on every request to the session namespace, from the start
@@ -49,28 +42,11 @@ const once = (name: string, action: FaultAction): Row => ({ name: `${name} once`
 
 /** Faults a publish cannot get past: it exits 1 with one line and leaves nothing. */
 const refusing: ReadonlyArray<Row> = [
-  { name: "401", action: Fault.respond(401), says: /refused the credentials \(401\)/ },
-  { name: "403 on write", action: Fault.forbid(), verbs: ["patch"], says: /forbidden.*"patch"/ },
+  UNAUTHORIZED,
+  { ...forbiddenOn(["patch"], "403 on write"), says: /forbidden.*"patch"/ },
   { name: "409 on write", action: Fault.respond(409, { message: "the object has been modified" }), verbs: ["patch"], says: /the object has been modified/ },
   { name: "422 on write", action: Fault.respond(422, { message: "spec.rules: Invalid value" }), verbs: ["patch"], says: /spec\.rules: Invalid value/ },
-  { name: "429 persistent", action: Fault.throttle(1), says: /throttling requests \(429\)/ },
-  { name: "500 persistent", action: Fault.respond(500), says: /\(500/ },
-  { name: "502 persistent", action: Fault.respond(502), says: /\(502/ },
-  { name: "503 persistent", action: Fault.respond(503), says: /\(503/ },
-  { name: "504 persistent", action: Fault.respond(504), says: /\(504/ },
-  { name: "reset persistent", action: Fault.reset, says: /reset|closed before the answer/ },
-  { name: "hang persistent", action: Fault.hang, says: /no answer within/ }
-]
-
-/** Faults a publish rides out: it exits 0 and the session's objects are there. */
-const riddenOut: ReadonlyArray<Row> = [
-  once("429", Fault.throttle(0)),
-  once("500", Fault.respond(500)),
-  once("502", Fault.respond(502)),
-  once("503", Fault.respond(503)),
-  once("504", Fault.respond(504)),
-  once("reset", Fault.reset),
-  once("hang", Fault.hang)
+  ...PERSISTENT_TRANSIENT
 ]
 
 describe("fault matrix: publish", () => {
@@ -96,7 +72,7 @@ describe("fault matrix: publish", () => {
       ))
   }
 
-  for (const row of riddenOut) {
+  for (const row of ONE_OFF) {
     it.live(`rides out ${row.name} and publishes every object`, () =>
       Effect.scoped(
         Effect.gen(function*() {
@@ -151,26 +127,7 @@ describe("fault matrix: publish", () => {
 // ---------------------------------------------------------------------------
 
 /** Persistent read faults: every host ends a read failure with the fault's own words, never "unclaimed". */
-const unreadable: ReadonlyArray<Row> = [
-  { name: "401", action: Fault.respond(401), says: /refused the credentials \(401\)/ },
-  { name: "403", action: Fault.forbid(), says: /forbidden/ },
-  { name: "429 persistent", action: Fault.throttle(1), says: /throttling requests \(429\)/ },
-  { name: "500 persistent", action: Fault.respond(500), says: /\(500/ },
-  { name: "502 persistent", action: Fault.respond(502), says: /\(502/ },
-  { name: "503 persistent", action: Fault.respond(503), says: /\(503/ },
-  { name: "504 persistent", action: Fault.respond(504), says: /\(504/ },
-  { name: "reset persistent", action: Fault.reset, says: /reset|closed before the answer/ },
-  { name: "hang persistent", action: Fault.hang, says: /no answer within/ }
-]
-
-/** One-off read faults: the next read answers, so the last evidence is a real answer and the advice stands. */
-const transientReads: ReadonlyArray<Row> = [
-  once("429", Fault.throttle(0)),
-  once("503", Fault.respond(503)),
-  once("502", Fault.respond(502)),
-  once("reset", Fault.reset),
-  once("hang", Fault.hang)
-]
+const unreadable: ReadonlyArray<Row> = [UNAUTHORIZED, forbiddenOn(undefined, "403"), ...PERSISTENT_TRANSIENT]
 
 /** `publish --watch -o json` with a silent controller and `row` on status reads after each host's first read. */
 const watchUnder = (row: Row) =>
@@ -186,6 +143,16 @@ const watchUnder = (row: Row) =>
     })
     const result = yield* timedCli(args(cluster, "publish", "--watch", "-o", "json"), cluster.env)
     return { cluster, result }
+  })
+
+/** `publish --watch -o json` with a silent controller, and `outage` done to the server after each host's first read. */
+const watchAcross = <E>(outage: (server: ServerLifecycle) => Effect.Effect<void, E>) =>
+  Effect.gen(function*() {
+    const cluster = yield* matrixCluster({ ingress: { delay: "never" }, gateway: false })
+    const watch = yield* Effect.fork(timedCli(args(cluster, "publish", "--watch", "-o", "json"), cluster.env))
+    yield* awaitRequests(cluster, { resource: IngressResource, verbs: ["get"] }, 2)
+    yield* outage(cluster.cluster.faults.server)
+    return yield* watch.await.pipe(Effect.flatten)
   })
 
 describe("fault matrix: publish --watch", () => {
@@ -210,7 +177,7 @@ describe("fault matrix: publish --watch", () => {
       ))
   }
 
-  for (const row of transientReads) {
+  for (const row of ONE_OFF) {
     it.live(`keeps the unclaimed advice after ${row.name}: the last thing the cluster said was a real answer`, () =>
       Effect.scoped(
         Effect.gen(function*() {
@@ -226,11 +193,7 @@ describe("fault matrix: publish --watch", () => {
   it.live("reports a server that dies mid-watch as a read failure for every host, within the deadline", () =>
     Effect.scoped(
       Effect.gen(function*() {
-        const cluster = yield* matrixCluster({ ingress: { delay: "never" }, gateway: false })
-        const watch = yield* Effect.fork(timedCli(args(cluster, "publish", "--watch", "-o", "json"), cluster.env))
-        yield* awaitRequests(cluster, { resource: IngressResource, verbs: ["get"] }, 2)
-        yield* cluster.cluster.faults.server.stop
-        const result = yield* watch.await.pipe(Effect.flatten)
+        const result = yield* watchAcross((server) => server.stop)
         expect(result.exitCode).toBe(3)
         const terminal = terminalOf(result)
         expect(terminal).toHaveLength(2)
@@ -245,12 +208,7 @@ describe("fault matrix: publish --watch", () => {
   it.live("keeps the unclaimed advice when the server restarts mid-watch and answers again before the deadline", () =>
     Effect.scoped(
       Effect.gen(function*() {
-        const cluster = yield* matrixCluster({ ingress: { delay: "never" }, gateway: false })
-        const watch = yield* Effect.fork(timedCli(args(cluster, "publish", "--watch", "-o", "json"), cluster.env))
-        yield* awaitRequests(cluster, { resource: IngressResource, verbs: ["get"] }, 2)
-        yield* cluster.cluster.faults.server.stop
-        yield* cluster.cluster.faults.server.restart
-        const result = yield* watch.await.pipe(Effect.flatten)
+        const result = yield* watchAcross((server) => Effect.zipRight(server.stop, server.restart))
         expect(result.exitCode).toBe(3)
         for (const event of terminalOf(result)) expect(classOf(event)).toBe("unclaimed")
         // The watch saw the outage or not, depending on timing, but never mixed the hosts.

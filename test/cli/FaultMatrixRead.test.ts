@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Fiber } from "effect"
-import { Fault, type FaultAction, type FaultSpec } from "../../src/cluster/Faults.js"
+import { Fault } from "../../src/cluster/Faults.js"
 import { IngressResource, ServiceResource } from "../../src/domain/Resources.js"
 import { GONE_REASON } from "../../src/runner/FollowSession.js"
 import type { CliCluster } from "./CliCluster.js"
@@ -15,46 +15,21 @@ import {
   args,
   classOf,
   FAULT_BOUND_MS,
+  forbiddenOn,
   INGRESS_OBJECTS,
   matrixCluster,
+  ONE_OFF,
   oneLine,
+  PERSISTENT_TRANSIENT,
+  type Row,
   SESSION,
   sessionObjects,
-  streamingCli,
-  timedCli
+  timedCli,
+  UNAUTHORIZED
 } from "./FaultMatrix.js"
-import { runCli } from "./TestCli.js"
+import { runCli, streamingCli } from "./TestCli.js"
 
-interface Row {
-  readonly name: string
-  readonly action: FaultAction
-  readonly verbs?: FaultSpec["verbs"]
-  readonly resource?: FaultSpec["resource"]
-  readonly times?: number
-  readonly says: RegExp
-}
-
-const persistent: ReadonlyArray<Row> = [
-  { name: "401", action: Fault.respond(401), says: /refused the credentials \(401\)/ },
-  { name: "403 on read", action: Fault.forbid(), verbs: ["get", "list"], says: /forbidden/ },
-  { name: "429 persistent", action: Fault.throttle(1), says: /throttling requests \(429\)/ },
-  { name: "500 persistent", action: Fault.respond(500), says: /\(500/ },
-  { name: "502 persistent", action: Fault.respond(502), says: /\(502/ },
-  { name: "503 persistent", action: Fault.respond(503), says: /\(503/ },
-  { name: "504 persistent", action: Fault.respond(504), says: /\(504/ },
-  { name: "reset persistent", action: Fault.reset, says: /reset|closed before the answer/ },
-  { name: "hang persistent", action: Fault.hang, says: /no answer within/ }
-]
-
-const oneOff: ReadonlyArray<Row> = [
-  { name: "429 once", action: Fault.throttle(0), times: 1, says: /./ },
-  { name: "500 once", action: Fault.respond(500), times: 1, says: /./ },
-  { name: "502 once", action: Fault.respond(502), times: 1, says: /./ },
-  { name: "503 once", action: Fault.respond(503), times: 1, says: /./ },
-  { name: "504 once", action: Fault.respond(504), times: 1, says: /./ },
-  { name: "reset once", action: Fault.reset, times: 1, says: /./ },
-  { name: "hang once", action: Fault.hang, times: 1, says: /./ }
-]
+const persistent: ReadonlyArray<Row> = [UNAUTHORIZED, forbiddenOn(["get", "list"], "403 on read"), ...PERSISTENT_TRANSIENT]
 
 /** A cluster whose controller programs at once, with the session published and programmed on it. */
 const published = Effect.gen(function*() {
@@ -65,12 +40,24 @@ const published = Effect.gen(function*() {
   return cluster
 })
 
+/** `command` against a server that stopped: one line naming the refusal, within the bound. */
+const goneServer = (command: "status" | "unpublish") =>
+  Effect.scoped(
+    Effect.gen(function*() {
+      const cluster = yield* published
+      yield* cluster.cluster.faults.server.stop
+      const result = yield* timedCli(args(cluster, command), cluster.env)
+      expect(result.exitCode).toBe(1)
+      expect(oneLine(result)).toMatch(/the connection was refused/)
+      expect(result.tookMs).toBeLessThan(FAULT_BOUND_MS)
+    })
+  )
+
 const addFault = (cluster: CliCluster, row: Row) =>
   cluster.cluster.faults.add({
     namespace: cluster.namespace,
     action: row.action,
     ...(row.verbs !== undefined ? { verbs: row.verbs } : {}),
-    ...(row.resource !== undefined ? { resource: row.resource } : {}),
     ...(row.times !== undefined ? { times: row.times } : {})
   })
 
@@ -90,7 +77,7 @@ describe("fault matrix: status", () => {
       ))
   }
 
-  for (const row of oneOff) {
+  for (const row of ONE_OFF) {
     it.live(`reads through ${row.name} and reports every host programmed`, () =>
       Effect.scoped(
         Effect.gen(function*() {
@@ -117,17 +104,7 @@ describe("fault matrix: status", () => {
       })
     ))
 
-  it.live("exits 1 quickly on a server that is gone", () =>
-    Effect.scoped(
-      Effect.gen(function*() {
-        const cluster = yield* published
-        yield* cluster.cluster.faults.server.stop
-        const result = yield* timedCli(args(cluster, "status"), cluster.env)
-        expect(result.exitCode).toBe(1)
-        expect(oneLine(result)).toMatch(/the connection was refused/)
-        expect(result.tookMs).toBeLessThan(FAULT_BOUND_MS)
-      })
-    ))
+  it.live("exits 1 quickly on a server that is gone", () => goneServer("status"))
 })
 
 describe("fault matrix: unpublish", () => {
@@ -151,7 +128,7 @@ describe("fault matrix: unpublish", () => {
       ))
   }
 
-  for (const row of oneOff) {
+  for (const row of ONE_OFF) {
     it.live(`removes everything through ${row.name}`, () =>
       Effect.scoped(
         Effect.gen(function*() {
@@ -178,17 +155,7 @@ describe("fault matrix: unpublish", () => {
       })
     ))
 
-  it.live("exits 1 quickly on a server that is gone", () =>
-    Effect.scoped(
-      Effect.gen(function*() {
-        const cluster = yield* published
-        yield* cluster.cluster.faults.server.stop
-        const result = yield* timedCli(args(cluster, "unpublish"), cluster.env)
-        expect(result.exitCode).toBe(1)
-        expect(oneLine(result)).toMatch(/the connection was refused/)
-        expect(result.tookMs).toBeLessThan(FAULT_BOUND_MS)
-      })
-    ))
+  it.live("exits 1 quickly on a server that is gone", () => goneServer("unpublish"))
 })
 
 describe("fault matrix: publish --follow", () => {
@@ -210,7 +177,8 @@ describe("fault matrix: publish --follow", () => {
       yield* Fiber.interrupt(cli.fiber)
     })
 
-  for (const row of [persistent[5]!, persistent[8]!, persistent[1]!]) {
+  const followed = ["503 persistent", "hang persistent", "403 on read"].map((name) => persistent.find((row) => row.name === name)!)
+  for (const row of followed) {
     it.live(`reports ${row.name} as one read-error within the read limit, keeps the hosts, and carries on`, () =>
       Effect.scoped(
         Effect.gen(function*() {

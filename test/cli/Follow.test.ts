@@ -3,35 +3,12 @@
  * watch and prints each change until interrupted, so the test reads its stdout
  * line by line while it runs (the shared harness only returns output at the end).
  */
-import { NodeContext } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { ConfigProvider, Duration, Effect, Fiber, Option, Queue } from "effect"
-import { format } from "node:util"
-import { run } from "../../src/cli/Cli.js"
-import { GONE_REASON } from "../../src/runner/FollowSession.js"
+import { Duration, Effect, Fiber, Option } from "effect"
 import { IngressResource } from "../../src/domain/Resources.js"
-import type { SessionEvent } from "../../src/runner/SessionRunner.js"
+import { GONE_REASON } from "../../src/runner/FollowSession.js"
 import { cliCluster, settledInPortOrder } from "./CliCluster.js"
-
-/** Starts the CLI in a fiber; each stdout line arrives on the queue as it is printed. */
-const startCli = (args: ReadonlyArray<string>, env: Readonly<Record<string, string>>) =>
-  Effect.gen(function* () {
-    const stdout = yield* Queue.unbounded<string>()
-    const base = yield* Effect.console
-    const fiber = yield* run(["node", "session-routing", ...args]).pipe(
-      Effect.withConsole({
-        ...base,
-        log: (...line: ReadonlyArray<unknown>) => Queue.offer(stdout, format(...line)),
-        error: () => Effect.void
-      }),
-      Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)), { pathDelim: "_" })),
-      Effect.provide(NodeContext.layer),
-      Effect.fork
-    )
-    const next = (n: number) =>
-      Effect.map(Effect.replicateEffect(Queue.take(stdout), n), (lines) => lines.map((line) => JSON.parse(line) as SessionEvent))
-    return { fiber, next }
-  })
+import { streamingCli } from "./TestCli.js"
 
 const sessionId = "f0ll0w"
 const hostOf = (port: number) => `${port}-${sessionId}.sessions.localtest.me`
@@ -41,7 +18,7 @@ describe("session-routing publish --follow", () => {
     Effect.scoped(
       Effect.gen(function* () {
         const cluster = yield* cliCluster({ ingress: { delay: Duration.millis(50) }, gateway: false })
-        const cli = yield* startCli(
+        const cli = yield* streamingCli(
           ["publish", "--session", sessionId, "--pod", `telo-run-${sessionId}`, "--pod-uid", "u-1", "--port", "8080", "--port", "9090", "--kubeconfig", cluster.kubeconfig, "--follow", "-o", "json"],
           cluster.env
         )

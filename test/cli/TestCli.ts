@@ -4,9 +4,10 @@
  * environment given as a map, so no test depends on the shell that runs it.
  */
 import { NodeContext } from "@effect/platform-node"
-import { ConfigProvider, type Console, Effect } from "effect"
+import { ConfigProvider, type Console, Duration, Effect, Queue } from "effect"
 import { format } from "node:util"
 import { run } from "../../src/cli/Cli.js"
+import type { SessionEvent } from "../../src/runner/SessionRunner.js"
 
 /** What one CLI run left behind. */
 export interface CliResult {
@@ -52,4 +53,33 @@ export const runCli = (args: ReadonlyArray<string>, env: Readonly<Record<string,
       Effect.provide(NodeContext.layer)
     )
     return { exitCode, stdout: stdout.join(""), stderr: stderr.join("") }
+  })
+
+/**
+ * Starts the CLI in a fiber; each stdout line arrives on a queue as it is printed, for
+ * commands that run until interrupted (`publish --follow`).
+ */
+export const streamingCli = (argv: ReadonlyArray<string>, env: Readonly<Record<string, string>>) =>
+  Effect.gen(function*() {
+    const stdout = yield* Queue.unbounded<string>()
+    const base = yield* Effect.console
+    const fiber = yield* run(["node", "session-routing", ...argv]).pipe(
+      Effect.withConsole({
+        ...base,
+        log: (...line: ReadonlyArray<unknown>) => Queue.offer(stdout, format(...line)),
+        error: () => Effect.void
+      }),
+      Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)), { pathDelim: "_" })),
+      Effect.provide(NodeContext.layer),
+      Effect.fork
+    )
+    /** The next `n` events, failing the test if they do not come within `withinMs`. */
+    const next = (n: number, withinMs = 10_000) =>
+      Effect.replicateEffect(Queue.take(stdout), n).pipe(
+        Effect.map((lines) => lines.map((line) => JSON.parse(line) as SessionEvent)),
+        Effect.timeoutFail({ duration: Duration.millis(withinMs), onTimeout: () => new Error(`no ${n} events within ${withinMs} ms`) })
+      )
+    /** Everything printed and not yet taken. */
+    const pending = Effect.map(Queue.takeAll(stdout), (lines) => [...lines].map((line) => JSON.parse(line) as SessionEvent))
+    return { fiber, next, pending }
   })
