@@ -18,6 +18,7 @@ import {
   type KubeCall,
   faces,
   observedKubeClient,
+  routerConfigLayer,
   type RouterLayer,
   sessionObjectNames,
   withRouter
@@ -192,6 +193,30 @@ for (const face of faces) {
             `the session's new objects are in place, and these objects it no longer needs remain: HTTPRoute ${sc.namespace}/${route(9090)} (could not delete it: `
           )
           expect((yield* sessionObjectNames(kube, sc.namespace, sessionId)).httpRoutes).toEqual([route(8080), route(9090)])
+        }), gateway))
+  })
+
+  describe(`switching modes (${face})`, () => {
+    it.live("names an old mode's object it found and could not delete, instead of leaving it serving unsaid", () =>
+      withRouter(face, SessionRouter.layerGateway, ({ kube, router, sc }) =>
+        Effect.gen(function* () {
+          yield* router.publish(spec)
+          const ingressRouter = yield* Effect.orDie(
+            Effect.provide(
+              SessionRouter,
+              SessionRouter.layerIngress.pipe(
+                Layer.provide(Layer.succeed(KubeClient, kube)),
+                Layer.provide(routerConfigLayer(sc))
+              )
+            )
+          )
+          yield* sc.cluster.faults.add({ resource: HttpRouteResource, verbs: ["delete"], name: route(9090), action: Fault.forbid() })
+          const failure = yield* failureOf(ingressRouter.publish(spec))
+          expect(failure.reason).toContain(`HTTPRoute ${sc.namespace}/${route(9090)} (could not delete it: `)
+          yield* sc.cluster.faults.clear
+          const left = yield* sessionObjectNames(kube, sc.namespace, sessionId)
+          expect(left.httpRoutes).toEqual([route(9090)])
+          expect(left.ingresses).toEqual([service])
         }), gateway))
   })
 

@@ -68,7 +68,7 @@ export const plannedWrite = <A extends WritableObject>(
 /** One object found for removal. */
 export interface RemovalTarget {
   readonly ref: ObjectRef
-  /** Deletes it; an object already gone, or a refusal the removal tolerates, succeeds with `false`. */
+  /** Deletes it; an object already gone succeeds with `false`. */
   readonly remove: Effect.Effect<boolean, KubeError>
 }
 
@@ -88,13 +88,12 @@ const target = <A extends WritableObject>(
   kube: KubeClient.Service,
   resource: ResourceType<A>,
   namespace: string,
-  name: string,
-  tolerate: (error: KubeError) => boolean
+  name: string
 ): RemovalTarget => ({
   ref: { kind: resource.kind, namespace, name },
   remove: kube.delete(resource, namespace, name).pipe(
     Effect.as(true),
-    Effect.catchIf((error) => error._tag === "NotFound" || tolerate(error), () => Effect.succeed(false))
+    Effect.catchTag("NotFound", () => Effect.succeed(false))
   )
 })
 
@@ -109,12 +108,14 @@ export const removeObject = <A extends WritableObject>(
 ): Removal => ({
   kind: resource.kind,
   what: `${resource.kind} ${namespace}/${name}`,
-  find: Effect.succeed([target(kube, resource, namespace, name, never)])
+  find: Effect.succeed([target(kube, resource, namespace, name)])
 })
 
 /**
  * Every object of `resource` matching `selector`, except the names to keep. A failure
- * `tolerate` accepts (on the list or on a delete) means "nothing here we could remove".
+ * `tolerate` accepts on the list means "nothing here we could see to remove". A delete
+ * refused of an object the list did show is never tolerated: that object stays
+ * serving, and the person must be told.
  */
 export const removeSessionObjects = <A extends WritableObject>(
   kube: KubeClient.Service,
@@ -132,7 +133,7 @@ export const removeSessionObjects = <A extends WritableObject>(
       Effect.map((list) =>
         list.items.flatMap((item) => {
           const name = item.metadata?.name
-          return name !== undefined && !keep.has(name) ? [target(kube, resource, namespace, name, tolerate)] : []
+          return name !== undefined && !keep.has(name) ? [target(kube, resource, namespace, name)] : []
         })
       ),
       Effect.catchIf(tolerate, () => Effect.succeed([]))
@@ -142,9 +143,10 @@ export const removeSessionObjects = <A extends WritableObject>(
 
 /**
  * What the other routing mode published for the session, so that a change of
- * SESSION_ROUTING_MODE does not leave the old mode's objects serving. Best effort by
- * design: a type the cluster does not serve, or that RBAC does not let us touch,
- * holds nothing we could remove, and must not fail the mode in use.
+ * SESSION_ROUTING_MODE does not leave the old mode's objects serving. Best effort in
+ * what it looks for: a type the cluster does not serve, or that RBAC does not let us
+ * list, holds nothing we can see to remove, and must not fail the mode in use. An
+ * object it did find and cannot delete is reported: it still serves the session.
  */
 export const removeOtherModeObjects = <A extends WritableObject>(
   kube: KubeClient.Service,
