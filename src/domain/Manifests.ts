@@ -49,6 +49,9 @@ export const httpRouteName = (sessionId: string, port: number): string => `${OBJ
 /** Selects every object of one session. */
 export const sessionSelector = (sessionId: string): string => `${LABEL_SESSION_ID}=${sessionId}`
 
+/** Selects every object one runner manages (its `app.kubernetes.io/managed-by` value), every session's. */
+export const managedBySelector = (managedBy: string): string => `${LABEL_MANAGED_BY}=${managedBy}`
+
 export const sessionLabels = (settings: ManifestSettings, sessionId: string): Record<string, string> => ({
   [LABEL_MANAGED_BY]: settings.managedBy,
   [LABEL_SESSION_ID]: sessionId

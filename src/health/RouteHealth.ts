@@ -4,10 +4,11 @@
  * of events. It reports and never fails: a slow controller and an absent one look
  * the same for the first seconds, so the watch describes routing, it does not judge the session.
  */
-import { Clock, Data, Duration, Effect, Exit, Mailbox, Option, Ref, Schedule, Stream } from "effect"
+import { Chunk, Clock, Data, Duration, Effect, Exit, Mailbox, Option, Ref, Schedule, type Scope, Stream } from "effect"
 import type { PublishedRoute, RouteVerdict } from "../domain/Routes.js"
 import { withoutTransientRetry } from "../services/KubeClient.js"
 import { isPermanent, Transport } from "../services/KubeError.js"
+import { PERMANENT_FAILURE_BACKOFF_CAP, pollObservations, RouteStatusSource } from "../services/RouteStatusSource.js"
 import { RouterConfig } from "../services/RouterConfig.js"
 import { RouteReadError, SessionRouter } from "../services/SessionRouter.js"
 
@@ -88,6 +89,8 @@ export const readFailureReason = (error: RouteReadError): string => error.messag
  */
 export class RoutePending extends Data.TaggedError("RoutePending")<{
   readonly route: PublishedRoute
+  /** Set while a read is out and its answer not yet seen: not a verdict, only "ask again at once". */
+  readonly reading?: boolean
 }> {}
 
 /**
@@ -104,11 +107,9 @@ export class RouteDeadlineReached extends Data.TaggedError("RouteDeadlineReached
 // ---------------------------------------------------------------------------
 
 /**
- * The poll cadence: one read, then `intervalMs` of quiet after it answers, so a slow
- * API server is never asked again before it answered. Not jittered: one watch polls
- * a handful of hosts, and the exact cadence is what the deadline tests rely on.
- * Floored at 1 ms: a zero interval would spin at one instant (forever, under TestClock)
- * and hammer the API server for the whole deadline.
+ * The poll cadence: one read every `intervalMs`. Floored at 1 ms: a zero interval
+ * would spin at one instant (forever, under TestClock) and hammer the API server for
+ * the whole deadline.
  */
 export const pollSchedule = (intervalMs: number): Schedule.Schedule<number> =>
   Schedule.spaced(Duration.millis(Math.max(1, intervalMs)))
@@ -135,7 +136,7 @@ export interface WatchRouteHealthInput {
   readonly routes: ReadonlyArray<PublishedRoute>
   /** How long a host may stay pending, from the start of the watch. Default: `RouterConfig.routeReadyTimeoutMs`. */
   readonly timeoutMs?: number
-  /** Pause between reads of one host. Default: `RouterConfig.routePollIntervalMs`. */
+  /** Pause between reads of one host, when the source polls. Default: `RouterConfig.routePollIntervalMs`. */
   readonly intervalMs?: number
 }
 
@@ -151,7 +152,9 @@ interface Timing {
  * settles, each host on its own fiber; plus a `ReadError` the first time any read
  * fails. Completes when every host is terminal. Hosts that settle at the same
  * instant come in no promised order. Interrupting the consumer stops every read at
- * once and nothing further is emitted. With both timings given only
+ * once and nothing further is emitted. The hosts are observed through the
+ * `RouteStatusSource` in context (one shared watch, or polls); without one, each host
+ * is polled through `SessionRouter.verdictFor`. With both timings given only
  * `SessionRouter` is needed; otherwise the missing ones come from `RouterConfig`.
  */
 export function watchRouteHealth(
@@ -178,10 +181,23 @@ export function watchRouteHealth(
   )
 }
 
+/** Polls through the router's own reads: for a context with no `RouteStatusSource`. */
+const routerPolling = (router: SessionRouter.Service): RouteStatusSource.Service => ({
+  kind: "poll",
+  observe: (sessionId, route) =>
+    pollObservations(
+      withoutTransientRetry(router.verdictFor(sessionId, route)).pipe(
+        Effect.map((verdict) => ({ verdict, present: true }))
+      )
+    ),
+  cadence: pollSchedule
+})
+
 const watch = (input: WatchRouteHealthInput, timing: Timing): Stream.Stream<RouteHealthEvent, never, SessionRouter> =>
   Stream.unwrapScoped(
     Effect.gen(function*() {
       const router = yield* SessionRouter
+      const source = Option.getOrElse(yield* Effect.serviceOption(RouteStatusSource), () => routerPolling(router))
       // Absolute: every host's deadline is counted from here, whatever its reads cost.
       const deadline = (yield* Clock.currentTimeMillis) + timing.timeoutMs
       const mailbox = yield* Mailbox.make<RouteHealthEvent>()
@@ -194,6 +210,7 @@ const watch = (input: WatchRouteHealthInput, timing: Timing): Stream.Stream<Rout
 
       const host: HostWatch = {
         router,
+        source,
         sessionId: input.sessionId,
         deadline,
         timeoutMs: timing.timeoutMs,
@@ -219,6 +236,7 @@ const watch = (input: WatchRouteHealthInput, timing: Timing): Stream.Stream<Rout
 
 interface HostWatch {
   readonly router: SessionRouter.Service
+  readonly source: RouteStatusSource.Service
   readonly sessionId: string
   /** Epoch ms at which every host still pending is reported. */
   readonly deadline: number
@@ -230,11 +248,13 @@ interface HostWatch {
 /** The last answer a host's reads got; it decides the reason at the deadline. */
 type LastOutcome = RoutePending | RouteReadError
 
-/** What one host's reads have shown so far. */
+/** What one host's observations have shown so far. */
 interface HostEvidence {
   readonly last: Option.Option<LastOutcome>
-  /** When the read now out started; undefined between reads. */
+  /** When the read now out started; undefined while no read is out. */
   readonly readSince: number | undefined
+  /** When the last read started: the next one is due an interval after it. */
+  readonly lastReadAt: number | undefined
   /** The longest any read of this host took to answer. */
   readonly slowestAnswerMs: number
   /** Read failures in a row that will not heal by waiting (401, 403, API not served): the backoff exponent. */
@@ -244,16 +264,17 @@ interface HostEvidence {
 const noEvidence: HostEvidence = {
   last: Option.none(),
   readSince: undefined,
+  lastReadAt: undefined,
   slowestAnswerMs: 0,
   permanentStreak: 0
 }
 
 /**
- * Reads that keep failing with an answer no wait will change back off to at most
- * this pause: they are still read (a person may fix RBAC meanwhile), but a 403 no
- * longer costs the API server one request per host per interval.
+ * Reads refused for good back off to at most this pause: they are still read (a
+ * person may fix RBAC meanwhile), but a 403 no longer costs the API server one
+ * request per host per interval.
  */
-export const PERMANENT_FAILURE_BACKOFF_CAP = Duration.seconds(30)
+export { PERMANENT_FAILURE_BACKOFF_CAP }
 
 /**
  * Whether a read the deadline cut short is itself evidence that the status could not
@@ -266,72 +287,86 @@ export const cutReadIsSilence = (outForMs: number, slowestAnswerMs: number, inte
   outForMs >= Math.min(Math.max(1, intervalMs), 1_000) && outForMs > 2 * slowestAnswerMs
 
 /**
- * The poll pause after a read, doubled for each permanent failure in a row (up to
+ * The source's cadence, measured from the start of the last read (a slow answer does
+ * not stretch the period), doubled for each permanent failure in a row (up to
  * `PERMANENT_FAILURE_BACKOFF_CAP`), and cut short at the deadline.
  */
 const hostSchedule = (watch: HostWatch, evidence: Ref.Ref<HostEvidence>) =>
   untilDeadline(
-    Schedule.modifyDelayEffect(pollSchedule(watch.intervalMs), (_, delay) =>
-      Effect.map(Ref.get(evidence), ({ permanentStreak }) =>
-        permanentStreak === 0
+    Schedule.modifyDelayEffect(watch.source.cadence(watch.intervalMs), (_, delay) =>
+      Effect.gen(function*() {
+        const { lastReadAt, permanentStreak } = yield* Ref.get(evidence)
+        const pause = permanentStreak === 0
           ? delay
           : Duration.min(
             Duration.times(delay, 2 ** Math.min(permanentStreak, 16)),
             Duration.max(delay, PERMANENT_FAILURE_BACKOFF_CAP)
-          ))),
+          )
+        if (lastReadAt === undefined) return pause
+        const now = yield* Clock.currentTimeMillis
+        return Duration.millis(Math.max(0, lastReadAt + Duration.toMillis(pause) - now))
+      })),
     watch.deadline
   )
 
-/** Reads one host until it settles; always ends in that host's terminal event. */
+/** Observes one host until it settles; always ends in that host's terminal event. */
 const settle = (watch: HostWatch, route: PublishedRoute): Effect.Effect<RouteHealthEvent> =>
-  Effect.gen(function*() {
+  Effect.scoped(Effect.gen(function*() {
     const evidence = yield* Ref.make(noEvidence)
+    // Pulled one observation at a time: a polling source reads when asked, so the
+    // schedule below paces its reads; a watching source answers with the next change.
+    const next = yield* pullOneByOne(watch.source.observe(watch.sessionId, route, { intervalMs: watch.intervalMs }))
 
-    /** Keeps what a finished read showed: its outcome, and how long the server took to answer. */
-    const finished = (since: number, outcome: Option.Option<RouteReadError>) =>
+    /** Keeps what an answer showed: its outcome, and how long the server took. */
+    const answered = (outcome: Option.Option<RouteReadError>) =>
       Effect.flatMap(Clock.currentTimeMillis, (now) =>
         Ref.update(evidence, (e) => {
           const error = Option.getOrUndefined(outcome)?.error
           // A read the client gave up on got no answer: its length says nothing of how fast the server answers.
           const silent = error?._tag === "Transport" && error.kind === "no-answer"
           return {
+            ...e,
             last: Option.orElse(outcome as Option.Option<LastOutcome>, () => e.last),
             readSince: undefined,
-            slowestAnswerMs: silent ? e.slowestAnswerMs : Math.max(e.slowestAnswerMs, now - since),
+            slowestAnswerMs: silent || e.readSince === undefined
+              ? e.slowestAnswerMs
+              : Math.max(e.slowestAnswerMs, now - e.readSince),
             permanentStreak: error !== undefined && isPermanent(error) ? e.permanentStreak + 1 : 0
           }
         }))
 
     const attempt: Effect.Effect<RouteHealthEvent, RoutePending | RouteReadError | RouteDeadlineReached> = Effect
       .gen(function*() {
-        const now = yield* Clock.currentTimeMillis
-        const remaining = watch.deadline - now
+        const remaining = watch.deadline - (yield* Clock.currentTimeMillis)
         if (remaining <= 0) return yield* new RouteDeadlineReached({ route, readCutOff: false })
-        yield* Ref.update(evidence, (e) => ({ ...e, readSince: now }))
-        // Without the client's own retries: this schedule reads again, and each failed
-        // attempt must count as evidence rather than hide inside one long call. Bounded
-        // by what is left of the deadline, so a read that hangs cannot carry the host
-        // past it; the timeout interrupts the read, and with it the request.
-        const verdict = yield* withoutTransientRetry(watch.router.verdictFor(watch.sessionId, route)).pipe(
+        // Bounded by what is left of the deadline, so a read that hangs cannot carry the
+        // host past it; the timeout interrupts the read, and with it the request.
+        const observation = yield* next.pipe(
           Effect.timeoutFail({
             duration: Duration.millis(remaining),
             onTimeout: () => new RouteDeadlineReached({ route, readCutOff: true })
-          }),
-          Effect.tapBoth({
-            onSuccess: () => finished(now, Option.none()),
-            onFailure: (error) =>
-              error._tag === "RouteReadError"
-                ? finished(now, Option.some(error)).pipe(Effect.zipRight(watch.reportReadError(error)))
-                : Effect.void
           })
         )
-        // A verdict of any kind proves the read path works: pending replaces an earlier failure.
-        return yield* judge(route, verdict).pipe(
-          Effect.tapError((pending) => Ref.update(evidence, (e) => ({ ...e, last: Option.some<LastOutcome>(pending) })))
-        )
+        switch (observation._tag) {
+          case "Reading":
+            yield* Ref.update(evidence, (e) => ({ ...e, readSince: observation.at, lastReadAt: observation.at }))
+            return yield* new RoutePending({ route, reading: true })
+          case "Unreadable":
+            yield* answered(Option.some(observation.error))
+            yield* watch.reportReadError(observation.error)
+            return yield* observation.error
+          case "Seen":
+            yield* answered(Option.none())
+            // A verdict of any kind proves the read path works: pending replaces an earlier failure.
+            return yield* judge(route, observation.verdict).pipe(
+              Effect.tapError((pending) => Ref.update(evidence, (e) => ({ ...e, last: Option.some<LastOutcome>(pending) })))
+            )
+        }
       })
 
     return yield* attempt.pipe(
+      // A read that just went out is not a pause point: its answer is pulled at once.
+      Effect.retry({ while: (error) => error._tag === "RoutePending" && error.reading === true }),
       // Explicit predicate: only "not yet" and "could not read" are worth another read.
       Effect.retry({
         schedule: hostSchedule(watch, evidence),
@@ -339,12 +374,36 @@ const settle = (watch: HostWatch, route: PublishedRoute): Effect.Effect<RouteHea
       }),
       Effect.catchAll((error) =>
         error._tag === "RouteDeadlineReached"
-          ? Ref.get(evidence).pipe(Effect.flatMap((seen) => atDeadline(watch, route, error.readCutOff, seen)))
+          ? Ref.get(evidence).pipe(
+            Effect.flatMap((seen) => atDeadline(watch, route, error.readCutOff && seen.readSince !== undefined, seen))
+          )
           // Unreachable while the schedule runs to the deadline; were it ever to stop
           // first, its last answer is what the host is reported with.
           : atDeadline(watch, route, false, { ...noEvidence, last: Option.some(error) })
       )
     )
+  }))
+
+/**
+ * An effect that yields a stream's elements one at a time, pulling only when asked
+ * (no read ahead: a polling source must not read before the schedule says so). A
+ * stream that ends leaves the effect waiting, for the deadline to decide.
+ */
+const pullOneByOne = <A>(stream: Stream.Stream<A>): Effect.Effect<Effect.Effect<A>, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const pull = yield* Stream.toPull(stream)
+    const buffered = yield* Ref.make<ReadonlyArray<A>>([])
+    const next: Effect.Effect<A> = Effect.flatMap(Ref.get(buffered), (queued) => {
+      const [head, ...rest] = queued
+      if (head !== undefined) return Effect.as(Ref.set(buffered, rest), head)
+      return pull.pipe(
+        Effect.matchEffect({
+          onFailure: () => Effect.never,
+          onSuccess: (chunk) => Effect.zipRight(Ref.set(buffered, Chunk.toReadonlyArray(chunk)), next)
+        })
+      )
+    })
+    return next
   })
 
 /** A verdict as an attempt's outcome: settled hosts succeed, a pending one fails with `RoutePending`. */

@@ -3,12 +3,8 @@
  * to the configured Gateway. Unlike an Ingress, an HTTPRoute can be refused, and
  * says why in `status.parents`; only the entry for our Gateway decides.
  */
-import { Effect, Layer, Option, Ref } from "effect"
-import {
-  buildSessionHttpRoutes,
-  httpRouteName,
-  sessionSelector
-} from "../domain/Manifests.js"
+import { Duration, Effect, Layer } from "effect"
+import { buildSessionHttpRoutes, httpRouteName, managedBySelector, sessionSelector } from "../domain/Manifests.js"
 import {
   GatewayClassResource,
   GatewayResource,
@@ -16,6 +12,7 @@ import {
   IngressResource,
   ServiceResource
 } from "../domain/Resources.js"
+import type { HttpRoute } from "../domain/Objects.js"
 import { routesFor } from "../domain/Routes.js"
 import { httpRouteVerdict, type ParentTarget } from "../domain/Verdict.js"
 import { KubeClient } from "../services/KubeClient.js"
@@ -26,6 +23,9 @@ import { runPublish } from "./internal/PublishPlan.js"
 import { plannedWrite, removeOtherModeObjects, removeSessionObjects } from "./internal/SessionObjects.js"
 import { runUnpublish } from "./internal/Unpublish.js"
 import { manifestSettings, publishStep, sessionServicePlan } from "./RouterSupport.js"
+
+/** How long a learned Gateway controller name is trusted before it is read again. */
+const CONTROLLER_NAME_TTL = Duration.minutes(5)
 
 /** Builds the gateway router from the client and the configuration. */
 export const make = Effect.gen(function* () {
@@ -48,22 +48,33 @@ export const make = Effect.gen(function* () {
     gateway.sectionName !== undefined ? ` (listener "${gateway.sectionName}")` : ""
   }`
 
-  // The controller that owns our Gateway, once learned: with it, entries other
-  // controllers left for the same parent cannot decide the verdict. Reading it is
-  // best effort (the Gateway may not exist yet, or RBAC may not cover it), and a
-  // failure here must never turn into a route read error.
-  const controllerName = yield* Ref.make(Option.none<string>())
-  const learnControllerName = Effect.gen(function* () {
-    const known = yield* Ref.get(controllerName)
-    if (Option.isSome(known)) return known.value
-    const gw = yield* kube.get(GatewayResource, gateway.namespace, gateway.name)
-    const className = gw.spec?.gatewayClassName
-    if (className === undefined) return undefined
-    const gatewayClass = yield* kube.get(GatewayClassResource, "", className)
-    const name = gatewayClass.spec?.controllerName
-    if (name !== undefined) yield* Ref.set(controllerName, Option.some(name))
-    return name
-  }).pipe(Effect.orElseSucceed(() => undefined))
+  // The controller that owns our Gateway: with it, entries other controllers left
+  // for the same parent cannot decide the verdict. Reading it is best effort (the
+  // Gateway may not exist yet, or RBAC may not cover it), and a failure here must
+  // never turn into a route read error. One lookup is in flight at a time and every
+  // host of a burst shares it; a name learned is kept for a few minutes (a Gateway
+  // rarely changes class), a failed lookup is tried again by the next verdict.
+  const [cachedControllerName, forgetControllerName] = yield* Effect.cachedInvalidateWithTTL(
+    Effect.gen(function* () {
+      const gw = yield* kube.get(GatewayResource, gateway.namespace, gateway.name)
+      const className = gw.spec?.gatewayClassName
+      if (className === undefined) return undefined
+      const gatewayClass = yield* kube.get(GatewayClassResource, "", className)
+      return gatewayClass.spec?.controllerName
+    }).pipe(Effect.orElseSucceed((): string | undefined => undefined)),
+    CONTROLLER_NAME_TTL
+  )
+  const learnControllerName = cachedControllerName.pipe(
+    Effect.tap((name) => (name === undefined ? forgetControllerName : Effect.void))
+  )
+
+  /** The verdict from an HTTPRoute as read (undefined: absent). */
+  const verdictOf = (object: HttpRoute | undefined) =>
+    object === undefined
+      ? Effect.succeed(httpRouteVerdict(undefined, { target }))
+      : Effect.map(learnControllerName, (owner) =>
+          httpRouteVerdict(object, { target, ...(owner !== undefined ? { controllerName: owner } : {}) })
+        )
 
   // Only an unserved HTTPRoute type means "no Gateway API here"; any other failure
   // (a 403, a 422) keeps its own words, or a person would install CRDs they have.
@@ -101,17 +112,21 @@ export const make = Effect.gen(function* () {
         return routesFor(settings.baseDomain, args.sessionId, args.ports)
       }),
 
+    statusObjects: {
+      resource: HttpRouteResource,
+      namespace,
+      selector: managedBySelector(settings.managedBy),
+      objectName: (sessionId, route) => httpRouteName(sessionId, route.port),
+      verdictOf: (object) => verdictOf(object as HttpRoute | undefined)
+    },
+
     verdictFor: (sessionId, route) =>
-      Effect.gen(function* () {
-        const object = yield* kube.get(HttpRouteResource, namespace, httpRouteName(sessionId, route.port)).pipe(
-          Effect.map(Option.some),
-          Effect.catchTag("NotFound", () => Effect.succeed(Option.none())),
-          Effect.mapError((error) => new RouteReadError({ route, error }))
-        )
-        if (Option.isNone(object)) return httpRouteVerdict(undefined, { target })
-        const owner = yield* learnControllerName
-        return httpRouteVerdict(object.value, { target, ...(owner !== undefined ? { controllerName: owner } : {}) })
-      }),
+      kube.get(HttpRouteResource, namespace, httpRouteName(sessionId, route.port)).pipe(
+        Effect.map((object): HttpRoute | undefined => object),
+        Effect.catchTag("NotFound", () => Effect.succeed(undefined)),
+        Effect.mapError((error) => new RouteReadError({ route, error })),
+        Effect.flatMap(verdictOf)
+      ),
 
     unclaimedReason: (route) =>
       `no Gateway controller accepted the HTTPRoute for ${route.host} on Gateway ${gatewayLabel}: check that the Gateway exists and is Programmed, that its listeners allow routes from namespace "${namespace}" (allowedRoutes.namespaces.from defaults to Same), and that a listener hostname covers *.${settings.baseDomain}`,

@@ -4,11 +4,8 @@
  * and has no way to say "refused": a refusal looks like silence until the deadline.
  */
 import { Effect, Layer } from "effect"
-import {
-  buildSessionIngress,
-  sessionObjectName,
-  sessionSelector
-} from "../domain/Manifests.js"
+import { buildSessionIngress, managedBySelector, sessionObjectName, sessionSelector } from "../domain/Manifests.js"
+import type { Ingress } from "../domain/Objects.js"
 import { HttpRouteResource, IngressResource, ServiceResource } from "../domain/Resources.js"
 import { routesFor } from "../domain/Routes.js"
 import { ingressVerdict } from "../domain/Verdict.js"
@@ -55,6 +52,14 @@ export const make = Effect.gen(function* () {
         })
         return hosts.length === 0 ? [] : routesFor(settings.baseDomain, args.sessionId, args.ports)
       }),
+
+    statusObjects: {
+      resource: IngressResource,
+      namespace,
+      selector: managedBySelector(settings.managedBy),
+      objectName: (sessionId) => sessionObjectName(sessionId),
+      verdictOf: (object) => Effect.succeed(ingressVerdict(object as Ingress | undefined))
+    },
 
     verdictFor: (sessionId, route) =>
       kube.get(IngressResource, namespace, sessionObjectName(sessionId)).pipe(

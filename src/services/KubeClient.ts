@@ -33,12 +33,18 @@ export interface ListOptions {
   readonly labelSelector?: string
 }
 
-export interface WatchOptions extends ListOptions {
+export interface WatchOptions<A = unknown> extends ListOptions {
   /**
    * Start after this resourceVersion. Unset: the stream opens with one `ADDED` per
    * existing object (from a list), then follows changes.
    */
   readonly resourceVersion?: string
+  /**
+   * With `resourceVersion`: the objects the caller already holds as of that version
+   * (from its own list). A relist after 410 Expired then reports the difference
+   * against them too, so an object deleted while the watch was away is not missed.
+   */
+  readonly known?: ReadonlyArray<A>
 }
 
 /** A change as a watcher sees it. Bookmarks and expiry are handled inside the stream. */
@@ -101,7 +107,7 @@ export declare namespace KubeClient {
     readonly watch: <A extends ReadableObject>(
       resource: ResourceType<A>,
       namespace: string,
-      options?: WatchOptions
+      options?: WatchOptions<A>
     ) => Stream.Stream<WatchEvent<A>, KubeError>
   }
 }

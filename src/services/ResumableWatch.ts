@@ -114,7 +114,7 @@ const resumableWatch = <A extends ReadableObject>(
   primitives: KubeClientPrimitives,
   resource: ResourceType<A>,
   namespace: string,
-  watchOptions: WatchOptions | undefined,
+  watchOptions: WatchOptions<A> | undefined,
   options: ResumableWatchOptions | undefined
 ): Stream.Stream<WatchEvent<A>, KubeError> =>
   Stream.unwrap(
@@ -128,7 +128,7 @@ const resumableWatch = <A extends ReadableObject>(
       const state = yield* Ref.make<State<A>>({
         resourceVersion: fromList ? undefined : start,
         needsList: fromList,
-        known: new Map(),
+        known: new Map(fromList ? [] : (watchOptions?.known ?? []).map((object) => [objectKey(object), object])),
         outcome: Fresh,
         expiries: 0
       })

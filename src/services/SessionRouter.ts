@@ -4,6 +4,8 @@
  * themselves live in `src/layers`.
  */
 import { Context, Data, type Effect } from "effect"
+import type { HttpRoute, Ingress } from "../domain/Objects.js"
+import type { ResourceType } from "../domain/Resources.js"
 import type { PublishedRoute, RouteVerdict, RoutingMode } from "../domain/Routes.js"
 import type { PortMapping } from "../domain/Session.js"
 import type { KubeError } from "./KubeError.js"
@@ -39,6 +41,25 @@ export class RouteReadError extends Data.TaggedError("RouteReadError")<{
   }
 }
 
+/** The kinds whose objects carry a host's status. */
+export type StatusObject = Ingress | HttpRoute
+
+/**
+ * Where the cluster keeps the status of a router's hosts, for a source that watches
+ * the objects instead of reading them one by one.
+ */
+export interface StatusObjects {
+  /** The routed kind: Ingresses or HTTPRoutes. */
+  readonly resource: ResourceType<Ingress> | ResourceType<HttpRoute>
+  readonly namespace: string
+  /** Selects every object of this runner in the namespace (`app.kubernetes.io/managed-by=...`). */
+  readonly selector: string
+  /** The object that carries `route`'s status. */
+  readonly objectName: (sessionId: string, route: PublishedRoute) => string
+  /** The verdict on `route` from its object as it is (undefined: absent). Never fails. */
+  readonly verdictOf: (object: StatusObject | undefined, route: PublishedRoute) => Effect.Effect<RouteVerdict>
+}
+
 export declare namespace SessionRouter {
   export interface Service {
     readonly layer: RoutingMode
@@ -50,6 +71,8 @@ export declare namespace SessionRouter {
     readonly publish: (args: PublishArgs) => Effect.Effect<ReadonlyArray<PublishedRoute>, PublishError>
     /** What the routing layer's status says about one route, or why it could not be read. */
     readonly verdictFor: (sessionId: string, route: PublishedRoute) => Effect.Effect<RouteVerdict, RouteReadError>
+    /** Where the hosts' status lives, for a watching source. Unset: nothing is published (mode `none`). */
+    readonly statusObjects?: StatusObjects
     /** What to tell a person when a route is still pending at the deadline. */
     readonly unclaimedReason: (route: PublishedRoute) => string
     /**

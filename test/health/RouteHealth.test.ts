@@ -303,8 +303,9 @@ describe("watchRouteHealth", () => {
 
   it.effect("counts the deadline from the start of the watch when every read is slow", () =>
     Effect.gen(function*() {
-      // Reads of 300 ms with 100 ms pauses: 0–300, 400–700, 800–(cut at 1000). A deadline
-      // counted in polls, or checked only between reads, would report at 1100 or later.
+      // Reads of 300 ms, one due every 100 ms but never before the last answered:
+      // 0–300, 300–600, 600–900, 900–(cut at 1000). A deadline counted in polls, or
+      // checked only between reads, would report at 1100 or later.
       const fake = yield* fakeRouter(() => Effect.sleep("300 millis").pipe(Effect.as(Verdict.pending)))
       const seen = yield* runFor(1_000, { sessionId, routes: [r8080], timeoutMs: 1_000, intervalMs: 100 }).pipe(
         Effect.provide(fake.layer)
@@ -314,7 +315,7 @@ describe("watchRouteHealth", () => {
         // The cut-off read decides nothing: the last answer (pending) stands.
         { at: 1_000, host: r8080.host, state: "unprogrammed", reason: unclaimed(r8080) }
       ])
-      expect(yield* fake.readsOf(r8080.host)).toEqual([0, 400, 800])
+      expect(yield* fake.readsOf(r8080.host)).toEqual([0, 300, 600, 900])
       expect(yield* fake.interruptedReads).toBe(1)
     }))
 
@@ -453,8 +454,8 @@ describe("watchRouteHealth", () => {
 
   it.effect("emits nothing further once interrupted mid-poll, and cancels the read in flight", () =>
     Effect.gen(function*() {
-      // 8080 is programmed from 300 ms; 9090 never is, and its reads take 150 ms each:
-      // 0–150, 250–400, 500–650, so at 550 one of its reads is out.
+      // 8080 is programmed from 300 ms; 9090 never is, and its reads take 150 ms each,
+      // longer than the interval: 0–150, 150–300, 300–450, 450–600, so at 550 one is out.
       const fake = yield* fakeRouter((route) =>
         route.port === 8080
           ? from(300, Verdict.programmed)
@@ -471,7 +472,7 @@ describe("watchRouteHealth", () => {
         { at: 0, host: r9090.host, state: "pending" },
         { at: 300, host: r8080.host, state: "programmed" }
       ])
-      expect(yield* fake.readsOf(r9090.host)).toEqual([0, 250, 500])
+      expect(yield* fake.readsOf(r9090.host)).toEqual([0, 150, 300, 450])
       expect(yield* fake.interruptedReads).toBe(1)
     }))
 
@@ -535,6 +536,14 @@ describe("watchRouteHealth", () => {
       )
       expect(seen.at(-1)).toEqual({ at: 1_000, host: r8080.host, state: "unprogrammed", reason: unclaimed(r8080) })
       expect(yield* fake.readsOf(r8080.host)).toEqual([0, 400, 800])
+    }))
+
+  it.effect("measures the poll period from the start of each read, so a slow answer does not stretch it", () =>
+    Effect.gen(function*() {
+      // Answers take 60 ms: the next read is due 100 ms after the last one started, not after it answered.
+      const fake = yield* fakeRouter(() => Effect.sleep("60 millis").pipe(Effect.as(Verdict.pending)))
+      yield* runFor(450, { sessionId, routes: [r8080], timeoutMs: 450, intervalMs: 100 }).pipe(Effect.provide(fake.layer))
+      expect(yield* fake.readsOf(r8080.host)).toEqual([0, 100, 200, 300, 400])
     }))
 
   it.effect("does not spin at one instant when the interval is zero", () =>
