@@ -24,6 +24,7 @@ export const ENV = {
   routeReadyTimeoutMs: "SESSION_ROUTE_READY_TIMEOUT_MS",
   routePollIntervalMs: "SESSION_ROUTE_POLL_INTERVAL_MS",
   apiTimeoutMs: "SESSION_API_TIMEOUT_MS",
+  statusSource: "SESSION_ROUTE_STATUS_SOURCE",
   sessionNamespace: "RUNNER_SESSION_NAMESPACE",
   managedBy: "RUNNER_MANAGED_BY"
 } as const
@@ -34,6 +35,7 @@ export const DEFAULTS = {
   routeReadyTimeoutMs: 60_000,
   routePollIntervalMs: 2_000,
   apiTimeoutMs: 20_000,
+  statusSource: "watch",
   sessionNamespace: "telo-sessions",
   managedBy: "telo-k8s-runner"
 } as const satisfies {
@@ -41,6 +43,7 @@ export const DEFAULTS = {
   readonly routeReadyTimeoutMs: number
   readonly routePollIntervalMs: number
   readonly apiTimeoutMs: number
+  readonly statusSource: "watch" | "poll"
   readonly sessionNamespace: string
   readonly managedBy: string
 }
@@ -59,6 +62,7 @@ export interface RouterConfigValues {
   readonly routeReadyTimeoutMs?: number
   readonly routePollIntervalMs?: number
   readonly apiTimeoutMs?: number
+  readonly statusSource?: "watch" | "poll"
   readonly sessionNamespace?: string
   readonly managedBy?: string
 }
@@ -154,6 +158,10 @@ export const config: Config.Config<SourcedValues> = Config.all({
     Config.withDefault(defaultOf(ENV.apiTimeoutMs, DEFAULTS.apiTimeoutMs)),
     Config.withDescription("Milliseconds one Kubernetes API call may take, retries included; each attempt gets half")
   ),
+  statusSource: variable(ENV.statusSource).pipe(
+    Config.withDefault(defaultOf(ENV.statusSource, DEFAULTS.statusSource)),
+    Config.withDescription("Where route health reads status: watch (one shared watch per kind) or poll (a read per host)")
+  ),
   sessionNamespace: variable(ENV.sessionNamespace).pipe(
     Config.withDefault(defaultOf(ENV.sessionNamespace, DEFAULTS.sessionNamespace)),
     Config.withDescription("Namespace of the session Pods and their routing objects")
@@ -205,6 +213,11 @@ const isDnsName = (v: string) => isDnsSubdomain(v) && v.split(".").every((label)
  * never resolve. (An IPv6 address already fails the DNS name rule on its ':'.)
  */
 const isNumericDomain = (v: string) => /^[0-9]+$/.test(v.split(".").at(-1) ?? "")
+
+const statusSourceRule: Rule<"watch" | "poll"> = (value) =>
+  value === "watch" || value === "poll"
+    ? Either.right(value)
+    : Either.left("one of watch (one shared watch per routed kind), poll (a read per host per interval)")
 
 const modeRule: Rule<RoutingMode> = (value) =>
   value === "ingress" || value === "gateway" || value === "none"
@@ -272,6 +285,7 @@ export const envKeys: KeyNames = {
   routeReadyTimeoutMs: ENV.routeReadyTimeoutMs,
   routePollIntervalMs: ENV.routePollIntervalMs,
   apiTimeoutMs: ENV.apiTimeoutMs,
+  statusSource: ENV.statusSource,
   sessionNamespace: ENV.sessionNamespace,
   managedBy: ENV.managedBy
 }
@@ -288,6 +302,7 @@ export const fieldKeys: KeyNames = {
   routeReadyTimeoutMs: "routeReadyTimeoutMs",
   routePollIntervalMs: "routePollIntervalMs",
   apiTimeoutMs: "apiTimeoutMs",
+  statusSource: "statusSource",
   sessionNamespace: "sessionNamespace",
   managedBy: "managedBy"
 }
@@ -324,6 +339,7 @@ export const validate = (
   const routeReadyTimeoutMs = check(given.routeReadyTimeoutMs, millisecondsRule) ?? DEFAULTS.routeReadyTimeoutMs
   const routePollIntervalMs = check(given.routePollIntervalMs, millisecondsRule) ?? DEFAULTS.routePollIntervalMs
   const apiTimeoutMs = check(given.apiTimeoutMs, millisecondsRule) ?? DEFAULTS.apiTimeoutMs
+  const statusSource = check(given.statusSource, statusSourceRule) ?? DEFAULTS.statusSource
   const sessionNamespace = check(given.sessionNamespace, namespaceRule) ?? DEFAULTS.sessionNamespace
   const managedBy = check(given.managedBy, labelValueRule) ?? DEFAULTS.managedBy
 
@@ -370,6 +386,7 @@ export const validate = (
     routeReadyTimeoutMs,
     routePollIntervalMs,
     apiTimeoutMs,
+    statusSource,
     sessionNamespace,
     managedBy,
     warnings

@@ -9,28 +9,37 @@ import { SessionRouter as SessionRouterTag } from "../services/SessionRouter.js"
 import * as GatewayRouter from "./GatewayRouter.js"
 import * as IngressRouter from "./IngressRouter.js"
 import * as NoneRouter from "./NoneRouter.js"
+import { RouteStatusSource } from "./RouteStatusSourceLayers.js"
+
+/** A router layer together with the status source `RouterConfig` names, reading through that router. */
+const withStatusSource = <E, R>(router: Layer.Layer<SessionRouterTag, E, R>) =>
+  RouteStatusSource.layerConfig.pipe(Layer.provideMerge(router))
 
 /** Picks the layer `RouterConfig` names; without a base domain nothing is published, whatever the mode. */
 const layerConfig = Layer.unwrapEffect(
   Effect.map(RouterConfig, (config) => {
-    if (config.baseDomain === undefined) return NoneRouter.layer
+    if (config.baseDomain === undefined) return withStatusSource(NoneRouter.layer)
     switch (config.mode) {
       case "ingress":
-        return IngressRouter.layer
+        return withStatusSource(IngressRouter.layer)
       case "gateway":
-        return GatewayRouter.layer
+        return withStatusSource(GatewayRouter.layer)
       case "none":
-        return NoneRouter.layer
+        return withStatusSource(NoneRouter.layer)
     }
   })
 )
 
-/** The routing layer of a session, with one Layer per implementation. */
+/**
+ * The routing layer of a session, with one Layer per implementation. Each also
+ * provides the `RouteStatusSource` that `RouterConfig.statusSource` names (the shared
+ * watch by default), so route health needs nothing more.
+ */
 export class SessionRouter extends SessionRouterTag {
   /** Service + one Ingress per session. Needs `KubeClient` and `RouterConfig`. */
-  static readonly layerIngress = IngressRouter.layer
+  static readonly layerIngress = withStatusSource(IngressRouter.layer)
   /** Service + one HTTPRoute per tcp port on the configured Gateway. Needs `KubeClient` and `RouterConfig`. */
-  static readonly layerGateway = GatewayRouter.layer
+  static readonly layerGateway = withStatusSource(GatewayRouter.layer)
   /** Publishes nothing. */
   static readonly layerNone = NoneRouter.layer
   /** The layer `RouterConfig.mode` names (none without a base domain). */

@@ -29,6 +29,12 @@ export declare namespace RouterConfig {
      * half of it. Status reads while watching are also bounded by the route deadline.
      */
     readonly apiTimeoutMs: number
+    /**
+     * Where route health reads hosts' status: one shared watch of the routed kind
+     * (`watch`), or a read per host per interval (`poll`, for clusters that grant no
+     * list/watch, and the baseline the benchmark compares against).
+     */
+    readonly statusSource: "watch" | "poll"
     readonly sessionNamespace: string
     /** `app.kubernetes.io/managed-by` value. */
     readonly managedBy: string

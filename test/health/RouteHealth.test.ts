@@ -567,6 +567,7 @@ describe("watchRouteHealth", () => {
         routeReadyTimeoutMs,
         routePollIntervalMs,
         apiTimeoutMs: 20_000,
+        statusSource: "poll",
         sessionNamespace: "telo-sessions",
         managedBy: "session-routing",
         warnings: []

@@ -68,7 +68,8 @@ describe("route health over HTTP against LocalCluster", () => {
   it.live("reports forbidden reads once, and the read failure, not the unclaimed advice, at the deadline", () =>
     Effect.gen(function* () {
       const { events } = yield* publishAndWatch({ ingress: { delay: Duration.millis(300) } }, (sc) =>
-        sc.cluster.faults.add({ resource: IngressResource, verbs: ["get"], action: Fault.forbid() })
+        // Every read refused: the shared watch falls back to polling, and the polls are refused too.
+        sc.cluster.faults.add({ resource: IngressResource, verbs: ["get", "list", "watch"], action: Fault.forbid() })
       )
       expect(states(events)).toEqual(["pending", "read-error", "unprogrammed"])
       const last = events.at(-1)

@@ -26,6 +26,7 @@ const defaults: RouterConfig.Service = {
   routeReadyTimeoutMs: 60_000,
   routePollIntervalMs: 2_000,
   apiTimeoutMs: 20_000,
+  statusSource: "watch",
   sessionNamespace: "telo-sessions",
   managedBy: "telo-k8s-runner",
   warnings: []
@@ -47,6 +48,7 @@ describe("RouterConfig from the environment", () => {
         SESSION_ROUTE_READY_TIMEOUT_MS: "30000",
         SESSION_ROUTE_POLL_INTERVAL_MS: "500",
         SESSION_API_TIMEOUT_MS: "15000",
+        SESSION_ROUTE_STATUS_SOURCE: "poll",
         RUNNER_SESSION_NAMESPACE: "sessions",
         RUNNER_MANAGED_BY: "my.runner_v2"
       })
@@ -59,6 +61,7 @@ describe("RouterConfig from the environment", () => {
           routeReadyTimeoutMs: 30_000,
           routePollIntervalMs: 500,
           apiTimeoutMs: 15_000,
+          statusSource: "poll",
           sessionNamespace: "sessions",
           managedBy: "my.runner_v2",
           warnings: []
@@ -399,6 +402,27 @@ describe("RouterConfig API time limit", () => {
           key: "SESSION_API_TIMEOUT_MS",
           value: "10s",
           expected: "a positive whole number of milliseconds, e.g. 60000"
+        }
+      ])
+    }))
+})
+
+describe("RouterConfig status source", () => {
+  it.effect("defaults to the shared watch and accepts poll", () =>
+    Effect.gen(function* () {
+      expect(Either.map(yield* load({}), (c) => c.statusSource)).toEqual(Either.right("watch"))
+      expect(Either.map(yield* load({ SESSION_ROUTE_STATUS_SOURCE: "poll" }), (c) => c.statusSource)).toEqual(
+        Either.right("poll")
+      )
+    }))
+
+  it.effect("refuses any other source, naming the two there are", () =>
+    Effect.gen(function* () {
+      expect(problemsOf(yield* load({ SESSION_ROUTE_STATUS_SOURCE: "informer" }))).toEqual([
+        {
+          key: "SESSION_ROUTE_STATUS_SOURCE",
+          value: "informer",
+          expected: "one of watch (one shared watch per routed kind), poll (a read per host per interval)"
         }
       ])
     }))

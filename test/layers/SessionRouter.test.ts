@@ -14,6 +14,7 @@ import type { KubeObject } from "../../src/domain/Objects.js"
 import { HttpRouteResource, IngressResource, ServiceResource } from "../../src/domain/Resources.js"
 import type { PortMapping } from "../../src/domain/Session.js"
 import { SessionRouter } from "../../src/layers/SessionRouterLayers.js"
+import type { RouterLayer as HarnessRouterLayer } from "../support/RouterHarness.js"
 import { KubeClient } from "../../src/services/KubeClient.js"
 import type { SessionRouter as SessionRouterService } from "../../src/services/SessionRouter.js"
 import {
@@ -36,7 +37,7 @@ const ports: ReadonlyArray<PortMapping> = [
 ]
 const spec = { sessionId, ...pod, ports }
 
-type RouterLayer = typeof SessionRouter.layerIngress
+type RouterLayer = HarnessRouterLayer
 
 /** Runs `body` with a router of `layer` on a fresh cluster, through one face of it. */
 const withRouter = <A, E>(

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Duration, Effect, Either, Exit, Fiber, Layer, Ref, Scope, Stream, TestClock } from "effect"
+import { Chunk, Duration, Effect, Either, Exit, Fiber, Layer, Scope, Stream, TestClock } from "effect"
 import * as SessionCluster from "../../src/cluster/SessionCluster.js"
 import { Fault } from "../../src/cluster/Faults.js"
 import { LocalCluster } from "../../src/cluster/LocalCluster.js"
@@ -9,7 +9,7 @@ import { SessionRouter } from "../../src/layers/SessionRouterLayers.js"
 import { publishSession, type SessionEvent, sessionStatus, unpublishSession } from "../../src/runner/SessionRunner.js"
 import type { RouterConfig } from "../../src/services/RouterConfig.js"
 import { SessionRouter as SessionRouterTag } from "../../src/services/SessionRouter.js"
-import { BASE_DOMAIN, routerConfigLayer, type TestConfig } from "../support/RouterHarness.js"
+import { BASE_DOMAIN, routerConfigLayer, type RouterLayer, type TestConfig } from "../support/RouterHarness.js"
 
 const sessionId = "abc123"
 const ports: ReadonlyArray<PortMapping> = [
@@ -25,7 +25,7 @@ const host = (port: number) => `${port}-${sessionId}.${BASE_DOMAIN}`
  * controllers' delays, the poll interval and the deadline are virtual time.
  */
 const withRunner = <A, E>(
-  layer: typeof SessionRouter.layerIngress,
+  layer: RouterLayer,
   cluster: SessionCluster.SessionClusterOptions,
   config: TestConfig,
   body: (sc: SessionCluster.SessionCluster) => Effect.Effect<A, E, SessionRouterTag | RouterConfig | Scope.Scope>
@@ -122,7 +122,8 @@ describe("publishSession", () => {
   it.scoped("reports a forbidden status read once, and as the reason at the deadline", () =>
     withRunner(SessionRouter.layerIngress, { ingress: { delay: Duration.millis(200) } }, {}, (sc) =>
       Effect.gen(function* () {
-        yield* sc.cluster.faults.add({ resource: IngressResource, verbs: ["get"], action: Fault.forbid() })
+        // Every read refused: the shared watch falls back to polling, and the polls are refused too.
+        yield* sc.cluster.faults.add({ resource: IngressResource, verbs: ["get", "list", "watch"], action: Fault.forbid() })
         const session = yield* publishSession(spec)
         const events = yield* collectAll(session.events)
         const readErrors = events.filter((e) => e.type === "read-error")
@@ -164,26 +165,20 @@ describe("publishSession", () => {
       })
     ))
 
-  it.scoped("stops watching when the publishing scope closes", () =>
-    withRunner(SessionRouter.layerIngress, { ingress: { delay: "never" } }, {}, () =>
+  it.scoped("stops polling when the publishing scope closes", () =>
+    withRunner(SessionRouter.layerIngress, { ingress: { delay: "never" } }, { statusSource: "poll" }, (sc) =>
       Effect.gen(function* () {
-        const router = yield* SessionRouterTag
-        const reads = yield* Ref.make(0)
-        const counting = SessionRouterTag.of({
-          ...router,
-          verdictFor: (id, route) => Ref.update(reads, (n) => n + 1).pipe(Effect.zipRight(router.verdictFor(id, route)))
-        })
+        // A fault that changes nothing and counts down once per status read.
+        const id = yield* sc.cluster.faults.add({ resource: IngressResource, verbs: ["get"], action: Fault.latency(0), times: 10_000 })
+        const reads = Effect.map(sc.cluster.faults.active, (faults) => 10_000 - (faults.find((f) => f.id === id)?.times ?? 0))
         const scope = yield* Scope.make()
-        yield* publishSession(spec).pipe(
-          Effect.provideService(SessionRouterTag, counting),
-          Scope.extend(scope)
-        )
+        yield* publishSession(spec).pipe(Scope.extend(scope))
         yield* TestClock.adjust(Duration.millis(250))
-        const before = yield* Ref.get(reads)
+        const before = yield* reads
         expect(before).toBeGreaterThan(0)
         yield* Scope.close(scope, Exit.void)
         yield* TestClock.adjust(Duration.seconds(2))
-        expect(yield* Ref.get(reads)).toBe(before)
+        expect(yield* reads).toBe(before)
       })
     ))
 })

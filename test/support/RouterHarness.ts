@@ -15,7 +15,7 @@ import * as RouterConfigLive from "../../src/layers/RouterConfigLive.js"
 import { SessionRouter } from "../../src/layers/SessionRouterLayers.js"
 import { KubeClient, type ReadableObject } from "../../src/services/KubeClient.js"
 import type { RouterConfig } from "../../src/services/RouterConfig.js"
-import type { SessionRouter as SessionRouterService } from "../../src/services/SessionRouter.js"
+import type { RouterSetupError, SessionRouter as SessionRouterService } from "../../src/services/SessionRouter.js"
 
 export type Face = "in memory" | "over HTTP"
 export const faces: ReadonlyArray<Face> = ["in memory", "over HTTP"]
@@ -114,7 +114,8 @@ export const observedKubeClient = (
 const nameOf = (name: string | undefined) => (name !== undefined ? { name } : {})
 
 /** The routing layers a test can run. */
-export type RouterLayer = typeof SessionRouter.layerIngress
+/** Any router layer: it provides the router (and perhaps a status source) over a client and a configuration. */
+export type RouterLayer = Layer.Layer<SessionRouter, RouterSetupError, KubeClient | RouterConfig>
 
 /** What a router test gets: the router, the client under it, and the cluster. */
 export interface RouterContext {
