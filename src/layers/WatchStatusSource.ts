@@ -6,21 +6,12 @@
  * good (403, the API not served) falls back to polling, said once; a transient
  * failure is reported to the hosts as unreadable and the watch starts over.
  */
-import {
-  Clock,
-  Duration,
-  Effect,
-  Layer,
-  Ref,
-  Schedule,
-  type Scope,
-  Stream,
-  SubscriptionRef
-} from "effect"
+import { Clock, Duration, Effect, Layer, Option, Ref, Schedule, type Scope, Stream, SubscriptionRef } from "effect"
 import { qualifiedName, type ResourceType } from "../domain/Resources.js"
 import type { PublishedRoute } from "../domain/Routes.js"
-import { KubeClient } from "../services/KubeClient.js"
+import { KubeClient, withoutTransientRetry } from "../services/KubeClient.js"
 import { describeRequest, type KubeError, Transport } from "../services/KubeError.js"
+import { RouterConfig } from "../services/RouterConfig.js"
 import { Observation, RouteStatusSource, WatchUnavailable } from "../services/RouteStatusSource.js"
 import { RouteReadError, SessionRouter, type StatusObject } from "../services/SessionRouter.js"
 import * as PollStatusSource from "./PollStatusSource.js"
@@ -29,8 +20,11 @@ import * as PollStatusSource from "./PollStatusSource.js"
 type View =
   /** The watch is (re)starting: no answer yet since `since`. */
   | { readonly _tag: "Starting"; readonly since: number }
-  /** The watch failed and is starting over. */
-  | { readonly _tag: "Failing"; readonly error: KubeError }
+  /**
+   * The watch failed and is starting over (`by: "watch"`), or the server stopped
+   * answering the liveness check while the watch connection stays up (`by: "probe"`).
+   */
+  | { readonly _tag: "Failing"; readonly error: KubeError; readonly by?: "watch" | "probe" }
   /** In sync with the cluster: the object as it is, or absent. */
   | { readonly _tag: "Synced"; readonly object: StatusObject | undefined }
   /** The watch was refused for good: this kind is polled instead. */
@@ -52,6 +46,12 @@ const RESTART_SCHEDULE = Schedule.exponential(Duration.millis(250)).pipe(
   Schedule.jittered,
   Schedule.either(Schedule.spaced(Duration.seconds(10)))
 )
+
+/** A label no object carries: the liveness list selects nothing, so it costs the server next to nothing. */
+const LIVENESS_LABEL = "telo.run/liveness-probe"
+
+/** The liveness interval when no RouterConfig is at hand. */
+const DEFAULT_LIVENESS_INTERVAL_MS = 2_000
 
 /** Failures after which watching will not work until a person changes something: poll instead. */
 const refusedForGood = (error: KubeError): boolean => error._tag === "Forbidden" || error._tag === "NotServed"
@@ -94,6 +94,16 @@ export const make: Effect.Effect<RouteStatusSource.Service, never, KubeClient | 
     // Nothing is published (mode none), so there is nothing to watch.
     if (objects === undefined) return poll
 
+    const config = yield* Effect.serviceOption(RouterConfig)
+    const livenessIntervalMs = Option.match(config, {
+      onNone: () => DEFAULT_LIVENESS_INTERVAL_MS,
+      onSome: (c) => c.routePollIntervalMs
+    })
+    // As long as one attempt of a call may take.
+    const livenessTimeoutMs = Option.match(config, {
+      onNone: () => DEFAULT_LIVENESS_INTERVAL_MS,
+      onSome: (c) => Math.max(1, Math.floor(c.apiTimeoutMs / 2))
+    })
     const resource = objects.resource as ResourceType<StatusObject>
     const cache = new Map<string, StatusObject>()
     const watched = new Map<string, Watched>()
@@ -140,17 +150,53 @@ export const make: Effect.Effect<RouteStatusSource.Service, never, KubeClient | 
     })
 
     const informer = informOnce.pipe(
-      Effect.tapError((error) => (refusedForGood(error) ? Effect.void : enter({ _tag: "Failing", error }))),
+      Effect.tapError((error) => (refusedForGood(error) ? Effect.void : enter({ _tag: "Failing", error, by: "watch" }))),
       Effect.retry({ schedule: RESTART_SCHEDULE, while: (error) => !refusedForGood(error) }),
       Effect.catchAll((error) =>
         Effect.logWarning(
-          new WatchUnavailable({ what: `list and watch ${listing}`, reason: error.reason }).message
+          new WatchUnavailable({
+            what: `list and watch ${qualifiedName(resource)} in namespace "${objects.namespace}"`,
+            reason: error.reason
+          }).message
         ).pipe(Effect.zipRight(enter({ _tag: "Polling" })))
       )
     )
 
-    // Started by the first observer, once, in the layer's scope: it stops when the layer does.
-    const start = yield* Effect.once(Effect.forkIn(informer, scope))
+    // A watch can go silent without closing: a stopped API server keeps its TCP
+    // connections up and the kernel answers keep-alive probes. While anything is
+    // observed, one list that matches nothing proves once per interval that the
+    // server still answers (one request per process, not per host). A failure marks
+    // every host unreadable, the cache kept; the next answer restores it.
+    const probe = withoutTransientRetry(
+      kube.list(resource, objects.namespace, { labelSelector: `${objects.selector},${LIVENESS_LABEL}=true` })
+    ).pipe(
+      Effect.timeoutFail({
+        duration: Duration.millis(livenessTimeoutMs),
+        onTimeout: () =>
+          new Transport({
+            reason: `could not ${listing}: no answer within ${livenessTimeoutMs} ms`,
+            kind: "no-answer"
+          })
+      })
+    )
+    const checkLiveness = Effect.gen(function*() {
+      if (watched.size === 0) return
+      const outcome = yield* Effect.either(probe)
+      const now = yield* Ref.get(phase)
+      if (outcome._tag === "Left") {
+        if (now._tag === "Synced" || (now._tag === "Failing" && now.by === "probe")) {
+          yield* enter({ _tag: "Failing", error: outcome.left, by: "probe" })
+        }
+      } else if (now._tag === "Failing" && now.by === "probe") {
+        yield* enter({ _tag: "Synced" })
+      }
+    })
+    const liveness = checkLiveness.pipe(Effect.repeat(Schedule.spaced(Duration.millis(Math.max(1, livenessIntervalMs)))))
+
+    // Started by the first observer, once, in the layer's scope: they stop when the layer does.
+    const start = yield* Effect.once(
+      Effect.forkIn(informer, scope).pipe(Effect.zipRight(Effect.forkIn(liveness, scope)))
+    )
 
     /** The view of `name`, shared by every observer of it while any observes. */
     const hold = (name: string) =>

@@ -1,15 +1,24 @@
 /**
- * Following a session after its watch settled: re-read its hosts on a schedule and
- * report each change (a late controller, a lost status, a deleted object) in the
- * runner's event shapes. Each read is bounded, so a hung API server shows up as a
- * `read-error` instead of a silence that looks like health.
+ * Following a session after its watch settled: observe its hosts through the
+ * route-status source and report each change (a late controller, a lost status, a
+ * rejection on a new generation, a deleted object) in the runner's event shapes. On
+ * the shared watch this costs no request at all; on the polling source each host is
+ * read once per interval. A read left unanswered is a `read-error` instead of a
+ * silence that looks like health.
  */
-import { Duration, Effect, Either, Schedule, Stream } from "effect"
-import type { RouteState } from "../domain/Routes.js"
+import { Chunk, Duration, Effect, Exit, Fiber, Option, Ref, Schedule, Scope, Stream } from "effect"
+import type { PublishedRoute, RouteState } from "../domain/Routes.js"
 import { rejectionReason } from "../health/RouteHealth.js"
 import { withoutTransientRetry } from "../services/KubeClient.js"
 import { RouterConfig } from "../services/RouterConfig.js"
-import { SessionRouter } from "../services/SessionRouter.js"
+import { Transport } from "../services/KubeError.js"
+import {
+  Observation,
+  pollObservations,
+  RouteStatusSource,
+  type StatusRead
+} from "../services/RouteStatusSource.js"
+import { RouteReadError, SessionRouter } from "../services/SessionRouter.js"
 import type { SessionEvent } from "./SessionRunner.js"
 
 /**
@@ -27,126 +36,70 @@ export interface FollowedHost {
   readonly reason?: string
 }
 
-/** What following remembers between reads. */
+/** What following remembers between observations. */
 export interface FollowState {
   readonly rows: ReadonlyMap<string, FollowedHost>
   /** True while reads fail, so one streak of failures is reported once. */
   readonly failing: boolean
 }
 
-/** One read's answers: the routes the cluster holds (or why not), and each one's verdict. */
-export type PollResult =
-  | { readonly _tag: "RoutesUnreadable"; readonly reason: string }
-  | {
-    readonly _tag: "Read"
-    readonly hosts: ReadonlyArray<{
-      readonly port: number
-      readonly host: string
-      readonly verdict: Either.Either<FollowedHost["state"] | { readonly rejected: string }, string>
-    }>
-  }
-
-/**
- * The events one read adds to what was known, and what is known after it. Only
- * changes are reported. A failed read changes no host (the last answer stands) and is
- * reported once per streak as `read-error`. A `pending` verdict is news only for a
- * host that was programmed (it lost its status) or new: a host that already ended
- * unprogrammed stays so until a controller programs it.
- */
+/** What one observation of `host` adds to what was known: the events to report, and the state after. */
 export const followStep = (
   state: FollowState,
-  poll: PollResult
+  route: PublishedRoute,
+  observation: Observation
 ): readonly [FollowState, ReadonlyArray<SessionEvent>] => {
-  const events: Array<SessionEvent> = []
-  let failure: string | undefined
-  const rows = new Map<string, FollowedHost>()
-  if (poll._tag === "RoutesUnreadable") {
-    failure = poll.reason
-    for (const [host, row] of state.rows) rows.set(host, row)
-  } else {
-    for (const { host, port, verdict } of poll.hosts) {
-      const before = state.rows.get(host)
-      if (Either.isLeft(verdict)) {
-        failure ??= verdict.left
-        if (before !== undefined) rows.set(host, before)
-        continue
-      }
-      const answer = verdict.right
-      const next: FollowedHost = typeof answer === "object"
-        ? { port, host, state: "unprogrammed", reason: answer.rejected }
-        : answer === "pending" && before?.state === "unprogrammed"
+  switch (observation._tag) {
+    case "Reading":
+      return [state, []]
+    case "Unreadable":
+      // The last answer stands; a streak of failures, on any host, is said once.
+      return state.failing
+        ? [state, []]
+        : [{ ...state, failing: true }, [{ type: "read-error", reason: observation.error.reason }]]
+    case "Seen": {
+      const before = state.rows.get(route.host)
+      const { present, verdict } = observation
+      const next: FollowedHost = !present
+        ? { port: route.port, host: route.host, state: "unprogrammed", reason: GONE_REASON }
+        : verdict.kind === "rejected"
+        ? { port: route.port, host: route.host, state: "unprogrammed", reason: rejectionReason(verdict.reason, verdict.message) }
+        // Still unclaimed after the deadline is not news: the host stays unprogrammed
+        // until a controller programs it. A programmed host that lost its status is.
+        : verdict.kind === "pending" && before?.state === "unprogrammed" && before.reason !== GONE_REASON
         ? before
-        : { port, host, state: answer }
-      rows.set(host, next)
-      if (before === undefined || before.state !== next.state || before.reason !== next.reason) {
-        events.push({
+        : { port: route.port, host: route.host, state: verdict.kind }
+      const rows = new Map(state.rows).set(route.host, next)
+      const changed = before === undefined || before.state !== next.state || before.reason !== next.reason
+      const events: ReadonlyArray<SessionEvent> = changed
+        ? [{
           type: "route",
-          port,
-          host,
+          port: next.port,
+          host: next.host,
           state: next.state,
           ...(next.reason !== undefined ? { reason: next.reason } : {})
-        })
-      }
-    }
-    for (const [host, before] of state.rows) {
-      if (poll.hosts.some((h) => h.host === host)) continue
-      events.push({ type: "route", port: before.port, host, state: "unprogrammed", reason: GONE_REASON })
+        }]
+        : []
+      return [{ rows, failing: false }, events]
     }
   }
-  // Said before the host changes of the same read, as the watch does.
-  if (failure !== undefined && !state.failing) events.unshift({ type: "read-error", reason: failure })
-  return [{ rows, failing: failure !== undefined }, events]
 }
-
-/**
- * Reads the session's routes and each one's verdict once, within `limitMs`. Without
- * the client's own retries: the next read is the retry, and a failure must show now.
- */
-export const readSession = (sessionId: string, limitMs: number): Effect.Effect<PollResult, never, SessionRouter> =>
-  Effect.gen(function*() {
-    const router = yield* SessionRouter
-    const routes = yield* Effect.either(router.routesOf(sessionId))
-    if (Either.isLeft(routes)) return { _tag: "RoutesUnreadable", reason: routes.left.reason } as const
-    const hosts = yield* Effect.forEach(
-      routes.right,
-      (route) =>
-        router.verdictFor(sessionId, route).pipe(
-          Effect.map((verdict) =>
-            verdict.kind === "rejected" ? { rejected: rejectionReason(verdict.reason, verdict.message) } : verdict.kind
-          ),
-          Effect.mapError((error) => error.reason),
-          Effect.either,
-          Effect.map((verdict) => ({ port: route.port, host: route.host, verdict }))
-        ),
-      { concurrency: 8 }
-    )
-    return { _tag: "Read", hosts } as const
-  }).pipe(
-    withoutTransientRetry,
-    Effect.timeoutTo({
-      duration: Duration.millis(limitMs),
-      onSuccess: (poll): PollResult => poll,
-      onTimeout: (): PollResult => ({
-        _tag: "RoutesUnreadable",
-        reason: `the session's routes could not be read: no answer within ${limitMs} ms`
-      })
-    })
-  )
 
 /** How often and how long `followSession` reads; unset ones come from `RouterConfig`. */
 export interface FollowOptions {
-  /** Pause between reads. Default: `RouterConfig.routePollIntervalMs`. */
+  /** Pause between reads, when the source polls. Default: `RouterConfig.routePollIntervalMs`. */
   readonly intervalMs?: number
-  /** Most one read may take. Default: `RouterConfig.apiTimeoutMs`. */
+  /** Most one read may go unanswered before it is a `read-error`. Default: `RouterConfig.apiTimeoutMs`. */
   readonly readTimeoutMs?: number
 }
 
 /**
- * Follows a session whose hosts were last reported as `known`: re-reads them every
- * interval for as long as it is consumed and emits a `route` event whenever one
- * changes, and `read-error` once per streak of reads that fail or get no answer
- * (hosts keep their last state meanwhile). It never ends by itself. With both
- * options given only `SessionRouter` is needed.
+ * Follows a session whose hosts were last reported as `known`, through the
+ * `RouteStatusSource` in context (without one, each host is polled through
+ * `SessionRouter.verdictFor`), for as long as it is consumed: a `route` event
+ * whenever a host changes, and `read-error` once per streak of reads that fail or go
+ * unanswered for `readTimeoutMs` (hosts keep their last state meanwhile). It never
+ * ends by itself. With both options given only `SessionRouter` is needed.
  */
 export function followSession(
   sessionId: string,
@@ -171,15 +124,112 @@ export function followSession(
   )
 }
 
+/** Polls through the router's own reads: for a context with no `RouteStatusSource`. */
+const routerPolling = (router: SessionRouter.Service): RouteStatusSource.Service => ({
+  kind: "poll",
+  observe: (sessionId, route) =>
+    pollObservations(
+      withoutTransientRetry(router.verdictFor(sessionId, route)).pipe(
+        Effect.map((verdict): StatusRead => ({ verdict, present: true }))
+      )
+    ),
+  cadence: (intervalMs) => Schedule.spaced(Duration.millis(Math.max(1, intervalMs)))
+})
+
 const follow = (
   sessionId: string,
   known: ReadonlyArray<FollowedHost>,
   intervalMs: number,
   limitMs: number
-): Stream.Stream<SessionEvent, never, SessionRouter> => {
-  const initial: FollowState = { rows: new Map(known.map((row) => [row.host, row])), failing: false }
-  return Stream.fromSchedule(Schedule.spaced(Duration.millis(Math.max(1, intervalMs)))).pipe(
-    Stream.mapAccumEffect(initial, (state) => Effect.map(readSession(sessionId, limitMs), (poll) => followStep(state, poll))),
-    Stream.flattenIterables
+): Stream.Stream<SessionEvent, never, SessionRouter> =>
+  Stream.unwrapScoped(
+    Effect.gen(function*() {
+      const router = yield* SessionRouter
+      const source = Option.getOrElse(yield* Effect.serviceOption(RouteStatusSource), () => routerPolling(router))
+      const state = yield* Ref.make<FollowState>({ rows: new Map(known.map((row) => [row.host, row])), failing: false })
+      const apply = (route: PublishedRoute, observation: Observation) =>
+        Ref.modify(state, (now) => {
+          const [next, events] = followStep(now, route, observation)
+          return [events, next] as const
+        })
+      const perHost = known.map((row) =>
+        followHost(source, sessionId, { host: row.host, port: row.port }, intervalMs, limitMs, apply)
+      )
+      return Stream.mergeAll(perHost, { concurrency: "unbounded" })
+    })
   )
-}
+
+/**
+ * One host's observations, pulled one at a time and paced by the source's cadence
+ * (a polling source reads on each pull), each turned into the events it adds. A read
+ * that goes unanswered for `limitMs` is reported as unreadable while its answer is
+ * still awaited.
+ */
+const followHost = (
+  source: RouteStatusSource.Service,
+  sessionId: string,
+  route: PublishedRoute,
+  intervalMs: number,
+  limitMs: number,
+  apply: (route: PublishedRoute, observation: Observation) => Effect.Effect<ReadonlyArray<SessionEvent>>
+): Stream.Stream<SessionEvent> =>
+  Stream.unwrapScoped(
+    Effect.gen(function*() {
+      // The observation stream, opened afresh after a read went unanswered too long:
+      // the stuck read is interrupted (and its request with it), and the next one
+      // starts clean. Each opening lives in its own scope.
+      const open = Effect.gen(function*() {
+        const scope = yield* Scope.make()
+        const pull = yield* Stream.toPull(source.observe(sessionId, route, { intervalMs })).pipe(Scope.extend(scope))
+        return { pull, scope }
+      })
+      let current = yield* open
+      yield* Effect.addFinalizer(() => Scope.close(current.scope, Exit.void))
+      const driver = yield* Schedule.driver(source.cadence(intervalMs))
+      // The first observation of the follow is the host's state now: no pause before it.
+      let first = true
+      // A pull still out from an earlier step (its read went unanswered too long).
+      let inFlight: Fiber.RuntimeFiber<Chunk.Chunk<Observation>, Option.Option<never>> | undefined
+      // A read went out and its answer has not come yet.
+      let awaiting = false
+      const step: Effect.Effect<ReadonlyArray<SessionEvent>, Option.Option<never>> = Effect.gen(function*() {
+        if (inFlight === undefined) {
+          // Paced after each answer; the answer to a read that went out is pulled at once.
+          if (!first && !awaiting) yield* driver.next(undefined).pipe(Effect.orElse(() => Effect.void))
+          first = false
+          inFlight = yield* Effect.fork(current.pull)
+        }
+        const running = inFlight
+        // Only while a read is out is the wait bounded: a quiet watch is not a silent server.
+        const chunk = awaiting
+          ? Option.getOrUndefined(yield* Fiber.join(running).pipe(Effect.timeout(Duration.millis(limitMs)), Effect.option))
+          : yield* Fiber.join(running)
+        if (chunk === undefined) {
+          inFlight = undefined
+          awaiting = false
+          yield* Fiber.interrupt(running)
+          yield* Scope.close(current.scope, Exit.void)
+          current = yield* open
+          // A streak of failures is said once (followStep); the reads go on, each bounded.
+          return yield* apply(route, silence(route, limitMs))
+        }
+        inFlight = undefined
+        const events: Array<SessionEvent> = []
+        for (const observation of Chunk.toReadonlyArray(chunk)) {
+          events.push(...(yield* apply(route, observation)))
+          awaiting = observation._tag === "Reading"
+        }
+        return events
+      })
+      return Stream.repeatEffectOption(step).pipe(Stream.flattenIterables)
+    })
+  )
+
+/** A read that got no answer within `limitMs`, as an observation. */
+const silence = (route: PublishedRoute, limitMs: number): Observation =>
+  Observation.unreadable(
+    new RouteReadError({
+      route,
+      error: new Transport({ reason: `the status read got no answer within ${limitMs} ms`, kind: "no-answer" })
+    })
+  )

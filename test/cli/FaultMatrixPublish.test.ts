@@ -8,7 +8,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { join } from "node:path"
-import { Fault } from "../../src/cluster/Faults.js"
+import { Fault, type FaultSpec } from "../../src/cluster/Faults.js"
 import { LocalCluster } from "../../src/cluster/LocalCluster.js"
 import type { ServerLifecycle } from "../../src/cluster/ServerLifecycle.js"
 import { IngressResource, ServiceResource } from "../../src/domain/Resources.js"
@@ -123,21 +123,39 @@ describe("fault matrix: publish", () => {
 })
 
 // ---------------------------------------------------------------------------
-// publish --watch: faults on the status reads, after the first read of each host
+// publish --watch: faults on the status reads, after the source's first reads
 // ---------------------------------------------------------------------------
 
 /** Persistent read faults: every host ends a read failure with the fault's own words, never "unclaimed". */
 const unreadable: ReadonlyArray<Row> = [UNAUTHORIZED, forbiddenOn(undefined, "403"), ...PERSISTENT_TRANSIENT]
 
-/** `publish --watch -o json` with a silent controller and `row` on status reads after each host's first read. */
-const watchUnder = (row: Row) =>
+/**
+ * Where each status source reads, so a fault can start after its first reads: the
+ * polling source GETs the Ingress (once per host), the watching source lists it
+ * once and opens one watch, then checks liveness with a list.
+ */
+const SOURCES = {
+  poll: { verbs: ["get"], firstReads: 2 },
+  watch: { verbs: ["list", "watch"], firstReads: 2 }
+} as const satisfies Record<string, { readonly verbs: FaultSpec["verbs"]; readonly firstReads: number }>
+
+type Source = keyof typeof SOURCES
+
+const silentCluster = (source: Source) =>
+  Effect.map(matrixCluster({ ingress: { delay: "never" }, gateway: false }), (cluster) => ({
+    ...cluster,
+    env: { ...cluster.env, SESSION_ROUTE_STATUS_SOURCE: source }
+  }))
+
+/** `publish --watch -o json` with a silent controller and `row` on the source's reads after its first ones. */
+const watchUnder = (row: Row, source: Source) =>
   Effect.gen(function*() {
-    const cluster = yield* matrixCluster({ ingress: { delay: "never" }, gateway: false })
-    // Publish does no GET: the first two GETs of the Ingress are each host's first status read.
+    const cluster = yield* silentCluster(source)
+    // Publish reads no Ingress: the first of these requests are the source's own.
     yield* cluster.cluster.faults.add({
       resource: IngressResource,
-      verbs: ["get"],
-      after: 2,
+      verbs: SOURCES[source].verbs,
+      after: SOURCES[source].firstReads,
       action: row.action,
       ...(row.times !== undefined ? { times: row.times } : {})
     })
@@ -145,86 +163,107 @@ const watchUnder = (row: Row) =>
     return { cluster, result }
   })
 
-/** `publish --watch -o json` with a silent controller, and `outage` done to the server after each host's first read. */
-const watchAcross = <E>(outage: (server: ServerLifecycle) => Effect.Effect<void, E>) =>
+/** `publish --watch -o json` with a silent controller, and `outage` done to the server after the source's first reads. */
+const watchAcross = <E>(source: Source, outage: (server: ServerLifecycle) => Effect.Effect<void, E>) =>
   Effect.gen(function*() {
-    const cluster = yield* matrixCluster({ ingress: { delay: "never" }, gateway: false })
+    const cluster = yield* silentCluster(source)
     const watch = yield* Effect.fork(timedCli(args(cluster, "publish", "--watch", "-o", "json"), cluster.env))
-    yield* awaitRequests(cluster, { resource: IngressResource, verbs: ["get"] }, 2)
+    yield* awaitRequests(cluster, { resource: IngressResource, verbs: SOURCES[source].verbs }, SOURCES[source].firstReads)
     yield* outage(cluster.cluster.faults.server)
     return yield* watch.await.pipe(Effect.flatten)
   })
 
-describe("fault matrix: publish --watch", () => {
-  for (const row of unreadable) {
-    it.live(`reports every host as a read failure, never unclaimed, on ${row.name} after the first read`, () =>
-      Effect.scoped(
-        Effect.gen(function*() {
-          const { cluster, result } = yield* watchUnder(row)
-          expect(result.exitCode).toBe(3)
-          const terminal = terminalOf(result)
-          expect(terminal.map((event) => event.port).sort()).toEqual([8080, 9090])
-          for (const event of terminal) {
-            expect(classOf(event)).toBe("read-failure")
-            expect(event.reason).toMatch(row.says)
-          }
-          expect(readErrorsOf(result)).toHaveLength(1)
-          // The route deadline bounds the watch, whatever the reads do.
-          expect(result.tookMs).toBeLessThan(Number(LIMITS.SESSION_ROUTE_READY_TIMEOUT_MS) + FAULT_BOUND_MS)
-          yield* cluster.cluster.faults.clear
-          expect(yield* sessionObjects(cluster)).toEqual(INGRESS_OBJECTS)
-        })
-      ))
-  }
+for (const source of ["poll", "watch"] as const) {
+  describe(`fault matrix: publish --watch on the ${source} source`, () => {
+    // A watch refused for good falls back to polling, which reads the status: that case is below.
+    for (const row of unreadable.filter((row) => source === "poll" || row.name !== "403")) {
+      it.live(`reports every host as a read failure, never unclaimed, on ${row.name} after the first reads`, () =>
+        Effect.scoped(
+          Effect.gen(function*() {
+            const { cluster, result } = yield* watchUnder(row, source)
+            expect(result.exitCode).toBe(3)
+            const terminal = terminalOf(result)
+            expect(terminal.map((event) => event.port).sort()).toEqual([8080, 9090])
+            for (const event of terminal) {
+              expect(classOf(event)).toBe("read-failure")
+              expect(event.reason).toMatch(row.says)
+            }
+            expect(readErrorsOf(result)).toHaveLength(1)
+            // The route deadline bounds the watch, whatever the reads do.
+            expect(result.tookMs).toBeLessThan(Number(LIMITS.SESSION_ROUTE_READY_TIMEOUT_MS) + FAULT_BOUND_MS)
+            yield* cluster.cluster.faults.clear
+            expect(yield* sessionObjects(cluster)).toEqual(INGRESS_OBJECTS)
+          })
+        ))
+    }
 
-  for (const row of ONE_OFF) {
-    it.live(`keeps the unclaimed advice after ${row.name}: the last thing the cluster said was a real answer`, () =>
+    for (const row of ONE_OFF) {
+      it.live(`keeps the unclaimed advice after ${row.name}: the last thing the cluster said was a real answer`, () =>
+        Effect.scoped(
+          Effect.gen(function*() {
+            const { result } = yield* watchUnder(row, source)
+            expect(result.exitCode).toBe(3)
+            const terminal = terminalOf(result)
+            expect(terminal).toHaveLength(2)
+            for (const event of terminal) expect(classOf(event)).toBe("unclaimed")
+          })
+        ))
+    }
+
+    if (source === "watch") {
+      it.live("falls back to polling, saying so once, when listing or watching is forbidden after it started", () =>
+        Effect.scoped(
+          Effect.gen(function*() {
+            const { result } = yield* watchUnder(forbiddenOn(undefined, "403"), "watch")
+            expect(result.exitCode).toBe(3)
+            // The polls read the status fine: nobody claimed the hosts, and that is the truth.
+            for (const event of terminalOf(result)) expect(classOf(event)).toBe("unclaimed")
+            const notices = result.stderr.split("\n").filter((line) => line.includes("route status is polled instead"))
+            expect(notices).toHaveLength(1)
+            expect(notices[0]).toMatch(/cannot list and watch ingresses\.networking\.k8s\.io in namespace "telo-sessions": .*forbidden/)
+          })
+        ))
+    }
+
+    it.live("reports a server that dies mid-watch as a read failure for every host, within the deadline", () =>
       Effect.scoped(
         Effect.gen(function*() {
-          const { result } = yield* watchUnder(row)
+          const result = yield* watchAcross(source, (server) => server.stop)
           expect(result.exitCode).toBe(3)
           const terminal = terminalOf(result)
           expect(terminal).toHaveLength(2)
-          for (const event of terminal) expect(classOf(event)).toBe("unclaimed")
+          for (const event of terminal) {
+            expect(classOf(event)).toBe("read-failure")
+            expect(event.reason).toMatch(/refused|reset|closed before the answer/)
+          }
+          expect(readErrorsOf(result)).toHaveLength(1)
         })
       ))
-  }
 
-  it.live("reports a server that dies mid-watch as a read failure for every host, within the deadline", () =>
-    Effect.scoped(
-      Effect.gen(function*() {
-        const result = yield* watchAcross((server) => server.stop)
-        expect(result.exitCode).toBe(3)
-        const terminal = terminalOf(result)
-        expect(terminal).toHaveLength(2)
-        for (const event of terminal) {
-          expect(classOf(event)).toBe("read-failure")
-          expect(event.reason).toMatch(/refused|reset|closed before the answer/)
-        }
-        expect(readErrorsOf(result)).toHaveLength(1)
-      })
-    ))
+    it.live("keeps the unclaimed advice when the server restarts mid-watch and answers again before the deadline", () =>
+      Effect.scoped(
+        Effect.gen(function*() {
+          const result = yield* watchAcross(source, (server) => Effect.zipRight(server.stop, server.restart))
+          expect(result.exitCode).toBe(3)
+          for (const event of terminalOf(result)) expect(classOf(event)).toBe("unclaimed")
+          // The watch saw the outage or not, depending on timing, but never mixed the hosts.
+          expect(readErrorsOf(result).length).toBeLessThanOrEqual(1)
+        })
+      ))
 
-  it.live("keeps the unclaimed advice when the server restarts mid-watch and answers again before the deadline", () =>
-    Effect.scoped(
-      Effect.gen(function*() {
-        const result = yield* watchAcross((server) => Effect.zipRight(server.stop, server.restart))
-        expect(result.exitCode).toBe(3)
-        for (const event of terminalOf(result)) expect(classOf(event)).toBe("unclaimed")
-        // The watch saw the outage or not, depending on timing, but never mixed the hosts.
-        expect(readErrorsOf(result).length).toBeLessThanOrEqual(1)
-      })
-    ))
-
-  it.live("programs every host through one-off faults when a controller does its job", () =>
-    Effect.scoped(
-      Effect.gen(function*() {
-        const cluster = yield* matrixCluster({ gateway: false })
-        yield* cluster.cluster.faults.add({ namespace: cluster.namespace, action: Fault.respond(503), times: 2 })
-        const result = yield* runCli(args(cluster, "publish", "--watch", "-o", "json"), cluster.env)
-        expect(result.stderr).toBe("")
-        expect(result.exitCode).toBe(0)
-        expect(jsonLines(result.stdout).filter((event) => event.type === "route" && event.state === "programmed")).toHaveLength(2)
-      })
-    ))
-})
+    it.live("programs every host through one-off faults when a controller does its job", () =>
+      Effect.scoped(
+        Effect.gen(function*() {
+          const cluster = yield* matrixCluster({ gateway: false })
+          yield* cluster.cluster.faults.add({ namespace: cluster.namespace, action: Fault.respond(503), times: 2 })
+          const result = yield* runCli(args(cluster, "publish", "--watch", "-o", "json"), {
+            ...cluster.env,
+            SESSION_ROUTE_STATUS_SOURCE: source
+          })
+          expect(result.stderr).toBe("")
+          expect(result.exitCode).toBe(0)
+          expect(jsonLines(result.stdout).filter((event) => event.type === "route" && event.state === "programmed")).toHaveLength(2)
+        })
+      ))
+  })
+}

@@ -1,13 +1,12 @@
 /**
  * The CLI's presentation of session events without a cluster: the pure view (rows,
- * frames, lines, exit statuses), the `--follow` step, and the live table drawn on
+ * frames, lines, exit statuses) and the live table drawn on
  * TestClock so spinner ticks are counted, not waited for.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Duration, Effect, Either, Fiber, Stream, TestClock } from "effect"
+import { Duration, Effect, Either, Fiber, LogLevel, Stream, TestClock } from "effect"
 import { format } from "node:util"
-import { followStep, type FollowState, GONE_REASON } from "../../src/runner/FollowSession.js"
-import { parseOutputFormat, presentSnapshot, presentWatch, SPINNER_INTERVAL } from "../../src/cli/present/Presenter.js"
+import { cliLogLine, parseOutputFormat, presentSnapshot, presentWatch, SPINNER_INTERVAL } from "../../src/cli/present/Presenter.js"
 import {
   jsonLine,
   plainLine,
@@ -127,44 +126,11 @@ describe("session view", () => {
   })
 })
 
-describe("follow step", () => {
-  const known: FollowState = {
-    rows: new Map([
-      [host(8080), { port: 8080, host: host(8080), state: "programmed" as const }],
-      [host(9090), { port: 9090, host: host(9090), state: "unprogrammed" as const, reason: "unclaimed" }]
-    ]),
-    failing: false
-  }
-  const read = (
-    ...hosts: ReadonlyArray<readonly [number, Either.Either<"pending" | "programmed" | { rejected: string }, string>]>
-  ) => ({ _tag: "Read" as const, hosts: hosts.map(([port, verdict]) => ({ port, host: host(port), verdict })) })
-
-  it("reports nothing while nothing changes", () => {
-    const [, events] = followStep(known, read([8080, Either.right("programmed")], [9090, Either.right("pending")]))
-    // 9090 was unprogrammed at the deadline and is still not claimed: not news.
-    expect(events).toEqual([])
-  })
-
-  it("reports a host programmed late, one that lost its status, and one whose object is gone", () => {
-    const [state, events] = followStep(known, read([9090, Either.right("programmed")]))
-    expect(events).toEqual([programmed(9090), unprogrammed(8080, GONE_REASON)])
-    expect([...state.rows.keys()]).toEqual([host(9090)])
-    const [, again] = followStep(
-      { ...known, rows: new Map([[host(9090), { port: 9090, host: host(9090), state: "programmed" as const }]]) },
-      read([9090, Either.right("pending")])
-    )
-    expect(again).toEqual([pending(9090)])
-  })
-
-  it("keeps the last answer on a failed read and reports a streak of failures once", () => {
-    const [failing, first] = followStep(known, read([8080, Either.left("Forbidden")], [9090, Either.right("pending")]))
-    expect(first).toEqual([{ type: "read-error", reason: "Forbidden" }])
-    expect(failing.rows).toEqual(known.rows)
-    const [, second] = followStep(failing, { _tag: "RoutesUnreadable", reason: "Unavailable" })
-    expect(second).toEqual([])
-    const [recovered, third] = followStep(failing, read([8080, Either.right({ rejected: "NoAddress" })], [9090, Either.right("pending")]))
-    expect(third).toEqual([unprogrammed(8080, "NoAddress")])
-    expect(recovered.failing).toBe(false)
+describe("log lines", () => {
+  it("prints a log entry as one labelled line, without timestamps or fiber ids", () => {
+    expect(cliLogLine(LogLevel.Warning, "cannot watch: forbidden")).toBe("warning: cannot watch: forbidden")
+    expect(cliLogLine(LogLevel.Error, ["could not", "read"])).toBe("error: could not read")
+    expect(cliLogLine(LogLevel.Info, "first\n  second")).toBe("note: first; second")
   })
 })
 

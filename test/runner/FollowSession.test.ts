@@ -5,10 +5,11 @@
  * meanwhile, and the first good read after it reports what changed.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Clock, Effect, FiberRef, Fiber, Layer, Ref, Stream, TestClock } from "effect"
+import { Clock, Effect, FiberRef, Fiber, Layer, Ref, Stream, TestClock } from "effect"
 import type { PublishedRoute } from "../../src/domain/Routes.js"
 import { RouteVerdict as Verdict } from "../../src/domain/Routes.js"
-import { type FollowedHost, followSession, GONE_REASON } from "../../src/runner/FollowSession.js"
+import { type FollowedHost, followSession, followStep, type FollowState, GONE_REASON } from "../../src/runner/FollowSession.js"
+import { Observation } from "../../src/services/RouteStatusSource.js"
 import type { SessionEvent } from "../../src/runner/SessionRunner.js"
 import { currentTransientRetry } from "../../src/services/KubeClient.js"
 import { Unavailable } from "../../src/services/KubeError.js"
@@ -83,7 +84,7 @@ describe("followSession", () => {
       const hung = yield* run.seen
       // Once per streak, however many reads hang; the host is not reported changed.
       expect(hung.map(({ event }) => event)).toEqual([
-        { type: "read-error", reason: "the session's routes could not be read: no answer within 500 ms" }
+        { type: "read-error", reason: "the status read got no answer within 500 ms" }
       ])
       // Within one interval plus the read limit of the hang's start.
       expect(hung[0]!.at).toBeLessThanOrEqual(250 + 100 + 500)
@@ -96,20 +97,21 @@ describe("followSession", () => {
       yield* Fiber.interrupt(run.fiber)
     }))
 
-  it.effect("reports a failing server with its own reason, once per streak, and reads again at the interval", () =>
+  it.effect("reports a failing server with its own reason, once per streak, and again after a good read", () =>
     Effect.gen(function*() {
       const router = yield* scriptedRouter
       yield* Ref.set(router.answer, "503")
       const run = yield* follow({ intervalMs: 100, readTimeoutMs: 500 }).pipe(Effect.provide(router.layer))
       yield* step(1_000)
       expect((yield* run.seen).map(({ event }) => event)).toEqual([{ type: "read-error", reason: unavailable.reason }])
-      yield* Ref.set(router.answer, "gone")
+      yield* Ref.set(router.answer, "pending")
       yield* step(200)
       yield* Ref.set(router.answer, "503")
       yield* step(500)
-      expect(Chunk.fromIterable((yield* run.seen).map(({ event }) => event)).pipe(Chunk.toReadonlyArray)).toEqual([
+      expect((yield* run.seen).map(({ event }) => event)).toEqual([
         { type: "read-error", reason: unavailable.reason },
-        { type: "route", port: 8080, host: r8080.host, state: "unprogrammed", reason: GONE_REASON },
+        // The programmed host lost its status: that is news.
+        { type: "route", port: 8080, host: r8080.host, state: "pending" },
         // A new streak after a good read is reported again.
         { type: "read-error", reason: unavailable.reason }
       ])
@@ -126,4 +128,54 @@ describe("followSession", () => {
       expect(seen.length).toBeGreaterThan(0)
       expect(seen.every((on) => !on)).toBe(true)
     }))
+})
+
+describe("followStep", () => {
+  const r9090: PublishedRoute = { host: "9090-abc.telo.run", port: 9090 }
+  const known: FollowState = {
+    rows: new Map([
+      [r8080.host, { port: 8080, host: r8080.host, state: "programmed" as const }],
+      [r9090.host, { port: 9090, host: r9090.host, state: "unprogrammed" as const, reason: "unclaimed" }]
+    ]),
+    failing: false
+  }
+  const seen = (kind: "pending" | "programmed", present = true) =>
+    Observation.seen(kind === "pending" ? Verdict.pending : Verdict.programmed, present)
+  const failed = Observation.unreadable(new RouteReadError({ route: r8080, error: unavailable }))
+
+  it("reports nothing while nothing changes, and nothing for a read going out", () => {
+    expect(followStep(known, r8080, seen("programmed"))[1]).toEqual([])
+    // 9090 was unprogrammed at the deadline and is still not claimed: not news.
+    expect(followStep(known, r9090, seen("pending"))[1]).toEqual([])
+    expect(followStep(known, r8080, Observation.reading(5))[1]).toEqual([])
+  })
+
+  it("reports a host programmed late, one that lost its status, one rejected, and one whose object is gone", () => {
+    expect(followStep(known, r9090, seen("programmed"))[1]).toEqual([
+      { type: "route", port: 9090, host: r9090.host, state: "programmed" }
+    ])
+    expect(followStep(known, r8080, seen("pending"))[1]).toEqual([
+      { type: "route", port: 8080, host: r8080.host, state: "pending" }
+    ])
+    expect(followStep(known, r8080, Observation.seen(Verdict.rejected("NoMatchingParent", "no listener"), true))[1]).toEqual([
+      { type: "route", port: 8080, host: r8080.host, state: "unprogrammed", reason: "NoMatchingParent: no listener" }
+    ])
+    const [gone, events] = followStep(known, r8080, seen("pending", false))
+    expect(events).toEqual([{ type: "route", port: 8080, host: r8080.host, state: "unprogrammed", reason: GONE_REASON }])
+    // Said once; a session published again is news again.
+    expect(followStep(gone, r8080, seen("pending", false))[1]).toEqual([])
+    expect(followStep(gone, r8080, seen("pending"))[1]).toEqual([
+      { type: "route", port: 8080, host: r8080.host, state: "pending" }
+    ])
+  })
+
+  it("keeps the last answer on a failed read and reports a streak of failures once, on any host", () => {
+    const [failing, first] = followStep(known, r8080, failed)
+    expect(first).toEqual([{ type: "read-error", reason: unavailable.reason }])
+    expect(failing.rows).toEqual(known.rows)
+    expect(followStep(failing, r9090, failed)[1]).toEqual([])
+    const [recovered] = followStep(failing, r9090, seen("pending"))
+    expect(recovered.failing).toBe(false)
+    expect(followStep(recovered, r8080, failed)[1]).toEqual([{ type: "read-error", reason: unavailable.reason }])
+  })
 })

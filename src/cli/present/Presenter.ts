@@ -4,7 +4,7 @@
  * (pure); this module only writes through `Console` and ticks the spinner.
  */
 import { Options } from "@effect/cli"
-import { Config, Console, Context, Duration, Effect, Either, Layer, Logger, Option, Schedule, Stream } from "effect"
+import { Config, Console, Context, Duration, Effect, Either, Layer, Logger, LogLevel, Option, Schedule, Stream } from "effect"
 import type { SessionEvent } from "../../runner/SessionRunner.js"
 import { type CliError, cliError } from "../CliError.js"
 import {
@@ -94,12 +94,26 @@ export const stdoutColor: Effect.Effect<boolean> = Effect.gen(function* () {
 })
 
 /**
+ * One log entry as the CLI's other notes read: `warning: <message>` on one line, no
+ * timestamps or fiber ids (a person reads these, and a log collector adds its own).
+ */
+export const cliLogLine = (level: LogLevel.LogLevel, message: unknown): string => {
+  const label = LogLevel.greaterThanEqual(level, LogLevel.Error)
+    ? "error"
+    : LogLevel.greaterThanEqual(level, LogLevel.Warning)
+    ? "warning"
+    : "note"
+  const text = (Array.isArray(message) ? message : [message]).map((part) => String(part)).join(" ")
+  return `${label}: ${text.replace(/\s*\n\s*/g, "; ")}`
+}
+
+/**
  * Effect's default logger writes to stdout; under `-o json` stdout carries events
- * only, so the commands send every log line to stderr instead.
+ * only, so the commands send every log line to stderr instead, as one line each.
  */
 export const logsToStderr: Layer.Layer<never> = Logger.replace(
   Logger.defaultLogger,
-  Logger.withConsoleError(Logger.stringLogger)
+  Logger.withConsoleError(Logger.make(({ logLevel, message }) => cliLogLine(logLevel, message)))
 )
 
 /** How often the spinner moves while a host is pending. */
