@@ -4,11 +4,11 @@
  * of events. It reports and never fails: a slow controller and an absent one look
  * the same for the first seconds, so the watch describes routing, it does not judge the session.
  */
-import { Chunk, Clock, Data, Duration, Effect, Exit, Mailbox, Option, Ref, Schedule, type Scope, Stream } from "effect"
+import { Clock, Data, Duration, Effect, Exit, Mailbox, Option, Ref, Schedule, Stream } from "effect"
 import type { PublishedRoute, RouteVerdict } from "../domain/Routes.js"
 import { withoutTransientRetry } from "../services/KubeClient.js"
 import { isPermanent, Transport } from "../services/KubeError.js"
-import { PERMANENT_FAILURE_BACKOFF_CAP, pollObservations, RouteStatusSource } from "../services/RouteStatusSource.js"
+import { PERMANENT_FAILURE_BACKOFF_CAP, pollingNext, RouteStatusSource } from "../services/RouteStatusSource.js"
 import { RouterConfig } from "../services/RouterConfig.js"
 import { RouteReadError, SessionRouter } from "../services/SessionRouter.js"
 
@@ -184,12 +184,9 @@ export function watchRouteHealth(
 /** Polls through the router's own reads: for a context with no `RouteStatusSource`. */
 const routerPolling = (router: SessionRouter.Service): RouteStatusSource.Service => ({
   kind: "poll",
-  observe: (sessionId, route) =>
-    pollObservations(
-      withoutTransientRetry(router.verdictFor(sessionId, route)).pipe(
-        Effect.map((verdict) => ({ verdict, present: true }))
-      )
-    ),
+  next: pollingNext((sessionId, route) =>
+    withoutTransientRetry(router.verdictFor(sessionId, route)).pipe(Effect.map((verdict) => ({ verdict, present: true })))
+  ),
   cadence: pollSchedule
 })
 
@@ -311,11 +308,11 @@ const hostSchedule = (watch: HostWatch, evidence: Ref.Ref<HostEvidence>) =>
 
 /** Observes one host until it settles; always ends in that host's terminal event. */
 const settle = (watch: HostWatch, route: PublishedRoute): Effect.Effect<RouteHealthEvent> =>
-  Effect.scoped(Effect.gen(function*() {
+  Effect.gen(function*() {
     const evidence = yield* Ref.make(noEvidence)
-    // Pulled one observation at a time: a polling source reads when asked, so the
-    // schedule below paces its reads; a watching source answers with the next change.
-    const next = yield* pullOneByOne(watch.source.observe(watch.sessionId, route, { intervalMs: watch.intervalMs }))
+    // The last observation taken: the next call asks for a newer one.
+    const seen = yield* Ref.make(0)
+    const polling = watch.source.kind === "poll"
 
     /** Keeps what an answer showed: its outcome, and how long the server took. */
     const answered = (outcome: Option.Option<RouteReadError>) =>
@@ -337,19 +334,24 @@ const settle = (watch: HostWatch, route: PublishedRoute): Effect.Effect<RouteHea
 
     const attempt: Effect.Effect<RouteHealthEvent, RoutePending | RouteReadError | RouteDeadlineReached> = Effect
       .gen(function*() {
-        const remaining = watch.deadline - (yield* Clock.currentTimeMillis)
+        const now = yield* Clock.currentTimeMillis
+        const remaining = watch.deadline - now
         if (remaining <= 0) return yield* new RouteDeadlineReached({ route, readCutOff: false })
+        // A polling source reads on each call: that read is out from now.
+        if (polling) yield* Ref.update(evidence, (e) => ({ ...e, readSince: now, lastReadAt: now }))
         // Bounded by what is left of the deadline, so a read that hangs cannot carry the
         // host past it; the timeout interrupts the read, and with it the request.
-        const observation = yield* next.pipe(
+        const { observation, seq } = yield* watch.source.next(watch.sessionId, route, yield* Ref.get(seen)).pipe(
           Effect.timeoutFail({
             duration: Duration.millis(remaining),
             onTimeout: () => new RouteDeadlineReached({ route, readCutOff: true })
           })
         )
+        yield* Ref.set(seen, seq)
         switch (observation._tag) {
           case "Reading":
-            yield* Ref.update(evidence, (e) => ({ ...e, readSince: observation.at, lastReadAt: observation.at }))
+            // The watch has not answered yet: nothing known, and nothing to wait out before asking again.
+            yield* Ref.update(evidence, (e) => ({ ...e, readSince: observation.at }))
             return yield* new RoutePending({ route, reading: true })
           case "Unreadable":
             yield* answered(Option.some(observation.error))
@@ -365,7 +367,7 @@ const settle = (watch: HostWatch, route: PublishedRoute): Effect.Effect<RouteHea
       })
 
     return yield* attempt.pipe(
-      // A read that just went out is not a pause point: its answer is pulled at once.
+      // "Not answered yet" is no pause point: the next call waits for the answer itself.
       Effect.retry({ while: (error) => error._tag === "RoutePending" && error.reading === true }),
       // Explicit predicate: only "not yet" and "could not read" are worth another read.
       Effect.retry({
@@ -375,35 +377,13 @@ const settle = (watch: HostWatch, route: PublishedRoute): Effect.Effect<RouteHea
       Effect.catchAll((error) =>
         error._tag === "RouteDeadlineReached"
           ? Ref.get(evidence).pipe(
-            Effect.flatMap((seen) => atDeadline(watch, route, error.readCutOff && seen.readSince !== undefined, seen))
+            Effect.flatMap((last) => atDeadline(watch, route, error.readCutOff && last.readSince !== undefined, last))
           )
           // Unreachable while the schedule runs to the deadline; were it ever to stop
           // first, its last answer is what the host is reported with.
           : atDeadline(watch, route, false, { ...noEvidence, last: Option.some(error) })
       )
     )
-  }))
-
-/**
- * An effect that yields a stream's elements one at a time, pulling only when asked
- * (no read ahead: a polling source must not read before the schedule says so). A
- * stream that ends leaves the effect waiting, for the deadline to decide.
- */
-const pullOneByOne = <A>(stream: Stream.Stream<A>): Effect.Effect<Effect.Effect<A>, never, Scope.Scope> =>
-  Effect.gen(function*() {
-    const pull = yield* Stream.toPull(stream)
-    const buffered = yield* Ref.make<ReadonlyArray<A>>([])
-    const next: Effect.Effect<A> = Effect.flatMap(Ref.get(buffered), (queued) => {
-      const [head, ...rest] = queued
-      if (head !== undefined) return Effect.as(Ref.set(buffered, rest), head)
-      return pull.pipe(
-        Effect.matchEffect({
-          onFailure: () => Effect.never,
-          onSuccess: (chunk) => Effect.zipRight(Ref.set(buffered, Chunk.toReadonlyArray(chunk)), next)
-        })
-      )
-    })
-    return next
   })
 
 /** A verdict as an attempt's outcome: settled hosts succeed, a pending one fails with `RoutePending`. */

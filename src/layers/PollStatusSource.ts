@@ -7,9 +7,10 @@
 import { Deferred, Duration, Effect, Layer, Schedule, type Scope, SynchronizedRef } from "effect"
 import { KubeClient, withoutTransientRetry } from "../services/KubeClient.js"
 import type { KubeError } from "../services/KubeError.js"
-import { pollObservations, RouteStatusSource, type StatusRead } from "../services/RouteStatusSource.js"
+import { pollingNext, RouteStatusSource, type StatusRead } from "../services/RouteStatusSource.js"
 import { RouteReadError, SessionRouter, type StatusObject, type StatusObjects } from "../services/SessionRouter.js"
 import type { ResourceType } from "../domain/Resources.js"
+import type { PublishedRoute } from "../domain/Routes.js"
 
 /** One read every `intervalMs`, floored at 1 ms so a zero interval cannot spin at one instant. */
 export const pollCadence = (intervalMs: number): Schedule.Schedule<number> =>
@@ -64,7 +65,7 @@ export const make: Effect.Effect<RouteStatusSource.Service, never, KubeClient | 
     const objects = router.statusObjects
     const shared = yield* coalescing<StatusObject | undefined, KubeError>(scope)
 
-    const read = (sessionId: string, route: Parameters<RouteStatusSource.Service["observe"]>[1]) => {
+    const read = (sessionId: string, route: PublishedRoute): Effect.Effect<StatusRead, RouteReadError> => {
       // Reads without the client's own retries: the poll schedule is the retry, and
       // every failed attempt must reach route health as evidence.
       if (objects === undefined) {
@@ -86,11 +87,7 @@ export const make: Effect.Effect<RouteStatusSource.Service, never, KubeClient | 
       )
     }
 
-    return RouteStatusSource.of({
-      kind: "poll",
-      observe: (sessionId, route) => pollObservations(read(sessionId, route)),
-      cadence: pollCadence
-    })
+    return RouteStatusSource.of({ kind: "poll", next: pollingNext(read), cadence: pollCadence })
   })
 
 /** `RouteStatusSource` by polling. Needs `KubeClient` and `SessionRouter`. */

@@ -6,7 +6,7 @@
  * good (403, the API not served) falls back to polling, said once; a transient
  * failure is reported to the hosts as unreadable and the watch starts over.
  */
-import { Clock, Duration, Effect, Layer, Option, Ref, Schedule, type Scope, Stream, SubscriptionRef } from "effect"
+import { Clock, Deferred, Duration, Effect, Layer, Option, Schedule, type Scope, Stream } from "effect"
 import { qualifiedName, type ResourceType } from "../domain/Resources.js"
 import type { PublishedRoute } from "../domain/Routes.js"
 import { KubeClient, withoutTransientRetry } from "../services/KubeClient.js"
@@ -16,26 +16,30 @@ import { Observation, RouteStatusSource, WatchUnavailable } from "../services/Ro
 import { RouteReadError, SessionRouter, type StatusObject } from "../services/SessionRouter.js"
 import * as PollStatusSource from "./PollStatusSource.js"
 
-/** What the source knows about one object name. */
-type View =
+/** What the source knows of the whole watch: every host's observation starts from it. */
+type Phase =
   /** The watch is (re)starting: no answer yet since `since`. */
   | { readonly _tag: "Starting"; readonly since: number }
   /**
    * The watch failed and is starting over (`by: "watch"`), or the server stopped
    * answering the liveness check while the watch connection stays up (`by: "probe"`).
    */
-  | { readonly _tag: "Failing"; readonly error: KubeError; readonly by?: "watch" | "probe" }
-  /** In sync with the cluster: the object as it is, or absent. */
-  | { readonly _tag: "Synced"; readonly object: StatusObject | undefined }
+  | { readonly _tag: "Failing"; readonly error: KubeError; readonly by: "watch" | "probe" }
+  /** In sync with the cluster: each host's object is what the cache holds. */
+  | { readonly _tag: "Synced" }
   /** The watch was refused for good: this kind is polled instead. */
   | { readonly _tag: "Polling" }
 
-type Phase = Exclude<View, { readonly _tag: "Synced" }> | { readonly _tag: "Synced" }
-
-/** An observed name: its view, and how many observers hold it (dropped at zero). */
-interface Watched {
-  readonly view: SubscriptionRef.SubscriptionRef<View>
-  observers: number
+/**
+ * One object name: the object as cached (undefined: absent), the sequence number of
+ * its last change, and the hosts waiting for its next one. Plain mutable state, only
+ * touched synchronously inside effects: a watched route costs this entry and the
+ * waiting fiber, nothing more.
+ */
+interface Entry {
+  object: StatusObject | undefined
+  seq: number
+  waiting: Deferred.Deferred<void> | undefined
 }
 
 /**
@@ -62,27 +66,6 @@ const slim = (object: StatusObject): StatusObject => {
   return { ...object, metadata } as StatusObject
 }
 
-const viewOf = (phase: Phase, objects: ReadonlyMap<string, StatusObject>, name: string): View =>
-  phase._tag === "Synced" ? { _tag: "Synced", object: objects.get(name) } : phase
-
-/** Whether two views would give the same observation (a verdict is only recomputed on a real change). */
-const sameView = (a: View, b: View): boolean => {
-  if (a._tag !== b._tag) return false
-  switch (a._tag) {
-    case "Starting":
-      return a.since === (b as typeof a).since
-    case "Failing":
-      return a.error === (b as typeof a).error
-    case "Synced": {
-      const other = (b as typeof a).object
-      return a.object?.metadata?.resourceVersion === other?.metadata?.resourceVersion &&
-        a.object?.metadata?.uid === other?.metadata?.uid
-    }
-    case "Polling":
-      return true
-  }
-}
-
 /** The watching source over the router in context; its watch lives in the current scope. */
 export const make: Effect.Effect<RouteStatusSource.Service, never, KubeClient | SessionRouter | Scope.Scope> = Effect
   .gen(function*() {
@@ -105,27 +88,43 @@ export const make: Effect.Effect<RouteStatusSource.Service, never, KubeClient | 
       onSome: (c) => Math.max(1, Math.floor(c.apiTimeoutMs / 2))
     })
     const resource = objects.resource as ResourceType<StatusObject>
-    const cache = new Map<string, StatusObject>()
-    const watched = new Map<string, Watched>()
-    const phase = yield* Ref.make<Phase>({ _tag: "Starting", since: yield* Clock.currentTimeMillis })
+    const entries = new Map<string, Entry>()
+    // Every change (of an object, or of the phase) takes the next number: a host's
+    // observation is as new as the later of its object's change and the phase's.
+    let changes = 0
+    let phase: Phase = { _tag: "Starting", since: yield* Clock.currentTimeMillis }
+    let phaseSeq = ++changes
 
-    /** Sets the phase and tells every observed name. */
+    const wake = (entry: Entry) =>
+      Effect.suspend(() => {
+        const waiting = entry.waiting
+        entry.waiting = undefined
+        return waiting === undefined ? Effect.void : Deferred.succeed(waiting, undefined)
+      })
+
+    /** Sets the phase and wakes every waiting host. */
     const enter = (next: Phase) =>
-      Ref.set(phase, next).pipe(
-        Effect.zipRight(
-          Effect.forEach(watched, ([name, entry]) => SubscriptionRef.set(entry.view, viewOf(next, cache, name)), {
-            discard: true
-          })
-        )
-      )
+      Effect.suspend(() => {
+        phase = next
+        phaseSeq = ++changes
+        return Effect.forEach(entries.values(), wake, { discard: true })
+      })
 
-    /** Records one object's change and tells its observers, if any. */
+    const entryOf = (name: string): Entry => {
+      const existing = entries.get(name)
+      if (existing !== undefined) return existing
+      const created: Entry = { object: undefined, seq: 0, waiting: undefined }
+      entries.set(name, created)
+      return created
+    }
+
+    /** Records one object's change and wakes the hosts waiting on it. */
     const record = (name: string, object: StatusObject | undefined) =>
       Effect.suspend(() => {
-        if (object === undefined) cache.delete(name)
-        else cache.set(name, slim(object))
-        const entry = watched.get(name)
-        return entry === undefined ? Effect.void : SubscriptionRef.set(entry.view, { _tag: "Synced", object: cache.get(name) })
+        const entry = entryOf(name)
+        entry.object = object === undefined ? undefined : slim(object)
+        entry.seq = ++changes
+        return wake(entry)
       })
 
     const listing = describeRequest({ verb: "list", resource: qualifiedName(resource), namespace: objects.namespace })
@@ -133,8 +132,16 @@ export const make: Effect.Effect<RouteStatusSource.Service, never, KubeClient | 
     /** One list, then the watch from its resourceVersion, for as long as it lasts. */
     const informOnce: Effect.Effect<never, KubeError> = Effect.gen(function*() {
       const listed = yield* kube.list(resource, objects.namespace, { labelSelector: objects.selector })
-      cache.clear()
-      for (const item of listed.items) cache.set(item.metadata?.name ?? "", slim(item))
+      // The list is the truth now: what it lacks is gone.
+      const listedNames = new Set(listed.items.map((item) => item.metadata?.name ?? ""))
+      for (const [name, entry] of entries) {
+        if (entry.object !== undefined && !listedNames.has(name)) yield* record(name, undefined)
+      }
+      for (const item of listed.items) {
+        const name = item.metadata?.name ?? ""
+        const cached = entries.get(name)?.object
+        if (cached?.metadata?.resourceVersion !== item.metadata?.resourceVersion) yield* record(name, item)
+      }
       yield* enter({ _tag: "Synced" })
       yield* kube.watch(resource, objects.namespace, {
         labelSelector: objects.selector,
@@ -180,9 +187,9 @@ export const make: Effect.Effect<RouteStatusSource.Service, never, KubeClient | 
       })
     )
     const checkLiveness = Effect.gen(function*() {
-      if (watched.size === 0) return
+      if (waiters === 0) return
       const outcome = yield* Effect.either(probe)
-      const now = yield* Ref.get(phase)
+      const now = phase
       if (outcome._tag === "Left") {
         if (now._tag === "Synced" || (now._tag === "Failing" && now.by === "probe")) {
           yield* enter({ _tag: "Failing", error: outcome.left, by: "probe" })
@@ -198,70 +205,46 @@ export const make: Effect.Effect<RouteStatusSource.Service, never, KubeClient | 
       Effect.forkIn(informer, scope).pipe(Effect.zipRight(Effect.forkIn(liveness, scope)))
     )
 
-    /** The view of `name`, shared by every observer of it while any observes. */
-    const hold = (name: string) =>
-      Effect.acquireRelease(
-        Effect.gen(function*() {
-          const existing = watched.get(name)
-          if (existing !== undefined) {
-            existing.observers++
-            return existing.view
-          }
-          const view = yield* SubscriptionRef.make(viewOf(yield* Ref.get(phase), cache, name))
-          watched.set(name, { view, observers: 1 })
-          return view
-        }),
-        () =>
-          Effect.sync(() => {
-            const entry = watched.get(name)
-            if (entry !== undefined && --entry.observers === 0) watched.delete(name)
-          })
-      )
+    // Hosts waiting for a change right now: liveness is checked only while any does.
+    let waiters = 0
 
-    const toObservation = (route: PublishedRoute, view: View): Effect.Effect<Observation> => {
-      switch (view._tag) {
+    const observation = (route: PublishedRoute, entry: Entry): Effect.Effect<Observation> => {
+      switch (phase._tag) {
         case "Starting":
-          // Like a read that is out: if the watch never answers, the deadline says so.
-          return Effect.succeed(Observation.reading(view.since))
+          return Effect.succeed(Observation.reading(phase.since))
         case "Failing":
-          return Effect.succeed(Observation.unreadable(new RouteReadError({ route, error: view.error })))
+          return Effect.succeed(Observation.unreadable(new RouteReadError({ route, error: phase.error })))
         case "Synced":
-          return Effect.map(
-            objects.verdictOf(view.object, route),
-            (verdict) => Observation.seen(verdict, view.object !== undefined)
-          )
-        case "Polling":
-          return Effect.die("unreachable: polling views end the cached stream")
+        case "Polling": {
+          const object = entry.object
+          return Effect.map(objects.verdictOf(object, route), (verdict) => Observation.seen(verdict, object !== undefined))
+        }
       }
     }
 
-    const observe: RouteStatusSource.Service["observe"] = (sessionId, route, options) =>
-      Stream.unwrapScoped(
-        Effect.gen(function*() {
-          yield* start
-          const view = yield* hold(objects.objectName(sessionId, route))
-          const cached = view.changes.pipe(
-            Stream.takeWhile((v) => v._tag !== "Polling"),
-            Stream.changesWith(sameView),
-            Stream.mapEffect((v) => toObservation(route, v))
-          )
+    const next: RouteStatusSource.Service["next"] = (sessionId, route, after) =>
+      Effect.gen(function*() {
+        yield* start
+        const entry = entryOf(objects.objectName(sessionId, route))
+        while (true) {
           // Once the watch is refused for good, this host is polled from then on.
-          const fallback = Stream.unwrap(
-            Effect.map(Ref.get(phase), (now) => (now._tag === "Polling" ? poll.observe(sessionId, route, options) : Stream.empty))
-          )
-          return Stream.concat(cached, fallback)
-        })
-      )
+          if (phase._tag === "Polling") return yield* poll.next(sessionId, route, Math.max(after, changes))
+          const seq = Math.max(entry.seq, phaseSeq)
+          if (seq > after) return { seq, observation: yield* observation(route, entry) }
+          const waiting = entry.waiting ?? (entry.waiting = yield* Deferred.make<void>())
+          waiters++
+          yield* Deferred.await(waiting).pipe(Effect.ensuring(Effect.sync(() => waiters--)))
+        }
+      })
 
     return RouteStatusSource.of({
       kind: "watch",
-      observe,
-      // A pull waits for the next change; only a kind that fell back to polling waits an interval.
+      next,
+      // A call waits for the next change; only a kind that fell back to polling waits an interval.
       cadence: (intervalMs) =>
-        Schedule.modifyDelayEffect(Schedule.forever, () =>
-          Effect.map(Ref.get(phase), (now) =>
-            now._tag === "Polling" ? Duration.millis(Math.max(1, intervalMs)) : Duration.zero
-          ))
+        Schedule.modifyDelay(Schedule.forever, () =>
+          phase._tag === "Polling" ? Duration.millis(Math.max(1, intervalMs)) : Duration.zero
+        )
     })
   })
 

@@ -6,7 +6,7 @@
  * read once per interval. A read left unanswered is a `read-error` instead of a
  * silence that looks like health.
  */
-import { Chunk, Duration, Effect, Exit, Fiber, Option, Ref, Schedule, Scope, Stream } from "effect"
+import { Duration, Effect, Option, Ref, Schedule, Stream } from "effect"
 import type { PublishedRoute, RouteState } from "../domain/Routes.js"
 import { rejectionReason } from "../health/RouteHealth.js"
 import { withoutTransientRetry } from "../services/KubeClient.js"
@@ -14,7 +14,7 @@ import { RouterConfig } from "../services/RouterConfig.js"
 import { Transport } from "../services/KubeError.js"
 import {
   Observation,
-  pollObservations,
+  pollingNext,
   RouteStatusSource,
   type StatusRead
 } from "../services/RouteStatusSource.js"
@@ -127,12 +127,11 @@ export function followSession(
 /** Polls through the router's own reads: for a context with no `RouteStatusSource`. */
 const routerPolling = (router: SessionRouter.Service): RouteStatusSource.Service => ({
   kind: "poll",
-  observe: (sessionId, route) =>
-    pollObservations(
-      withoutTransientRetry(router.verdictFor(sessionId, route)).pipe(
-        Effect.map((verdict): StatusRead => ({ verdict, present: true }))
-      )
-    ),
+  next: pollingNext((sessionId, route) =>
+    withoutTransientRetry(router.verdictFor(sessionId, route)).pipe(
+      Effect.map((verdict): StatusRead => ({ verdict, present: true }))
+    )
+  ),
   cadence: (intervalMs) => Schedule.spaced(Duration.millis(Math.max(1, intervalMs)))
 })
 
@@ -160,10 +159,10 @@ const follow = (
   )
 
 /**
- * One host's observations, pulled one at a time and paced by the source's cadence
- * (a polling source reads on each pull), each turned into the events it adds. A read
- * that goes unanswered for `limitMs` is reported as unreadable while its answer is
- * still awaited.
+ * One host's observations, each turned into the events it adds, paced by the source's
+ * cadence (a polling source reads on each call; a watching one answers with the next
+ * change). A read that goes unanswered for `limitMs` is interrupted and reported as
+ * unreadable; the next one starts clean.
  */
 const followHost = (
   source: RouteStatusSource.Service,
@@ -173,55 +172,25 @@ const followHost = (
   limitMs: number,
   apply: (route: PublishedRoute, observation: Observation) => Effect.Effect<ReadonlyArray<SessionEvent>>
 ): Stream.Stream<SessionEvent> =>
-  Stream.unwrapScoped(
+  Stream.unwrap(
     Effect.gen(function*() {
-      // The observation stream, opened afresh after a read went unanswered too long:
-      // the stuck read is interrupted (and its request with it), and the next one
-      // starts clean. Each opening lives in its own scope.
-      const open = Effect.gen(function*() {
-        const scope = yield* Scope.make()
-        const pull = yield* Stream.toPull(source.observe(sessionId, route, { intervalMs })).pipe(Scope.extend(scope))
-        return { pull, scope }
-      })
-      let current = yield* open
-      yield* Effect.addFinalizer(() => Scope.close(current.scope, Exit.void))
       const driver = yield* Schedule.driver(source.cadence(intervalMs))
+      let seen = 0
       // The first observation of the follow is the host's state now: no pause before it.
       let first = true
-      // A pull still out from an earlier step (its read went unanswered too long).
-      let inFlight: Fiber.RuntimeFiber<Chunk.Chunk<Observation>, Option.Option<never>> | undefined
-      // A read went out and its answer has not come yet.
-      let awaiting = false
-      const step: Effect.Effect<ReadonlyArray<SessionEvent>, Option.Option<never>> = Effect.gen(function*() {
-        if (inFlight === undefined) {
-          // Paced after each answer; the answer to a read that went out is pulled at once.
-          if (!first && !awaiting) yield* driver.next(undefined).pipe(Effect.orElse(() => Effect.void))
-          first = false
-          inFlight = yield* Effect.fork(current.pull)
-        }
-        const running = inFlight
-        // Only while a read is out is the wait bounded: a quiet watch is not a silent server.
-        const chunk = awaiting
-          ? Option.getOrUndefined(yield* Fiber.join(running).pipe(Effect.timeout(Duration.millis(limitMs)), Effect.option))
-          : yield* Fiber.join(running)
-        if (chunk === undefined) {
-          inFlight = undefined
-          awaiting = false
-          yield* Fiber.interrupt(running)
-          yield* Scope.close(current.scope, Exit.void)
-          current = yield* open
-          // A streak of failures is said once (followStep); the reads go on, each bounded.
-          return yield* apply(route, silence(route, limitMs))
-        }
-        inFlight = undefined
-        const events: Array<SessionEvent> = []
-        for (const observation of Chunk.toReadonlyArray(chunk)) {
-          events.push(...(yield* apply(route, observation)))
-          awaiting = observation._tag === "Reading"
-        }
-        return events
+      const step = Effect.gen(function*() {
+        if (!first) yield* driver.next(undefined).pipe(Effect.orElse(() => Effect.void))
+        first = false
+        const call = source.next(sessionId, route, seen)
+        // Only a read is bounded: a quiet watch is not a silent server.
+        const answer = source.kind === "poll"
+          ? yield* Effect.timeout(call, Duration.millis(limitMs)).pipe(Effect.option)
+          : Option.some(yield* call)
+        if (Option.isNone(answer)) return yield* apply(route, silence(route, limitMs))
+        seen = answer.value.seq
+        return yield* apply(route, answer.value.observation)
       })
-      return Stream.repeatEffectOption(step).pipe(Stream.flattenIterables)
+      return Stream.repeatEffect(step).pipe(Stream.flattenIterables)
     })
   )
 

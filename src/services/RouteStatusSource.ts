@@ -4,13 +4,16 @@
  * in observations, so the health rules (last evidence, absolute deadline) are written
  * once, whatever the source.
  */
-import { Clock, Context, Data, Duration, Effect, type Schedule, Stream } from "effect"
+import { Context, Data, Duration, Effect, type Schedule } from "effect"
 import type { PublishedRoute, RouteVerdict } from "../domain/Routes.js"
 import type { RouteReadError } from "./SessionRouter.js"
 
 /** What a source learned about one host. */
 export type Observation =
-  /** A read went out at `at` (epoch ms): the poll source says so, so a read the deadline cuts short is known. */
+  /**
+   * Nothing known yet: the watch has been starting since `at` (epoch ms). Like a read
+   * that is out: if it never answers, the deadline says the status could not be read.
+   */
   | { readonly _tag: "Reading"; readonly at: number }
   /**
    * The cluster's answer: the verdict from the host's object as it is now. `present`
@@ -30,24 +33,27 @@ export const Observation = {
 /** Which source: one shared watch per routed kind, or reads per host. */
 export type StatusSourceKind = "watch" | "poll"
 
-export interface ObserveOptions {
-  /** Pause between reads (poll source only). Default: `RouterConfig.routePollIntervalMs`. */
-  readonly intervalMs?: number
+/** An observation, and its place in the sequence of what the source learned about the host. */
+export interface Sequenced {
+  /** Grows with every change the source learns of; pass it back to `next` to wait for a newer one. */
+  readonly seq: number
+  readonly observation: Observation
 }
 
 export declare namespace RouteStatusSource {
   export interface Service {
     readonly kind: StatusSourceKind
     /**
-     * What the cluster says about `route`, for as long as it is consumed: the current
-     * answer first, then each change (watch) or each read (poll). Never fails: a read
-     * that fails is an `Unreadable` observation, and the next one may recover.
+     * The next observation of `route` newer than `after` (0 at first). A polling
+     * source reads once per call, whatever `after` is; a watching source answers at
+     * once with what it holds when that is newer, else when the host's object (or the
+     * watch itself) next changes. Never fails: a read that fails is an `Unreadable`
+     * observation, and a later one may recover.
      */
-    readonly observe: (sessionId: string, route: PublishedRoute, options?: ObserveOptions) => Stream.Stream<Observation>
+    readonly next: (sessionId: string, route: PublishedRoute, after: number) => Effect.Effect<Sequenced>
     /**
-     * How long route health waits between pulls: a polling source reads once per
-     * pull, so its interval; a watching source answers a pull with the next change,
-     * so no wait at all.
+     * How long to wait between calls of `next` after an answer: a polling source's
+     * interval; a watching source needs no wait (a call waits for the next change).
      */
     readonly cadence: (intervalMs: number) => Schedule.Schedule<unknown, unknown>
   }
@@ -82,21 +88,14 @@ export interface StatusRead {
 }
 
 /**
- * The observations of a polling source: for each pull, `Reading` as a read goes out,
- * then its answer. Nothing is read ahead of a pull: the consumer's schedule paces
- * the reads (see `RouteStatusSource.cadence`).
+ * `next` for a polling source: one read per call, its answer (or why it failed) as
+ * the observation, sequenced after `after`.
  */
-export const pollObservations = (read: Effect.Effect<StatusRead, RouteReadError>): Stream.Stream<Observation> =>
-  Stream.repeatEffect(Effect.void).pipe(
-    Stream.flatMap(() =>
-      Stream.concat(
-        Stream.fromEffect(Effect.map(Clock.currentTimeMillis, Observation.reading)),
-        Stream.fromEffect(
-          read.pipe(
-            Effect.map(({ present, verdict }) => Observation.seen(verdict, present)),
-            Effect.catchAll((error) => Effect.succeed(Observation.unreadable(error)))
-          )
-        )
-      )
+export const pollingNext =
+  (read: (sessionId: string, route: PublishedRoute) => Effect.Effect<StatusRead, RouteReadError>) =>
+  (sessionId: string, route: PublishedRoute, after: number): Effect.Effect<Sequenced> =>
+    read(sessionId, route).pipe(
+      Effect.map(({ present, verdict }) => Observation.seen(verdict, present)),
+      Effect.catchAll((error) => Effect.succeed(Observation.unreadable(error))),
+      Effect.map((observation) => ({ seq: after + 1, observation }))
     )
-  )
