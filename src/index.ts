@@ -58,6 +58,10 @@ export { PublishError, RouteReadError, RouterSetupError } from "./services/Sessi
 // Layers.
 /** The routing layer of a session, with `.layerIngress`, `.layerGateway`, `.layerNone` and `.layerConfig`. */
 export { SessionRouter } from "./layers/SessionRouterLayers.js"
+
+export { RouteStatusSource } from "./layers/RouteStatusSourceLayers.js"
+
+export { type Observation, type Sequenced, type StatusSourceKind, WatchUnavailable } from "./services/RouteStatusSource.js"
 /** The live KubeClient on @kubernetes/client-node, from a kubeconfig. */
 export { KubeClientLive, KubeConfigError } from "./layers/KubeClientLive.js"
 /** RouterConfig from the environment (`layer`, `layerFromEnv`) or from values (`layerFrom`). */
