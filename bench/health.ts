@@ -1,0 +1,205 @@
+/**
+ * The route-health benchmark: the shared watch against polling, side by side, through
+ * the public composition (`SessionRouter.layerConfig` over `KubeClientLive` and
+ * `RouterConfigLive`), against LocalCluster in its own process over HTTP. Every
+ * session is published first; then every host is watched, the controllers start and
+ * write status 1 s later, and the run measures what it took to hear of it: requests
+ * by verb (from the cluster's `apiserver_request_total`), the lag of each verdict
+ * behind its status write, the runner's CPU and heap per route.
+ */
+import * as k8s from "@kubernetes/client-node"
+import { Clock, Effect, Layer, Ref, Stream } from "effect"
+import { spawn } from "node:child_process"
+import * as path from "node:path"
+import * as readline from "node:readline"
+import { fileURLToPath } from "node:url"
+import type { PublishedRoute } from "../src/domain/Routes.js"
+import { watchRouteHealth } from "../src/health/RouteHealth.js"
+import { KubeClientLive } from "../src/layers/KubeClientLive.js"
+import * as RouterConfigLive from "../src/layers/RouterConfigLive.js"
+import { SessionRouter } from "../src/layers/SessionRouterLayers.js"
+
+export interface Scenario {
+  readonly mode: "ingress" | "gateway"
+  readonly source: "watch" | "poll"
+  readonly sessions: number
+  readonly ports: number
+}
+
+export interface Measured {
+  readonly scenario: Scenario
+  readonly routes: number
+  /** Requests the cluster served from the start of the watches to the last verdict, by verb. */
+  readonly requests: Readonly<Record<string, number>>
+  readonly requestsTotal: number
+  /** Verdict after the controller's status write, ms. */
+  readonly lag: { readonly p50: number; readonly p99: number; readonly max: number }
+  /** From the last status write to the last verdict, ms. */
+  readonly lastWriteToLastVerdictMs: number
+  /** Runner CPU (user + system) from the start of the watches to the last verdict, per route, ms. */
+  readonly cpuPerRouteMs: number
+  /** Runner heap held by the watches while every host is pending, per route, KiB. */
+  readonly heapPerRouteKiB: number
+  /** Hosts that did not end programmed (should be none). */
+  readonly notProgrammed: number
+}
+
+const CONTROLLER_DELAY_MS = 1_000
+const here = path.dirname(fileURLToPath(import.meta.url))
+
+const gc = (): void => (globalThis as { gc?: () => void }).gc?.()
+
+const percentile = (sorted: ReadonlyArray<number>, p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? 0
+
+interface ClusterInfo {
+  readonly kubeconfig: string
+  readonly server: string
+  readonly namespace: string
+  readonly baseDomain: string
+  readonly ingressClassName: string
+  readonly gateway: { readonly namespace: string; readonly name: string }
+}
+
+/** Starts the cluster process; its status writes land in `writes` as they are printed. */
+const clusterProcess = (writes: Map<string, number>) =>
+  Effect.acquireRelease(
+    Effect.async<{ readonly info: ClusterInfo; readonly go: () => void; readonly kill: () => void }>((resume) => {
+      const child = spawn(process.execPath, ["--import", "tsx", path.join(here, "clusterProcess.ts"), String(CONTROLLER_DELAY_MS)], {
+        stdio: ["pipe", "pipe", "inherit"]
+      })
+      let started = false
+      readline.createInterface({ input: child.stdout }).on("line", (line) => {
+        const message = JSON.parse(line) as ClusterInfo | { readonly wrote: string; readonly at: number }
+        if ("wrote" in message) {
+          writes.set(message.wrote, message.at)
+        } else if (!started) {
+          started = true
+          resume(Effect.succeed({
+            info: message,
+            go: () => child.stdin.write("go\n"),
+            kill: () => child.kill("SIGTERM")
+          }))
+        }
+      })
+    }),
+    (cluster) => Effect.sync(() => cluster.kill())
+  )
+
+/** `apiserver_request_total` from the cluster's /metrics, summed by verb. */
+const requestsByVerb = (server: string) =>
+  Effect.promise(async () => {
+    const text = await (await fetch(`${server}/metrics`)).text()
+    const byVerb: Record<string, number> = {}
+    for (const line of text.split("\n")) {
+      const match = /^apiserver_request_total\{([^}]*)\}\s+([0-9.e+]+)$/.exec(line)
+      if (match === null) continue
+      const verb = /(?:^|,)verb="([^"]*)"/.exec(match[1]!)?.[1] ?? "?"
+      byVerb[verb] = (byVerb[verb] ?? 0) + Number(match[2])
+    }
+    return byVerb
+  })
+
+const difference = (after: Record<string, number>, before: Record<string, number>) =>
+  Object.fromEntries(
+    Object.entries(after)
+      .map(([verb, n]) => [verb, n - (before[verb] ?? 0)] as const)
+      .filter(([, n]) => n > 0)
+  )
+
+const specOf = (i: number, ports: number) => ({
+  sessionId: `b${i}`,
+  podName: `telo-run-b${i}`,
+  podUid: `00000000-0000-4000-8000-${String(i).padStart(12, "0")}`,
+  ports: Array.from({ length: ports }, (_, p) => ({ port: 8080 + p, protocol: "tcp" as const }))
+})
+
+const objectOf = (mode: Scenario["mode"], sessionId: string, route: PublishedRoute) =>
+  mode === "ingress" ? `Ingress/telo-run-${sessionId}` : `HTTPRoute/telo-run-${sessionId}-${route.port}`
+
+/** One scenario, in its own cluster process. */
+export const runScenario = (scenario: Scenario): Effect.Effect<Measured> =>
+  Effect.scoped(
+    Effect.gen(function*() {
+      const writes = new Map<string, number>()
+      const cluster = yield* clusterProcess(writes)
+      const { info } = cluster
+      const kc = new k8s.KubeConfig()
+      kc.loadFromString(info.kubeconfig)
+      const layers = SessionRouter.layerConfig.pipe(
+        Layer.provideMerge(KubeClientLive.layerFromKubeConfig(kc)),
+        Layer.provideMerge(
+          RouterConfigLive.layerFrom({
+            mode: scenario.mode,
+            baseDomain: info.baseDomain,
+            sessionNamespace: info.namespace,
+            ingressClassName: info.ingressClassName,
+            gatewayName: info.gateway.name,
+            gatewayNamespace: info.gateway.namespace,
+            statusSource: scenario.source,
+            routeReadyTimeoutMs: 120_000
+          })
+        ),
+        Layer.orDie
+      )
+      return yield* Effect.gen(function*() {
+        const router = yield* SessionRouter
+        // Publish every session first, as one runtime would for a burst of sessions.
+        const published = yield* Effect.forEach(
+          Array.from({ length: scenario.sessions }, (_, i) => specOf(i, scenario.ports)),
+          (spec) => Effect.map(Effect.orDie(router.publish(spec)), (routes) => ({ sessionId: spec.sessionId, routes })),
+          { concurrency: 32 }
+        )
+        const routes = published.reduce((n, s) => n + s.routes.length, 0)
+        const verdicts = yield* Ref.make<Array<{ readonly object: string; readonly at: number; readonly programmed: boolean }>>([])
+
+        gc()
+        const heapBefore = process.memoryUsage().heapUsed
+        const requestsBefore = yield* requestsByVerb(info.server)
+        const cpuBefore = process.cpuUsage()
+        const watching = yield* Effect.forEach(
+          published,
+          ({ routes, sessionId }) =>
+            watchRouteHealth({ sessionId, routes }).pipe(
+              Stream.runForEach((event) =>
+                event._tag === "Route" && event.state !== "pending"
+                  ? Effect.flatMap(Clock.currentTimeMillis, (at) =>
+                    Ref.update(verdicts, (all) => {
+                      all.push({ object: objectOf(scenario.mode, sessionId, event.route), at, programmed: event.state === "programmed" })
+                      return all
+                    }))
+                  : Effect.void
+              )
+            ),
+          { concurrency: "unbounded", discard: true }
+        ).pipe(Effect.fork)
+        // Every host is being watched and is pending: what the watches hold now.
+        yield* Effect.sleep("500 millis")
+        gc()
+        const heapWatching = process.memoryUsage().heapUsed
+        cluster.go()
+        yield* watching.await
+        const cpu = process.cpuUsage(cpuBefore)
+        const requests = difference(yield* requestsByVerb(info.server), requestsBefore)
+
+        const seen = yield* Ref.get(verdicts)
+        const lags = seen.flatMap(({ at, object }) => {
+          const wrote = writes.get(object)
+          return wrote === undefined ? [] : [at - wrote]
+        }).sort((a, b) => a - b)
+        const lastWrite = Math.max(...writes.values())
+        const lastVerdict = Math.max(...seen.map((v) => v.at))
+        return {
+          scenario,
+          routes,
+          requests,
+          requestsTotal: Object.values(requests).reduce((a, b) => a + b, 0),
+          lag: { p50: percentile(lags, 0.5), p99: percentile(lags, 0.99), max: lags.at(-1) ?? 0 },
+          lastWriteToLastVerdictMs: lastVerdict - lastWrite,
+          cpuPerRouteMs: (cpu.user + cpu.system) / 1_000 / routes,
+          heapPerRouteKiB: (heapWatching - heapBefore) / 1024 / routes,
+          notProgrammed: seen.filter((v) => !v.programmed).length
+        } satisfies Measured
+      }).pipe(Effect.provide(layers))
+    })
+  )

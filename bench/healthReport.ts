@@ -1,0 +1,98 @@
+/**
+ * The route-health part of `npm run bench`: the shared watch and polling side by
+ * side at 500 sessions x 3 ports in both routing modes, and the watch alone at
+ * 1,000 x 3, each against LocalCluster in its own process. Prints one table and
+ * checks the targets; the Effect succeeds with whether every one was met.
+ */
+import { Effect } from "effect"
+import { type Measured, runScenario, type Scenario } from "./health.js"
+
+const SCENARIOS: ReadonlyArray<Scenario> = [
+  { mode: "ingress", source: "poll", sessions: 500, ports: 3 },
+  { mode: "ingress", source: "watch", sessions: 500, ports: 3 },
+  { mode: "gateway", source: "poll", sessions: 500, ports: 3 },
+  { mode: "gateway", source: "watch", sessions: 500, ports: 3 },
+  { mode: "ingress", source: "watch", sessions: 1_000, ports: 3 }
+]
+
+const verbs = (requests: Readonly<Record<string, number>>) =>
+  Object.entries(requests).map(([verb, n]) => `${verb} ${n}`).join(", ") || "none counted"
+
+const row = (m: Measured) =>
+  [
+    `${m.scenario.mode} ${m.scenario.sessions}x${m.scenario.ports}`.padEnd(16),
+    m.scenario.source.padEnd(6),
+    String(m.requestsTotal).padStart(6),
+    `${m.lag.p50}/${m.lag.p99}/${m.lag.max}`.padStart(16),
+    String(m.lastWriteToLastVerdictMs).padStart(8),
+    m.cpuPerRouteMs.toFixed(2).padStart(8),
+    m.heapPerRouteKiB.toFixed(1).padStart(8),
+    `  ${verbs(m.requests)}`
+  ].join(" ")
+
+interface Check {
+  readonly name: string
+  readonly ok: boolean
+  readonly said: string
+}
+
+const checks = (all: ReadonlyArray<Measured>): ReadonlyArray<Check> => {
+  const find = (mode: Scenario["mode"], source: Scenario["source"], sessions: number) =>
+    all.find((m) => m.scenario.mode === mode && m.scenario.source === source && m.scenario.sessions === sessions)!
+  const out: Array<Check> = []
+  for (const mode of ["ingress", "gateway"] as const) {
+    const poll = find(mode, "poll", 500)
+    const watch = find(mode, "watch", 500)
+    const fewer = watch.requestsTotal === 0 ? Number.NaN : poll.requestsTotal / watch.requestsTotal
+    out.push({
+      name: `${mode}: watch makes >= 100x fewer API requests than poll while settling`,
+      ok: fewer >= 100,
+      said: Number.isNaN(fewer) ? "no requests counted (the cluster serves no /metrics?)" : `${fewer.toFixed(0)}x`
+    })
+    out.push({ name: `${mode}: watch verdict lag p99 <= 50 ms`, ok: watch.lag.p99 <= 50, said: `${watch.lag.p99} ms` })
+    out.push({
+      name: `${mode}: watch runner CPU per route <= 1/20 of poll's`,
+      ok: watch.cpuPerRouteMs * 20 <= poll.cpuPerRouteMs,
+      said: `${watch.cpuPerRouteMs.toFixed(2)} vs ${poll.cpuPerRouteMs.toFixed(2)} ms (1/${(poll.cpuPerRouteMs / watch.cpuPerRouteMs).toFixed(1)})`
+    })
+    out.push({
+      name: `${mode}: <= 4 KiB heap per watched route`,
+      ok: watch.heapPerRouteKiB <= 4,
+      said: `${watch.heapPerRouteKiB.toFixed(1)} KiB`
+    })
+  }
+  const big = find("ingress", "watch", 1_000)
+  out.push({
+    name: "3,000 routes: the last verdict within 2 s of the last status write",
+    ok: big.lastWriteToLastVerdictMs <= 2_000,
+    said: `${big.lastWriteToLastVerdictMs} ms`
+  })
+  out.push({
+    name: "every host ends programmed",
+    ok: all.every((m) => m.notProgrammed === 0),
+    said: all.map((m) => m.notProgrammed).join("/")
+  })
+  return out
+}
+
+/** Runs every scenario in turn, prints the table and the targets. */
+export const routeHealth: Effect.Effect<boolean> = Effect.gen(function*() {
+  console.log("\nroute health: status written 1 s after every host is watched; LocalCluster in its own process, HTTP")
+  console.log(
+    `${"scenario".padEnd(16)} ${"source".padEnd(6)} ${"reqs".padStart(6)} ${"lag p50/p99/max".padStart(16)} ${
+      "last ms".padStart(8)
+    } ${"cpu/rt".padStart(8)} ${"KiB/rt".padStart(8)}   requests by verb while settling`
+  )
+  const all: Array<Measured> = []
+  for (const scenario of SCENARIOS) {
+    const measured = yield* runScenario(scenario)
+    all.push(measured)
+    console.log(row(measured))
+  }
+  let met = true
+  for (const check of checks(all)) {
+    met &&= check.ok
+    console.log(`${check.ok ? "ok  " : "MISS"} ${check.name}: ${check.said}`)
+  }
+  return met
+})
