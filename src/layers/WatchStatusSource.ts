@@ -6,7 +6,7 @@
  * good (403, the API not served) falls back to polling, said once; a transient
  * failure is reported to the hosts as unreadable and the watch starts over.
  */
-import { Clock, Deferred, Duration, Effect, Layer, Option, Schedule, type Scope, Stream } from "effect"
+import { Clock, Deferred, Duration, Effect, Fiber, Layer, Option, Schedule, type Scope, Stream } from "effect"
 import { qualifiedName, type ResourceType } from "../domain/Resources.js"
 import type { PublishedRoute } from "../domain/Routes.js"
 import { KubeClient, withoutTransientRetry } from "../services/KubeClient.js"
@@ -102,9 +102,10 @@ export const make: Effect.Effect<RouteStatusSource.Service, never, KubeClient | 
         return waiting === undefined ? Effect.void : Deferred.succeed(waiting, undefined)
       })
 
-    /** Sets the phase and wakes every waiting host. */
+    /** Sets the phase and wakes every waiting host. Polling, once entered, is for good. */
     const enter = (next: Phase) =>
       Effect.suspend(() => {
+        if (phase._tag === "Polling") return Effect.void
         phase = next
         phaseSeq = ++changes
         return Effect.forEach(entries.values(), wake, { discard: true })
@@ -156,17 +157,32 @@ export const make: Effect.Effect<RouteStatusSource.Service, never, KubeClient | 
       return yield* new Transport({ reason: `the watch of ${listing} ended`, kind: "other" })
     })
 
-    const informer = informOnce.pipe(
-      Effect.tapError((error) => (refusedForGood(error) ? Effect.void : enter({ _tag: "Failing", error, by: "watch" }))),
-      Effect.retry({ schedule: RESTART_SCHEDULE, while: (error) => !refusedForGood(error) }),
-      Effect.catchAll((error) =>
-        Effect.logWarning(
+    let informerFiber: Fiber.RuntimeFiber<void> | undefined
+    /**
+     * Polls this kind from now on, and says so once: the watch was refused for good
+     * (403 on list or watch, the API not served), whether the informer or the
+     * liveness list met the refusal first.
+     */
+    const fallBack = (error: KubeError) =>
+      Effect.suspend(() => {
+        if (phase._tag === "Polling") return Effect.void
+        return Effect.logWarning(
           new WatchUnavailable({
             what: `list and watch ${qualifiedName(resource)} in namespace "${objects.namespace}"`,
             reason: error.reason
           }).message
-        ).pipe(Effect.zipRight(enter({ _tag: "Polling" })))
-      )
+        ).pipe(
+          Effect.zipRight(enter({ _tag: "Polling" })),
+          // The watch is no longer what anyone reads: stop it (without waiting, as the
+          // informer itself may be the one falling back).
+          Effect.zipRight(informerFiber === undefined ? Effect.void : Fiber.interruptFork(informerFiber))
+        )
+      })
+
+    const informer = informOnce.pipe(
+      Effect.tapError((error) => (refusedForGood(error) ? Effect.void : enter({ _tag: "Failing", error, by: "watch" }))),
+      Effect.retry({ schedule: RESTART_SCHEDULE, while: (error) => !refusedForGood(error) }),
+      Effect.catchAll(fallBack)
     )
 
     // A watch can go silent without closing: a stopped API server keeps its TCP
@@ -191,6 +207,11 @@ export const make: Effect.Effect<RouteStatusSource.Service, never, KubeClient | 
       const outcome = yield* Effect.either(probe)
       const now = phase
       if (outcome._tag === "Left") {
+        if (refusedForGood(outcome.left)) {
+          yield* fallBack(outcome.left)
+          // Nothing left to check: the informer's watch is no longer what anyone reads.
+          return yield* Effect.interrupt
+        }
         if (now._tag === "Synced" || (now._tag === "Failing" && now.by === "probe")) {
           yield* enter({ _tag: "Failing", error: outcome.left, by: "probe" })
         }
@@ -202,7 +223,10 @@ export const make: Effect.Effect<RouteStatusSource.Service, never, KubeClient | 
 
     // Started by the first observer, once, in the layer's scope: they stop when the layer does.
     const start = yield* Effect.once(
-      Effect.forkIn(informer, scope).pipe(Effect.zipRight(Effect.forkIn(liveness, scope)))
+      Effect.forkIn(informer, scope).pipe(
+        Effect.tap((fiber) => Effect.sync(() => (informerFiber = fiber))),
+        Effect.zipRight(Effect.forkIn(liveness, scope))
+      )
     )
 
     // Hosts waiting for a change right now: liveness is checked only while any does.
