@@ -264,30 +264,36 @@ export const fromTransportError = (ctx: RequestContext, server: string, error: u
   const type = (error as { type?: unknown } | null)?.type
   if (code !== undefined && code in SYSTEM_ERRORS) {
     return new Transport({
+      cause: error,
       reason: `could not ${what} at ${server}: ${SYSTEM_ERRORS[code]} (${code})`,
       kind: code === "ECONNREFUSED" ? "refused" : code === "ENOTFOUND" ? "dns" : code === "ETIMEDOUT" ? "no-answer" : "other"
     })
   }
   if (code !== undefined && TLS_CODE.test(code)) {
     return new Transport({
+      cause: error,
       reason: `could not ${what} at ${server}: the TLS handshake failed (${code}); check the kubeconfig's certificate-authority and server name`,
       kind: "tls"
     })
   }
   if (name === "AbortError") {
     // Our own interruption never gets here (the fiber is gone); this is an abort from below.
-    return new Transport({ reason: `could not ${what} at ${server}: the request was aborted`, kind: "other" })
+    return new Transport({
+      cause: error, reason: `could not ${what} at ${server}: the request was aborted`, kind: "other" })
   }
   if (type === "request-timeout" || type === "body-timeout") {
-    return new Transport({ reason: `could not ${what} at ${server}: the request timed out`, kind: "no-answer" })
+    return new Transport({
+      cause: error, reason: `could not ${what} at ${server}: the request timed out`, kind: "no-answer" })
   }
   if (name === "FetchError" || code !== undefined) {
     return new Transport({
+      cause: error,
       reason: `could not ${what} at ${server}: the request failed (${code ?? name ?? "no answer"})`,
       kind: "other"
     })
   }
   return new Unexpected({
+    cause: error,
     reason: `could not ${what} at ${server}: the client failed before sending the request (${
       name ?? "unknown error"
     }); check the kubeconfig user's credentials`
@@ -588,7 +594,7 @@ export const make = (
           },
           catch: (error): KubeError =>
             isApiException(error)
-              ? fromResponse(ctx, error.code, captured.text ?? error.body, error.headers["retry-after"])
+              ? fromResponse(ctx, error.code, captured.text ?? error.body, error.headers["retry-after"], error)
               : captured.text !== undefined
               // An answer arrived, and the typed API could not deserialise it.
               ? new Unexpected({

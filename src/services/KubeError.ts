@@ -4,6 +4,7 @@
  * client's exception text never reaches a message.
  */
 import { Data } from "effect"
+import type { YieldableError } from "effect/Cause"
 import type { Status, StatusCause } from "../domain/Objects.js"
 
 interface Common {
@@ -13,45 +14,68 @@ interface Common {
   readonly code?: number
   /** The server's Status body, when it sent one. */
   readonly status?: Status
+  /** The failure underneath, as it came (the client's exception, a socket error): kept, never flattened into `reason`. */
+  readonly cause?: unknown
+}
+
+/** Marks every `KubeError`, for `isKubeError`. */
+export const KubeErrorTypeId: unique symbol = Symbol.for("session-routing/KubeError")
+export type KubeErrorTypeId = typeof KubeErrorTypeId
+
+/**
+ * The base of every case: a tagged error whose `message` is its reason, so it prints
+ * well on its own (`Cause.pretty`, a log line, an uncaught failure), and which
+ * carries `KubeErrorTypeId`.
+ */
+const KubeErrorCase = <const Tag extends string>(
+  tag: Tag
+): new<A extends Common>(args: A) => YieldableError & { readonly _tag: Tag; readonly [KubeErrorTypeId]: KubeErrorTypeId } & Readonly<A> => {
+  class Case extends Data.TaggedError(tag)<Common> {
+    readonly [KubeErrorTypeId]: KubeErrorTypeId = KubeErrorTypeId
+    override get message(): string {
+      return this.reason
+    }
+  }
+  return Case as never
 }
 
 /** 404 with a Status: the object (or its namespace) does not exist. */
-export class NotFound extends Data.TaggedError("NotFound")<Common> {}
+export class NotFound extends KubeErrorCase("NotFound")<Common> {}
 
 /** 409 AlreadyExists on create. */
-export class AlreadyExists extends Data.TaggedError("AlreadyExists")<Common> {}
+export class AlreadyExists extends KubeErrorCase("AlreadyExists")<Common> {}
 
 /**
  * 409 Conflict: a stale resourceVersion, or (server-side apply) a field owned by
  * another manager; `causes` then lists the fields with type `FieldManagerConflict`.
  */
-export class Conflict extends Data.TaggedError("Conflict")<Common & { readonly causes: ReadonlyArray<StatusCause> }> {}
+export class Conflict extends KubeErrorCase("Conflict")<Common & { readonly causes: ReadonlyArray<StatusCause> }> {}
 
 /** 422 Invalid: the object failed validation; `causes` lists the field errors. */
-export class Invalid extends Data.TaggedError("Invalid")<Common & { readonly causes: ReadonlyArray<StatusCause> }> {}
+export class Invalid extends KubeErrorCase("Invalid")<Common & { readonly causes: ReadonlyArray<StatusCause> }> {}
 
 /** 400: a malformed request (a selector that does not parse, a name mismatch). */
-export class BadRequest extends Data.TaggedError("BadRequest")<Common> {}
+export class BadRequest extends KubeErrorCase("BadRequest")<Common> {}
 
 /** 401: the credentials were refused or missing. */
-export class Unauthorized extends Data.TaggedError("Unauthorized")<Common> {}
+export class Unauthorized extends KubeErrorCase("Unauthorized")<Common> {}
 
 /** 403: authenticated, but RBAC does not allow the verb on the resource. */
-export class Forbidden extends Data.TaggedError("Forbidden")<Common> {}
+export class Forbidden extends KubeErrorCase("Forbidden")<Common> {}
 
 /** The resource type is not served (e.g. Gateway API CRDs not installed): a plain-text 404. */
-export class NotServed extends Data.TaggedError("NotServed")<Common & { readonly resource: string }> {}
+export class NotServed extends KubeErrorCase("NotServed")<Common & { readonly resource: string }> {}
 
 /** 410 Expired: a watch asked for a resourceVersion older than the server keeps. */
-export class Expired extends Data.TaggedError("Expired")<Common> {}
+export class Expired extends KubeErrorCase("Expired")<Common> {}
 
 /** 429: throttled by priority and fairness; `retryAfterSeconds` from the Retry-After header. */
-export class TooManyRequests extends Data.TaggedError("TooManyRequests")<
+export class TooManyRequests extends KubeErrorCase("TooManyRequests")<
   Common & { readonly retryAfterSeconds: number | undefined }
 > {}
 
 /** 5xx: the server (or something in front of it) could not answer now. */
-export class Unavailable extends Data.TaggedError("Unavailable")<Common> {}
+export class Unavailable extends KubeErrorCase("Unavailable")<Common> {}
 
 /**
  * Why no HTTP answer came. It decides the retry: a refused connection heals when an
@@ -71,10 +95,14 @@ export type TransportKind =
   | "other"
 
 /** No HTTP answer at all: refused, reset, TLS failure, timeout, bad kubeconfig endpoint. */
-export class Transport extends Data.TaggedError("Transport")<Common & { readonly kind?: TransportKind }> {}
+export class Transport extends KubeErrorCase("Transport")<Common & { readonly kind?: TransportKind }> {}
 
 /** Any other status code the API is not documented to send for these calls. */
-export class Unexpected extends Data.TaggedError("Unexpected")<Common> {}
+export class Unexpected extends KubeErrorCase("Unexpected")<Common> {}
+
+/** Whether `u` is one of the `KubeError` cases, whichever. */
+export const isKubeError = (u: unknown): u is KubeError =>
+  typeof u === "object" && u !== null && KubeErrorTypeId in u
 
 export type KubeError =
   | NotFound
@@ -188,7 +216,8 @@ export const fromResponse = (
   ctx: RequestContext,
   code: number,
   body: unknown,
-  retryAfter?: string
+  retryAfter?: string,
+  cause?: unknown
 ): KubeError => {
   const parsed = parseStatusBody(body)
   const status = typeof parsed === "object" ? parsed : undefined
@@ -198,7 +227,8 @@ export const fromResponse = (
   const base = (reason: string) => ({
     reason,
     code,
-    ...(status !== undefined ? { status } : {})
+    ...(status !== undefined ? { status } : {}),
+    ...(cause !== undefined ? { cause } : {})
   })
   switch (code) {
     case 400:
