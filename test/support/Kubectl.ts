@@ -58,7 +58,7 @@ export const kubectls: ReadonlyArray<Kubectl> = [
   ...(bundledPath === null ? [] : [{ name: `kubectl ${BUNDLED_KUBECTL_VERSION} (bundled)`, path: bundledPath }]),
   ...(localVersion === undefined || (bundledPath !== null && localVersion === BUNDLED_KUBECTL_VERSION)
     ? []
-    : [{ name: `kubectl ${localVersion} (${localPath})`, path: localPath }])
+    : [{ name: `kubectl ${localVersion} (${process.env.KUBECTL === undefined ? "on PATH" : localPath})`, path: localPath }])
 ]
 
 /**
