@@ -3,7 +3,8 @@
  * and error bodies on 127.0.0.1, so @kubernetes/client-node and kubectl talk to it
  * as to a real cluster. Closing the scope closes the server and every open watch.
  * The faults' server lifecycle pauses it (nothing answers, connections held), stops
- * it (listener and connections closed) and restarts it on the same port.
+ * it (listener and connections closed) and restarts it on the same port. It counts
+ * what it serves, and its connections, in `Metrics` (served on `/metrics`).
  */
 import { randomUUID } from "node:crypto"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
@@ -14,6 +15,14 @@ import type { KubeObject, ObjectList, Status } from "../domain/Objects.js"
 import { allResources, apiVersionOf, type ResourceType } from "../domain/Resources.js"
 import { type Decision, type FaultRequest, type Faults, makeFaults, shapeWatch, type Verb } from "./Faults.js"
 import { parseFieldSelector, parseLabelSelector, SelectorError } from "./LabelSelector.js"
+import {
+  type ClusterMetrics,
+  EXPOSITION_CONTENT_TYPE,
+  makeMetrics,
+  nonResourceRequestLabels,
+  type RequestLabels,
+  resourceRequestLabels
+} from "./Metrics.js"
 import { RestartError } from "./ServerLifecycle.js"
 import { isObject } from "./ServerSideApply.js"
 import type { ClusterStore, DeleteOptions, StoreWatchEvent } from "./Store.js"
@@ -27,6 +36,8 @@ export interface HttpApiOptions {
   readonly port?: number
   /** What `/version` reports; default `v1.30.0`. */
   readonly gitVersion?: string
+  /** Where to count requests and connections (shared with the in-memory face); fresh counters if unset. */
+  readonly metrics?: ClusterMetrics
 }
 
 /** A running server. */
@@ -34,6 +45,8 @@ export interface HttpApi {
   /** `http://127.0.0.1:<port>`. */
   readonly url: string
   readonly port: number
+  /** What it counted, as `/metrics` serves it. */
+  readonly metrics: ClusterMetrics
 }
 
 /** The server could not start (e.g. the port is taken). */
@@ -44,6 +57,12 @@ const HOST = "127.0.0.1"
 const MAX_BODY_BYTES = 3 * 1024 * 1024
 /** Without `timeoutSeconds`, a watch lasts between one and two times this, as `--min-request-timeout`. */
 const MIN_REQUEST_TIMEOUT_SECONDS = 1800
+/**
+ * How long an idle keep-alive connection stays open: kube-apiserver's `IdleTimeout`.
+ * Node's default (5 s) would close pooled client connections far sooner than a real
+ * server does, and hide whether a client reuses them.
+ */
+const IDLE_TIMEOUT_MS = 90_000
 
 // ---------------------------------------------------------------------------
 // Replies
@@ -486,6 +505,12 @@ type Route =
   | { readonly _tag: "Reply"; readonly reply: Effect.Effect<Reply> }
   | { readonly _tag: "Resource"; readonly target: Target }
 
+/** What one request will be counted as, once its routing is known; unset: not counted (a stopped server reads nothing). */
+interface Counted {
+  labels?: RequestLabels
+  endLongRunning?: () => void
+}
+
 const resourcesIn = (group: string, version: string) =>
   (allResources as ReadonlyArray<ResourceType<KubeObject>>).filter((r) => r.group === group && r.version === version)
 
@@ -496,6 +521,7 @@ export const serve = (options: HttpApiOptions): Effect.Effect<HttpApi, HttpApiEr
   Effect.gen(function*() {
     const { store } = options
     const faults = options.faults ?? (yield* makeFaults)
+    const metrics = options.metrics ?? (yield* makeMetrics)
     const gitVersion = options.gitVersion ?? "v1.30.0"
     const run = yield* FiberSet.makeRuntime<never, void, never>()
     const sockets = new Set<Socket>()
@@ -544,6 +570,9 @@ export const serve = (options: HttpApiOptions): Effect.Effect<HttpApi, HttpApiEr
         }
         if ((root === "healthz" || root === "livez" || root === "readyz") && rest.length === 0) {
           return reply(Effect.succeed({ code: 200, contentType: "text/plain; charset=utf-8", body: "ok" }))
+        }
+        if (root === "metrics" && rest.length === 0) {
+          return reply(Effect.map(metrics.exposition, (body) => ({ code: 200, contentType: EXPOSITION_CONTENT_TYPE, body })))
         }
         if (root === "openapi" && rest.length === 1 && rest[0] === "v2") {
           return reply(Effect.succeed(
@@ -1062,7 +1091,7 @@ export const serve = (options: HttpApiOptions): Effect.Effect<HttpApi, HttpApiEr
       res.end(body)
     }
 
-    const handle = (req: IncomingMessage, res: ServerResponse): Effect.Effect<void> =>
+    const handle = (req: IncomingMessage, res: ServerResponse, counted: Counted): Effect.Effect<void> =>
       Effect.gen(function*() {
         // A paused server reads nothing, discovery and health checks included.
         if ((yield* faults.server.awaitAnswering) === "stopped") {
@@ -1072,8 +1101,10 @@ export const serve = (options: HttpApiOptions): Effect.Effect<HttpApi, HttpApiEr
         const url = new URL(req.url ?? "/", `http://${HOST}`)
         const segments = url.pathname.split("/").filter((s) => s !== "").map(decodeURIComponent)
         const routed = yield* route(segments, req.headers.accept)
+        const method = req.method ?? "GET"
+        counted.labels = labelsOf(req, url, routed)
+        if (counted.labels.verb === "WATCH") counted.endLongRunning = metrics.startLongRunning(counted.labels)
         if (routed._tag === "Reply") {
-          const method = req.method ?? "GET"
           const reply = yield* routed.reply
           // Discovery is read-only; a path nothing serves stays the plain 404 whatever the method.
           const answer = method === "GET" || method === "HEAD" || reply === pageNotFound ? reply : statusReply(methodNotAllowed())
@@ -1094,14 +1125,49 @@ export const serve = (options: HttpApiOptions): Effect.Effect<HttpApi, HttpApiEr
         )
       )
 
+    /**
+     * The apiserver's labels for a request: a resource path by its type and verb rules,
+     * anything else (discovery, /version, /metrics, a path nothing serves) by its path.
+     */
+    const labelsOf = (req: IncomingMessage, url: URL, routed: Route): RequestLabels => {
+      const method = req.method ?? "GET"
+      if (routed._tag === "Reply") return nonResourceRequestLabels(method, url.pathname)
+      const { name, namespace, resource, subresource } = routed.target
+      const watch = url.searchParams.get("watch")
+      return resourceRequestLabels({
+        method,
+        contentType: mediaType(req),
+        watch: watch === "true" || watch === "1",
+        group: resource.group,
+        version: resource.version,
+        resource: resource.plural,
+        namespace,
+        name,
+        subresource,
+        dryRun: url.searchParams.getAll("dryRun")
+      })
+    }
+
     const server = createServer((req, res) => {
-      const fiber = run(handle(req, res))
-      // A client that goes away (a watch closed, a request aborted) ends its handler.
-      res.on("close", () => fiber.unsafeInterruptAsFork(FiberId.none))
+      const counted: Counted = {}
+      const fiber = run(handle(req, res, counted))
+      res.on("close", () => {
+        // A client that goes away (a watch closed, a request aborted) ends its handler.
+        fiber.unsafeInterruptAsFork(FiberId.none)
+        // Counted as it ends, as the apiserver does: a watch when it closes, and a
+        // request that never got a status line with code 0.
+        counted.endLongRunning?.()
+        if (counted.labels !== undefined) metrics.recordRequest(counted.labels, res.headersSent ? res.statusCode : 0)
+      })
     })
+    server.keepAliveTimeout = IDLE_TIMEOUT_MS
     server.on("connection", (socket) => {
       sockets.add(socket)
-      socket.on("close", () => sockets.delete(socket))
+      const closed = metrics.connectionAccepted()
+      socket.on("close", () => {
+        sockets.delete(socket)
+        closed()
+      })
     })
 
     const listen = (on: number) =>
@@ -1131,5 +1197,5 @@ export const serve = (options: HttpApiOptions): Effect.Effect<HttpApi, HttpApiEr
         Effect.mapError(listen(port), (e) => new RestartError({ reason: `the API server cannot restart: ${e.reason}`, cause: e }))
       )
     })
-    return { url: `http://${HOST}:${port}`, port }
+    return { url: `http://${HOST}:${port}`, port, metrics }
   })

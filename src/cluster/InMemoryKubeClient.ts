@@ -1,9 +1,10 @@
 /**
  * KubeClient over a ClusterStore, without sockets: the same failures the HTTP face
  * would produce (Status bodies mapped by `fromStatus`, plain-text 404 for an unserved
- * type, faults included), so code under test cannot tell the two apart.
+ * type, faults included), so code under test cannot tell the two apart. Its calls are
+ * counted in the cluster's metrics under the verbs the HTTP face would see.
  */
-import { Effect, Layer, Stream } from "effect"
+import { Cause, Effect, Exit, Layer, Option, Stream } from "effect"
 import type { KubeObject, Status } from "../domain/Objects.js"
 import { qualifiedName, type ResourceType } from "../domain/Resources.js"
 import {
@@ -16,19 +17,22 @@ import {
 import { describeRequest, fromResponse, fromStatus, type KubeError, type RequestContext, Transport } from "../services/KubeError.js"
 import { makeKubeClient, type ResumableWatchOptions } from "../services/ResumableWatch.js"
 import { type Decision, type Faults, shapeWatch, type Verb } from "./Faults.js"
+import { type ClusterMetrics, type RequestLabels, resourceRequestLabels } from "./Metrics.js"
 import type { ClusterStore, StoreWatchEvent } from "./Store.js"
 
 /** The in-memory client's settings: faults to honour, and the resuming watch's schedule. */
 export interface InMemoryKubeClientOptions extends ResumableWatchOptions {
   /** Faults to honour, shared with the HTTP face when both serve one cluster. */
   readonly faults?: Faults
+  /** Where to count its calls, shared with the HTTP face when both serve one cluster; uncounted if unset. */
+  readonly metrics?: ClusterMetrics
 }
 
 const NOT_FOUND_PAGE = "404 page not found\n"
 
 /** The KubeClient service over `store`. */
 export const make = (store: ClusterStore, options: InMemoryKubeClientOptions = {}): Effect.Effect<KubeClient.Service> =>
-  Effect.sync(() => makeKubeClient(primitives(store, options.faults), options))
+  Effect.sync(() => makeKubeClient(primitives(store, options.faults, options.metrics), options))
 
 /** A KubeClient layer over `store`. */
 export const layer = (store: ClusterStore, options: InMemoryKubeClientOptions = {}): Layer.Layer<KubeClient> =>
@@ -41,7 +45,50 @@ const contextOf = (verb: string, resource: ResourceType<unknown>, namespace: str
   ...(name !== undefined ? { name } : {})
 })
 
-const primitives = (store: ClusterStore, faults: Faults | undefined): KubeClientPrimitives => {
+/** The request the HTTP face would receive for a call: its method and content type decide the verb. */
+const labelsOf = (
+  method: "GET" | "PATCH" | "DELETE",
+  resource: ResourceType<unknown>,
+  namespace: string | undefined,
+  name: string | undefined,
+  options: { readonly watch?: boolean; readonly apply?: boolean; readonly dryRun?: boolean } = {}
+): RequestLabels =>
+  resourceRequestLabels({
+    method,
+    contentType: options.apply === true ? "application/apply-patch+yaml" : "application/json",
+    watch: options.watch === true,
+    group: resource.group,
+    version: resource.version,
+    resource: resource.plural,
+    namespace: resource.namespaced ? namespace : undefined,
+    name,
+    subresource: undefined,
+    dryRun: options.dryRun === true ? ["All"] : []
+  })
+
+/**
+ * The code the HTTP face would have counted for a call that ended with `exit`: the
+ * answer's, 0 when none was sent (a dropped connection, a client that left first), and
+ * nothing for a refused connection, which never reached the server.
+ */
+const codeOf = <A>(exit: Exit.Exit<A, KubeError>, ok: (a: A) => number): number | undefined => {
+  if (Exit.isSuccess(exit)) return ok(exit.value)
+  const failure = Cause.failureOption(exit.cause)
+  if (Option.isNone(failure)) return 0
+  const error = failure.value
+  if (error._tag === "Transport" && error.kind === "refused") return undefined
+  return error.code ?? 0
+}
+
+const primitives = (store: ClusterStore, faults: Faults | undefined, metrics: ClusterMetrics | undefined): KubeClientPrimitives => {
+  const record = <A>(labels: RequestLabels, exit: Exit.Exit<A, KubeError>, ok: (a: A) => number) =>
+    Effect.sync(() => {
+      const code = codeOf(exit, ok)
+      if (metrics !== undefined && code !== undefined) metrics.recordRequest(labels, code)
+    })
+  const counted = <A>(labels: RequestLabels, ok: (a: A) => number) => (self: Effect.Effect<A, KubeError>) =>
+    Effect.onExit(self, (exit) => record(labels, exit, ok))
+
   /**
    * What the server does before a handler runs: faults (throttling, authorization,
    * a dropped connection) first, then routing, where an unserved type is a plain 404.
@@ -116,18 +163,21 @@ const primitives = (store: ClusterStore, faults: Faults | undefined): KubeClient
         namespace,
         name,
         ctx,
-        Effect.map(
-          store.apply(resource, namespace, name, object, {
-            fieldManager: FIELD_MANAGER,
-            force: options?.force ?? true,
-            ...(options?.dryRun === true ? { dryRun: true } : {})
-          }),
-          (result) => result.object
-        )
+        store.apply(resource, namespace, name, object, {
+          fieldManager: FIELD_MANAGER,
+          force: options?.force ?? true,
+          ...(options?.dryRun === true ? { dryRun: true } : {})
+        })
+      ).pipe(
+        counted(labelsOf("PATCH", resource, namespace, name, { apply: true, dryRun: options?.dryRun === true }), (result) =>
+          result.created ? 201 : 200),
+        Effect.map((result) => result.object)
       )
     },
     get: (resource, namespace, name) =>
-      call("get", resource, namespace, name, contextOf("get", resource, namespace, name), store.get(resource, namespace, name)),
+      call("get", resource, namespace, name, contextOf("get", resource, namespace, name), store.get(resource, namespace, name)).pipe(
+        counted(labelsOf("GET", resource, namespace, name), () => 200)
+      ),
     delete: (resource, namespace, name) =>
       call(
         "delete",
@@ -136,7 +186,7 @@ const primitives = (store: ClusterStore, faults: Faults | undefined): KubeClient
         name,
         contextOf("delete", resource, namespace, name),
         Effect.asVoid(store.delete(resource, namespace, name))
-      ),
+      ).pipe(counted(labelsOf("DELETE", resource, namespace, name), () => 200)),
     list: (resource, namespace, options) =>
       call(
         "list",
@@ -145,15 +195,33 @@ const primitives = (store: ClusterStore, faults: Faults | undefined): KubeClient
         undefined,
         contextOf("list", resource, namespace),
         store.list(resource, namespace, options?.labelSelector !== undefined ? { labelSelector: options.labelSelector } : {})
-      ),
+      ).pipe(counted(labelsOf("GET", resource, namespace, undefined), () => 200)),
     watchFrom: <A extends ReadableObject>(
       resource: ResourceType<A>,
       namespace: string,
       options: { readonly labelSelector?: string; readonly resourceVersion: string }
     ): Stream.Stream<RawWatchEvent<A>, KubeError> => {
       const ctx = contextOf("watch", resource, namespace)
-      return Stream.unwrap(
-        Effect.map(admit("watch", resource, namespace, undefined, ctx), (decision) => {
+      const labels = labelsOf("GET", resource, namespace, undefined, { watch: true })
+      // An admitted watch answered 200 and is counted when it ends, as over HTTP; one
+      // refused before it started is counted with the refusal's code.
+      const admitted = Effect.gen(function*() {
+        const decision = yield* admit("watch", resource, namespace, undefined, ctx).pipe(
+          Effect.onExit((exit) => (Exit.isSuccess(exit) ? Effect.void : record(labels, exit, () => 200)))
+        )
+        if (metrics !== undefined) {
+          const end = metrics.startLongRunning(labels)
+          yield* Effect.addFinalizer(() =>
+            Effect.sync(() => {
+              end()
+              metrics.recordRequest(labels, 200)
+            })
+          )
+        }
+        return decision
+      })
+      return Stream.unwrapScoped(
+        Effect.map(admitted, (decision) => {
           const events = shapeWatch(
             store.watch(resource as ResourceType<KubeObject>, namespace, {
               resourceVersion: options.resourceVersion,

@@ -13,6 +13,7 @@ import { type Faults, makeFaults } from "./Faults.js"
 import { type HttpApiError, serve } from "./HttpApi.js"
 import * as InMemoryKubeClient from "./InMemoryKubeClient.js"
 import { makeMemoryStore, type MemoryStore, type MemoryStoreOptions } from "./MemoryStore.js"
+import { type ClusterMetrics, makeMetrics } from "./Metrics.js"
 import type { ServerLifecycle } from "./ServerLifecycle.js"
 
 const GATEWAY_API_GROUP = "gateway.networking.k8s.io"
@@ -26,6 +27,13 @@ const GATEWAY_API_GROUP = "gateway.networking.k8s.io"
 export interface ClusterHandle {
   readonly store: MemoryStore
   readonly faults: Faults
+  /**
+   * What the API server counted: `apiserver_request_total` by verb, resource and code
+   * for both faces (the in-memory client's calls under the verbs HTTP would use), watches
+   * open, and the HTTP face's TCP connections. `GET /metrics` serves the same counters.
+   * The simulated controllers reach the store directly and are not counted.
+   */
+  readonly metrics: ClusterMetrics
 }
 
 /**
@@ -117,7 +125,8 @@ export const makeInMemory = (options: LocalClusterOptions = {}): Effect.Effect<C
       ] as ReadonlyArray<ResourceType<KubeObject>>
     })
     const faults = yield* makeFaults
-    const handle: ClusterHandle = { store, faults }
+    const metrics = yield* makeMetrics
+    const handle: ClusterHandle = { store, faults, metrics }
     yield* startControllers(handle, options.controllers)
     return handle
   })
@@ -129,6 +138,7 @@ export const make = (options: LocalClusterOptions = {}): Effect.Effect<LocalClus
     const api = yield* serve({
       store: handle.store,
       faults: handle.faults,
+      metrics: handle.metrics,
       ...(options.port !== undefined ? { port: options.port } : {})
     })
     const kubeconfig = () => kubeconfigFor(api.url, options.contextName, options.contextNamespace)
@@ -148,9 +158,9 @@ export const make = (options: LocalClusterOptions = {}): Effect.Effect<LocalClus
     }
   })
 
-/** The in-memory KubeClient over a cluster, honouring its faults. */
+/** The in-memory KubeClient over a cluster, honouring its faults and counted in its metrics. */
 export const layerKubeClient = (cluster: ClusterHandle): Layer.Layer<KubeClient> =>
-  InMemoryKubeClient.layer(cluster.store, { faults: cluster.faults })
+  InMemoryKubeClient.layer(cluster.store, { faults: cluster.faults, metrics: cluster.metrics })
 
 /** A running LocalCluster as a service. */
 export class LocalCluster extends Context.Tag("session-routing/LocalCluster")<LocalCluster, LocalCluster.Service>() {
