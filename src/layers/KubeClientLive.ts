@@ -1,10 +1,12 @@
 /**
  * The live KubeClient on @kubernetes/client-node 1.4.0: server-side apply, get, delete
  * and list through the client's typed APIs, raw watch connections over node:http, every
- * answer returned as the server's own JSON and every failure as a `KubeError`.
+ * answer returned as the server's own JSON and every failure as a `KubeError`. Calls
+ * and watches reuse keep-alive connections from bounded pools.
  */
 import * as k8s from "@kubernetes/client-node"
-import { Config, Data, Duration, Effect, FiberRef, Layer, Option, type Schedule, Stream } from "effect"
+import { Config, Data, Duration, Effect, FiberRef, Layer, Option, type Schedule, type Scope, Stream } from "effect"
+import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 import * as http from "node:http"
 import * as https from "node:https"
@@ -306,6 +308,154 @@ const isApiException = (error: unknown): error is k8s.ApiException<unknown> =>
     typeof (error as { headers?: unknown }).headers === "object")
 
 // ---------------------------------------------------------------------------
+// Connections
+
+/**
+ * Calls in flight on one pool before more wait for a free connection: well above the
+ * runner's concurrency (8), and a bound on what a burst costs the API server.
+ */
+const MAX_CALL_SOCKETS = 32
+/** Idle connections a pool keeps for the next call or watch. */
+const MAX_FREE_SOCKETS = 8
+/**
+ * An idle pooled connection is closed after this long: well inside kube-apiserver's
+ * 90 s idle timeout, so a call never picks a connection the server is closing.
+ */
+const IDLE_SOCKET_TIMEOUT_MS = 30_000
+/**
+ * TLS identities pooled at once, per kind: a credential plugin that rotates the client
+ * certificate gets a pool for the new one, and the oldest pool is retired.
+ */
+const MAX_IDENTITIES = 4
+
+/** The TLS options client-node copies into the agents it builds (`KubeConfig.applyToHTTPSOptions`). */
+const TLS_OPTIONS = [
+  "ca",
+  "cert",
+  "key",
+  "pfx",
+  "passphrase",
+  "rejectUnauthorized",
+  "servername",
+  "ciphers",
+  "honorCipherOrder",
+  "ecdhCurve",
+  "clientCertEngine",
+  "crl",
+  "dhparam",
+  "secureOptions",
+  "secureProtocol",
+  "sessionIdContext"
+] as const
+
+/**
+ * Keep-alive agents shared by every call and watch of one client. client-node 1.4.0
+ * builds a new agent for each request (`applySecurityAuthentication`, `applyToHTTPSOptions`)
+ * carrying the kubeconfig's CA, client certificate and TLS settings, so each request
+ * opened its own connection. Here the agent it built picks a pooled one with the very
+ * same TLS options (keyed by a digest of them), so credentials read per request (a
+ * rotated certificate, a refreshed token in the headers) still apply.
+ */
+interface ConnectionPools {
+  /** The pooled agent for a call client-node would have sent through `built`. */
+  readonly forCall: (built: http.Agent | undefined) => http.Agent | undefined
+  /**
+   * The same for a watch. Watches have pools of their own, unbounded in connections
+   * (each holds one for its life, and a bound would hang the next watch), so that they
+   * never take a call's place; a watch the server ended leaves its connection for the next.
+   */
+  readonly forWatch: (built: http.Agent | undefined) => http.Agent | undefined
+  /** Closes every pooled connection. */
+  readonly close: () => void
+}
+
+const digest = (options: https.AgentOptions): string => {
+  const hash = createHash("sha256")
+  for (const name of TLS_OPTIONS) {
+    const value: unknown = options[name]
+    hash.update(`${name}\0`)
+    for (const part of Array.isArray(value) ? value : [value]) {
+      if (Buffer.isBuffer(part)) hash.update("b").update(part)
+      else if (typeof part === "string") hash.update("s").update(part)
+      else hash.update(`j${JSON.stringify(part) ?? "undefined"}`)
+      hash.update("\0")
+    }
+  }
+  return hash.digest("base64")
+}
+
+const tlsOptionsOf = (agent: https.Agent): https.AgentOptions => {
+  const options: Record<string, unknown> = {}
+  for (const name of TLS_OPTIONS) {
+    // Only what client-node set: an explicit undefined `rejectUnauthorized` would turn verification off.
+    if (agent.options[name] !== undefined) options[name] = agent.options[name]
+  }
+  return options as https.AgentOptions
+}
+
+/** A pool that is no longer picked: its idle connections go now, busy ones when their idle timeout passes. */
+const retire = (agent: http.Agent) => {
+  for (const sockets of Object.values(agent.freeSockets)) for (const socket of sockets ?? []) socket.destroy()
+}
+
+const makeConnectionPools = (): ConnectionPools => {
+  // Insertion order is recency: a pool used again moves to the end.
+  const pools = new Map<string, http.Agent>()
+  const pooled = (kind: "call" | "watch", built: http.Agent | undefined): http.Agent | undefined => {
+    // A proxy agent (the cluster's proxy-url) is of another class, carrying its proxy: used as built.
+    if (built === undefined || (built.constructor !== http.Agent && built.constructor !== https.Agent)) return built
+    const secure = built instanceof https.Agent
+    const tls = secure ? tlsOptionsOf(built) : {}
+    const key = `${kind} ${secure ? `https ${digest(tls)}` : "http"}`
+    const found = pools.get(key)
+    if (found !== undefined) {
+      pools.delete(key)
+      pools.set(key, found)
+      return found
+    }
+    const options: https.AgentOptions = {
+      ...tls,
+      keepAlive: true,
+      // The most recently used connection first, so a quiet client keeps few warm.
+      scheduling: "lifo",
+      timeout: IDLE_SOCKET_TIMEOUT_MS,
+      maxFreeSockets: MAX_FREE_SOCKETS,
+      ...(kind === "call" ? { maxSockets: MAX_CALL_SOCKETS } : {})
+    }
+    const agent = secure ? new https.Agent(options) : new http.Agent(options)
+    pools.set(key, agent)
+    const ofKind = [...pools.keys()].filter((k) => k.startsWith(`${kind} `))
+    if (ofKind.length > MAX_IDENTITIES) {
+      const oldest = ofKind[0]!
+      retire(pools.get(oldest)!)
+      pools.delete(oldest)
+    }
+    return agent
+  }
+  return {
+    forCall: (built) => pooled("call", built),
+    forWatch: (built) => pooled("watch", built),
+    close: () => {
+      for (const agent of pools.values()) agent.destroy()
+      pools.clear()
+    }
+  }
+}
+
+/**
+ * Static middleware of the typed APIs: runs after client-node has authenticated the
+ * request (headers set, agent built), and sends it through the pool instead.
+ */
+const pooledConnections = (pools: ConnectionPools): k8s.ObservableMiddleware => ({
+  pre: (request) => {
+    const agent = pools.forCall(request.getAgent())
+    if (agent !== undefined) request.setAgent(agent)
+    return new k8s.Observable(Promise.resolve(request))
+  },
+  post: (response) => new k8s.Observable(Promise.resolve(response))
+})
+
+// ---------------------------------------------------------------------------
 // Calls through the typed APIs
 
 /**
@@ -350,10 +500,16 @@ interface Family {
 
 const selector = (labelSelector: string | undefined) => (labelSelector !== undefined ? { labelSelector } : {})
 
-const families = (kc: k8s.KubeConfig) => {
-  const core = kc.makeApiClient(k8s.CoreV1Api)
-  const networking = kc.makeApiClient(k8s.NetworkingV1Api)
-  const custom = kc.makeApiClient(k8s.CustomObjectsApi)
+const families = (kc: k8s.KubeConfig, server: string, pools: ConnectionPools) => {
+  // `kc.makeApiClient`, plus the middleware that pools connections.
+  const configuration = k8s.createConfiguration({
+    baseServer: new k8s.ServerConfiguration(server, {}),
+    authMethods: { default: kc },
+    middleware: [pooledConnections(pools)]
+  })
+  const core = new k8s.CoreV1Api(configuration)
+  const networking = new k8s.NetworkingV1Api(configuration)
+  const custom = new k8s.CustomObjectsApi(configuration)
   const services: Family = {
     apply: (namespace, name, body, params, options) =>
       core.patchNamespacedService({ namespace, name, body, fieldManager: FIELD_MANAGER, ...params }, options),
@@ -441,10 +597,11 @@ type WatchOpening =
  * so its Status can be mapped. The client's own `Watch` is not used: it drops the
  * error body, swallows unparseable lines and reports a server close as success.
  */
-const openWatch = async (kc: k8s.KubeConfig, url: URL, signal: AbortSignal): Promise<WatchOpening> => {
+const openWatch = async (kc: k8s.KubeConfig, pools: ConnectionPools, url: URL, signal: AbortSignal): Promise<WatchOpening> => {
   const options: https.RequestOptions = {}
-  // Same credentials and TLS settings as the typed APIs (token refresh included).
+  // Same credentials and TLS settings as the typed APIs (token refresh included), over a pooled connection.
   await kc.applyToHTTPSOptions(options)
+  options.agent = pools.forWatch(options.agent as http.Agent | undefined)
   const response = await new Promise<http.IncomingMessage>((resolve, reject) => {
     const request = (url.protocol === "https:" ? https : http).request(url, {
       ...options,
@@ -551,15 +708,31 @@ export const parseWatchLine = <A>(
 
 /**
  * The live service over a loaded KubeConfig. Fails if its current context does not
- * name a usable cluster.
+ * name a usable cluster. Its idle pooled connections close after 30 s; the layers
+ * close them all when they are released.
  */
 export const make = (
   kc: k8s.KubeConfig,
   options: KubeClientLiveOptions = {}
+): Effect.Effect<KubeClient.Service, KubeConfigError> => Effect.suspend(() => makeOver(kc, options, makeConnectionPools()))
+
+/** `make`, with its connections closed when the scope closes. */
+const makeScoped = (
+  kc: k8s.KubeConfig,
+  options: KubeClientLiveOptions
+): Effect.Effect<KubeClient.Service, KubeConfigError, Scope.Scope> =>
+  Effect.acquireRelease(Effect.sync(makeConnectionPools), (pools) => Effect.sync(() => pools.close())).pipe(
+    Effect.flatMap((pools) => makeOver(kc, options, pools))
+  )
+
+const makeOver = (
+  kc: k8s.KubeConfig,
+  options: KubeClientLiveOptions,
+  pools: ConnectionPools
 ): Effect.Effect<KubeClient.Service, KubeConfigError> =>
   Effect.gen(function*() {
     const server = yield* validate(kc, "the given KubeConfig")
-    const familyFor = families(kc)
+    const familyFor = families(kc, server, pools)
     const schedule = options.retrySchedule ?? transientRetrySchedule
     const configured = yield* Effect.serviceOption(RouterConfig)
     const limits = callLimits(
@@ -689,7 +862,7 @@ export const make = (
             (controller) => Effect.sync(() => controller.abort())
           )
           const opening = yield* Effect.tryPromise({
-            try: (signal) => openWatch(kc, url, AbortSignal.any([signal, connection.signal])),
+            try: (signal) => openWatch(kc, pools, url, AbortSignal.any([signal, connection.signal])),
             catch: (error) => fromTransportError(ctx, server, error)
           }).pipe(
             Effect.flatMap((opened) =>
@@ -718,7 +891,7 @@ export const make = (
 export const layerFromKubeConfig = (
   kc: k8s.KubeConfig,
   options: KubeClientLiveOptions = {}
-): Layer.Layer<KubeClient, KubeConfigError> => Layer.effect(KubeClient, make(kc, options))
+): Layer.Layer<KubeClient, KubeConfigError> => Layer.scoped(KubeClient, makeScoped(kc, options))
 
 /**
  * The live layer: the kubeconfig from `kubeconfigPath` or the default chain
@@ -728,7 +901,7 @@ export const layerFromKubeConfig = (
 export const layer = (
   options: KubeConfigOptions & KubeClientLiveOptions = {}
 ): Layer.Layer<KubeClient, KubeConfigError> =>
-  Layer.effect(KubeClient, Effect.flatMap(loadKubeConfig(options), (kc) => make(kc, options)))
+  Layer.scoped(KubeClient, Effect.flatMap(loadKubeConfig(options), (kc) => makeScoped(kc, options)))
 
 /** `KubeClientLive.layer`, `.layerFromKubeConfig`, `.make`, `.loadKubeConfig` under one name. */
 export const KubeClientLive = { layer, layerFromKubeConfig, make, loadKubeConfig } as const
