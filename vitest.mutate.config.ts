@@ -1,0 +1,27 @@
+/**
+ * The test run Stryker repeats for every mutant (`npm run mutate`). It keeps the
+ * in-process tests of the mutated core and leaves out what only costs time per
+ * mutant: CLI tests that spawn processes, the fault matrix, the kubectl wire tests
+ * (they need the kubectl globalSetup unpacks) and the property tests.
+ */
+import { defineConfig } from "vitest/config"
+
+export default defineConfig({
+  test: {
+    include: ["test/**/*.test.ts"],
+    exclude: [
+      "**/node_modules/**",
+      // Spawn the CLI or kubectl as processes: seconds each, per mutant.
+      "test/cli/Cluster.test.ts",
+      "test/cli/ClusterKubectl.test.ts",
+      "test/cli/ProcessStop.test.ts",
+      "test/cli/FaultMatrix*.test.ts",
+      "test/cluster/Kubectl.test.ts",
+      // Many generated cases each; the example-based tests cover the same code.
+      "test/**/*.property.test.ts",
+      "bench/**"
+    ],
+    testTimeout: 30_000,
+    hookTimeout: 30_000
+  }
+})
