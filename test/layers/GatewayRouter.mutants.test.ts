@@ -1,0 +1,190 @@
+/**
+ * Gateway router behaviour that mutation testing found unchecked: which failures
+ * earn the Gateway API install advice, which routes belong to a session, and what
+ * the verdict target and the controller filter hold. In memory, no controller
+ * writes status: each test writes the status it means.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Either } from "effect"
+import { Fault } from "../../src/cluster/Faults.js"
+import { DEFAULT_GATEWAY_CONTROLLER_NAME } from "../../src/cluster/GatewayController.js"
+import type { SessionCluster } from "../../src/cluster/SessionCluster.js"
+import type { Condition, HttpRoute, RouteParentStatus } from "../../src/domain/Objects.js"
+import { HttpRouteResource, IngressResource } from "../../src/domain/Resources.js"
+import type { PortMapping } from "../../src/domain/Session.js"
+import { SessionRouter } from "../../src/layers/SessionRouterLayers.js"
+import { BASE_DOMAIN, type TestConfig, withRouter } from "../support/RouterHarness.js"
+
+const sessionId = "gwmutants1"
+const otherId = "gwmutants2"
+const pod = (id: string) => ({ podName: `telo-run-${id}`, podUid: "6f1c2d3e-0000-4000-8000-00000000abcd" })
+const ports: ReadonlyArray<PortMapping> = [
+  { port: 8080, protocol: "tcp" },
+  { port: 9090, protocol: "tcp" }
+]
+const spec = { sessionId, ...pod(sessionId), ports }
+const route8080 = { host: `8080-${sessionId}.${BASE_DOMAIN}`, port: 8080 }
+const INSTALL_ADVICE = "install the Gateway API CRDs"
+
+const gatewayConfig: TestConfig = { mode: "gateway" }
+/** No controller: the status a test reads is the status it wrote. */
+const noController = { gateway: { delay: "never" as const } }
+
+const accepted = (status: "True" | "False", generation: number, reason = "Accepted"): Condition => ({
+  type: "Accepted",
+  status,
+  reason,
+  message: `route ${status === "True" ? "accepted" : "refused"}`,
+  observedGeneration: generation,
+  lastTransitionTime: "2026-01-01T00:00:00Z"
+})
+
+/** Replaces the status of the session's 8080 route with `parents`, at its current generation. */
+const writeParents = (sc: SessionCluster, parents: (generation: number) => ReadonlyArray<RouteParentStatus>) =>
+  Effect.gen(function* () {
+    const name = `telo-run-${sessionId}-8080`
+    const stored = yield* Effect.orDie(sc.cluster.store.get(HttpRouteResource, sc.namespace, name))
+    const generation = stored.metadata?.generation ?? 1
+    yield* Effect.orDie(
+      sc.cluster.store.replaceStatus(HttpRouteResource, sc.namespace, name, {
+        ...stored,
+        status: { parents: parents(generation) }
+      } as HttpRoute)
+    )
+  })
+
+describe("gateway router, behaviour the mutants found unchecked", () => {
+  it.live("keeps a 403's own reason instead of the Gateway API install advice", () =>
+    withRouter(
+      "in memory",
+      SessionRouter.layerGateway,
+      ({ router, sc }) =>
+        Effect.gen(function* () {
+          yield* sc.cluster.faults.add({ resource: HttpRouteResource, verbs: ["patch"], action: Fault.forbid() })
+          const result = yield* Effect.either(router.publish(spec))
+          if (Either.isRight(result)) return expect.fail("a publish refused by RBAC succeeded")
+          expect(result.left.error._tag).toBe("Forbidden")
+          expect(result.left.reason).not.toContain(INSTALL_ADVICE)
+          expect(result.left.reason).toContain("forbidden")
+        }),
+      { config: gatewayConfig, cluster: noController }
+    ))
+
+  it.live("routesOf keeps a 403's own reason, and gives the install advice only when HTTPRoutes are not served", () =>
+    withRouter(
+      "in memory",
+      SessionRouter.layerGateway,
+      ({ router, sc }) =>
+        Effect.gen(function* () {
+          yield* sc.cluster.faults.add({ resource: HttpRouteResource, verbs: ["list"], action: Fault.forbid(), times: 1 })
+          const forbidden = yield* Effect.flip(router.routesOf(sessionId))
+          expect(forbidden.error._tag).toBe("Forbidden")
+          expect(forbidden.reason).toMatch(/^could not list the HTTPRoutes of session gwmutants1: .*forbidden/)
+          expect(forbidden.reason).not.toContain(INSTALL_ADVICE)
+
+          yield* sc.cluster.store.setServed(HttpRouteResource, false)
+          const notServed = yield* Effect.flip(router.routesOf(sessionId))
+          expect(notServed.error._tag).toBe("NotServed")
+          expect(notServed.reason).toContain(INSTALL_ADVICE)
+        }),
+      { config: gatewayConfig, cluster: noController }
+    ))
+
+  it.live("routesOf lists only this session's routes, not another's", () =>
+    withRouter(
+      "in memory",
+      SessionRouter.layerGateway,
+      ({ router }) =>
+        Effect.gen(function* () {
+          yield* router.publish(spec)
+          yield* router.publish({ sessionId: otherId, ...pod(otherId), ports: [{ port: 7070, protocol: "tcp" }] })
+          expect(yield* router.routesOf(sessionId)).toEqual([
+            route8080,
+            { host: `9090-${sessionId}.${BASE_DOMAIN}`, port: 9090 }
+          ])
+          expect(yield* router.routesOf(otherId)).toEqual([{ host: `7070-${otherId}.${BASE_DOMAIN}`, port: 7070 }])
+        }),
+      { config: gatewayConfig, cluster: noController }
+    ))
+
+  it.live("a configured SESSION_GATEWAY_SECTION stays in the verdict target", () =>
+    withRouter(
+      "in memory",
+      SessionRouter.layerGateway,
+      ({ router, sc }) =>
+        Effect.gen(function* () {
+          yield* router.publish(spec)
+          const gatewayRef = { group: "gateway.networking.k8s.io", kind: "Gateway", namespace: sc.gateway.namespace, name: sc.gateway.name }
+          // Accepted on the configured listener: that entry decides.
+          yield* writeParents(sc, (g) => [
+            { parentRef: { ...gatewayRef, sectionName: "web" }, controllerName: DEFAULT_GATEWAY_CONTROLLER_NAME, conditions: [accepted("True", g)] }
+          ])
+          expect(yield* router.verdictFor(sessionId, route8080)).toEqual({ kind: "programmed" })
+          // An entry for the whole Gateway (no listener) is another parent: it does not decide.
+          yield* writeParents(sc, (g) => [
+            { parentRef: gatewayRef, controllerName: DEFAULT_GATEWAY_CONTROLLER_NAME, conditions: [accepted("True", g)] }
+          ])
+          expect(yield* router.verdictFor(sessionId, route8080)).toEqual({ kind: "pending" })
+          expect(router.unclaimedReason(route8080)).toContain(
+            `Gateway ${sc.gateway.namespace}/${sc.gateway.name} (listener "web")`
+          )
+        }),
+      { config: { ...gatewayConfig, gatewaySection: "web" }, cluster: noController }
+    ))
+
+  it.live("an acceptance by another controller for our Gateway does not outvote our controller's rejection", () =>
+    withRouter(
+      "in memory",
+      SessionRouter.layerGateway,
+      ({ router, sc }) =>
+        Effect.gen(function* () {
+          yield* router.publish(spec)
+          const parentRef = { name: sc.gateway.name }
+          yield* writeParents(sc, (g) => [
+            { parentRef, controllerName: "example.com/another-controller", conditions: [accepted("True", g)] },
+            {
+              parentRef,
+              controllerName: DEFAULT_GATEWAY_CONTROLLER_NAME,
+              conditions: [accepted("False", g, "NotAllowedByListeners")]
+            }
+          ])
+          expect(yield* router.verdictFor(sessionId, route8080)).toEqual({
+            kind: "rejected",
+            reason: "NotAllowedByListeners",
+            message: "route refused"
+          })
+        }),
+      { config: gatewayConfig, cluster: noController }
+    ))
+
+  it.live("a failed list of the other mode's objects, other than a 403 or an unserved type, fails the publish", () =>
+    withRouter(
+      "in memory",
+      SessionRouter.layerGateway,
+      ({ kube, router, sc }) =>
+        Effect.gen(function* () {
+          yield* sc.cluster.faults.add({ resource: IngressResource, verbs: ["list"], action: Fault.respond(401) })
+          const result = yield* Effect.either(router.publish(spec))
+          if (Either.isRight(result)) return expect.fail("a publish that could not look for old Ingresses succeeded")
+          expect(result.left.error._tag).toBe("Unauthorized")
+          // Nothing was written: the plan reads everything before its first write.
+          const routes = yield* kube.list(HttpRouteResource, sc.namespace)
+          expect(routes.items).toEqual([])
+        }),
+      { config: gatewayConfig, cluster: noController }
+    ))
+
+  it.live("a 403 or an unserved type on the other mode's objects does not fail the publish", () =>
+    withRouter(
+      "in memory",
+      SessionRouter.layerGateway,
+      ({ router, sc }) =>
+        Effect.gen(function* () {
+          yield* sc.cluster.faults.add({ resource: IngressResource, verbs: ["list"], action: Fault.forbid(), times: 1 })
+          expect(yield* router.publish(spec)).toEqual([route8080, { host: `9090-${sessionId}.${BASE_DOMAIN}`, port: 9090 }])
+          yield* sc.cluster.store.setServed(IngressResource, false)
+          expect(yield* router.publish(spec)).toHaveLength(2)
+        }),
+      { config: gatewayConfig, cluster: noController }
+    ))
+})
