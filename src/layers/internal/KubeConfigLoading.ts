@@ -1,0 +1,180 @@
+/**
+ * Loading a kubeconfig the way kubectl does (an explicit path, KUBECONFIG with its
+ * merge rules, ~/.kube/config, or the in-cluster service account) and checking that
+ * its context names a cluster the live client can talk to, with errors that name the
+ * file and context at fault.
+ */
+import * as k8s from "@kubernetes/client-node"
+import { Config, Data, Effect, Option } from "effect"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+
+/** The kubeconfig could not be found, read, or does not describe a usable cluster. */
+export class KubeConfigError extends Data.TaggedError("KubeConfigError")<{
+  /** One sentence a person can act on, naming the file and context involved. */
+  readonly reason: string
+  readonly path?: string
+  readonly context?: string
+}> {
+  override get message(): string {
+    return this.reason
+  }
+}
+
+export interface KubeConfigOptions {
+  /** Read this file instead of the default chain (KUBECONFIG, ~/.kube/config, in-cluster). */
+  readonly kubeconfigPath?: string
+  /** Use this context instead of the kubeconfig's current-context. */
+  readonly context?: string
+}
+
+const SERVICE_ACCOUNT_TOKEN = "/var/run/secrets/kubernetes.io/serviceaccount/token"
+
+const configError = (reason: string, fields: { path?: string | undefined; context?: string | undefined } = {}) =>
+  new KubeConfigError({
+    reason,
+    ...(fields.path !== undefined ? { path: fields.path } : {}),
+    ...(fields.context !== undefined ? { context: fields.context } : {})
+  })
+
+// client-node's own messages for a malformed kubeconfig name the field at fault
+// ("clusters[0].cluster.server is missing") and carry no credentials, so they are
+// worth passing on; a YAML error is cut to its first line (the rest is a snippet).
+const describeLoadFailure = (error: unknown): string => {
+  const code = (error as { code?: unknown } | null)?.code
+  if (code === "ENOENT") return "the file does not exist"
+  if (code === "EACCES" || code === "EPERM") return "the file is not readable by this user"
+  if (code === "EISDIR") return "it is a directory, not a file"
+  const message = error instanceof Error ? error.message.split("\n")[0] : undefined
+  return message !== undefined && message !== "" ? `it is not a valid kubeconfig: ${message}` : "it is not a valid kubeconfig"
+}
+
+const loadFile = (kc: k8s.KubeConfig, file: string): Effect.Effect<void, KubeConfigError> =>
+  Effect.try({
+    try: () => kc.loadFromFile(file),
+    catch: (error) => configError(`could not load the kubeconfig ${file}: ${describeLoadFailure(error)}`, { path: file })
+  })
+
+interface Loaded {
+  readonly kc: k8s.KubeConfig
+  /** Where it came from, for messages. */
+  readonly source: string
+  readonly path?: string
+}
+
+const loadFromChain = (options: KubeConfigOptions): Effect.Effect<Loaded, KubeConfigError> =>
+  Effect.gen(function*() {
+    const kc = new k8s.KubeConfig()
+    if (options.kubeconfigPath !== undefined) {
+      yield* loadFile(kc, options.kubeconfigPath)
+      return { kc, source: `the kubeconfig ${options.kubeconfigPath}`, path: options.kubeconfigPath }
+    }
+    const env = yield* Config.option(Config.string("KUBECONFIG")).pipe(Effect.orElseSucceed(() => Option.none()))
+    if (Option.isSome(env) && env.value.trim() !== "") {
+      // kubectl skips KUBECONFIG entries that do not exist and merges the rest, the
+      // first file's current-context winning; client-node would throw on a missing one.
+      const files = env.value.split(path.delimiter).filter((file) => file !== "")
+      const present = files.filter((file) => fs.existsSync(file))
+      const [first, ...rest] = present
+      if (first === undefined) {
+        return yield* configError(`KUBECONFIG names ${files.join(", ")}, and none of them exists`, {
+          path: env.value
+        })
+      }
+      yield* loadFile(kc, first)
+      for (const file of rest) {
+        const other = new k8s.KubeConfig()
+        yield* loadFile(other, file)
+        kc.mergeConfig(other, true)
+      }
+      return { kc, source: `the kubeconfig from KUBECONFIG=${env.value}`, path: env.value }
+    }
+    const home = path.join(os.homedir(), ".kube", "config")
+    if (fs.existsSync(home)) {
+      yield* loadFile(kc, home)
+      return { kc, source: `the kubeconfig ${home}`, path: home }
+    }
+    if (fs.existsSync(SERVICE_ACCOUNT_TOKEN)) {
+      yield* Effect.try({
+        try: () => kc.loadFromCluster(),
+        catch: (error) => configError(`could not use the in-cluster service account: ${describeLoadFailure(error)}`)
+      })
+      return { kc, source: "the in-cluster service account configuration" }
+    }
+    return yield* configError(
+      `no kubeconfig found: KUBECONFIG is unset, ${home} does not exist, and this is not a Pod with a service account token (${SERVICE_ACCOUNT_TOKEN}); pass a kubeconfig path`
+    )
+  })
+
+/**
+ * Checks that the kubeconfig's current context resolves to a cluster this client can
+ * talk to, and returns its server URL. Fails now, naming the file and context, rather
+ * than on the first request with the client's own error.
+ */
+export const validate = (kc: k8s.KubeConfig, source: string, file?: string): Effect.Effect<string, KubeConfigError> =>
+  Effect.gen(function*() {
+    const name = kc.getCurrentContext()
+    const fields = { path: file, context: name }
+    const context = name ? kc.getContextObject(name) : null
+    if (!name) return yield* configError(`${source} has no current-context: pass a context`, fields)
+    if (context === null) {
+      return yield* configError(
+        `${source} has no context "${name}" (it has: ${
+          kc.getContexts().map((c) => c.name).join(", ") || "none"
+        })`,
+        fields
+      )
+    }
+    const cluster = kc.getCurrentCluster()
+    if (cluster === null) {
+      return yield* configError(
+        `context "${name}" in ${source} refers to cluster "${context.cluster}", which it does not define`,
+        fields
+      )
+    }
+    if (context.user && kc.getCurrentUser() === null) {
+      return yield* configError(
+        `context "${name}" in ${source} refers to user "${context.user}", which it does not define`,
+        fields
+      )
+    }
+    const url = URL.canParse(cluster.server) ? new URL(cluster.server) : undefined
+    if (url === undefined || (url.protocol !== "http:" && url.protocol !== "https:")) {
+      return yield* configError(
+        `cluster "${cluster.name}" in ${source} has server "${cluster.server}", which is not an http(s) URL`,
+        fields
+      )
+    }
+    if (url.protocol === "http:" && !cluster.skipTLSVerify) {
+      // client-node refuses plain HTTP unless the cluster entry opts out of TLS checks.
+      return yield* configError(
+        `cluster "${cluster.name}" in ${source} uses plain HTTP (${cluster.server}): set insecure-skip-tls-verify: true on it`,
+        fields
+      )
+    }
+    return cluster.server.replace(/\/+$/, "")
+  })
+
+/**
+ * Loads a kubeconfig from an explicit path or the default chain (KUBECONFIG,
+ * ~/.kube/config, in-cluster), switches to `context` if given, and checks it.
+ */
+export const loadKubeConfig = (options: KubeConfigOptions = {}): Effect.Effect<k8s.KubeConfig, KubeConfigError> =>
+  Effect.gen(function*() {
+    const { kc, path: file, source } = yield* loadFromChain(options)
+    if (options.context !== undefined) {
+      if (kc.getContextObject(options.context) === null) {
+        return yield* configError(
+          `${source} has no context "${options.context}" (it has: ${
+            kc.getContexts().map((c) => c.name).join(", ") || "none"
+          })`,
+          { path: file, context: options.context }
+        )
+      }
+      kc.setCurrentContext(options.context)
+    }
+    yield* validate(kc, source, file)
+    return kc
+  })
+
