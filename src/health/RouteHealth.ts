@@ -216,14 +216,38 @@ const watch = (input: WatchRouteHealthInput, timing: Timing): Stream.Stream<Rout
       }
 
       yield* mailbox.offerAll(input.routes.map(RouteHealthEvent.pending))
+      const hosts = yield* Effect.forEach(input.routes, (route) =>
+        Effect.map(Ref.make(noEvidence), (evidence) => ({ route, evidence, settled: false })))
       // One fiber per host: a host that settles late never holds back another's event.
-      // The fibers live in the stream's scope, so interrupting the consumer interrupts
-      // them (and the reads they have out) before anything else can be offered.
-      yield* Effect.forEach(
-        input.routes,
-        (route) => settle(host, route).pipe(Effect.flatMap((event) => mailbox.offer(event))),
+      // One timer for all of them: at the deadline every host still out is interrupted
+      // (and the read it has out with it) and judged on its evidence. The fibers live in
+      // the stream's scope, so interrupting the consumer interrupts them before anything
+      // else can be offered.
+      const settling = Effect.forEach(
+        hosts,
+        (entry) =>
+          settle(host, entry.route, entry.evidence).pipe(
+            Effect.flatMap((event) => Effect.sync(() => (entry.settled = true)).pipe(Effect.zipRight(mailbox.offer(event))))
+          ),
         { concurrency: "unbounded", discard: true }
-      ).pipe(
+      )
+      const remaining = Math.max(0, deadline - (yield* Clock.currentTimeMillis))
+      yield* settling.pipe(
+        Effect.timeoutTo({
+          duration: Duration.millis(remaining),
+          onSuccess: () => Effect.void,
+          onTimeout: () =>
+            Effect.forEach(
+              hosts.filter((entry) => !entry.settled),
+              (entry) =>
+                Ref.get(entry.evidence).pipe(
+                  Effect.flatMap((seen) => atDeadline(host, entry.route, seen.readSince !== undefined, seen)),
+                  Effect.flatMap((event) => mailbox.offer(event))
+                ),
+              { discard: true }
+            )
+        }),
+        Effect.flatten,
         Effect.onExit((exit) => mailbox.done(Exit.asVoid(exit))),
         Effect.forkScoped
       )
@@ -307,9 +331,8 @@ const hostSchedule = (watch: HostWatch, evidence: Ref.Ref<HostEvidence>) =>
   )
 
 /** Observes one host until it settles; always ends in that host's terminal event. */
-const settle = (watch: HostWatch, route: PublishedRoute): Effect.Effect<RouteHealthEvent> =>
+const settle = (watch: HostWatch, route: PublishedRoute, evidence: Ref.Ref<HostEvidence>): Effect.Effect<RouteHealthEvent> =>
   Effect.gen(function*() {
-    const evidence = yield* Ref.make(noEvidence)
     // The last observation taken: the next call asks for a newer one.
     const seen = yield* Ref.make(0)
     const polling = watch.source.kind === "poll"
@@ -339,14 +362,9 @@ const settle = (watch: HostWatch, route: PublishedRoute): Effect.Effect<RouteHea
         if (remaining <= 0) return yield* new RouteDeadlineReached({ route, readCutOff: false })
         // A polling source reads on each call: that read is out from now.
         if (polling) yield* Ref.update(evidence, (e) => ({ ...e, readSince: now, lastReadAt: now }))
-        // Bounded by what is left of the deadline, so a read that hangs cannot carry the
-        // host past it; the timeout interrupts the read, and with it the request.
-        const { observation, seq } = yield* watch.source.next(watch.sessionId, route, yield* Ref.get(seen)).pipe(
-          Effect.timeoutFail({
-            duration: Duration.millis(remaining),
-            onTimeout: () => new RouteDeadlineReached({ route, readCutOff: true })
-          })
-        )
+        // No bound of its own: the watch's one deadline timer interrupts a read that
+        // hangs (and its request with it) and judges the host on what it saw.
+        const { observation, seq } = yield* watch.source.next(watch.sessionId, route, yield* Ref.get(seen))
         yield* Ref.set(seen, seq)
         switch (observation._tag) {
           case "Reading":
