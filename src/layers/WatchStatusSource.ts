@@ -111,10 +111,16 @@ export const make: Effect.Effect<RouteStatusSource.Service, never, KubeClient | 
         return Effect.forEach(entries.values(), wake, { discard: true })
       })
 
+    // The entry of a deleted object is dropped, so that sessions that come and go do
+    // not grow the map for ever. A host that last saw the object present must still
+    // learn that it is gone: an entry made afresh starts at the newest change ever
+    // dropped, so it reads as newer than anything seen before that deletion.
+    let droppedUpTo = 0
+
     const entryOf = (name: string): Entry => {
       const existing = entries.get(name)
       if (existing !== undefined) return existing
-      const created: Entry = { object: undefined, seq: 0, waiting: undefined }
+      const created: Entry = { object: undefined, seq: droppedUpTo, waiting: undefined }
       entries.set(name, created)
       return created
     }
@@ -125,6 +131,11 @@ export const make: Effect.Effect<RouteStatusSource.Service, never, KubeClient | 
         const entry = entryOf(name)
         entry.object = object === undefined ? undefined : slim(object)
         entry.seq = ++changes
+        if (object === undefined) {
+          // Hosts waiting on it hold the entry itself and still see the deletion.
+          entries.delete(name)
+          droppedUpTo = entry.seq
+        }
         return wake(entry)
       })
 

@@ -184,6 +184,28 @@ describe("the shared watch over HTTP", () => {
       )
     }))
 
+  it.scopedLive("reports a deleted object as gone through followSession, and a new one as news again", () =>
+    Effect.gen(function*() {
+      const sc = yield* startCluster({ ingress: { delay: Duration.millis(50) }, gateway: false })
+      yield* Effect.gen(function*() {
+        const router = yield* SessionRouter
+        const routes = yield* router.publish(spec)
+        yield* Stream.runDrain(watchRouteHealth({ sessionId, routes, timeoutMs: 5_000, intervalMs: 50 }))
+        const followed = yield* followSession(
+          sessionId,
+          routes.map((route) => ({ ...route, state: "programmed" as const })),
+          { intervalMs: 50, readTimeoutMs: 2_000 }
+        ).pipe(Stream.take(6), Stream.runCollect, Effect.fork)
+        yield* Effect.orDie(sc.cluster.store.delete(IngressResource, sc.namespace, `telo-run-${sessionId}`))
+        // Published again: the controller programs the new Ingress.
+        yield* router.publish(spec)
+        const events = Chunk.toReadonlyArray(yield* Fiber.join(followed)) as ReadonlyArray<SessionEvent>
+        const of = (port: number) => events.filter((e) => e.type === "route" && e.port === port).map((e) => e.type === "route" && e.state)
+        // Gone, back without status, then programmed by the controller.
+        for (const port of [8080, 9090]) expect(of(port)).toEqual(["unprogrammed", "pending", "programmed"])
+      }).pipe(Effect.provide(yield* routing(sc, "over HTTP", "watch")))
+    }))
+
   it.scopedLive("reports a regression after programmed through followSession without a single GET", () =>
     Effect.gen(function*() {
       const sc = yield* startCluster({ ingress: { delay: Duration.millis(50) }, gateway: false })
