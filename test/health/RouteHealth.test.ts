@@ -5,7 +5,7 @@
  * against a fake SessionRouter (the router is the watch's input, so faking it is fair).
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Clock, Effect, Fiber, Layer, Ref, Stream, TestClock } from "effect"
+import { Clock, Effect, Fiber, Layer, Queue, Ref, Schedule, Stream, TestClock } from "effect"
 import type { PublishedRoute, RouteState, RouteVerdict } from "../../src/domain/Routes.js"
 import { RouteVerdict as Verdict } from "../../src/domain/Routes.js"
 import {
@@ -18,6 +18,7 @@ import {
 } from "../../src/health/RouteHealth.js"
 import { Forbidden, Unavailable } from "../../src/services/KubeError.js"
 import { RouterConfig } from "../../src/services/RouterConfig.js"
+import { Observation, RouteStatusSource } from "../../src/services/RouteStatusSource.js"
 import { RouteReadError, SessionRouter } from "../../src/services/SessionRouter.js"
 
 const r8080: PublishedRoute = { host: "8080-abc.telo.run", port: 8080 }
@@ -599,5 +600,111 @@ describe("watchRouteHealth", () => {
       yield* TestClock.adjust(250)
       yield* Fiber.join(fiber)
       expect(yield* fake.readsOf(r8080.host)).toEqual([0, 100, 200])
+    }))
+})
+
+// ---------------------------------------------------------------------------
+// On a watching source: the same rules, with changes pushed instead of reads polled
+// ---------------------------------------------------------------------------
+
+/**
+ * A watching source the test drives: each host's observations are pushed by the test
+ * (as a watch's changes arrive) and `next` waits for the next one; it reads nothing.
+ */
+const pushedWatch = Effect.gen(function*() {
+  const queues = new Map<string, Queue.Queue<Observation>>()
+  const queueOf = (host: string) =>
+    Effect.suspend(() => {
+      const existing = queues.get(host)
+      if (existing !== undefined) return Effect.succeed(existing)
+      return Effect.tap(Queue.unbounded<Observation>(), (queue) => Effect.sync(() => queues.set(host, queue)))
+    })
+  const source = RouteStatusSource.of({
+    kind: "watch",
+    next: (_sessionId, route, after) =>
+      Effect.map(Effect.flatMap(queueOf(route.host), Queue.take), (observation) => ({ seq: after + 1, observation })),
+    cadence: () => Schedule.forever
+  })
+  const router = SessionRouter.of({
+    layer: "gateway",
+    publish: () => Effect.succeed(routes),
+    routesOf: () => Effect.succeed(routes),
+    verdictFor: () => Effect.die("a watching source never reads through the router"),
+    unclaimedReason: unclaimed,
+    unpublish: () => Effect.void
+  })
+  return {
+    layer: Layer.merge(Layer.succeed(SessionRouter, router), Layer.succeed(RouteStatusSource, source)),
+    push: (route: PublishedRoute, observation: Observation) => Effect.flatMap(queueOf(route.host), (q) => Queue.offer(q, observation))
+  }
+})
+
+describe("watchRouteHealth on a watching source", () => {
+  const sessionId = "abc"
+  const pending = Observation.seen(Verdict.pending, true)
+
+  it.effect("gives the verdict at the instant the change arrives, with no read in between", () =>
+    Effect.gen(function*() {
+      const watch = yield* pushedWatch
+      yield* watch.push(r8080, pending)
+      const { fiber, seen } = yield* start({ sessionId, routes: [r8080], timeoutMs: 5_000, intervalMs: 100 }).pipe(
+        Effect.provide(watch.layer)
+      )
+      yield* TestClock.adjust(1_234)
+      yield* watch.push(r8080, Observation.seen(Verdict.programmed, true))
+      yield* Fiber.join(fiber)
+      expect(yield* seen).toEqual([
+        { at: 0, host: r8080.host, state: "pending" },
+        { at: 1_234, host: r8080.host, state: "programmed" }
+      ])
+    }))
+
+  it.effect("gives the unclaimed advice at the absolute deadline when the last thing the watch said was pending", () =>
+    Effect.gen(function*() {
+      const watch = yield* pushedWatch
+      yield* watch.push(r8080, pending)
+      const seen = yield* runFor(1_000, { sessionId, routes: [r8080], timeoutMs: 1_000, intervalMs: 100 }).pipe(
+        Effect.provide(watch.layer)
+      )
+      expect(seen.at(-1)).toEqual({ at: 1_000, host: r8080.host, state: "unprogrammed", reason: unclaimed(r8080) })
+    }))
+
+  it.effect("reports a watch that never answered as a read failure at the deadline, never as unclaimed", () =>
+    Effect.gen(function*() {
+      const watch = yield* pushedWatch
+      yield* watch.push(r8080, Observation.reading(0))
+      const seen = yield* runFor(1_000, { sessionId, routes: [r8080], timeoutMs: 1_000, intervalMs: 100 }).pipe(
+        Effect.provide(watch.layer)
+      )
+      const hung = "the status read got no answer within 1000 ms (cut off by the 1000 ms route deadline)"
+      expect(seen).toEqual([
+        { at: 0, host: r8080.host, state: "pending" },
+        { at: 1_000, readError: r8080.host, reason: hung },
+        { at: 1_000, host: r8080.host, state: "unprogrammed", reason: `route status could not be read: ${hung}` }
+      ])
+    }))
+
+  it.effect("lets the last evidence decide: a failing watch that recovers to pending gives the advice, one that stays failing the failure", () =>
+    Effect.gen(function*() {
+      const watch = yield* pushedWatch
+      yield* watch.push(r8080, pending)
+      yield* watch.push(r9090, pending)
+      const { fiber, seen } = yield* start({ sessionId, routes, timeoutMs: 1_000, intervalMs: 100 }).pipe(
+        Effect.provide(watch.layer)
+      )
+      yield* TestClock.adjust(200)
+      yield* watch.push(r8080, Observation.unreadable(hiccup(r8080)))
+      yield* watch.push(r9090, Observation.unreadable(hiccup(r9090)))
+      yield* TestClock.adjust(200)
+      yield* watch.push(r8080, pending)
+      yield* TestClock.adjust(600)
+      yield* Fiber.join(fiber)
+      const terminal = (yield* seen).filter((s) => "state" in s && s.state === "unprogrammed")
+      const expected: ReadonlyArray<Seen> = [
+        { at: 1_000, host: r8080.host, state: "unprogrammed", reason: unclaimed(r8080) },
+        { at: 1_000, host: r9090.host, state: "unprogrammed", reason: "route status could not be read: the API server could not answer (503)" }
+      ]
+      expect(terminal.toSorted(byHost)).toEqual(expected.toSorted(byHost))
+      expect((yield* seen).filter((s) => "readError" in s)).toHaveLength(1)
     }))
 })
