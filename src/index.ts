@@ -1,7 +1,7 @@
 /**
  * session-routing's public face: everything a runner needs to publish session
- * routes, watch them, and test against an embedded cluster. Nothing here requires
- * importing an internal path.
+ * routes and watch them. Nothing here requires importing an internal path, and
+ * nothing here loads the embedded cluster: that is `session-routing/local-cluster`.
  */
 
 // Domain: the pure vocabulary.
@@ -81,11 +81,3 @@ export {
 } from "./runner/SessionRunner.js"
 
 export { type FollowedHost, type FollowOptions, followSession, GONE_REASON } from "./runner/FollowSession.js"
-
-// The embedded cluster.
-/** An embedded Kubernetes API over HTTP on loopback, with an in-memory KubeClient face. */
-export { LocalCluster, type LocalClusterOptions } from "./cluster/LocalCluster.js"
-/** A LocalCluster set up for session routing: namespace, classes, Gateway, controllers, data plane. */
-export * as SessionCluster from "./cluster/SessionCluster.js"
-/** Fault injection for LocalCluster: errors, latency, hangs, resets, cut and expired watches. */
-export { Fault, type FaultSpec } from "./cluster/Faults.js"

@@ -1,0 +1,51 @@
+/**
+ * What importing the library loads: the static import graph from `src/index.ts`
+ * reaches no LocalCluster module and no YAML, so a runner that imports
+ * session-routing does not load an HTTP server, an SSA engine or a YAML parser. The
+ * cluster has its own entry point, `session-routing/local-cluster`.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { readFileSync } from "node:fs"
+import { dirname, join, relative, resolve } from "node:path"
+import { fileURLToPath } from "node:url"
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), "..")
+
+/** Every module reachable by static imports (and re-exports) from `entry`: project files, and bare package names. */
+const importGraph = (entry: string) => {
+  const files = new Set<string>()
+  const packages = new Set<string>()
+  const visit = (file: string) => {
+    if (files.has(file)) return
+    files.add(file)
+    const text = readFileSync(file, "utf8")
+    // `import ... from "x"`, `export ... from "x"`, `import "x"`; type-only imports load nothing.
+    for (const match of text.matchAll(/^(?:import|export)\s+(type\s+)?(?:[^"';]*?\s+from\s+)?"([^"]+)"/gm)) {
+      if (match[1] !== undefined) continue
+      const target = match[2]!
+      if (target.startsWith(".")) visit(resolve(dirname(file), target.replace(/\.js$/, ".ts")))
+      else packages.add(target.startsWith("@") ? target.split("/").slice(0, 2).join("/") : target.split("/")[0]!)
+    }
+  }
+  visit(join(root, entry))
+  return { files: [...files].map((file) => relative(root, file)), packages: [...packages] }
+}
+
+describe("the library's import graph", () => {
+  it("loads no LocalCluster module and no YAML from the main entry point", () => {
+    const graph = importGraph("src/index.ts")
+    expect(graph.files.length).toBeGreaterThan(20)
+    expect(graph.files.filter((file) => file.startsWith("src/cluster/"))).toEqual([])
+    expect(graph.files.filter((file) => file.startsWith("src/cli/"))).toEqual([])
+    expect(graph.packages).not.toContain("yaml")
+  })
+
+  it("offers LocalCluster from its own entry point, declared in package.json", () => {
+    const manifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { exports: Record<string, string> }
+    expect(manifest.exports["./local-cluster"]).toBe("./src/cluster/index.ts")
+    const graph = importGraph("src/cluster/index.ts")
+    expect(graph.files).toContain("src/cluster/LocalCluster.ts")
+    // It reaches the library only through the KubeClient contract and the shared domain.
+    expect(graph.files.filter((file) => file.startsWith("src/layers/") || file.startsWith("src/runner/") || file.startsWith("src/health/"))).toEqual([])
+  })
+})
