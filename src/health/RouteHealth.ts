@@ -335,7 +335,6 @@ const settle = (watch: HostWatch, route: PublishedRoute, evidence: Ref.Ref<HostE
   Effect.gen(function*() {
     // The last observation taken: the next call asks for a newer one.
     const seen = yield* Ref.make(0)
-    const polling = watch.source.kind === "poll"
 
     /** Keeps what an answer showed: its outcome, and how long the server took. */
     const answered = (outcome: Option.Option<RouteReadError>) =>
@@ -360,8 +359,9 @@ const settle = (watch: HostWatch, route: PublishedRoute, evidence: Ref.Ref<HostE
         const now = yield* Clock.currentTimeMillis
         const remaining = watch.deadline - now
         if (remaining <= 0) return yield* new RouteDeadlineReached({ route, readCutOff: false })
-        // A polling source reads on each call: that read is out from now.
-        if (polling) yield* Ref.update(evidence, (e) => ({ ...e, readSince: now, lastReadAt: now }))
+        // A polling source reads on each call: that read is out from now. (Asked each
+        // time: a watching source that fell back to polling starts reading.)
+        if (watch.source.kind === "poll") yield* Ref.update(evidence, (e) => ({ ...e, readSince: now, lastReadAt: now }))
         // No bound of its own: the watch's one deadline timer interrupts a read that
         // hangs (and its request with it) and judges the host on what it saw.
         const { observation, seq } = yield* watch.source.next(watch.sessionId, route, yield* Ref.get(seen))

@@ -273,7 +273,10 @@ export const make: Effect.Effect<RouteStatusSource.Service, never, KubeClient | 
       })
 
     return RouteStatusSource.of({
-      kind: "watch",
+      // A kind that fell back reads on each call, and route health must know a read is out.
+      get kind() {
+        return phase._tag === "Polling" ? "poll" : "watch"
+      },
       next,
       // A call waits for the next change; only a kind that fell back to polling waits an interval.
       cadence: (intervalMs) =>

@@ -65,7 +65,7 @@ export class RouteStatusSource
 
 /** The watch source could not use its watch and reads by polling instead; said once per kind. */
 export class WatchUnavailable extends Data.TaggedError("WatchUnavailable")<{
-  /** `list ingresses.networking.k8s.io in namespace "telo-sessions"`. */
+  /** `list and watch ingresses.networking.k8s.io in namespace "telo-sessions"`. */
   readonly what: string
   readonly reason: string
 }> {
