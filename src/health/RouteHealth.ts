@@ -6,9 +6,13 @@
  */
 import { Clock, Data, Duration, Effect, Exit, Mailbox, Option, Ref, Schedule, Stream } from "effect"
 import type { PublishedRoute, RouteVerdict } from "../domain/Routes.js"
-import { withoutTransientRetry } from "../services/KubeClient.js"
 import { isPermanent, Transport } from "../services/KubeError.js"
-import { PERMANENT_FAILURE_BACKOFF_CAP, pollingNext, RouteStatusSource } from "../services/RouteStatusSource.js"
+import {
+  PERMANENT_FAILURE_BACKOFF_CAP,
+  pollCadence,
+  pollingThroughRouter,
+  RouteStatusSource
+} from "../services/RouteStatusSource.js"
 import { RouterConfig } from "../services/RouterConfig.js"
 import { RouteReadError, SessionRouter } from "../services/SessionRouter.js"
 
@@ -106,13 +110,8 @@ export class RouteDeadlineReached extends Data.TaggedError("RouteDeadlineReached
 // Schedule
 // ---------------------------------------------------------------------------
 
-/**
- * The poll cadence: one read every `intervalMs`. Floored at 1 ms: a zero interval
- * would spin at one instant (forever, under TestClock) and hammer the API server for
- * the whole deadline.
- */
-export const pollSchedule = (intervalMs: number): Schedule.Schedule<number> =>
-  Schedule.spaced(Duration.millis(Math.max(1, intervalMs)))
+/** The poll cadence: one read every `intervalMs` (floored at 1 ms). */
+export const pollSchedule = pollCadence
 
 /**
  * `schedule`, with every pause cut short at `deadlineMillis` (epoch ms). The attempt
@@ -181,20 +180,11 @@ export function watchRouteHealth(
   )
 }
 
-/** Polls through the router's own reads: for a context with no `RouteStatusSource`. */
-const routerPolling = (router: SessionRouter.Service): RouteStatusSource.Service => ({
-  kind: "poll",
-  next: pollingNext((sessionId, route) =>
-    withoutTransientRetry(router.verdictFor(sessionId, route)).pipe(Effect.map((verdict) => ({ verdict, present: true })))
-  ),
-  cadence: pollSchedule
-})
-
 const watch = (input: WatchRouteHealthInput, timing: Timing): Stream.Stream<RouteHealthEvent, never, SessionRouter> =>
   Stream.unwrapScoped(
     Effect.gen(function*() {
       const router = yield* SessionRouter
-      const source = Option.getOrElse(yield* Effect.serviceOption(RouteStatusSource), () => routerPolling(router))
+      const source = Option.getOrElse(yield* Effect.serviceOption(RouteStatusSource), () => pollingThroughRouter(router))
       // Absolute: every host's deadline is counted from here, whatever its reads cost.
       const deadline = (yield* Clock.currentTimeMillis) + timing.timeoutMs
       const mailbox = yield* Mailbox.make<RouteHealthEvent>()

@@ -4,17 +4,13 @@
  * measured against. Hosts that share an object (the ports of one session Ingress)
  * share each read: one GET per object per round, however many hosts it carries.
  */
-import { Deferred, Duration, Effect, Layer, Schedule, type Scope, SynchronizedRef } from "effect"
+import { Deferred, Effect, Layer, type Scope, SynchronizedRef } from "effect"
 import { KubeClient, withoutTransientRetry } from "../services/KubeClient.js"
 import type { KubeError } from "../services/KubeError.js"
-import { pollingNext, RouteStatusSource, type StatusRead } from "../services/RouteStatusSource.js"
+import { pollCadence, pollingNext, RouteStatusSource, type StatusRead } from "../services/RouteStatusSource.js"
 import { RouteReadError, SessionRouter, type StatusObject, type StatusObjects } from "../services/SessionRouter.js"
 import type { ResourceType } from "../domain/Resources.js"
 import type { PublishedRoute } from "../domain/Routes.js"
-
-/** One read every `intervalMs`, floored at 1 ms so a zero interval cannot spin at one instant. */
-export const pollCadence = (intervalMs: number): Schedule.Schedule<number> =>
-  Schedule.spaced(Duration.millis(Math.max(1, intervalMs)))
 
 /**
  * Runs `effect` once for every caller that asks under the same key while it is out:

@@ -9,15 +9,9 @@
 import { Duration, Effect, Option, Ref, Schedule, Stream } from "effect"
 import type { PublishedRoute, RouteState } from "../domain/Routes.js"
 import { rejectionReason } from "../health/RouteHealth.js"
-import { withoutTransientRetry } from "../services/KubeClient.js"
-import { RouterConfig } from "../services/RouterConfig.js"
 import { Transport } from "../services/KubeError.js"
-import {
-  Observation,
-  pollingNext,
-  RouteStatusSource,
-  type StatusRead
-} from "../services/RouteStatusSource.js"
+import { RouterConfig } from "../services/RouterConfig.js"
+import { Observation, pollingThroughRouter, RouteStatusSource } from "../services/RouteStatusSource.js"
 import { RouteReadError, SessionRouter } from "../services/SessionRouter.js"
 import type { SessionEvent } from "./SessionRunner.js"
 
@@ -124,17 +118,6 @@ export function followSession(
   )
 }
 
-/** Polls through the router's own reads: for a context with no `RouteStatusSource`. */
-const routerPolling = (router: SessionRouter.Service): RouteStatusSource.Service => ({
-  kind: "poll",
-  next: pollingNext((sessionId, route) =>
-    withoutTransientRetry(router.verdictFor(sessionId, route)).pipe(
-      Effect.map((verdict): StatusRead => ({ verdict, present: true }))
-    )
-  ),
-  cadence: (intervalMs) => Schedule.spaced(Duration.millis(Math.max(1, intervalMs)))
-})
-
 const follow = (
   sessionId: string,
   known: ReadonlyArray<FollowedHost>,
@@ -144,7 +127,7 @@ const follow = (
   Stream.unwrapScoped(
     Effect.gen(function*() {
       const router = yield* SessionRouter
-      const source = Option.getOrElse(yield* Effect.serviceOption(RouteStatusSource), () => routerPolling(router))
+      const source = Option.getOrElse(yield* Effect.serviceOption(RouteStatusSource), () => pollingThroughRouter(router))
       const state = yield* Ref.make<FollowState>({ rows: new Map(known.map((row) => [row.host, row])), failing: false })
       const apply = (route: PublishedRoute, observation: Observation) =>
         Ref.modify(state, (now) => {

@@ -4,9 +4,10 @@
  * in observations, so the health rules (last evidence, absolute deadline) are written
  * once, whatever the source.
  */
-import { Context, Data, Duration, Effect, type Schedule } from "effect"
+import { Context, Data, Duration, Effect, Schedule } from "effect"
 import type { PublishedRoute, RouteVerdict } from "../domain/Routes.js"
-import type { RouteReadError } from "./SessionRouter.js"
+import { withoutTransientRetry } from "./KubeClient.js"
+import type { RouteReadError, SessionRouter } from "./SessionRouter.js"
 
 /** What a source learned about one host. */
 export type Observation =
@@ -99,3 +100,22 @@ export const pollingNext =
       Effect.catchAll((error) => Effect.succeed(Observation.unreadable(error))),
       Effect.map((observation) => ({ seq: after + 1, observation }))
     )
+
+/** One read every `intervalMs`, floored at 1 ms: a zero interval would spin at one instant and hammer the API server. */
+export const pollCadence = (intervalMs: number): Schedule.Schedule<number> =>
+  Schedule.spaced(Duration.millis(Math.max(1, intervalMs)))
+
+/**
+ * A polling source over the router's own reads (`SessionRouter.verdictFor`), without
+ * the client's retries: what route health and following use when no
+ * `RouteStatusSource` is in context.
+ */
+export const pollingThroughRouter = (router: SessionRouter.Service): RouteStatusSource.Service => ({
+  kind: "poll",
+  next: pollingNext((sessionId, route) =>
+    withoutTransientRetry(router.verdictFor(sessionId, route)).pipe(
+      Effect.map((verdict): StatusRead => ({ verdict, present: true }))
+    )
+  ),
+  cadence: pollCadence
+})
