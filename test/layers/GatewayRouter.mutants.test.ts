@@ -10,7 +10,7 @@ import { Fault } from "../../src/cluster/Faults.js"
 import { DEFAULT_GATEWAY_CONTROLLER_NAME } from "../../src/cluster/GatewayController.js"
 import type { SessionCluster } from "../../src/cluster/SessionCluster.js"
 import type { Condition, HttpRoute, RouteParentStatus } from "../../src/domain/Objects.js"
-import { HttpRouteResource, IngressResource } from "../../src/domain/Resources.js"
+import { GatewayResource, HttpRouteResource, IngressResource, ServiceResource } from "../../src/domain/Resources.js"
 import type { PortMapping } from "../../src/domain/Session.js"
 import { SessionRouter } from "../../src/layers/SessionRouterLayers.js"
 import { BASE_DOMAIN, type TestConfig, withRouter } from "../support/RouterHarness.js"
@@ -184,6 +184,81 @@ describe("gateway router, behaviour the mutants found unchecked", () => {
           expect(yield* router.publish(spec)).toEqual([route8080, { host: `9090-${sessionId}.${BASE_DOMAIN}`, port: 9090 }])
           yield* sc.cluster.store.setServed(IngressResource, false)
           expect(yield* router.publish(spec)).toHaveLength(2)
+        }),
+      { config: gatewayConfig, cluster: noController }
+    ))
+
+  it.live("routesOf orders a session's routes by port, not by object name", () =>
+    withRouter(
+      "in memory",
+      SessionRouter.layerGateway,
+      ({ router }) =>
+        Effect.gen(function* () {
+          // By name, telo-run-<id>-10000 sorts before telo-run-<id>-9090.
+          yield* router.publish({ ...spec, ports: [{ port: 10000, protocol: "tcp" }, { port: 9090, protocol: "tcp" }] })
+          expect((yield* router.routesOf(sessionId)).map((r) => r.port)).toEqual([9090, 10000])
+        }),
+      { config: gatewayConfig, cluster: noController }
+    ))
+
+  it.live("without a listener configured, the unclaimed advice names the Gateway alone", () =>
+    withRouter(
+      "in memory",
+      SessionRouter.layerGateway,
+      ({ router, sc }) =>
+        Effect.succeed(
+          expect(router.unclaimedReason(route8080)).toContain(
+            `on Gateway ${sc.gateway.namespace}/${sc.gateway.name}: check that the Gateway exists`
+          )
+        ),
+      { config: gatewayConfig, cluster: noController }
+    ))
+
+  it.live("a failed Gateway lookup is tried again by the next verdict, not trusted for minutes", () =>
+    withRouter(
+      "in memory",
+      SessionRouter.layerGateway,
+      ({ router, sc }) =>
+        Effect.gen(function* () {
+          yield* router.publish(spec)
+          const parentRef = { name: sc.gateway.name }
+          yield* writeParents(sc, (g) => [
+            { parentRef, controllerName: "example.com/another-controller", conditions: [accepted("True", g)] },
+            { parentRef, controllerName: DEFAULT_GATEWAY_CONTROLLER_NAME, conditions: [accepted("False", g, "NotAllowedByListeners")] }
+          ])
+          yield* sc.cluster.faults.add({ resource: GatewayResource, verbs: ["get"], action: Fault.forbid(), times: 1 })
+          // Controller unknown: any current acceptance decides.
+          expect(yield* router.verdictFor(sessionId, route8080)).toEqual({ kind: "programmed" })
+          // The next verdict learns the controller, and only its entry counts.
+          expect(yield* router.verdictFor(sessionId, route8080)).toMatchObject({ kind: "rejected", reason: "NotAllowedByListeners" })
+        }),
+      { config: gatewayConfig, cluster: noController }
+    ))
+
+  it.live("unpublishes the Service where HTTPRoutes are not served", () =>
+    withRouter(
+      "in memory",
+      SessionRouter.layerGateway,
+      ({ kube, router, sc }) =>
+        Effect.gen(function* () {
+          yield* router.publish(spec)
+          yield* sc.cluster.store.setServed(HttpRouteResource, false)
+          yield* router.unpublish(sessionId)
+          expect((yield* kube.list(ServiceResource, sc.namespace)).items).toEqual([])
+        }),
+      { config: gatewayConfig, cluster: noController }
+    ))
+
+  it.live("a reload with no ports left removes the session Service", () =>
+    withRouter(
+      "in memory",
+      SessionRouter.layerGateway,
+      ({ kube, router, sc }) =>
+        Effect.gen(function* () {
+          yield* router.publish(spec)
+          expect(yield* router.publish({ ...spec, ports: [] })).toEqual([])
+          expect((yield* kube.list(ServiceResource, sc.namespace)).items).toEqual([])
+          expect((yield* kube.list(HttpRouteResource, sc.namespace)).items).toEqual([])
         }),
       { config: gatewayConfig, cluster: noController }
     ))
