@@ -1,0 +1,78 @@
+/**
+ * Call limits that mutation testing found unchecked: the refused budget is counted
+ * from the call's start, and silence is measured from the server's last answer.
+ * All on TestClock.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Duration, Effect, Either, Fiber, Ref, Schedule, TestClock } from "effect"
+import { callLimits, withinLimits } from "../../src/layers/KubeRetry.js"
+import { type KubeError, Transport, Unavailable } from "../../src/services/KubeError.js"
+
+const target = { what: `get ingresses.networking.k8s.io "web" in namespace "ns"`, server: "https://api:6443" }
+const unavailable = new Unavailable({ reason: "the API server could not answer get ... (503: etcd is down)", code: 503 })
+const refused = new Transport({ reason: "could not get ...: the connection was refused (ECONNREFUSED)", kind: "refused" })
+
+/** Attempts that do what `plan` says in turn (the last entry repeats); counts them. */
+const scripted = (plan: ReadonlyArray<KubeError | "hang" | "ok">) =>
+  Effect.gen(function* () {
+    const attempts = yield* Ref.make(0)
+    const call = Ref.getAndUpdate(attempts, (n) => n + 1).pipe(
+      Effect.flatMap((n) => {
+        const step = plan[Math.min(n, plan.length - 1)]!
+        if (step === "hang") return Effect.never
+        if (step === "ok") return Effect.succeed("answer")
+        return Effect.fail(step)
+      })
+    )
+    return { attempts, call }
+  })
+
+const runFor = <A, E>(self: Effect.Effect<A, E>, millis: number) =>
+  Effect.gen(function* () {
+    const fiber = yield* Effect.fork(Effect.either(self))
+    for (let t = 0; t < millis; t += 50) yield* TestClock.adjust(Duration.millis(50))
+    return yield* Fiber.join(fiber)
+  })
+
+describe("withinLimits, what the mutants found unchecked", () => {
+  it.effect("counts the refused budget from the call's start, not from the clock's epoch", () =>
+    Effect.gen(function* () {
+      // A process that has run for an hour: the budget must not already look spent.
+      yield* TestClock.adjust(Duration.hours(1))
+      const { attempts, call } = yield* scripted([refused, refused, "ok"])
+      const result = yield* runFor(
+        withinLimits(call, {
+          target,
+          limits: callLimits(60_000),
+          retry: true,
+          schedule: Schedule.spaced(Duration.millis(100))
+        }),
+        1_000
+      )
+      expect(result).toEqual(Either.right("answer"))
+      expect(yield* Ref.get(attempts)).toBe(3)
+    }))
+
+  it.effect("a hung attempt at the deadline is silence counted from the server's last answer, not its earlier error", () =>
+    Effect.gen(function* () {
+      // 0 ms: 503; 300 ms: 503; 600 ms: hangs; 1000 ms: the budget ends with it in flight.
+      const { call } = yield* scripted([unavailable, unavailable, "hang"])
+      const result = yield* runFor(
+        withinLimits(call, {
+          target,
+          limits: callLimits(1_000),
+          retry: true,
+          schedule: Schedule.spaced(Duration.millis(300))
+        }),
+        1_500
+      )
+      expect(result).toEqual(
+        Either.left(
+          new Transport({
+            reason: `could not ${target.what} at ${target.server}: no answer within 700ms (3 attempts)`,
+            kind: "no-answer"
+          })
+        )
+      )
+    }))
+})
