@@ -262,4 +262,30 @@ describe("gateway router, behaviour the mutants found unchecked", () => {
         }),
       { config: gatewayConfig, cluster: noController }
     ))
+
+  it.live("a learned Gateway controller is read once for many verdicts, not once per verdict", () =>
+    Effect.gen(function* () {
+      let gatewayReads = 0
+      yield* withRouter(
+        "in memory",
+        SessionRouter.layerGateway,
+        ({ router, sc }) =>
+          Effect.gen(function* () {
+            yield* router.publish(spec)
+            yield* writeParents(sc, (g) => [
+              { parentRef: { name: sc.gateway.name }, controllerName: DEFAULT_GATEWAY_CONTROLLER_NAME, conditions: [accepted("True", g)] }
+            ])
+            for (let i = 0; i < 3; i++) expect(yield* router.verdictFor(sessionId, route8080)).toEqual({ kind: "programmed" })
+          }),
+        {
+          config: gatewayConfig,
+          cluster: noController,
+          observe: (call) =>
+            Effect.sync(() => {
+              if (call.verb === "get" && call.resource === GatewayResource) gatewayReads++
+            })
+        }
+      )
+      expect(gatewayReads).toBe(1)
+    }))
 })
