@@ -75,4 +75,25 @@ describe("withinLimits, what the mutants found unchecked", () => {
         )
       )
     }))
+
+  it.effect("a deadline that falls in the pause after a timed-out attempt reports the whole silence, not the attempt's limit", () =>
+    Effect.gen(function* () {
+      // 0 ms: hangs; 500 ms: the attempt's limit; the retry would go at 1100 ms, after the 1 s budget.
+      const { attempts, call } = yield* scripted(["hang"])
+      const result = yield* runFor(
+        withinLimits(call, {
+          target,
+          limits: callLimits(1_000),
+          retry: true,
+          schedule: Schedule.spaced(Duration.millis(600))
+        }),
+        1_500
+      )
+      expect(result).toEqual(
+        Either.left(
+          new Transport({ reason: `could not ${target.what} at ${target.server}: no answer within 1s`, kind: "no-answer" })
+        )
+      )
+      expect(yield* Ref.get(attempts)).toBe(1)
+    }))
 })
