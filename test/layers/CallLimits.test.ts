@@ -4,18 +4,18 @@
  * heal not retried at all, and the last evidence named when time runs out.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Duration, Effect, Either, Fiber, Ref, Schedule, TestClock } from "effect"
+import { Duration, Effect, Either, Ref, Schedule } from "effect"
 import { callLimits, REFUSED_BUDGET, withinLimits } from "../../src/layers/KubeRetry.js"
 import {
   Forbidden,
   isPermanent,
   isTransient,
-  type KubeError,
   NotServed,
   Transport,
   Unauthorized,
   Unavailable
 } from "../../src/services/KubeError.js"
+import { runFor, scripted } from "../support/ScriptedCalls.js"
 
 const target = { what: `get ingresses.networking.k8s.io "web" in namespace "ns"`, server: "https://api:6443" }
 const unavailable = new Unavailable({ reason: "the API server could not answer get ... (503: etcd is down)", code: 503 })
@@ -27,31 +27,7 @@ const unauthorized = new Unauthorized({ reason: "the API server refused the cred
 /** A fixed, short retry schedule, so the budget (not the schedule) is what ends a call. */
 const every100ms = Schedule.spaced(Duration.millis(100))
 
-/**
- * A call whose attempts do what `plan` says in turn (the last entry repeats): fail
- * with an error, hang, or answer. Counts the attempts.
- */
-const scripted = (plan: ReadonlyArray<KubeError | "hang" | "ok">) =>
-  Effect.gen(function*() {
-    const attempts = yield* Ref.make(0)
-    const call = Ref.getAndUpdate(attempts, (n) => n + 1).pipe(
-      Effect.flatMap((n) => {
-        const step = plan[Math.min(n, plan.length - 1)]!
-        if (step === "hang") return Effect.never
-        if (step === "ok") return Effect.succeed("answer")
-        return Effect.fail(step)
-      })
-    )
-    return { attempts, call }
-  })
 
-/** Runs `self` on a fork and moves the clock on by `millis` in small steps, then joins. */
-const runFor = <A, E>(self: Effect.Effect<A, E>, millis: number) =>
-  Effect.gen(function*() {
-    const fiber = yield* Effect.fork(Effect.either(self))
-    for (let t = 0; t < millis; t += 50) yield* TestClock.adjust(Duration.millis(50))
-    return yield* Fiber.join(fiber)
-  })
 
 describe("withinLimits", () => {
   it("gives each attempt half the budget", () => {

@@ -4,35 +4,16 @@
  * All on TestClock.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Duration, Effect, Either, Fiber, Ref, Schedule, TestClock } from "effect"
+import { Duration, Effect, Either, Ref, Schedule, TestClock } from "effect"
 import { callLimits, withinLimits } from "../../src/layers/KubeRetry.js"
-import { type KubeError, Transport, Unavailable } from "../../src/services/KubeError.js"
+import { Transport, Unavailable } from "../../src/services/KubeError.js"
+import { runFor, scripted } from "../support/ScriptedCalls.js"
 
 const target = { what: `get ingresses.networking.k8s.io "web" in namespace "ns"`, server: "https://api:6443" }
 const unavailable = new Unavailable({ reason: "the API server could not answer get ... (503: etcd is down)", code: 503 })
 const refused = new Transport({ reason: "could not get ...: the connection was refused (ECONNREFUSED)", kind: "refused" })
 
-/** Attempts that do what `plan` says in turn (the last entry repeats); counts them. */
-const scripted = (plan: ReadonlyArray<KubeError | "hang" | "ok">) =>
-  Effect.gen(function* () {
-    const attempts = yield* Ref.make(0)
-    const call = Ref.getAndUpdate(attempts, (n) => n + 1).pipe(
-      Effect.flatMap((n) => {
-        const step = plan[Math.min(n, plan.length - 1)]!
-        if (step === "hang") return Effect.never
-        if (step === "ok") return Effect.succeed("answer")
-        return Effect.fail(step)
-      })
-    )
-    return { attempts, call }
-  })
 
-const runFor = <A, E>(self: Effect.Effect<A, E>, millis: number) =>
-  Effect.gen(function* () {
-    const fiber = yield* Effect.fork(Effect.either(self))
-    for (let t = 0; t < millis; t += 50) yield* TestClock.adjust(Duration.millis(50))
-    return yield* Fiber.join(fiber)
-  })
 
 describe("withinLimits, what the mutants found unchecked", () => {
   it.effect("counts the refused budget from the call's start, not from the clock's epoch", () =>
