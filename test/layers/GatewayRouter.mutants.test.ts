@@ -13,7 +13,7 @@ import type { Condition, HttpRoute, RouteParentStatus } from "../../src/domain/O
 import { GatewayResource, HttpRouteResource, IngressResource, ServiceResource } from "../../src/domain/Resources.js"
 import type { PortMapping } from "../../src/domain/Session.js"
 import { SessionRouter } from "../../src/layers/SessionRouterLayers.js"
-import { BASE_DOMAIN, type TestConfig, withRouter } from "../support/RouterHarness.js"
+import { BASE_DOMAIN, type RouterContext, type TestConfig, withRouter } from "../support/RouterHarness.js"
 
 const sessionId = "gwmutants1"
 const otherId = "gwmutants2"
@@ -29,6 +29,10 @@ const INSTALL_ADVICE = "install the Gateway API CRDs"
 const gatewayConfig: TestConfig = { mode: "gateway" }
 /** No controller: the status a test reads is the status it wrote. */
 const noController = { gateway: { delay: "never" as const } }
+
+/** A gateway router test in memory, on the sample Gateway, with no controller writing status. */
+const onGateway = <A, E>(body: (ctx: RouterContext) => Effect.Effect<A, E>) =>
+  withRouter("in memory", SessionRouter.layerGateway, body, { config: gatewayConfig, cluster: noController })
 
 const accepted = (status: "True" | "False", generation: number, reason = "Accepted"): Condition => ({
   type: "Accepted",
@@ -55,9 +59,7 @@ const writeParents = (sc: SessionCluster, parents: (generation: number) => Reado
 
 describe("gateway router, behaviour the mutants found unchecked", () => {
   it.live("keeps a 403's own reason instead of the Gateway API install advice", () =>
-    withRouter(
-      "in memory",
-      SessionRouter.layerGateway,
+    onGateway(
       ({ router, sc }) =>
         Effect.gen(function* () {
           yield* sc.cluster.faults.add({ resource: HttpRouteResource, verbs: ["patch"], action: Fault.forbid() })
@@ -66,14 +68,11 @@ describe("gateway router, behaviour the mutants found unchecked", () => {
           expect(result.left.error._tag).toBe("Forbidden")
           expect(result.left.reason).not.toContain(INSTALL_ADVICE)
           expect(result.left.reason).toContain("forbidden")
-        }),
-      { config: gatewayConfig, cluster: noController }
+        })
     ))
 
   it.live("routesOf keeps a 403's own reason, and gives the install advice only when HTTPRoutes are not served", () =>
-    withRouter(
-      "in memory",
-      SessionRouter.layerGateway,
+    onGateway(
       ({ router, sc }) =>
         Effect.gen(function* () {
           yield* sc.cluster.faults.add({ resource: HttpRouteResource, verbs: ["list"], action: Fault.forbid(), times: 1 })
@@ -86,14 +85,11 @@ describe("gateway router, behaviour the mutants found unchecked", () => {
           const notServed = yield* Effect.flip(router.routesOf(sessionId))
           expect(notServed.error._tag).toBe("NotServed")
           expect(notServed.reason).toContain(INSTALL_ADVICE)
-        }),
-      { config: gatewayConfig, cluster: noController }
+        })
     ))
 
   it.live("routesOf lists only this session's routes, not another's", () =>
-    withRouter(
-      "in memory",
-      SessionRouter.layerGateway,
+    onGateway(
       ({ router }) =>
         Effect.gen(function* () {
           yield* router.publish(spec)
@@ -103,8 +99,7 @@ describe("gateway router, behaviour the mutants found unchecked", () => {
             { host: `9090-${sessionId}.${BASE_DOMAIN}`, port: 9090 }
           ])
           expect(yield* router.routesOf(otherId)).toEqual([{ host: `7070-${otherId}.${BASE_DOMAIN}`, port: 7070 }])
-        }),
-      { config: gatewayConfig, cluster: noController }
+        })
     ))
 
   it.live("a configured SESSION_GATEWAY_SECTION stays in the verdict target", () =>
@@ -133,9 +128,7 @@ describe("gateway router, behaviour the mutants found unchecked", () => {
     ))
 
   it.live("an acceptance by another controller for our Gateway does not outvote our controller's rejection", () =>
-    withRouter(
-      "in memory",
-      SessionRouter.layerGateway,
+    onGateway(
       ({ router, sc }) =>
         Effect.gen(function* () {
           yield* router.publish(spec)
@@ -153,14 +146,11 @@ describe("gateway router, behaviour the mutants found unchecked", () => {
             reason: "NotAllowedByListeners",
             message: "route refused"
           })
-        }),
-      { config: gatewayConfig, cluster: noController }
+        })
     ))
 
   it.live("a failed list of the other mode's objects, other than a 403 or an unserved type, fails the publish", () =>
-    withRouter(
-      "in memory",
-      SessionRouter.layerGateway,
+    onGateway(
       ({ kube, router, sc }) =>
         Effect.gen(function* () {
           yield* sc.cluster.faults.add({ resource: IngressResource, verbs: ["list"], action: Fault.respond(401) })
@@ -170,54 +160,42 @@ describe("gateway router, behaviour the mutants found unchecked", () => {
           // Nothing was written: the plan reads everything before its first write.
           const routes = yield* kube.list(HttpRouteResource, sc.namespace)
           expect(routes.items).toEqual([])
-        }),
-      { config: gatewayConfig, cluster: noController }
+        })
     ))
 
   it.live("a 403 or an unserved type on the other mode's objects does not fail the publish", () =>
-    withRouter(
-      "in memory",
-      SessionRouter.layerGateway,
+    onGateway(
       ({ router, sc }) =>
         Effect.gen(function* () {
           yield* sc.cluster.faults.add({ resource: IngressResource, verbs: ["list"], action: Fault.forbid(), times: 1 })
           expect(yield* router.publish(spec)).toEqual([route8080, { host: `9090-${sessionId}.${BASE_DOMAIN}`, port: 9090 }])
           yield* sc.cluster.store.setServed(IngressResource, false)
           expect(yield* router.publish(spec)).toHaveLength(2)
-        }),
-      { config: gatewayConfig, cluster: noController }
+        })
     ))
 
   it.live("routesOf orders a session's routes by port, not by object name", () =>
-    withRouter(
-      "in memory",
-      SessionRouter.layerGateway,
+    onGateway(
       ({ router }) =>
         Effect.gen(function* () {
           // By name, telo-run-<id>-10000 sorts before telo-run-<id>-9090.
           yield* router.publish({ ...spec, ports: [{ port: 10000, protocol: "tcp" }, { port: 9090, protocol: "tcp" }] })
           expect((yield* router.routesOf(sessionId)).map((r) => r.port)).toEqual([9090, 10000])
-        }),
-      { config: gatewayConfig, cluster: noController }
+        })
     ))
 
   it.live("without a listener configured, the unclaimed advice names the Gateway alone", () =>
-    withRouter(
-      "in memory",
-      SessionRouter.layerGateway,
+    onGateway(
       ({ router, sc }) =>
         Effect.succeed(
           expect(router.unclaimedReason(route8080)).toContain(
             `on Gateway ${sc.gateway.namespace}/${sc.gateway.name}: check that the Gateway exists`
           )
-        ),
-      { config: gatewayConfig, cluster: noController }
+        )
     ))
 
   it.live("a failed Gateway lookup is tried again by the next verdict, not trusted for minutes", () =>
-    withRouter(
-      "in memory",
-      SessionRouter.layerGateway,
+    onGateway(
       ({ router, sc }) =>
         Effect.gen(function* () {
           yield* router.publish(spec)
@@ -231,36 +209,29 @@ describe("gateway router, behaviour the mutants found unchecked", () => {
           expect(yield* router.verdictFor(sessionId, route8080)).toEqual({ kind: "programmed" })
           // The next verdict learns the controller, and only its entry counts.
           expect(yield* router.verdictFor(sessionId, route8080)).toMatchObject({ kind: "rejected", reason: "NotAllowedByListeners" })
-        }),
-      { config: gatewayConfig, cluster: noController }
+        })
     ))
 
   it.live("unpublishes the Service where HTTPRoutes are not served", () =>
-    withRouter(
-      "in memory",
-      SessionRouter.layerGateway,
+    onGateway(
       ({ kube, router, sc }) =>
         Effect.gen(function* () {
           yield* router.publish(spec)
           yield* sc.cluster.store.setServed(HttpRouteResource, false)
           yield* router.unpublish(sessionId)
           expect((yield* kube.list(ServiceResource, sc.namespace)).items).toEqual([])
-        }),
-      { config: gatewayConfig, cluster: noController }
+        })
     ))
 
   it.live("a reload with no ports left removes the session Service", () =>
-    withRouter(
-      "in memory",
-      SessionRouter.layerGateway,
+    onGateway(
       ({ kube, router, sc }) =>
         Effect.gen(function* () {
           yield* router.publish(spec)
           expect(yield* router.publish({ ...spec, ports: [] })).toEqual([])
           expect((yield* kube.list(ServiceResource, sc.namespace)).items).toEqual([])
           expect((yield* kube.list(HttpRouteResource, sc.namespace)).items).toEqual([])
-        }),
-      { config: gatewayConfig, cluster: noController }
+        })
     ))
 
   it.live("a learned Gateway controller is read once for many verdicts, not once per verdict", () =>
