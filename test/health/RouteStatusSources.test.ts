@@ -184,18 +184,28 @@ describe("the shared watch over HTTP", () => {
       )
     }))
 
+  /** Publishes the session and watches its route health until every host is settled (programmed). */
+  const publishedAndProgrammed = Effect.gen(function*() {
+    const router = yield* SessionRouter
+    const routes = yield* router.publish(spec)
+    yield* Stream.runDrain(watchRouteHealth({ sessionId, routes, timeoutMs: 5_000, intervalMs: 50 }))
+    return { router, routes }
+  })
+
+  /** Follows the programmed `routes` on a fiber, collecting the first `count` events. */
+  const followProgrammed = (routes: ReadonlyArray<PublishedRoute>, count: number) =>
+    followSession(
+      sessionId,
+      routes.map((route) => ({ ...route, state: "programmed" as const })),
+      { intervalMs: 50, readTimeoutMs: 2_000 }
+    ).pipe(Stream.take(count), Stream.runCollect, Effect.fork)
+
   it.scopedLive("reports a deleted object as gone through followSession, and a new one as news again", () =>
     Effect.gen(function*() {
       const sc = yield* startCluster({ ingress: { delay: Duration.millis(50) }, gateway: false })
       yield* Effect.gen(function*() {
-        const router = yield* SessionRouter
-        const routes = yield* router.publish(spec)
-        yield* Stream.runDrain(watchRouteHealth({ sessionId, routes, timeoutMs: 5_000, intervalMs: 50 }))
-        const followed = yield* followSession(
-          sessionId,
-          routes.map((route) => ({ ...route, state: "programmed" as const })),
-          { intervalMs: 50, readTimeoutMs: 2_000 }
-        ).pipe(Stream.take(6), Stream.runCollect, Effect.fork)
+        const { router, routes } = yield* publishedAndProgrammed
+        const followed = yield* followProgrammed(routes, 6)
         yield* Effect.orDie(sc.cluster.store.delete(IngressResource, sc.namespace, `telo-run-${sessionId}`))
         // Published again: the controller programs the new Ingress.
         yield* router.publish(spec)
@@ -210,17 +220,11 @@ describe("the shared watch over HTTP", () => {
     Effect.gen(function*() {
       const sc = yield* startCluster({ ingress: { delay: Duration.millis(50) }, gateway: false })
       yield* Effect.gen(function*() {
-        const router = yield* SessionRouter
-        const routes = yield* router.publish(spec)
-        yield* Stream.runDrain(watchRouteHealth({ sessionId, routes, timeoutMs: 5_000, intervalMs: 50 }))
+        const { routes } = yield* publishedAndProgrammed
         // From here on, every GET of an Ingress is counted (a fault that changes nothing).
         const id = yield* sc.cluster.faults.add({ resource: IngressResource, verbs: ["get"], action: Fault.latency(0), times: 1_000 })
         const gets = Effect.map(sc.cluster.faults.active, (all) => 1_000 - (all.find((f) => f.id === id)?.times ?? 0))
-        const followed = yield* followSession(
-          sessionId,
-          routes.map((route) => ({ ...route, state: "programmed" as const })),
-          { intervalMs: 50, readTimeoutMs: 2_000 }
-        ).pipe(Stream.take(2), Stream.runCollect, Effect.fork)
+        const followed = yield* followProgrammed(routes, 2)
         // The controller's address goes away: a load balancer lost the route.
         const name = `telo-run-${sessionId}`
         const ingress = yield* Effect.orDie(sc.cluster.store.get(IngressResource, sc.namespace, name))
