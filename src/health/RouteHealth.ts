@@ -9,7 +9,6 @@ import type { PublishedRoute, RouteVerdict } from "../domain/Routes.js"
 import { isPermanent, Transport } from "../services/KubeError.js"
 import {
   PERMANENT_FAILURE_BACKOFF_CAP,
-  pollCadence,
   pollingThroughRouter,
   RouteStatusSource
 } from "../services/RouteStatusSource.js"
@@ -98,31 +97,13 @@ export class RoutePending extends Data.TaggedError("RoutePending")<{
 }> {}
 
 /**
- * The watch's deadline came before this host settled. `readCutOff` is true when a
- * status read was still out at that moment (and was interrupted).
+ * The host's next read would start at the deadline itself, between reads: it is
+ * judged on what it saw. (A host still reading at the deadline is interrupted by the
+ * watch's deadline timer and judged there.)
  */
 export class RouteDeadlineReached extends Data.TaggedError("RouteDeadlineReached")<{
   readonly route: PublishedRoute
-  readonly readCutOff: boolean
 }> {}
-
-// ---------------------------------------------------------------------------
-// Schedule
-// ---------------------------------------------------------------------------
-
-/** The poll cadence: one read every `intervalMs` (floored at 1 ms). */
-export const pollSchedule = pollCadence
-
-/**
- * `schedule`, with every pause cut short at `deadlineMillis` (epoch ms). The attempt
- * that follows a cut pause finds no time left and ends the host, so the deadline
- * verdict lands at the deadline exactly, not up to one interval after it.
- */
-const untilDeadline = <Out, In>(schedule: Schedule.Schedule<Out, In>, deadlineMillis: number) =>
-  Schedule.modifyDelayEffect(schedule, (_, delay) =>
-    Clock.currentTimeMillis.pipe(
-      Effect.map((now) => Duration.min(delay, Duration.millis(Math.max(0, deadlineMillis - now))))
-    ))
 
 // ---------------------------------------------------------------------------
 // Watch
@@ -281,13 +262,6 @@ const noEvidence: HostEvidence = {
 }
 
 /**
- * Reads refused for good back off to at most this pause: they are still read (a
- * person may fix RBAC meanwhile), but a 403 no longer costs the API server one
- * request per host per interval.
- */
-export { PERMANENT_FAILURE_BACKOFF_CAP }
-
-/**
  * Whether a read the deadline cut short is itself evidence that the status could not
  * be read: it had been out at least a poll interval (at most a second), and more than
  * twice as long as this host's slowest answer. A server that answers every read in
@@ -300,11 +274,11 @@ export const cutReadIsSilence = (outForMs: number, slowestAnswerMs: number, inte
 /**
  * The source's cadence, measured from the start of the last read (a slow answer does
  * not stretch the period), doubled for each permanent failure in a row (up to
- * `PERMANENT_FAILURE_BACKOFF_CAP`), and cut short at the deadline.
+ * `PERMANENT_FAILURE_BACKOFF_CAP`). A pause that runs past the deadline is cut by
+ * the watch's deadline timer.
  */
 const hostSchedule = (watch: HostWatch, evidence: Ref.Ref<HostEvidence>) =>
-  untilDeadline(
-    Schedule.modifyDelayEffect(watch.source.cadence(watch.intervalMs), (_, delay) =>
+  Schedule.modifyDelayEffect(watch.source.cadence(watch.intervalMs), (_, delay) =>
       Effect.gen(function*() {
         const { lastReadAt, permanentStreak } = yield* Ref.get(evidence)
         const pause = permanentStreak === 0
@@ -316,9 +290,7 @@ const hostSchedule = (watch: HostWatch, evidence: Ref.Ref<HostEvidence>) =>
         if (lastReadAt === undefined) return pause
         const now = yield* Clock.currentTimeMillis
         return Duration.millis(Math.max(0, lastReadAt + Duration.toMillis(pause) - now))
-      })),
-    watch.deadline
-  )
+      }))
 
 /** Observes one host until it settles; always ends in that host's terminal event. */
 const settle = (watch: HostWatch, route: PublishedRoute, evidence: Ref.Ref<HostEvidence>): Effect.Effect<RouteHealthEvent> =>
@@ -348,7 +320,8 @@ const settle = (watch: HostWatch, route: PublishedRoute, evidence: Ref.Ref<HostE
       .gen(function*() {
         const now = yield* Clock.currentTimeMillis
         const remaining = watch.deadline - now
-        if (remaining <= 0) return yield* new RouteDeadlineReached({ route, readCutOff: false })
+        // A pause that ends at the deadline itself reads nothing: no time is left for it.
+        if (remaining <= 0) return yield* new RouteDeadlineReached({ route })
         // A polling source reads on each call: that read is out from now. (Asked each
         // time: a watching source that fell back to polling starts reading.)
         if (watch.source.kind === "poll") yield* Ref.update(evidence, (e) => ({ ...e, readSince: now, lastReadAt: now }))
@@ -384,9 +357,7 @@ const settle = (watch: HostWatch, route: PublishedRoute, evidence: Ref.Ref<HostE
       }),
       Effect.catchAll((error) =>
         error._tag === "RouteDeadlineReached"
-          ? Ref.get(evidence).pipe(
-            Effect.flatMap((last) => atDeadline(watch, route, error.readCutOff && last.readSince !== undefined, last))
-          )
+          ? Ref.get(evidence).pipe(Effect.flatMap((last) => atDeadline(watch, route, false, last)))
           // Unreachable while the schedule runs to the deadline; were it ever to stop
           // first, its last answer is what the host is reported with.
           : atDeadline(watch, route, false, { ...noEvidence, last: Option.some(error) })
