@@ -53,11 +53,6 @@ export const transientRetrySchedule: Schedule.Schedule<unknown, KubeError> = Sch
   Schedule.whileInput(isRetryable)
 )
 
-/** Retries `self` on `schedule` (by default `transientRetrySchedule`); other failures pass through at once. */
-export const retryTransient = <A, R>(
-  self: Effect.Effect<A, KubeError, R>,
-  schedule: Schedule.Schedule<unknown, KubeError> = transientRetrySchedule
-): Effect.Effect<A, KubeError, R> => Effect.retry(self, schedule)
 
 /**
  * A refused connection is retried for about this long, then reported: an API server

@@ -9,7 +9,18 @@ import {
   Transport,
   Unavailable
 } from "../../src/services/KubeError.js"
-import { MAX_RETRIES, retryTransient, transientRetrySchedule } from "../../src/layers/KubeRetry.js"
+import { callLimits, MAX_RETRIES, transientRetrySchedule, withinLimits } from "../../src/layers/KubeRetry.js"
+
+/**
+ * A call retried as the live client retries it, on `transientRetrySchedule`, with
+ * limits far beyond these tests' few seconds so that only the schedule decides.
+ */
+const retryTransient = <A>(call: Effect.Effect<A, KubeError>) =>
+  withinLimits(call, {
+    target: { what: "get ingresses.networking.k8s.io \"web\"", server: "https://api:6443" },
+    limits: callLimits(Duration.hours(2)),
+    retry: true
+  })
 
 const unavailable = new Unavailable({ reason: "the API server could not answer (503)", code: 503 })
 const throttled = (retryAfterSeconds: number | undefined) =>
