@@ -8,13 +8,13 @@
  * behind its status write, the runner's CPU and heap per route.
  */
 import * as k8s from "@kubernetes/client-node"
-import { Clock, Effect, Layer, Ref, Stream } from "effect"
+import { Clock, Effect, Layer, Ref } from "effect"
 import { spawn } from "node:child_process"
 import * as path from "node:path"
 import * as readline from "node:readline"
 import { fileURLToPath } from "node:url"
 import type { PublishedRoute } from "../src/domain/Routes.js"
-import { watchRouteHealth } from "../src/health/RouteHealth.js"
+import { reportRouteHealth } from "../src/health/RouteHealth.js"
 import { KubeClientLive } from "../src/layers/KubeClientLive.js"
 import * as RouterConfigLive from "../src/layers/RouterConfigLive.js"
 import { SessionRouter } from "../src/layers/SessionRouterLayers.js"
@@ -160,17 +160,14 @@ export const runScenario = (scenario: Scenario): Effect.Effect<Measured> =>
         const watching = yield* Effect.forEach(
           published,
           ({ routes, sessionId }) =>
-            watchRouteHealth({ sessionId, routes }).pipe(
-              Stream.runForEach((event) =>
-                event._tag === "Route" && event.state !== "pending"
-                  ? Effect.flatMap(Clock.currentTimeMillis, (at) =>
-                    Ref.update(verdicts, (all) => {
-                      all.push({ object: objectOf(scenario.mode, sessionId, event.route), at, programmed: event.state === "programmed" })
-                      return all
-                    }))
-                  : Effect.void
-              )
-            ),
+            reportRouteHealth({ sessionId, routes }, (event) =>
+              event._tag === "Route" && event.state !== "pending"
+                ? Effect.flatMap(Clock.currentTimeMillis, (at) =>
+                  Ref.update(verdicts, (all) => {
+                    all.push({ object: objectOf(scenario.mode, sessionId, event.route), at, programmed: event.state === "programmed" })
+                    return all
+                  }))
+                : Effect.void),
           { concurrency: "unbounded", discard: true }
         ).pipe(Effect.fork)
         // Every host is being watched and is pending: what the watches hold now. The

@@ -5,9 +5,11 @@
  * the same for the first seconds, so the watch describes routing, it does not judge the session.
  */
 import { Clock, Data, Duration, Effect, Exit, Mailbox, Option, Ref, Schedule, Stream } from "effect"
-import type { PublishedRoute, RouteVerdict } from "../domain/Routes.js"
+import type { PublishedRoute } from "../domain/Routes.js"
 import { isPermanent, Transport } from "../services/KubeError.js"
 import {
+  type ChangeFeed,
+  type Observation,
   PERMANENT_FAILURE_BACKOFF_CAP,
   pollingThroughRouter,
   RouteStatusSource
@@ -129,13 +131,17 @@ interface Timing {
  * Watches whether the routing layer programmed each published host.
  *
  * Emits `pending` for every host at once, then one terminal event per host as it
- * settles, each host on its own fiber; plus a `ReadError` the first time any read
- * fails. Completes when every host is terminal. Hosts that settle at the same
- * instant come in no promised order. Interrupting the consumer stops every read at
- * once and nothing further is emitted. The hosts are observed through the
- * `RouteStatusSource` in context (one shared watch, or polls); without one, each host
- * is polled through `SessionRouter.verdictFor`. With both timings given only
- * `SessionRouter` is needed; otherwise the missing ones come from `RouterConfig`.
+ * settles; plus a `ReadError` the first time any read fails. Completes when every
+ * host is terminal. Hosts that settle at the same instant come in no promised
+ * order. Interrupting the consumer stops every read at once and nothing further is
+ * emitted. The hosts are observed through the `RouteStatusSource` in context (one
+ * shared watch, or polls); without one, each host is polled through
+ * `SessionRouter.verdictFor`. With both timings given only `SessionRouter` is
+ * needed; otherwise the missing ones come from `RouterConfig`.
+ *
+ * A runner that follows hundreds of sessions at once can use `reportRouteHealth`
+ * instead: the same events, handed to a callback on the caller's fiber, without
+ * the stream's own machinery per session.
  */
 export function watchRouteHealth(
   input: WatchRouteHealthInput & Timing
@@ -148,83 +154,185 @@ export function watchRouteHealth(
 ): Stream.Stream<RouteHealthEvent, never, SessionRouter | RouterConfig> {
   // Nothing published: finish at once, without reading configuration or the clock.
   if (input.routes.length === 0) return Stream.empty
-  const { intervalMs, timeoutMs } = input
-  if (timeoutMs !== undefined && intervalMs !== undefined) {
-    return watch(input, { timeoutMs, intervalMs })
-  }
-  return Stream.unwrap(
-    Effect.map(RouterConfig, (config) =>
-      watch(input, {
-        timeoutMs: timeoutMs ?? config.routeReadyTimeoutMs,
-        intervalMs: intervalMs ?? config.routePollIntervalMs
-      }))
-  )
-}
-
-const watch = (input: WatchRouteHealthInput, timing: Timing): Stream.Stream<RouteHealthEvent, never, SessionRouter> =>
-  Stream.unwrapScoped(
+  return Stream.unwrapScoped(
     Effect.gen(function*() {
-      const router = yield* SessionRouter
-      const source = Option.getOrElse(yield* Effect.serviceOption(RouteStatusSource), () => pollingThroughRouter(router))
-      // Absolute: every host's deadline is counted from here, whatever its reads cost.
-      const deadline = (yield* Clock.currentTimeMillis) + timing.timeoutMs
       const mailbox = yield* Mailbox.make<RouteHealthEvent>()
-      const readErrorReported = yield* Ref.make(false)
-
-      const reportReadError = (error: RouteReadError) =>
-        Ref.getAndSet(readErrorReported, true).pipe(
-          Effect.flatMap((already) => already ? Effect.void : mailbox.offer(RouteHealthEvent.readError(error)))
-        )
-
-      const host: HostWatch = {
-        router,
-        source,
-        sessionId: input.sessionId,
-        deadline,
-        timeoutMs: timing.timeoutMs,
-        intervalMs: timing.intervalMs,
-        reportReadError
-      }
-
-      yield* mailbox.offerAll(input.routes.map(RouteHealthEvent.pending))
-      const hosts = yield* Effect.forEach(input.routes, (route) =>
-        Effect.map(Ref.make(noEvidence), (evidence) => ({ route, evidence, settled: false })))
-      // One fiber per host: a host that settles late never holds back another's event.
-      // One timer for all of them: at the deadline every host still out is interrupted
-      // (and the read it has out with it) and judged on its evidence. The fibers live in
-      // the stream's scope, so interrupting the consumer interrupts them before anything
-      // else can be offered.
-      const settling = Effect.forEach(
-        hosts,
-        (entry) =>
-          settle(host, entry.route, entry.evidence).pipe(
-            Effect.flatMap((event) => Effect.sync(() => (entry.settled = true)).pipe(Effect.zipRight(mailbox.offer(event))))
-          ),
-        { concurrency: "unbounded", discard: true }
-      )
-      const remaining = Math.max(0, deadline - (yield* Clock.currentTimeMillis))
-      yield* settling.pipe(
-        Effect.timeoutTo({
-          duration: Duration.millis(remaining),
-          onSuccess: () => Effect.void,
-          onTimeout: () =>
-            Effect.forEach(
-              hosts.filter((entry) => !entry.settled),
-              (entry) =>
-                Ref.get(entry.evidence).pipe(
-                  Effect.flatMap((seen) => atDeadline(host, entry.route, seen.readSince !== undefined, seen)),
-                  Effect.flatMap((event) => mailbox.offer(event))
-                ),
-              { discard: true }
-            )
-        }),
-        Effect.flatten,
+      // The run lives in the stream's scope: interrupting the consumer interrupts it
+      // before anything else can be offered.
+      yield* reportRouteHealth(input, (event) => mailbox.offer(event)).pipe(
         Effect.onExit((exit) => mailbox.done(Exit.asVoid(exit))),
         Effect.forkScoped
       )
       return Mailbox.toStream(mailbox)
     })
   )
+}
+
+/**
+ * The route-health watch of `watchRouteHealth`, run on the caller's fiber: each
+ * event goes to `report` as it happens (one at a time, in the order the stream
+ * would emit them), and the effect completes when every host is terminal.
+ *
+ * From a watching source the whole session waits on one fiber, the caller's, at the
+ * cost of a few small objects per host; from a polling source (or one that fell
+ * back to polling) each host reads on its own fiber, so that a hung read of one host
+ * never holds back another.
+ */
+export function reportRouteHealth(
+  input: WatchRouteHealthInput & Timing,
+  report: (event: RouteHealthEvent) => Effect.Effect<void>
+): Effect.Effect<void, never, SessionRouter>
+export function reportRouteHealth(
+  input: WatchRouteHealthInput,
+  report: (event: RouteHealthEvent) => Effect.Effect<void>
+): Effect.Effect<void, never, SessionRouter | RouterConfig>
+export function reportRouteHealth(
+  input: WatchRouteHealthInput,
+  report: (event: RouteHealthEvent) => Effect.Effect<void>
+): Effect.Effect<void, never, SessionRouter | RouterConfig> {
+  if (input.routes.length === 0) return Effect.void
+  const { intervalMs, timeoutMs } = input
+  if (timeoutMs !== undefined && intervalMs !== undefined) return run(input, { timeoutMs, intervalMs }, report)
+  return Effect.flatMap(RouterConfig, (config) =>
+    run(input, {
+      timeoutMs: timeoutMs ?? config.routeReadyTimeoutMs,
+      intervalMs: intervalMs ?? config.routePollIntervalMs
+    }, report))
+}
+
+/** One host as route health follows it. */
+interface Host {
+  readonly route: PublishedRoute
+  evidence: HostEvidence
+  /** The sequence number of the last observation taken: the next must be newer. */
+  seen: number
+  settled: boolean
+}
+
+const run = (
+  input: WatchRouteHealthInput,
+  timing: Timing,
+  report: (event: RouteHealthEvent) => Effect.Effect<void>
+): Effect.Effect<void, never, SessionRouter> =>
+  Effect.gen(function*() {
+    const router = yield* SessionRouter
+    const source = Option.getOrElse(yield* Effect.serviceOption(RouteStatusSource), () => pollingThroughRouter(router))
+    // Absolute: every host's deadline is counted from here, whatever its reads cost.
+    const deadline = (yield* Clock.currentTimeMillis) + timing.timeoutMs
+    // One report at a time, whichever host's fiber has something to say (made only
+    // when hosts settle on fibers of their own).
+    let lock: Effect.Semaphore | undefined
+    const emit = (event: RouteHealthEvent) =>
+      lock === undefined ? report(event) : lock.withPermits(1)(report(event))
+    let readErrorReported = false
+    const watch: HostWatch = {
+      router,
+      source,
+      sessionId: input.sessionId,
+      deadline,
+      timeoutMs: timing.timeoutMs,
+      intervalMs: timing.intervalMs,
+      reportReadError: (error) =>
+        Effect.suspend(() => {
+          if (readErrorReported) return Effect.void
+          readErrorReported = true
+          return emit(RouteHealthEvent.readError(error))
+        })
+    }
+    for (const route of input.routes) yield* emit(RouteHealthEvent.pending(route))
+    const hosts = input.routes.map((route): Host => ({ route, evidence: noEvidence, seen: 0, settled: false }))
+    const feed = source.changes
+    const left = feed === undefined ? hosts : yield* followChanges(watch, feed, hosts, emit)
+    if (left.length > 0) {
+      lock = yield* Effect.makeSemaphore(1)
+      yield* settleEach(watch, left, emit)
+    }
+  })
+
+/**
+ * Follows every host of the session on this one fiber while the source watches:
+ * takes each newer observation as it comes, and sleeps (no fiber, no timer of its
+ * own) until one of the hosts changes or the deadline comes. Returns the hosts
+ * still open when the source stops watching (it fell back to polling): they go on
+ * on their own fibers, with the evidence gathered so far.
+ */
+const followChanges = (
+  watch: HostWatch,
+  feed: ChangeFeed,
+  hosts: ReadonlyArray<Host>,
+  emit: (event: RouteHealthEvent) => Effect.Effect<void>
+): Effect.Effect<ReadonlyArray<Host>> =>
+  Effect.gen(function*() {
+    while (true) {
+      for (const host of hosts) {
+        if (host.settled || watch.source.changes === undefined) continue
+        if (feed.seqOf(watch.sessionId, host.route) <= host.seen) continue
+        // Newer than what the host saw: answered at once, from the cache.
+        const { observation, seq } = yield* watch.source.next(watch.sessionId, host.route, host.seen)
+        host.seen = seq
+        const now = yield* Clock.currentTimeMillis
+        const taken = absorb(host.route, host.evidence, observation, now)
+        host.evidence = taken.evidence
+        if (taken.readError !== undefined) yield* watch.reportReadError(taken.readError)
+        if (taken.settled !== undefined) {
+          host.settled = true
+          yield* emit(taken.settled)
+        }
+      }
+      const open = hosts.filter((host) => !host.settled)
+      if (open.length === 0 || watch.source.changes === undefined) return open
+      if ((yield* Clock.currentTimeMillis) >= watch.deadline) {
+        // A host whose watch never answered was, in effect, a read the deadline cut short.
+        for (const host of open) {
+          yield* emit(yield* atDeadline(watch, host.route, host.evidence.readSince !== undefined, host.evidence))
+        }
+        return []
+      }
+      yield* feed.awaitAny(watch.sessionId, open, watch.deadline)
+    }
+  })
+
+/**
+ * Settles each host on a fiber of its own, for a source that reads: a host that
+ * settles late never holds back another's event. One timer for all of them: at the
+ * deadline every host still out is interrupted (and the read it has out with it)
+ * and judged on its evidence.
+ */
+const settleEach = (
+  watch: HostWatch,
+  hosts: ReadonlyArray<Host>,
+  emit: (event: RouteHealthEvent) => Effect.Effect<void>
+): Effect.Effect<void> =>
+  Effect.gen(function*() {
+    const entries = yield* Effect.forEach(hosts, (host) =>
+      Effect.map(Ref.make(host.evidence), (evidence) => ({ host, evidence, settled: false })))
+    const settling = Effect.forEach(
+      entries,
+      (entry) =>
+        settle(watch, entry.host, entry.evidence).pipe(
+          Effect.flatMap((event) => Effect.sync(() => (entry.settled = true)).pipe(Effect.zipRight(emit(event))))
+        ),
+      { concurrency: "unbounded", discard: true }
+    )
+    const remaining = Math.max(0, watch.deadline - (yield* Clock.currentTimeMillis))
+    yield* settling.pipe(
+      Effect.timeoutTo({
+        duration: Duration.millis(remaining),
+        onSuccess: () => Effect.void,
+        onTimeout: () =>
+          Effect.forEach(
+            entries.filter((entry) => !entry.settled),
+            (entry) =>
+              Ref.get(entry.evidence).pipe(
+                Effect.flatMap((seen) => atDeadline(watch, entry.host.route, seen.readSince !== undefined, seen)),
+                Effect.flatMap(emit)
+              ),
+            { discard: true }
+          )
+      }),
+      Effect.flatten
+    )
+  })
 
 interface HostWatch {
   readonly router: SessionRouter.Service
@@ -237,8 +345,14 @@ interface HostWatch {
   readonly reportReadError: (error: RouteReadError) => Effect.Effect<void>
 }
 
+/** A real answer that the host is still pending: the object, without a status that programs it. */
+const ANSWERED_PENDING = { _tag: "AnsweredPending" } as const
+
 /** The last answer a host's reads got; it decides the reason at the deadline. */
-type LastOutcome = RoutePending | RouteReadError
+type LastOutcome = typeof ANSWERED_PENDING | RouteReadError
+
+/** Shared: every pending answer is the same evidence. */
+const LAST_ANSWERED_PENDING: Option.Option<LastOutcome> = Option.some(ANSWERED_PENDING)
 
 /** What one host's observations have shown so far. */
 interface HostEvidence {
@@ -292,63 +406,90 @@ const hostSchedule = (watch: HostWatch, evidence: Ref.Ref<HostEvidence>) =>
         return Duration.millis(Math.max(0, lastReadAt + Duration.toMillis(pause) - now))
       }))
 
-/** Observes one host until it settles; always ends in that host's terminal event. */
-const settle = (watch: HostWatch, route: PublishedRoute, evidence: Ref.Ref<HostEvidence>): Effect.Effect<RouteHealthEvent> =>
-  Effect.gen(function*() {
-    // The last observation taken: the next call asks for a newer one.
-    const seen = yield* Ref.make(0)
+/** What one observation did to a host. */
+interface Taken {
+  readonly evidence: HostEvidence
+  /** The host's terminal event, when the observation settled it. */
+  readonly settled?: RouteHealthEvent
+  /** Why the read failed, when it did. */
+  readonly readError?: RouteReadError
+}
 
-    /** Keeps what an answer showed: its outcome, and how long the server took. */
-    const answered = (outcome: Option.Option<RouteReadError>) =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) =>
-        Ref.update(evidence, (e) => {
-          const error = Option.getOrUndefined(outcome)?.error
-          // A read the client gave up on got no answer: its length says nothing of how fast the server answers.
-          const silent = error?._tag === "Transport" && error.kind === "no-answer"
-          return {
-            ...e,
-            last: Option.orElse(outcome as Option.Option<LastOutcome>, () => e.last),
-            readSince: undefined,
-            slowestAnswerMs: silent || e.readSince === undefined
-              ? e.slowestAnswerMs
-              : Math.max(e.slowestAnswerMs, now - e.readSince),
-            permanentStreak: error !== undefined && isPermanent(error) ? e.permanentStreak + 1 : 0
-          }
-        }))
+/** Keeps what an answer showed: its outcome, and how long the server took. */
+const answered = (e: HostEvidence, error: RouteReadError | undefined, now: number): HostEvidence => {
+  const cause = error?.error
+  // A read the client gave up on got no answer: its length says nothing of how fast the server answers.
+  const silent = cause?._tag === "Transport" && cause.kind === "no-answer"
+  return {
+    ...e,
+    last: error === undefined ? e.last : Option.some(error),
+    readSince: undefined,
+    slowestAnswerMs: silent || e.readSince === undefined ? e.slowestAnswerMs : Math.max(e.slowestAnswerMs, now - e.readSince),
+    permanentStreak: cause !== undefined && isPermanent(cause) ? e.permanentStreak + 1 : 0
+  }
+}
+
+/**
+ * One observation taken into a host's evidence at `now`. A verdict of any kind
+ * proves the read path works: pending replaces an earlier failure as the last word.
+ * A rejection is final: the controller looked at the route and refused it.
+ */
+const absorb = (route: PublishedRoute, e: HostEvidence, observation: Observation, now: number): Taken => {
+  switch (observation._tag) {
+    case "Reading":
+      // The watch has not answered yet: nothing known, as if a read were out since then.
+      return { evidence: { ...e, readSince: observation.at } }
+    case "Unreadable":
+      return { evidence: answered(e, observation.error, now), readError: observation.error }
+    case "Seen": {
+      const evidence = answered(e, undefined, now)
+      const verdict = observation.verdict
+      switch (verdict.kind) {
+        case "programmed":
+          return { evidence, settled: RouteHealthEvent.programmed(route) }
+        case "rejected":
+          return { evidence, settled: RouteHealthEvent.unprogrammed(route, rejectionReason(verdict.reason, verdict.message)) }
+        case "pending":
+          return { evidence: { ...evidence, last: LAST_ANSWERED_PENDING } }
+      }
+    }
+  }
+}
+
+/** Observes one host until it settles; always ends in that host's terminal event. */
+const settle = (watch: HostWatch, host: Host, evidence: Ref.Ref<HostEvidence>): Effect.Effect<RouteHealthEvent> =>
+  Effect.gen(function*() {
+    const route = host.route
+    // The last observation taken: the next call asks for a newer one.
+    let seen = host.seen
 
     const attempt: Effect.Effect<RouteHealthEvent, RoutePending | RouteReadError | RouteDeadlineReached> = Effect
       .gen(function*() {
         const now = yield* Clock.currentTimeMillis
-        const remaining = watch.deadline - now
         // A pause that ends at the deadline itself reads nothing: no time is left for it.
-        if (remaining <= 0) return yield* new RouteDeadlineReached({ route })
+        if (watch.deadline - now <= 0) return yield* new RouteDeadlineReached({ route })
         // A polling source reads on each call: that read is out from now. (Asked each
         // time: a watching source that fell back to polling starts reading.)
         if (watch.source.kind === "poll") yield* Ref.update(evidence, (e) => ({ ...e, readSince: now, lastReadAt: now }))
         // No bound of its own: the watch's one deadline timer interrupts a read that
         // hangs (and its request with it) and judges the host on what it saw.
-        const { observation, seq } = yield* watch.source.next(watch.sessionId, route, yield* Ref.get(seen))
-        yield* Ref.set(seen, seq)
-        switch (observation._tag) {
-          case "Reading":
-            // The watch has not answered yet: nothing known, and nothing to wait out before asking again.
-            yield* Ref.update(evidence, (e) => ({ ...e, readSince: observation.at }))
-            return yield* new RoutePending({ route, reading: true })
-          case "Unreadable":
-            yield* answered(Option.some(observation.error))
-            yield* watch.reportReadError(observation.error)
-            return yield* observation.error
-          case "Seen":
-            yield* answered(Option.none())
-            // A verdict of any kind proves the read path works: pending replaces an earlier failure.
-            return yield* judge(route, observation.verdict).pipe(
-              Effect.tapError((pending) => Ref.update(evidence, (e) => ({ ...e, last: Option.some<LastOutcome>(pending) })))
-            )
+        const { observation, seq } = yield* watch.source.next(watch.sessionId, route, seen)
+        seen = seq
+        const answeredAt = yield* Clock.currentTimeMillis
+        const taken = yield* Ref.modify(evidence, (e) => {
+          const t = absorb(route, e, observation, answeredAt)
+          return [t, t.evidence] as const
+        })
+        if (taken.readError !== undefined) {
+          yield* watch.reportReadError(taken.readError)
+          return yield* taken.readError
         }
+        if (taken.settled !== undefined) return taken.settled
+        // "Not answered yet" is no pause point: the next call waits for the answer itself.
+        return yield* new RoutePending({ route, reading: observation._tag === "Reading" })
       })
 
     return yield* attempt.pipe(
-      // "Not answered yet" is no pause point: the next call waits for the answer itself.
       Effect.retry({ while: (error) => error._tag === "RoutePending" && error.reading === true }),
       // Explicit predicate: only "not yet" and "could not read" are worth another read.
       Effect.retry({
@@ -360,23 +501,13 @@ const settle = (watch: HostWatch, route: PublishedRoute, evidence: Ref.Ref<HostE
           ? Ref.get(evidence).pipe(Effect.flatMap((last) => atDeadline(watch, route, false, last)))
           // Unreachable while the schedule runs to the deadline; were it ever to stop
           // first, its last answer is what the host is reported with.
-          : atDeadline(watch, route, false, { ...noEvidence, last: Option.some(error) })
+          : atDeadline(watch, route, false, {
+            ...noEvidence,
+            last: error._tag === "RoutePending" ? LAST_ANSWERED_PENDING : Option.some(error)
+          })
       )
     )
   })
-
-/** A verdict as an attempt's outcome: settled hosts succeed, a pending one fails with `RoutePending`. */
-const judge = (route: PublishedRoute, verdict: RouteVerdict): Effect.Effect<RouteHealthEvent, RoutePending> => {
-  switch (verdict.kind) {
-    case "programmed":
-      return Effect.succeed(RouteHealthEvent.programmed(route))
-    case "rejected":
-      // A rejection is final: the controller looked at the route and refused it.
-      return Effect.succeed(RouteHealthEvent.unprogrammed(route, rejectionReason(verdict.reason, verdict.message)))
-    case "pending":
-      return Effect.fail(new RoutePending({ route }))
-  }
-}
 
 /**
  * The terminal event of a host still unsettled at the deadline: the last evidence

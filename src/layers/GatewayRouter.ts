@@ -117,7 +117,8 @@ export const make = Effect.gen(function* () {
       namespace,
       selector: managedBySelector(settings.managedBy),
       objectName: (sessionId, route) => httpRouteName(sessionId, route.port),
-      verdictOf: (object) => verdictOf(object as HttpRoute | undefined)
+      verdictOf: (object) => verdictOf(object as HttpRoute | undefined),
+      prepare: Effect.asVoid(learnControllerName)
     },
 
     verdictFor: (sessionId, route) =>

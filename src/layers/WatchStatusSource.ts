@@ -6,13 +6,13 @@
  * good (403, the API not served) falls back to polling, said once; a transient
  * failure is reported to the hosts as unreadable and the watch starts over.
  */
-import { Clock, Deferred, Duration, Effect, Fiber, Layer, Option, Schedule, type Scope, Stream } from "effect"
+import { Clock, Duration, Effect, Fiber, Layer, Option, Schedule, type Scope, Stream } from "effect"
 import { qualifiedName, type ResourceType } from "../domain/Resources.js"
 import type { PublishedRoute } from "../domain/Routes.js"
 import { KubeClient, withoutTransientRetry } from "../services/KubeClient.js"
 import { describeRequest, type KubeError, Transport } from "../services/KubeError.js"
 import { RouterConfig } from "../services/RouterConfig.js"
-import { Observation, RouteStatusSource, WatchUnavailable } from "../services/RouteStatusSource.js"
+import { type ChangeFeed, Observation, RouteStatusSource, WatchUnavailable } from "../services/RouteStatusSource.js"
 import { RouteReadError, SessionRouter, type StatusObject } from "../services/SessionRouter.js"
 import * as PollStatusSource from "./PollStatusSource.js"
 
@@ -31,15 +31,29 @@ type Phase =
   | { readonly _tag: "Polling" }
 
 /**
+ * A session (or one host) waiting for a change: woken at most once, by whichever
+ * comes first of a change to one of its objects, a change of phase, or its instant.
+ */
+interface Waiter {
+  readonly wake: () => void
+}
+
+/**
  * One object name: the object as cached (undefined: absent), the sequence number of
- * its last change, and the hosts waiting for its next one. Plain mutable state, only
- * touched synchronously inside effects: a watched route costs this entry and the
- * waiting fiber, nothing more.
+ * its last change, and who waits for its next one. Plain mutable state, only
+ * touched synchronously inside effects: a watched route costs this entry and its
+ * share of one waiter, and no fiber.
  */
 interface Entry {
   object: StatusObject | undefined
   seq: number
-  waiting: Deferred.Deferred<void> | undefined
+  waiting: Array<Waiter> | undefined
+}
+
+/** A waiter's wake-up at an instant (epoch ms): a session's route deadline. */
+interface Alarm {
+  readonly at: number
+  readonly waiter: Waiter
 }
 
 /**
@@ -60,10 +74,25 @@ const DEFAULT_LIVENESS_INTERVAL_MS = 2_000
 /** Failures after which watching will not work until a person changes something: poll instead. */
 const refusedForGood = (error: KubeError): boolean => error._tag === "Forbidden" || error._tag === "NotServed"
 
-/** The object as cached: without `managedFields`, which verdicts never read and which dominate its size. */
+/**
+ * The object as cached: what a verdict reads (its identity, generation and status)
+ * and nothing else. The spec and `managedFields` are most of an object's size, and a
+ * cache of thousands of routes would hold them for nothing.
+ */
 const slim = (object: StatusObject): StatusObject => {
-  const { managedFields: _managedFields, ...metadata } = object.metadata ?? {}
-  return { ...object, metadata } as StatusObject
+  const metadata = object.metadata ?? {}
+  return {
+    apiVersion: object.apiVersion,
+    kind: object.kind,
+    metadata: {
+      name: metadata.name,
+      namespace: metadata.namespace,
+      uid: metadata.uid,
+      resourceVersion: metadata.resourceVersion,
+      generation: metadata.generation
+    },
+    status: object.status
+  } as StatusObject
 }
 
 /** The watching source over the router in context; its watch lives in the current scope. */
@@ -96,10 +125,10 @@ export const make: Effect.Effect<RouteStatusSource.Service, never, KubeClient | 
     let phaseSeq = ++changes
 
     const wake = (entry: Entry) =>
-      Effect.suspend(() => {
+      Effect.sync(() => {
         const waiting = entry.waiting
         entry.waiting = undefined
-        return waiting === undefined ? Effect.void : Deferred.succeed(waiting, undefined)
+        if (waiting !== undefined) for (const waiter of waiting) waiter.wake()
       })
 
     /** Sets the phase and wakes every waiting host. Polling, once entered, is for good. */
@@ -143,22 +172,26 @@ export const make: Effect.Effect<RouteStatusSource.Service, never, KubeClient | 
 
     /** One list, then the watch from its resourceVersion, for as long as it lasts. */
     const informOnce: Effect.Effect<never, KubeError> = Effect.gen(function*() {
-      const listed = yield* kube.list(resource, objects.namespace, { labelSelector: objects.selector })
+      // Kept slim, and the list itself let go: the cache is what stays.
+      const { items, resourceVersion } = yield* kube.list(resource, objects.namespace, {
+        labelSelector: objects.selector
+      }).pipe(Effect.map((listed) => ({ items: listed.items.map(slim), resourceVersion: listed.metadata.resourceVersion })))
       // The list is the truth now: what it lacks is gone.
-      const listedNames = new Set(listed.items.map((item) => item.metadata?.name ?? ""))
+      const listedNames = new Set(items.map((item) => item.metadata?.name ?? ""))
       for (const [name, entry] of entries) {
         if (entry.object !== undefined && !listedNames.has(name)) yield* record(name, undefined)
       }
-      for (const item of listed.items) {
+      for (const item of items) {
         const name = item.metadata?.name ?? ""
         const cached = entries.get(name)?.object
         if (cached?.metadata?.resourceVersion !== item.metadata?.resourceVersion) yield* record(name, item)
       }
+      if (objects.prepare !== undefined) yield* objects.prepare
       yield* enter({ _tag: "Synced" })
       yield* kube.watch(resource, objects.namespace, {
         labelSelector: objects.selector,
-        ...(listed.metadata.resourceVersion !== undefined ? { resourceVersion: listed.metadata.resourceVersion } : {}),
-        known: listed.items
+        ...(resourceVersion !== undefined ? { resourceVersion } : {}),
+        known: items
       }).pipe(
         Stream.runForEach((event) =>
           record(event.object.metadata?.name ?? "", event.type === "DELETED" ? undefined : event.object)
@@ -215,6 +248,8 @@ export const make: Effect.Effect<RouteStatusSource.Service, never, KubeClient | 
     )
     const checkLiveness = Effect.gen(function*() {
       if (waiters === 0) return
+      // Refreshed here, off every session's path, before it expires for one of them.
+      if (objects.prepare !== undefined) yield* objects.prepare
       const outcome = yield* Effect.either(probe)
       const now = phase
       if (outcome._tag === "Left") {
@@ -240,8 +275,95 @@ export const make: Effect.Effect<RouteStatusSource.Service, never, KubeClient | 
       )
     )
 
-    // Hosts waiting for a change right now: liveness is checked only while any does.
+    // Waiters for a change right now: liveness is checked only while there are any.
     let waiters = 0
+
+    // One timer for every waiter's instant, armed for the earliest: a session waiting
+    // for its deadline costs an entry in this set, not a sleeping fiber.
+    const alarms = new Set<Alarm>()
+    let armedAt = Number.POSITIVE_INFINITY
+    let alarmFiber: Fiber.RuntimeFiber<void> | undefined
+
+    const ring: Effect.Effect<void> = Effect.suspend(() => {
+      armedAt = Number.POSITIVE_INFINITY
+      alarmFiber = undefined
+      return Effect.flatMap(Clock.currentTimeMillis, (now) => {
+        let earliest = Number.POSITIVE_INFINITY
+        for (const alarm of alarms) {
+          if (alarm.at <= now) alarm.waiter.wake()
+          else earliest = Math.min(earliest, alarm.at)
+        }
+        return earliest === Number.POSITIVE_INFINITY ? Effect.void : arm(earliest)
+      })
+    })
+
+    const arm = (at: number): Effect.Effect<void> =>
+      Effect.suspend(() => {
+        if (at >= armedAt) return Effect.void
+        armedAt = at
+        const previous = alarmFiber
+        return Clock.currentTimeMillis.pipe(
+          Effect.flatMap((now) => Effect.sleep(Duration.millis(Math.max(0, at - now)))),
+          Effect.zipRight(ring),
+          Effect.forkIn(scope),
+          Effect.flatMap((fiber) => {
+            alarmFiber = fiber
+            return previous === undefined ? Effect.void : Fiber.interruptFork(previous)
+          })
+        )
+      })
+
+    /** The sequence number of what `next` would answer for the object now. */
+    const seqOfEntry = (entry: Entry) => Math.max(entry.seq, phaseSeq)
+
+    /**
+     * Waits until one of the named objects changes past what its waiter saw (or the
+     * phase does), or until the clock reaches `until`: no fiber, one waiter shared
+     * by the objects' entries, and the shared alarm for the instant.
+     */
+    const awaitAny = (
+      names: ReadonlyArray<string>,
+      seen: (i: number) => number,
+      until: number
+    ): Effect.Effect<void> =>
+      Effect.zipRight(
+        start,
+        Effect.clockWith((clock) => {
+          if (phase._tag === "Polling") return Effect.void
+          if (names.some((name, i) => seqOfEntry(entryOf(name)) > seen(i))) return Effect.void
+          const bounded = until !== Number.POSITIVE_INFINITY
+          if (bounded && clock.unsafeCurrentTimeMillis() >= until) return Effect.void
+          const wait = Effect.async<void>((resume) => {
+            let waiting = true
+            const waiter: Waiter = { wake: () => leave() && resume(Effect.void) }
+            const alarm: Alarm = { at: until, waiter }
+            const leave = () => {
+              if (!waiting) return false
+              waiting = false
+              waiters--
+              alarms.delete(alarm)
+              // An entry dropped meanwhile (its object deleted) was cleared when it woke us.
+              for (const name of names) {
+                const list = entries.get(name)?.waiting
+                const i = list?.indexOf(waiter) ?? -1
+                if (i >= 0) list!.splice(i, 1)
+              }
+              return true
+            }
+            waiters++
+            for (const name of names) (entryOf(name).waiting ??= []).push(waiter)
+            if (bounded) alarms.add(alarm)
+            return Effect.sync(leave)
+          })
+          return bounded ? Effect.zipRight(arm(until), wait) : wait
+        })
+      )
+
+    const feed: ChangeFeed = {
+      seqOf: (sessionId, route) => seqOfEntry(entryOf(objects.objectName(sessionId, route))),
+      awaitAny: (sessionId, hosts, until) =>
+        awaitAny(hosts.map((host) => objects.objectName(sessionId, host.route)), (i) => hosts[i]!.seen, until)
+    }
 
     const observation = (route: PublishedRoute, entry: Entry): Effect.Effect<Observation> => {
       switch (phase._tag) {
@@ -260,15 +382,15 @@ export const make: Effect.Effect<RouteStatusSource.Service, never, KubeClient | 
     const next: RouteStatusSource.Service["next"] = (sessionId, route, after) =>
       Effect.gen(function*() {
         yield* start
-        const entry = entryOf(objects.objectName(sessionId, route))
+        const name = objects.objectName(sessionId, route)
         while (true) {
           // Once the watch is refused for good, this host is polled from then on.
           if (phase._tag === "Polling") return yield* poll.next(sessionId, route, Math.max(after, changes))
-          const seq = Math.max(entry.seq, phaseSeq)
+          // The entry may have been dropped (its object deleted) while this host waited.
+          const entry = entryOf(name)
+          const seq = seqOfEntry(entry)
           if (seq > after) return { seq, observation: yield* observation(route, entry) }
-          const waiting = entry.waiting ?? (entry.waiting = yield* Deferred.make<void>())
-          waiters++
-          yield* Deferred.await(waiting).pipe(Effect.ensuring(Effect.sync(() => waiters--)))
+          yield* awaitAny([name], () => after, Number.POSITIVE_INFINITY)
         }
       })
 
@@ -278,6 +400,9 @@ export const make: Effect.Effect<RouteStatusSource.Service, never, KubeClient | 
         return phase._tag === "Polling" ? "poll" : "watch"
       },
       next,
+      get changes() {
+        return phase._tag === "Polling" ? undefined : feed
+      },
       // A call waits for the next change; only a kind that fell back to polling waits an interval.
       cadence: (intervalMs) =>
         Schedule.modifyDelay(Schedule.forever, () =>

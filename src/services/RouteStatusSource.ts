@@ -57,7 +57,33 @@ export declare namespace RouteStatusSource {
      * interval; a watching source needs no wait (a call waits for the next change).
      */
     readonly cadence: (intervalMs: number) => Schedule.Schedule<unknown, unknown>
+    /**
+     * Set on a source that watches: lets one fiber follow all of a session's hosts
+     * at once, instead of a fiber per host waiting in `next`.
+     */
+    readonly changes?: ChangeFeed | undefined
   }
+}
+
+/**
+ * How a watching source tells a session's one fiber that something changed: a host's
+ * observation is newer than what the session saw when `seqOf` exceeds it, and
+ * `awaitAny` sleeps until that is so for any host (or until a given instant).
+ */
+export interface ChangeFeed {
+  /** The sequence number `next` would answer for the host now. */
+  readonly seqOf: (sessionId: string, route: PublishedRoute) => number
+  /**
+   * Returns once any of `hosts` has an observation newer than the `seen` it was
+   * given, once the source stops watching (it fell back to polling), or once the
+   * clock reaches `until` (epoch ms), whichever comes first. Costs no fiber while it
+   * waits.
+   */
+  readonly awaitAny: (
+    sessionId: string,
+    hosts: ReadonlyArray<{ readonly route: PublishedRoute; readonly seen: number }>,
+    until: number
+  ) => Effect.Effect<void>
 }
 
 export class RouteStatusSource

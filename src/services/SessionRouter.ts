@@ -58,6 +58,12 @@ export interface StatusObjects {
   readonly objectName: (sessionId: string, route: PublishedRoute) => string
   /** The verdict on `route` from its object as it is (undefined: absent). Never fails. */
   readonly verdictOf: (object: StatusObject | undefined, route: PublishedRoute) => Effect.Effect<RouteVerdict>
+  /**
+   * Reads ahead what `verdictOf` needs besides the object (the Gateway's controller
+   * name), so that a verdict from the cache never waits on a request. Run by a
+   * watching source when it syncs, and again on its liveness interval. Never fails.
+   */
+  readonly prepare?: Effect.Effect<void>
 }
 
 export declare namespace SessionRouter {

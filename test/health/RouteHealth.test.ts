@@ -5,7 +5,7 @@
  * against a fake SessionRouter (the router is the watch's input, so faking it is fair).
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Clock, Effect, Fiber, Layer, Queue, Ref, Schedule, Stream, TestClock } from "effect"
+import { Clock, Deferred, Duration, Effect, Fiber, Layer, Ref, Schedule, Stream, TestClock } from "effect"
 import type { PublishedRoute, RouteState, RouteVerdict } from "../../src/domain/Routes.js"
 import { RouteVerdict as Verdict } from "../../src/domain/Routes.js"
 import {
@@ -18,7 +18,7 @@ import {
 } from "../../src/health/RouteHealth.js"
 import { Forbidden, Unavailable } from "../../src/services/KubeError.js"
 import { RouterConfig } from "../../src/services/RouterConfig.js"
-import { Observation, RouteStatusSource } from "../../src/services/RouteStatusSource.js"
+import { type ChangeFeed, Observation, RouteStatusSource } from "../../src/services/RouteStatusSource.js"
 import { RouteReadError, SessionRouter } from "../../src/services/SessionRouter.js"
 
 const r8080: PublishedRoute = { host: "8080-abc.telo.run", port: 8080 }
@@ -609,43 +609,72 @@ describe("watchRouteHealth", () => {
 
 /**
  * A watching source the test drives: each host's observations are pushed by the test
- * (as a watch's changes arrive) and `next` waits for the next one; it reads nothing.
+ * (as a watch's changes arrive), numbered in order, and `next` waits for the next one;
+ * it reads nothing. With `feed`, it also offers the change feed a real watch offers,
+ * so the session follows every host on one fiber instead of a fiber per host.
  */
-const pushedWatch = Effect.gen(function*() {
-  const queues = new Map<string, Queue.Queue<Observation>>()
-  const queueOf = (host: string) =>
-    Effect.suspend(() => {
-      const existing = queues.get(host)
-      if (existing !== undefined) return Effect.succeed(existing)
-      return Effect.tap(Queue.unbounded<Observation>(), (queue) => Effect.sync(() => queues.set(host, queue)))
+const pushedWatch = (feed: boolean) =>
+  Effect.gen(function*() {
+    const logs = new Map<string, Array<Observation>>()
+    const logOf = (route: PublishedRoute) => {
+      const log = logs.get(route.host) ?? []
+      logs.set(route.host, log)
+      return log
+    }
+    let changed = yield* Deferred.make<void>()
+    const next: RouteStatusSource.Service["next"] = (_sessionId, route, after) =>
+      Effect.gen(function*() {
+        // With a feed, a session waits on the feed and asks only for what is newer.
+        if (feed && logOf(route).length <= after) return yield* Effect.die("next asked with nothing newer")
+        while (logOf(route).length <= after) yield* Deferred.await(changed)
+        return { seq: after + 1, observation: logOf(route)[after]! }
+      })
+    const changes: ChangeFeed = {
+      seqOf: (_sessionId, route) => logOf(route).length,
+      awaitAny: (_sessionId, hosts, until) =>
+        Effect.gen(function*() {
+          const ready = () => hosts.some((host) => logOf(host.route).length > host.seen)
+          const now = yield* Clock.currentTimeMillis
+          if (ready() || now >= until) return
+          yield* Effect.raceFirst(Deferred.await(changed), Effect.sleep(Duration.millis(until - now)))
+        })
+    }
+    const source = RouteStatusSource.of({
+      kind: "watch",
+      next,
+      cadence: () => Schedule.forever,
+      ...(feed ? { changes } : {})
     })
-  const source = RouteStatusSource.of({
-    kind: "watch",
-    next: (_sessionId, route, after) =>
-      Effect.map(Effect.flatMap(queueOf(route.host), Queue.take), (observation) => ({ seq: after + 1, observation })),
-    cadence: () => Schedule.forever
+    const router = SessionRouter.of({
+      layer: "gateway",
+      publish: () => Effect.succeed(routes),
+      routesOf: () => Effect.succeed(routes),
+      verdictFor: () => Effect.die("a watching source never reads through the router"),
+      unclaimedReason: unclaimed,
+      unpublish: () => Effect.void
+    })
+    return {
+      layer: Layer.merge(Layer.succeed(SessionRouter, router), Layer.succeed(RouteStatusSource, source)),
+      push: (route: PublishedRoute, observation: Observation) =>
+        Effect.gen(function*() {
+          logOf(route).push(observation)
+          const woken = changed
+          changed = yield* Deferred.make<void>()
+          yield* Deferred.succeed(woken, undefined)
+        })
+    }
   })
-  const router = SessionRouter.of({
-    layer: "gateway",
-    publish: () => Effect.succeed(routes),
-    routesOf: () => Effect.succeed(routes),
-    verdictFor: () => Effect.die("a watching source never reads through the router"),
-    unclaimedReason: unclaimed,
-    unpublish: () => Effect.void
-  })
-  return {
-    layer: Layer.merge(Layer.succeed(SessionRouter, router), Layer.succeed(RouteStatusSource, source)),
-    push: (route: PublishedRoute, observation: Observation) => Effect.flatMap(queueOf(route.host), (q) => Queue.offer(q, observation))
-  }
-})
 
-describe("watchRouteHealth on a watching source", () => {
+describe.each([
+  { how: "a fiber per host", feed: false },
+  { how: "one fiber per session, woken by the change feed", feed: true }
+])("watchRouteHealth on a watching source, $how", ({ feed }) => {
   const sessionId = "abc"
   const pending = Observation.seen(Verdict.pending, true)
 
   it.effect("gives the verdict at the instant the change arrives, with no read in between", () =>
     Effect.gen(function*() {
-      const watch = yield* pushedWatch
+      const watch = yield* pushedWatch(feed)
       yield* watch.push(r8080, pending)
       const { fiber, seen } = yield* start({ sessionId, routes: [r8080], timeoutMs: 5_000, intervalMs: 100 }).pipe(
         Effect.provide(watch.layer)
@@ -661,7 +690,7 @@ describe("watchRouteHealth on a watching source", () => {
 
   it.effect("gives the unclaimed advice at the absolute deadline when the last thing the watch said was pending", () =>
     Effect.gen(function*() {
-      const watch = yield* pushedWatch
+      const watch = yield* pushedWatch(feed)
       yield* watch.push(r8080, pending)
       const seen = yield* runFor(1_000, { sessionId, routes: [r8080], timeoutMs: 1_000, intervalMs: 100 }).pipe(
         Effect.provide(watch.layer)
@@ -671,7 +700,7 @@ describe("watchRouteHealth on a watching source", () => {
 
   it.effect("reports a watch that never answered as a read failure at the deadline, never as unclaimed", () =>
     Effect.gen(function*() {
-      const watch = yield* pushedWatch
+      const watch = yield* pushedWatch(feed)
       yield* watch.push(r8080, Observation.reading(0))
       const seen = yield* runFor(1_000, { sessionId, routes: [r8080], timeoutMs: 1_000, intervalMs: 100 }).pipe(
         Effect.provide(watch.layer)
@@ -686,7 +715,7 @@ describe("watchRouteHealth on a watching source", () => {
 
   it.effect("lets the last evidence decide: a failing watch that recovers to pending gives the advice, one that stays failing the failure", () =>
     Effect.gen(function*() {
-      const watch = yield* pushedWatch
+      const watch = yield* pushedWatch(feed)
       yield* watch.push(r8080, pending)
       yield* watch.push(r9090, pending)
       const { fiber, seen } = yield* start({ sessionId, routes, timeoutMs: 1_000, intervalMs: 100 }).pipe(

@@ -132,6 +132,44 @@ for (const source of ["watch", "poll"] as const) {
   })
 }
 
+describe("the shared watch's deadlines (TestClock)", () => {
+  it.scoped("ends each session at its own deadline, an earlier one started later included, on one shared alarm", () =>
+    Effect.gen(function*() {
+      const sc = yield* startCluster({ ingress: { delay: "never" }, gateway: false })
+      const context = yield* routing(sc, "in memory", "watch")
+      const watchFor = (id: string, timeoutMs: number) =>
+        Effect.gen(function*() {
+          const router = yield* SessionRouter
+          const routes = yield* router.publish({ ...spec, sessionId: id, podName: `telo-run-${id}` })
+          return yield* watchRouteHealth({ sessionId: id, routes, timeoutMs, intervalMs: 100 }).pipe(
+            Stream.filter((event) => event._tag === "Route" && event.state !== "pending"),
+            Stream.mapEffect((event) => Effect.map(Clock.currentTimeMillis, (at) => ({ at, event }))),
+            Stream.runCollect,
+            Effect.map(Chunk.toReadonlyArray),
+            Effect.fork
+          )
+        }).pipe(Effect.provide(context))
+      const late = yield* watchFor("late", 2_000)
+      yield* TestClock.adjust(Duration.millis(100))
+      const early = yield* watchFor("early", 400)
+      yield* TestClock.adjust(Duration.millis(2_000))
+      // Both unclaimed, each at its own deadline from its own start: 500 and 2,000.
+      expect((yield* Fiber.join(early)).map(({ at }) => at)).toEqual([500, 500])
+      expect((yield* Fiber.join(late)).map(({ at }) => at)).toEqual([2_000, 2_000])
+    }))
+
+  it.scoped("gives the verdict at the virtual instant of the status write", () =>
+    Effect.gen(function*() {
+      const sc = yield* startCluster({ ingress: { delay: Duration.millis(1_234) }, gateway: false })
+      const run = yield* publishAndWatch({ timeoutMs: 5_000, intervalMs: 1_000 }).pipe(
+        Effect.provide(yield* routing(sc, "in memory", "watch"))
+      )
+      yield* TestClock.adjust(Duration.millis(5_000))
+      yield* Fiber.join(run.fiber)
+      expect(terminal(yield* run.seen).map(({ at }) => at)).toEqual([1_234, 1_234])
+    }))
+})
+
 describe("the shared watch over HTTP", () => {
   const overHttp = (
     cluster: Parameters<typeof startCluster>[0],
