@@ -25,7 +25,7 @@ import {
   pickBackend,
   type RouteSource,
   type RoutingState
-} from "../domain/RouteTable.js"
+} from "./RouteTable.js"
 import type { ClusterStore } from "./Store.js"
 
 /** A Service port, as routes name it. */

@@ -13,7 +13,7 @@ import {
   kubeTime,
   routeParents,
   sameStatusIgnoringTimes
-} from "../domain/GatewayAttachment.js"
+} from "./GatewayAttachment.js"
 import type { Gateway, HttpRoute, KubeObject, Namespace, Service, Status } from "../domain/Objects.js"
 import {
   GatewayResource,

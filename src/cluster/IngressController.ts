@@ -7,8 +7,8 @@
 import { Duration, Effect, type Scope } from "effect"
 import type { Ingress, IngressClass, LoadBalancerIngress } from "../domain/Objects.js"
 import { apiVersionOf, IngressClassResource, IngressResource } from "../domain/Resources.js"
-import { jsonEqual } from "../domain/GatewayAttachment.js"
-import { claimsIngress, DEFAULT_INGRESS_CLASS_ANNOTATION, type IngressClassSelector } from "../domain/RouteTable.js"
+import { jsonEqual } from "./GatewayAttachment.js"
+import { claimsIngress, DEFAULT_INGRESS_CLASS_ANNOTATION, type IngressClassSelector } from "./RouteTable.js"
 import { type ControllerDelay, followWatch, keyOf, makeWorkQueue, splitKey } from "./Reconciler.js"
 import type { ClusterStore } from "./Store.js"
 

@@ -17,7 +17,7 @@ import {
   sameParentRef,
   sameStatusIgnoringTimes,
   stampCondition
-} from "../../src/domain/GatewayAttachment.js"
+} from "../../src/cluster/GatewayAttachment.js"
 import type { Gateway, GatewayListener, HttpRoute, RouteParentStatus } from "../../src/domain/Objects.js"
 
 const GROUP = "gateway.networking.k8s.io"

@@ -16,8 +16,8 @@ import type {
   ParentReference,
   RouteParentStatus,
   Service
-} from "./Objects.js"
-import { GatewayResource, HttpRouteResource } from "./Resources.js"
+} from "../domain/Objects.js"
+import { GatewayResource, HttpRouteResource } from "../domain/Resources.js"
 
 /** `gateway.networking.k8s.io`: the default group of a parentRef. */
 export const GATEWAY_GROUP = GatewayResource.group

@@ -17,7 +17,7 @@ import type {
   IngressBackend,
   Namespace,
   Service
-} from "./Objects.js"
+} from "../domain/Objects.js"
 
 // ---------------------------------------------------------------------------
 // Ingress classes

@@ -13,7 +13,7 @@ import {
   pathPrefixMatches,
   pickBackend,
   type RoutingState
-} from "../../src/domain/RouteTable.js"
+} from "../../src/cluster/RouteTable.js"
 
 const CONTROLLER = "example.test/gw"
 
