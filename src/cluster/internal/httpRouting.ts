@@ -1,0 +1,205 @@
+/**
+ * Where a request goes: discovery, `/version`, health and `/metrics` answered from
+ * what the store serves, and a resource path resolved to its type, namespace, name
+ * and subresource, as the API server's router resolves them.
+ */
+import { Effect } from "effect"
+import type { KubeObject } from "../../domain/Objects.js"
+import { allResources, type ResourceType } from "../../domain/Resources.js"
+import { EXPOSITION_CONTENT_TYPE, type ClusterMetrics } from "../Metrics.js"
+import type { ClusterStore } from "../Store.js"
+import { json, pageNotFound, type Reply } from "./httpReply.js"
+
+// ---------------------------------------------------------------------------
+// Discovery
+// ---------------------------------------------------------------------------
+
+const STATUS_VERBS = ["get", "patch", "update"]
+const verbsOf = (resource: ResourceType<unknown>): Array<string> =>
+  resource.plural === "namespaces"
+    ? ["create", "delete", "get", "list", "patch", "update", "watch"]
+    : ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
+
+const apiResource = (resource: ResourceType<unknown>) => ({
+  name: resource.plural,
+  singularName: resource.singular,
+  namespaced: resource.namespaced,
+  kind: resource.kind,
+  verbs: verbsOf(resource),
+  ...(resource.shortNames.length > 0 ? { shortNames: resource.shortNames } : {}),
+  ...(resource.custom ? { categories: ["gateway-api"] } : resource.kind === "Service" ? { categories: ["all"] } : {})
+})
+
+const statusResource = (resource: ResourceType<unknown>) => ({
+  name: `${resource.plural}/status`,
+  singularName: "",
+  namespaced: resource.namespaced,
+  kind: resource.kind,
+  verbs: STATUS_VERBS
+})
+
+const groupVersion = (group: string, version: string) => ({ groupVersion: `${group}/${version}`, version })
+
+// A minimal OpenAPI v2 document in protobuf (gnostic's Document): swagger, info, empty
+// paths. kubectl validates against it and, finding no definition for a kind, skips
+// client-side validation instead of failing without --validate=false.
+const protoString = (field: number, value: string): Array<number> => {
+  const bytes = [...Buffer.from(value, "utf8")]
+  return [(field << 3) | 2, bytes.length, ...bytes]
+}
+const protoMessage = (field: number, body: Array<number>): Array<number> => [(field << 3) | 2, body.length, ...body]
+
+const openApiProtobuf = (gitVersion: string): Uint8Array =>
+  Uint8Array.from([
+    ...protoString(1, "2.0"),
+    ...protoMessage(2, [...protoString(1, "Kubernetes"), ...protoString(2, gitVersion)]),
+    ...protoMessage(8, [])
+  ])
+
+const OPENAPI_PROTOBUF = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
+// Go's mime parser refuses the `@` of the requested type, so the server answers with a dot.
+const OPENAPI_PROTOBUF_RESPONSE = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
+
+export interface Target {
+  readonly resource: ResourceType<KubeObject>
+  readonly namespace: string | undefined
+  readonly name: string | undefined
+  readonly subresource: string | undefined
+}
+
+export type Route =
+  | { readonly _tag: "Reply"; readonly reply: Effect.Effect<Reply> }
+  | { readonly _tag: "Resource"; readonly target: Target }
+
+
+const resourcesIn = (group: string, version: string) =>
+  (allResources as ReadonlyArray<ResourceType<KubeObject>>).filter((r) => r.group === group && r.version === version)
+
+const groups = (): Array<string> => [...new Set(allResources.filter((r) => r.group !== "").map((r) => r.group))]
+
+/** What the router reads: the store's served types, the counters, and what the server reports of itself. */
+export interface RouterOptions {
+  readonly store: ClusterStore
+  readonly metrics: ClusterMetrics
+  readonly gitVersion: string
+  /** `127.0.0.1:<port>`, known once the server listens. */
+  readonly serverAddress: () => string
+}
+
+/** Routes a request's path segments to a reply (discovery and the like) or to a resource target. */
+export const makeRouter = ({ gitVersion, metrics, serverAddress, store }: RouterOptions) => {
+  const served = (resource: ResourceType<KubeObject>) => store.isServed(resource)
+
+  const servedIn = (group: string, version: string) =>
+    Effect.filter(resourcesIn(group, version), served)
+
+  const resourceList = (group: string, version: string) =>
+    Effect.map(servedIn(group, version), (resources): Reply | undefined => {
+      if (resources.length === 0) return undefined
+      const list = resources.flatMap((r) => (r.statusSubresource ? [apiResource(r), statusResource(r)] : [apiResource(r)]))
+      return json(200, {
+        kind: "APIResourceList",
+        ...(group === "" ? {} : { apiVersion: "v1" }),
+        groupVersion: group === "" ? version : `${group}/${version}`,
+        resources: list
+      })
+    })
+
+  const apiGroup = (group: string) =>
+    Effect.map(servedIn(group, "v1"), (resources) =>
+      resources.length === 0
+        ? undefined
+        : { name: group, versions: [groupVersion(group, "v1")], preferredVersion: groupVersion(group, "v1") })
+
+  const route = (segments: ReadonlyArray<string>, accept: string | undefined): Effect.Effect<Route> =>
+    Effect.gen(function*() {
+      const reply = (effect: Effect.Effect<Reply>): Route => ({ _tag: "Reply", reply: effect })
+      const [root, ...rest] = segments
+      if (root === "version" && rest.length === 0) {
+        const [, major, minor] = /^v(\d+)\.(\d+)/.exec(gitVersion) ?? ["", "1", "30"]
+        return reply(Effect.succeed(json(200, {
+          major,
+          minor,
+          gitVersion,
+          gitCommit: "0000000000000000000000000000000000000000",
+          gitTreeState: "clean",
+          buildDate: "2024-04-17T17:27:03Z",
+          goVersion: "go1.22.2",
+          compiler: "gc",
+          platform: "linux/amd64"
+        })))
+      }
+      if ((root === "healthz" || root === "livez" || root === "readyz") && rest.length === 0) {
+        return reply(Effect.succeed({ code: 200, contentType: "text/plain; charset=utf-8", body: "ok" }))
+      }
+      if (root === "metrics" && rest.length === 0) {
+        return reply(Effect.map(metrics.exposition, (body) => ({ code: 200, contentType: EXPOSITION_CONTENT_TYPE, body })))
+      }
+      if (root === "openapi" && rest.length === 1 && rest[0] === "v2") {
+        return reply(Effect.succeed(
+          accept !== undefined && accept.includes(OPENAPI_PROTOBUF)
+            ? { code: 200, contentType: OPENAPI_PROTOBUF_RESPONSE, body: openApiProtobuf(gitVersion) }
+            : json(200, { swagger: "2.0", info: { title: "Kubernetes", version: gitVersion }, paths: {}, definitions: {} })
+        ))
+      }
+      if (root === "api") {
+        if (rest.length === 0) {
+          return reply(Effect.succeed(json(200, {
+            kind: "APIVersions",
+            versions: ["v1"],
+            serverAddressByClientCIDRs: [{ clientCIDR: "0.0.0.0/0", serverAddress: serverAddress() }]
+          })))
+        }
+        if (rest[0] !== "v1") return reply(Effect.succeed(pageNotFound))
+        if (rest.length === 1) return reply(Effect.map(resourceList("", "v1"), (r) => r ?? pageNotFound))
+        return yield* resourceRoute("", "v1", rest.slice(1))
+      }
+      if (root === "apis") {
+        if (rest.length === 0) {
+          const list = yield* Effect.forEach(groups(), apiGroup)
+          return reply(Effect.succeed(json(200, {
+            kind: "APIGroupList",
+            apiVersion: "v1",
+            groups: list.filter((g) => g !== undefined)
+          })))
+        }
+        const [group, version, ...more] = rest as [string, ...Array<string>]
+        if (version === undefined) {
+          const g = yield* apiGroup(group)
+          return reply(Effect.succeed(g === undefined ? pageNotFound : json(200, { kind: "APIGroup", apiVersion: "v1", ...g })))
+        }
+        if (more.length === 0) return reply(Effect.map(resourceList(group, version), (r) => r ?? pageNotFound))
+        return yield* resourceRoute(group, version, more)
+      }
+      return reply(Effect.succeed(pageNotFound))
+    })
+
+  const resourceRoute = (group: string, version: string, segments: ReadonlyArray<string>): Effect.Effect<Route> =>
+    Effect.gen(function*() {
+      const notFound: Route = { _tag: "Reply", reply: Effect.succeed(pageNotFound) }
+      const known = resourcesIn(group, version)
+      const find = (plural: string | undefined) => known.find((r) => r.plural === plural)
+      let target: Target | undefined
+      const [first, second, third, fourth, fifth, ...extra] = segments
+      if (extra.length > 0) return notFound
+      // `namespaces/<ns>/<plural>...` is a namespaced path unless it names a namespace's own subresource.
+      const namespaced = first === "namespaces" && second !== undefined && third !== undefined && find(third)?.namespaced === true
+      if (namespaced) {
+        target = { resource: find(third)!, namespace: second, name: fourth, subresource: fifth }
+      } else if (fourth === undefined) {
+        const resource = find(first)
+        if (resource === undefined) return notFound
+        // A namespaced type without a namespace lists or watches across all of them.
+        if (resource.namespaced && second !== undefined) return notFound
+        target = { resource, namespace: undefined, name: second, subresource: third }
+      } else {
+        return notFound
+      }
+      if (target.subresource !== undefined && (target.subresource !== "status" || !target.resource.statusSubresource)) {
+        return notFound
+      }
+      return { _tag: "Resource", target } as Route
+    })
+
+  return route
+}
