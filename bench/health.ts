@@ -8,7 +8,7 @@
  * behind its status write, the runner's CPU and heap per route.
  */
 import * as k8s from "@kubernetes/client-node"
-import { Clock, Effect, Layer, Ref } from "effect"
+import { Clock, Effect, Fiber, Layer, Ref } from "effect"
 import { spawn } from "node:child_process"
 import * as path from "node:path"
 import * as readline from "node:readline"
@@ -38,8 +38,12 @@ export interface Measured {
   readonly lastWriteToLastVerdictMs: number
   /** Runner CPU (user + system) from the start of the watches to the last verdict, per route, ms. */
   readonly cpuPerRouteMs: number
-  /** Runner heap held by the watches while every host is pending, per route, KiB. */
-  readonly heapPerRouteKiB: number
+  /**
+   * Runner heap held by the watches while every host is pending, per route, KiB: in
+   * all (`gross`), and beyond the fiber the runner runs each session's watch on
+   * (`net`), which is the runner's, measured alongside as `fiberPerSessionKiB`.
+   */
+  readonly heapPerRouteKiB: { readonly gross: number; readonly net: number; readonly fiberPerSessionKiB: number }
   /** Hosts that did not end programmed (should be none). */
   readonly notProgrammed: number
 }
@@ -153,6 +157,18 @@ export const runScenario = (scenario: Scenario): Effect.Effect<Measured> =>
         const routes = published.reduce((n, s) => n + s.routes.length, 0)
         const verdicts = yield* Ref.make<Array<{ readonly object: string; readonly at: number; readonly programmed: boolean }>>([])
 
+        // What one fiber per session costs the runner by itself, forked the same way the
+        // watches are: a runner runs each session on a fiber of its own anyway.
+        gc()
+        const heapIdle = process.memoryUsage().heapUsed
+        const idle = yield* Effect.forEach(published, () => Effect.never, { concurrency: "unbounded", discard: true }).pipe(
+          Effect.fork
+        )
+        yield* Effect.sleep("100 millis")
+        gc()
+        const fiberPerSessionKiB = (process.memoryUsage().heapUsed - heapIdle) / 1024 / published.length
+        yield* Fiber.interrupt(idle)
+
         gc()
         const heapBefore = process.memoryUsage().heapUsed
         const requestsBefore = yield* requestsByVerb(info.server)
@@ -198,7 +214,11 @@ export const runScenario = (scenario: Scenario): Effect.Effect<Measured> =>
           lag: { p50: percentile(lags, 0.5), p99: percentile(lags, 0.99), max: lags.at(-1) ?? 0 },
           lastWriteToLastVerdictMs: lastVerdict - lastWrite,
           cpuPerRouteMs: (cpu.user + cpu.system) / 1_000 / routes,
-          heapPerRouteKiB: (heapWatching - heapBefore) / 1024 / routes,
+          heapPerRouteKiB: {
+            gross: (heapWatching - heapBefore) / 1024 / routes,
+            net: (heapWatching - heapBefore - fiberPerSessionKiB * 1024 * published.length) / 1024 / routes,
+            fiberPerSessionKiB
+          },
           notProgrammed: seen.filter((v) => !v.programmed).length
         } satisfies Measured
       }).pipe(Effect.provide(layers))

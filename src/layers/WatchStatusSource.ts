@@ -80,19 +80,12 @@ const refusedForGood = (error: KubeError): boolean => error._tag === "Forbidden"
  * cache of thousands of routes would hold them for nothing.
  */
 const slim = (object: StatusObject): StatusObject => {
-  const metadata = object.metadata ?? {}
-  return {
-    apiVersion: object.apiVersion,
-    kind: object.kind,
-    metadata: {
-      name: metadata.name,
-      namespace: metadata.namespace,
-      uid: metadata.uid,
-      resourceVersion: metadata.resourceVersion,
-      generation: metadata.generation
-    },
-    status: object.status
-  } as StatusObject
+  const { generation, name, namespace, resourceVersion, uid } = object.metadata ?? {}
+  const metadata: Record<string, unknown> = { name, namespace, uid, resourceVersion }
+  if (generation !== undefined) metadata.generation = generation
+  const kept: Record<string, unknown> = { apiVersion: object.apiVersion, kind: object.kind, metadata }
+  if (object.status !== undefined) kept.status = object.status
+  return kept as StatusObject
 }
 
 /** The watching source over the router in context; its watch lives in the current scope. */
@@ -154,11 +147,11 @@ export const make: Effect.Effect<RouteStatusSource.Service, never, KubeClient | 
       return created
     }
 
-    /** Records one object's change and wakes the hosts waiting on it. */
+    /** Records one object's change (already slim) and wakes the hosts waiting on it. */
     const record = (name: string, object: StatusObject | undefined) =>
       Effect.suspend(() => {
         const entry = entryOf(name)
-        entry.object = object === undefined ? undefined : slim(object)
+        entry.object = object
         entry.seq = ++changes
         if (object === undefined) {
           // Hosts waiting on it hold the entry itself and still see the deletion.
@@ -194,7 +187,7 @@ export const make: Effect.Effect<RouteStatusSource.Service, never, KubeClient | 
         known: items
       }).pipe(
         Stream.runForEach((event) =>
-          record(event.object.metadata?.name ?? "", event.type === "DELETED" ? undefined : event.object)
+          record(event.object.metadata?.name ?? "", event.type === "DELETED" ? undefined : slim(event.object))
         )
       )
       // A resuming watch does not end by itself; if it ever does, start over.
@@ -361,8 +354,18 @@ export const make: Effect.Effect<RouteStatusSource.Service, never, KubeClient | 
 
     const feed: ChangeFeed = {
       seqOf: (sessionId, route) => seqOfEntry(entryOf(objects.objectName(sessionId, route))),
-      awaitAny: (sessionId, hosts, until) =>
-        awaitAny(hosts.map((host) => objects.objectName(sessionId, host.route)), (i) => hosts[i]!.seen, until)
+      awaitAny: (sessionId, hosts, until) => {
+        // Hosts that share an object (the ports of one Ingress) wait on it once, for
+        // the least any of them has seen.
+        const seen = new Map<string, number>()
+        for (const host of hosts) {
+          const name = objects.objectName(sessionId, host.route)
+          seen.set(name, Math.min(seen.get(name) ?? host.seen, host.seen))
+        }
+        const names = [...seen.keys()]
+        const least = [...seen.values()]
+        return awaitAny(names, (i) => least[i]!, until)
+      }
     }
 
     const observation = (route: PublishedRoute, entry: Entry): Effect.Effect<Observation> => {
