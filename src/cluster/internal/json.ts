@@ -1,0 +1,22 @@
+/** JSON values as the API server compares and copies them. */
+
+/** A plain JSON object (not an array, not null). */
+export const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+/** Structural equality of JSON values; key order does not matter. */
+export const jsonEqual = (a: unknown, b: unknown): boolean => {
+  if (a === b) return true
+  if (Array.isArray(a)) {
+    return Array.isArray(b) && a.length === b.length && a.every((x, i) => jsonEqual(x, b[i]))
+  }
+  if (isObject(a) && isObject(b)) {
+    const ka = Object.keys(a)
+    if (ka.length !== Object.keys(b).length) return false
+    return ka.every((k) => Object.prototype.hasOwnProperty.call(b, k) && jsonEqual(a[k], b[k]))
+  }
+  return false
+}
+
+/** A deep copy of a JSON value. */
+export const clone = <A>(value: A): A => (value === undefined ? value : (JSON.parse(JSON.stringify(value)) as A))
