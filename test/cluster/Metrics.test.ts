@@ -77,7 +77,7 @@ const parseExposition = (text: string): Parsed => {
   for (const line of text.slice(0, -1).split("\n")) {
     const help = new RegExp(`^# HELP (${NAME}) (.*)$`).exec(line)
     const type = new RegExp(`^# TYPE (${NAME}) (counter|gauge)$`).exec(line)
-    const sample = new RegExp(`^(${NAME})(?:\\{(.*)\\})? (\\d+)$`).exec(line)
+    const sample = new RegExp(`^(${NAME})(?:\\{(.*)\\})? (\\d+(?:\\.\\d+)?(?:e[+-]?\\d+)?)$`).exec(line)
     if (help !== null) parsed.help.set(help[1]!, help[2]!)
     else if (type !== null) {
       // TYPE comes once per family, before its samples.
@@ -223,6 +223,12 @@ describe("Metrics over HTTP", () => {
       expect(parsed.type.get("apiserver_request_total")).toBe("counter")
       expect(parsed.type.get("apiserver_tcp_connections_accepted_total")).toBe("counter")
       expect(parsed.type.get("apiserver_tcp_connections_open")).toBe("gauge")
+      // The server's own cost, as the process collector of every Go server exports it.
+      expect(parsed.type.get("process_cpu_seconds_total")).toBe("counter")
+      expect(parsed.type.get("process_resident_memory_bytes")).toBe("gauge")
+      const own = (name: string) => parsed.samples.find((s) => s.name === name)?.value ?? 0
+      expect(own("process_cpu_seconds_total")).toBeGreaterThan(0)
+      expect(own("process_resident_memory_bytes")).toBeGreaterThan(1_000_000)
       // The scrape itself is counted once it has been answered, as the apiserver counts /metrics.
       const after = yield* metrics.waitFor((s) => s.requests.find((r) => r.subresource === "/metrics"))
       expect(after).toEqual({ ...nonResourceRequestLabels("GET", "/metrics"), code: 200, count: 1 })
