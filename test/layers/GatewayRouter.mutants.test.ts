@@ -13,7 +13,8 @@ import type { Condition, HttpRoute, RouteParentStatus } from "../../src/domain/O
 import { GatewayResource, HttpRouteResource, IngressResource, ServiceResource } from "../../src/domain/Resources.js"
 import type { PortMapping } from "../../src/domain/Session.js"
 import { SessionRouter } from "../../src/layers/SessionRouterLayers.js"
-import { BASE_DOMAIN, type RouterContext, type TestConfig, withRouter } from "../support/RouterHarness.js"
+import { RouterSetupError } from "../../src/services/SessionRouter.js"
+import { BASE_DOMAIN, type RouterContext, setupFailure, type TestConfig, withRouter } from "../support/RouterHarness.js"
 
 const sessionId = "gwmutants1"
 const otherId = "gwmutants2"
@@ -236,27 +237,53 @@ describe("gateway router, behaviour the mutants found unchecked", () => {
 
   it.live("a learned Gateway controller is read once for many verdicts, not once per verdict", () =>
     Effect.gen(function* () {
-      let gatewayReads = 0
-      yield* withRouter(
-        "in memory",
-        SessionRouter.layerGateway,
-        ({ router, sc }) =>
-          Effect.gen(function* () {
-            yield* router.publish(spec)
-            yield* writeParents(sc, (g) => [
-              { parentRef: { name: sc.gateway.name }, controllerName: DEFAULT_GATEWAY_CONTROLLER_NAME, conditions: [accepted("True", g)] }
-            ])
-            for (let i = 0; i < 3; i++) expect(yield* router.verdictFor(sessionId, route8080)).toEqual({ kind: "programmed" })
-          }),
-        {
-          config: gatewayConfig,
-          cluster: noController,
-          observe: (call) =>
-            Effect.sync(() => {
-              if (call.verb === "get" && call.resource === GatewayResource) gatewayReads++
-            })
-        }
+      const reads = yield* gatewayReadsDuring(({ router, sc }) =>
+        Effect.gen(function* () {
+          yield* router.publish(spec)
+          yield* writeParents(sc, (g) => [
+            { parentRef: { name: sc.gateway.name }, controllerName: DEFAULT_GATEWAY_CONTROLLER_NAME, conditions: [accepted("True", g)] }
+          ])
+          for (let i = 0; i < 3; i++) expect(yield* router.verdictFor(sessionId, route8080)).toEqual({ kind: "programmed" })
+        })
       )
-      expect(gatewayReads).toBe(1)
+      expect(reads).toBe(1)
+    }))
+
+  // While a session's routes are still being written every host is absent, and a
+  // Gateway read for each would only add requests: an absent route is pending whoever
+  // owns the Gateway.
+  it.live("the verdict for an HTTPRoute not written yet reads no Gateway", () =>
+    Effect.gen(function* () {
+      const reads = yield* gatewayReadsDuring(({ router }) =>
+        Effect.gen(function* () {
+          for (let i = 0; i < 3; i++) expect(yield* router.verdictFor(sessionId, route8080)).toEqual({ kind: "pending" })
+        })
+      )
+      expect(reads).toBe(0)
+    }))
+
+  it.effect("refuses to start without a Gateway to attach routes to, and names the setting", () =>
+    Effect.gen(function* () {
+      // Outside gateway mode the configuration holds no Gateway: only the layer itself can say so.
+      expect(yield* setupFailure(SessionRouter.layerGateway, { mode: "ingress" })).toEqual(
+        new RouterSetupError({
+          reason: "the gateway routing layer needs a Gateway to attach routes to: set SESSION_GATEWAY_NAME"
+        })
+      )
     }))
 })
+
+/** How many times the gateway router read the Gateway while `body` ran (in memory, no controller). */
+const gatewayReadsDuring = <E>(body: (ctx: RouterContext) => Effect.Effect<void, E>) =>
+  Effect.gen(function* () {
+    let reads = 0
+    yield* withRouter("in memory", SessionRouter.layerGateway, body, {
+      config: gatewayConfig,
+      cluster: noController,
+      observe: (call) =>
+        Effect.sync(() => {
+          if (call.verb === "get" && call.resource === GatewayResource) reads++
+        })
+    })
+    return reads
+  })

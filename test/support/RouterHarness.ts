@@ -157,6 +157,21 @@ export const withRouter = <A, E>(
     })
   )
 
+/** What building `layer` on a fresh cluster with `config` fails with: the router must refuse to start. */
+export const setupFailure = (layer: RouterLayer, config: TestConfig): Effect.Effect<RouterSetupError> =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const sc = yield* startCluster()
+      const built = layer.pipe(
+        Layer.provide(kubeClientLayer("in memory", sc.cluster)),
+        Layer.provide(routerConfigLayer(sc, config))
+      )
+      return yield* Effect.flip(
+        Effect.flatMap(Effect.provide(SessionRouter, built), () => Effect.dieMessage("the router started"))
+      )
+    })
+  )
+
 const namesOf = (items: ReadonlyArray<KubeObject>) => items.flatMap((i) => i.metadata?.name ?? []).sort()
 
 /**

@@ -1,0 +1,24 @@
+/**
+ * What the ingress and gateway layers share at start-up: without a base domain there
+ * are no session hosts, and a publishing layer refuses to start, naming the setting.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { SessionRouter } from "../../src/layers/SessionRouterLayers.js"
+import { RouterSetupError } from "../../src/services/SessionRouter.js"
+import { setupFailure } from "../support/RouterHarness.js"
+
+const noBaseDomain = (mode: "ingress" | "gateway") =>
+  new RouterSetupError({
+    reason: `the ${mode} routing layer needs a base domain for session hosts: set SESSION_ROUTING_BASE_DOMAIN (or use SessionRouter.layerConfig, which publishes nothing without one)`
+  })
+
+describe("publishing layers without a base domain", () => {
+  it.effect("the ingress and gateway layers refuse to start, each naming itself and the setting", () =>
+    Effect.gen(function* () {
+      expect(yield* setupFailure(SessionRouter.layerIngress, { unset: ["baseDomain"] })).toEqual(noBaseDomain("ingress"))
+      expect(yield* setupFailure(SessionRouter.layerGateway, { mode: "gateway", unset: ["baseDomain"] })).toEqual(
+        noBaseDomain("gateway")
+      )
+    }))
+})
