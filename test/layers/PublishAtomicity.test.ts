@@ -248,6 +248,54 @@ for (const face of faces) {
   })
 }
 
+describe("taking back only what this publish changed (in memory)", () => {
+  it.live("names as removed only the writes that landed, when a lost answer may hide one more", () =>
+    withRouter("in memory", SessionRouter.layerGateway, ({ kube, router, sc }) =>
+      Effect.gen(function* () {
+        // A 503 on 9090's create may have been stored, so it is deleted too; it was not
+        // there (a 404), and only the Service and 8080's route are named as removed.
+        const failure = yield* failureOf(router.publish(spec))
+        expect(failure.error._tag).toBe("Unavailable")
+        expect(failure.reason).toMatch(
+          new RegExp(`; removed what this publish had created \\(HTTPRoute ${sc.namespace}/${route(8080)}, Service ${sc.namespace}/${service}\\)$`)
+        )
+        expect(yield* sessionObjectNames(kube, sc.namespace, sessionId)).toEqual(nothing)
+      }), {
+      ...gateway,
+      observe: armWhen(realWriteOf("HTTPRoute", route(9090)), {
+        resource: HttpRouteResource,
+        verbs: ["patch"],
+        action: Fault.respond(503),
+        times: 1
+      })
+    }))
+
+  it.live("an old object already gone when its delete comes does not count as removed: a later refusal still goes back", () => {
+    let armed = false
+    return withRouter("in memory", SessionRouter.layerGateway, ({ kube, router, sc }) =>
+      Effect.gen(function* () {
+        yield* router.publish({ ...spec, ports: tcp(7070, 8080, 9090) })
+        const failure = yield* failureOf(router.publish({ ...spec, ports: tcp(8080, 6060) }))
+        expect(failure.reason).toContain(`could not delete HTTPRoute ${sc.namespace}/${route(9090)}: `)
+        // Nothing of the old state was removed by this publish, so its new route goes again.
+        expect(failure.reason).toContain(`removed what this publish had created (HTTPRoute ${sc.namespace}/${route(6060)})`)
+        expect((yield* sessionObjectNames(kube, sc.namespace, sessionId)).httpRoutes).toEqual([route(8080), route(9090)])
+      }), {
+      ...gateway,
+      // Just before the publish deletes 7070's route, someone else deletes it; 9090's delete is then refused.
+      observe: (call, sc) =>
+        Effect.suspend(() => {
+          if (armed || call.verb !== "delete" || call.name !== route(7070)) return Effect.void
+          armed = true
+          return Effect.zipRight(
+            Effect.orDie(sc.cluster.store.delete(HttpRouteResource, sc.namespace, route(7070))),
+            sc.cluster.faults.add({ resource: HttpRouteResource, verbs: ["delete"], name: route(9090), action: Fault.respond(409), times: 1 })
+          )
+        })
+    })
+  })
+})
+
 /** A port on 127.0.0.1 that nothing listens on any more: every connection is refused. */
 const closedPort = Effect.async<number>((resume) => {
   const server = createServer()
