@@ -3,12 +3,13 @@
  * status read fails. In memory, on TestClock; no controller writes status.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Effect, Exit, Fiber, Layer, Option, TestClock } from "effect"
 import * as SessionCluster from "../../src/cluster/SessionCluster.js"
 import { Fault } from "../../src/cluster/Faults.js"
 import { LocalCluster } from "../../src/cluster/LocalCluster.js"
 import { HttpRouteResource } from "../../src/domain/Resources.js"
 import { SessionRouter } from "../../src/layers/SessionRouterLayers.js"
+import { SessionRouter as SessionRouterTag } from "../../src/services/SessionRouter.js"
 import { publishSession, sessionStatus } from "../../src/runner/SessionRunner.js"
 import { BASE_DOMAIN, routerConfigLayer } from "../support/RouterHarness.js"
 
@@ -65,5 +66,26 @@ describe("sessionStatus when reads fail", () => {
           expect.objectContaining({ type: "route", port: 9090, state: "unprogrammed" })
         ])
       }).pipe(Effect.provide(layers))
+    }))
+})
+
+describe("sessionStatus reads", () => {
+  it.effect("reads a session's hosts at the same time, so a slow read does not add up per host", () =>
+    Effect.gen(function* () {
+      const routes = [8080, 9090, 7070].map((port) => ({ port, host: host(port) }))
+      // Every read takes one second: all of them together take one second, not three.
+      const slowRouter = SessionRouterTag.of({
+        layer: "gateway",
+        publish: () => Effect.succeed(routes),
+        routesOf: () => Effect.succeed(routes),
+        verdictFor: () => Effect.as(Effect.sleep("1 second"), { kind: "programmed" as const }),
+        unclaimedReason: () => "unclaimed",
+        unpublish: () => Effect.void
+      })
+      const fiber = yield* Effect.fork(sessionStatus(sessionId).pipe(Effect.provideService(SessionRouterTag, slowRouter)))
+      yield* TestClock.adjust("1 second")
+      expect(yield* Fiber.poll(fiber)).toEqual(
+        Option.some(Exit.succeed(routes.map((r) => ({ type: "route", port: r.port, host: r.host, state: "programmed" }))))
+      )
     }))
 })
