@@ -1,0 +1,59 @@
+/**
+ * The live client's account of its requests: one span per call (retries included,
+ * with the final status and how many times it was sent again) and one count per
+ * attempt in `session_routing_api_requests_total`, so a retried call shows as the
+ * requests the server really got.
+ */
+import { Cause, Effect, Exit, Metric, Option } from "effect"
+import type { KubeError, RequestContext } from "../../services/KubeError.js"
+import { apiRequests, codeLabel, SpanAttribute, SpanName } from "../../services/Telemetry.js"
+
+/** The HTTP method of each verb: server-side apply is a PATCH, list and watch are GETs. */
+const METHODS: Readonly<Record<string, string>> = { apply: "PATCH", get: "GET", delete: "DELETE", list: "GET", watch: "GET" }
+
+/** The status of an attempt that failed: the server's answer, or none (no answer, cut short). */
+const failedCode = (cause: Cause.Cause<KubeError>): number | undefined =>
+  Option.match(Cause.failureOption(cause), { onNone: () => undefined, onSome: (error) => error.code })
+
+/** Wraps one attempt so it is counted; `answered` gives the status of an attempt that succeeded. */
+export type ObserveAttempt = <A>(attempt: Effect.Effect<A, KubeError>, answered: () => number) => Effect.Effect<A, KubeError>
+
+/**
+ * Runs `call` (a whole call, its retries included) in a `kube.<verb>` span. `call`
+ * wraps each of its attempts with the `ObserveAttempt` it is given.
+ */
+export const observeRequest = <A>(
+  ctx: RequestContext,
+  extra: { readonly dryRun?: boolean },
+  call: (observe: ObserveAttempt) => Effect.Effect<A, KubeError>
+): Effect.Effect<A, KubeError> =>
+  Effect.suspend(() => {
+    let attempts = 0
+    let lastCode: number | undefined
+    const counter = apiRequests.pipe(Metric.tagged("verb", ctx.verb), Metric.tagged("resource", ctx.resource))
+    const observe: ObserveAttempt = (attempt, answered) =>
+      Effect.onExit(attempt, (exit) => {
+        attempts += 1
+        lastCode = Exit.isSuccess(exit) ? answered() : failedCode(exit.cause)
+        return Metric.increment(Metric.tagged(counter, "code", codeLabel(lastCode)))
+      })
+    return call(observe).pipe(
+      Effect.onExit(() =>
+        Effect.annotateCurrentSpan({
+          [SpanAttribute.retryCount]: Math.max(0, attempts - 1),
+          ...(lastCode !== undefined && lastCode !== 0 ? { [SpanAttribute.statusCode]: lastCode } : {})
+        })
+      ),
+      Effect.withSpan(SpanName.kubeRequest(ctx.verb), {
+        kind: "client",
+        attributes: {
+          [SpanAttribute.method]: METHODS[ctx.verb] ?? ctx.verb.toUpperCase(),
+          [SpanAttribute.verb]: ctx.verb,
+          [SpanAttribute.resource]: ctx.resource,
+          ...(ctx.namespace !== undefined && ctx.namespace !== "" ? { [SpanAttribute.namespace]: ctx.namespace } : {}),
+          ...(ctx.name !== undefined ? { [SpanAttribute.name]: ctx.name } : {}),
+          ...(extra.dryRun === true ? { [SpanAttribute.dryRun]: true } : {})
+        }
+      })
+    )
+  })

@@ -1,0 +1,93 @@
+/**
+ * What session-routing reports about itself: the names of its spans and their
+ * attributes, and its metrics (Effect `Metric`s in the process's registry). One place,
+ * so the layers that record them, the endpoint that serves them and the README agree.
+ */
+import { Metric, MetricBoundaries } from "effect"
+
+/** Every metric name starts with this; the Prometheus endpoint serves exactly these. */
+export const METRIC_PREFIX = "session_routing_"
+
+/** Span names. */
+export const SpanName = {
+  /** One `publishSession`: validation, the router's writes, and starting the hosts' health. */
+  publish: "session-routing.publish",
+  /** One `unpublishSession`. */
+  unpublish: "session-routing.unpublish",
+  /** One host from publish to its verdict, with an event per state change. */
+  host: "session-routing.host",
+  /** One Kubernetes API call, retries included: `kube.apply`, `kube.get`, `kube.delete`, `kube.list`, `kube.watch`. */
+  kubeRequest: (verb: string): string => `kube.${verb}`
+} as const
+
+/** Span attribute keys, OpenTelemetry's own where one exists. */
+export const SpanAttribute = {
+  sessionId: "session.id",
+  mode: "session_routing.mode",
+  namespace: "k8s.namespace.name",
+  portCount: "session.port_count",
+  hostCount: "session.host_count",
+  host: "session.host",
+  port: "session.port",
+  state: "session_routing.route.state",
+  reason: "session_routing.route.reason",
+  method: "http.request.method",
+  verb: "k8s.verb",
+  resource: "k8s.resource",
+  name: "k8s.object.name",
+  dryRun: "k8s.dry_run",
+  statusCode: "http.response.status_code",
+  retryCount: "http.request.resend_count"
+} as const
+
+/** Seconds, 50 ms to about 100 s doubling: a controller answers in well under a second or in tens of seconds. */
+const slowBoundaries = MetricBoundaries.exponential({ start: 0.05, factor: 2, count: 12 })
+
+/** Seconds, 5 ms to about 20 s doubling: a publish is a handful of API calls, slower only when retried. */
+const callBoundaries = MetricBoundaries.exponential({ start: 0.005, factor: 2, count: 13 })
+
+/** Time from the start of a publish to a host's `programmed` verdict (labels: mode). */
+export const publishToProgrammed = Metric.histogram(
+  `${METRIC_PREFIX}publish_to_programmed_seconds`,
+  slowBoundaries,
+  "Seconds from the start of a publish until a controller programmed the host"
+)
+
+/** Hosts being watched or followed now, by their last reported state (labels: mode, state). */
+export const hosts = Metric.gauge(`${METRIC_PREFIX}hosts`, {
+  description: "Hosts this process watches or follows now, by their last reported state"
+})
+
+/** Kubernetes API requests, one per attempt (labels: verb, resource, code; code `none` when no answer came). */
+export const apiRequests = Metric.counter(`${METRIC_PREFIX}api_requests_total`, {
+  description: "Kubernetes API requests by verb, resource and HTTP status (none: no answer)",
+  incremental: true
+})
+
+/** Watch connections opened again after one ended (labels: resource). */
+export const watchRestarts = Metric.counter(`${METRIC_PREFIX}watch_restarts_total`, {
+  description: "Watch connections reopened after the previous one ended",
+  incremental: true
+})
+
+/** Lists a watch made again after its first: 410 Expired, or a failure that lost its place (labels: resource). */
+export const watchRelists = Metric.counter(`${METRIC_PREFIX}watch_relists_total`, {
+  description: "Lists a resuming watch made after its first",
+  incremental: true
+})
+
+/** How long `SessionRouter.publish` took (labels: mode, result `ok` or `error`). */
+export const publishDuration = Metric.histogram(
+  `${METRIC_PREFIX}publish_duration_seconds`,
+  callBoundaries,
+  "Seconds one publish took, dry runs and writes included"
+)
+
+/** `read-error` events reported: one per watch or per streak of failed reads while following (labels: mode). */
+export const readErrors = Metric.counter(`${METRIC_PREFIX}read_errors_total`, {
+  description: "Route status read failures reported (one per watch, or per streak while following)",
+  incremental: true
+})
+
+/** The code label of a request: its HTTP status, or `none` when no answer came. */
+export const codeLabel = (code: number | undefined): string => (code === undefined || code === 0 ? "none" : String(code))
