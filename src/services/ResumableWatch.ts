@@ -3,7 +3,7 @@
  * the last seen resourceVersion, and relist on 410 Expired emitting only the
  * difference, so a consumer sees each change exactly once whatever the wire did.
  */
-import { Effect, Option, Ref, Schedule, Stream } from "effect"
+import { Effect, Metric, Option, Ref, Schedule, Stream } from "effect"
 import type { KubeObject } from "../domain/Objects.js"
 import { qualifiedName, type ResourceType } from "../domain/Resources.js"
 import type {
@@ -16,6 +16,7 @@ import type {
 } from "./KubeClient.js"
 import { objectKey } from "./KubeClient.js"
 import { isTransient, type KubeError, Transport } from "./KubeError.js"
+import { watchRelists, watchRestarts } from "./Telemetry.js"
 
 /**
  * Delay between reconnection attempts after a transient failure (or a connection
@@ -236,6 +237,13 @@ const resumableWatch = <A extends ReadableObject>(
           )
         )
 
+      // A connection after the first is a restart, and a list after the first (or any
+      // list of a watch that started from a resourceVersion) a relist: both cost the
+      // API server, so a watch that keeps doing either shows in the metrics.
+      const counted = (metric: Metric.Metric.Counter<number>) => Metric.tagged(metric, "resource", qualifiedName(resource))
+      let lists = fromList ? 0 : 1
+      let connections = 0
+
       // One step per connection (or list); flattening a repeated effect keeps a
       // watch that reconnects for days at constant depth.
       const step: Effect.Effect<Stream.Stream<WatchEvent<A>, KubeError>, Option.Option<KubeError>> = Effect.gen(
@@ -243,7 +251,11 @@ const resumableWatch = <A extends ReadableObject>(
           const before = yield* Ref.get(state)
           yield* waitAfter(before.outcome)
           const s = yield* Ref.get(state)
-          if (s.needsList || s.resourceVersion === undefined) return yield* relist
+          if (s.needsList || s.resourceVersion === undefined) {
+            if (lists++ > 0) yield* Metric.increment(counted(watchRelists))
+            return yield* relist
+          }
+          if (connections++ > 0) yield* Metric.increment(counted(watchRestarts))
           return connect(s.resourceVersion)
         }
       ).pipe(Effect.mapError(Option.some))
