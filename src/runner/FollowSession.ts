@@ -14,6 +14,7 @@ import { RouterConfig } from "../services/RouterConfig.js"
 import { Observation, pollingThroughRouter, RouteStatusSource } from "../services/RouteStatusSource.js"
 import { RouteReadError, SessionRouter } from "../services/SessionRouter.js"
 import type { SessionEvent } from "./SessionRunner.js"
+import { trackHosts } from "./SessionTelemetry.js"
 
 /**
  * The reason a host gets when its routing object disappeared while followed: the
@@ -137,7 +138,8 @@ const follow = (
       const perHost = known.map((row) =>
         followHost(source, sessionId, { host: row.host, port: row.port }, intervalMs, limitMs, apply)
       )
-      return Stream.mergeAll(perHost, { concurrency: "unbounded" })
+      const tracker = yield* trackHosts({ mode: router.layer, sessionId, known })
+      return Stream.mergeAll(perHost, { concurrency: "unbounded" }).pipe(Stream.tap(tracker.observe))
     })
   )
 

@@ -3,13 +3,15 @@
  * watch each host until the routing layer programs it, as one stream of events in
  * a runner's conventions. Layers in, nothing global.
  */
-import { Data, Effect, Either, Mailbox, type Scope, Stream } from "effect"
+import { Clock, Data, Effect, Either, Mailbox, type Scope, Stream } from "effect"
 import type { SessionSpec } from "../domain/Manifests.js"
 import { type Endpoint, endpointsFor, hostProblem, type PublishedRoute, type RoutingMode } from "../domain/Routes.js"
 import { parsePorts, parseSessionId } from "../domain/Session.js"
 import { type RouteHealthEvent, readFailureReason, rejectionReason, watchRouteHealth } from "../health/RouteHealth.js"
 import { RouterConfig } from "../services/RouterConfig.js"
 import { type PublishError, SessionRouter } from "../services/SessionRouter.js"
+import { SpanAttribute, SpanName } from "../services/Telemetry.js"
+import { timedPublish, trackHosts } from "./SessionTelemetry.js"
 
 /** Everything a runner is told about a session's routing. */
 export type SessionEvent =
@@ -84,20 +86,26 @@ export const publishSession = (
   Effect.gen(function* () {
     const router = yield* SessionRouter
     const config = yield* RouterConfig
+    yield* Effect.annotateCurrentSpan({ [SpanAttribute.mode]: router.layer, [SpanAttribute.namespace]: config.sessionNamespace })
     yield* validateSpec(spec, config.baseDomain)
-    const routes = yield* router.publish(spec)
+    const publishedAt = yield* Clock.currentTimeMillis
+    const routes = yield* timedPublish(router.layer, router.publish(spec))
+    yield* Effect.annotateCurrentSpan(SpanAttribute.hostCount, routes.length)
     const endpoints = endpointsFor({
       baseDomain: config.baseDomain,
       sessionId: spec.sessionId,
       ports: spec.ports,
       publishesRoutes: router.layer !== "none"
     })
-    const health = yield* watchRouteHealth({
-      sessionId: spec.sessionId,
-      routes,
-      timeoutMs: config.routeReadyTimeoutMs,
-      intervalMs: config.routePollIntervalMs
-    }).pipe(Stream.map(toSessionEvent), Mailbox.fromStream())
+    // Started inside the publish span, so each host's span is its child.
+    const tracked = trackHosts({ mode: router.layer, sessionId: spec.sessionId, publish: { routes, publishedAt } })
+    const health = yield* Stream.unwrapScoped(Effect.map(tracked, (tracker) =>
+      watchRouteHealth({
+        sessionId: spec.sessionId,
+        routes,
+        timeoutMs: config.routeReadyTimeoutMs,
+        intervalMs: config.routePollIntervalMs
+      }).pipe(Stream.map(toSessionEvent), Stream.tap(tracker.observe)))).pipe(Mailbox.fromStream())
     const published: SessionEvent = { type: "published", layer: router.layer, routes, endpoints }
     return {
       layer: router.layer,
@@ -105,7 +113,11 @@ export const publishSession = (
       endpoints,
       events: Stream.concat(Stream.make(published), Mailbox.toStream(health))
     }
-  })
+  }).pipe(
+    Effect.withSpan(SpanName.publish, {
+      attributes: { [SpanAttribute.sessionId]: spec.sessionId, [SpanAttribute.portCount]: spec.ports.length }
+    })
+  )
 
 /**
  * One read of every host the cluster holds for the session: one `route` event per
@@ -155,8 +167,9 @@ export const unpublishSession = (
     const id = parseSessionId(sessionId)
     if (Either.isLeft(id)) return yield* new InvalidSession({ reason: id.left })
     const router = yield* SessionRouter
+    yield* Effect.annotateCurrentSpan(SpanAttribute.mode, router.layer)
     yield* router.unpublish(sessionId)
-  })
+  }).pipe(Effect.withSpan(SpanName.unpublish, { attributes: { [SpanAttribute.sessionId]: sessionId } }))
 
 /** True when a terminal route event says the host is not served. */
 export const isUnprogrammed = (event: SessionEvent): boolean => event.type === "route" && event.state === "unprogrammed"
