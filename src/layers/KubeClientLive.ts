@@ -33,6 +33,7 @@ import { makeKubeClient } from "../services/ResumableWatch.js"
 import { RouterConfig } from "../services/RouterConfig.js"
 import { type ConnectionPools, makeConnectionPools, pooledConnections } from "./internal/ConnectionPool.js"
 import { KubeConfigError, type KubeConfigOptions, loadKubeConfig, validate } from "./internal/KubeConfigLoading.js"
+import { observeRequest } from "./internal/RequestTelemetry.js"
 import { fromTransportError, isApiException } from "./internal/TransportErrors.js"
 import { callLimits, DEFAULT_API_TIMEOUT, transientRetrySchedule, withinLimits } from "./KubeRetry.js"
 
@@ -61,7 +62,7 @@ export interface KubeClientLiveOptions {
  * APIs turn answers into model instances (timestamps become Dates, unknown fields
  * vanish) and error bodies into whatever `getBodyAsAny` makes of them.
  */
-const callMiddleware = (signal: AbortSignal, captured: { text?: string }): k8s.ObservableMiddleware => ({
+const callMiddleware = (signal: AbortSignal, captured: { text?: string; code?: number }): k8s.ObservableMiddleware => ({
   pre: (request) => {
     request.setSignal(signal)
     return new k8s.Observable(Promise.resolve(request))
@@ -70,6 +71,7 @@ const callMiddleware = (signal: AbortSignal, captured: { text?: string }): k8s.O
     new k8s.Observable(
       response.body.text().then((text) => {
         captured.text = text
+        captured.code = response.httpStatusCode
         return new k8s.ResponseContext(response.httpStatusCode, response.headers, {
           text: () => Promise.resolve(text),
           binary: () => Promise.resolve(Buffer.from(text))
@@ -350,10 +352,11 @@ const makeOver = (
       ctx: RequestContext,
       resource: ResourceType<unknown>,
       run: (family: Family, options: k8s.ConfigurationOptions) => Promise<unknown>,
-      contentType?: k8s.PatchStrategy
+      contentType?: k8s.PatchStrategy,
+      extra: { readonly dryRun?: boolean } = {}
     ): Effect.Effect<unknown, KubeError> =>
-      Effect.flatMap(familyFor(resource), (family) => Effect.suspend(() => {
-        const captured: { text?: string } = {}
+      Effect.flatMap(familyFor(resource), (family) => observeRequest(ctx, extra, (observe) => Effect.suspend(() => {
+        const captured: { text?: string; code?: number } = {}
         const attempt = Effect.tryPromise({
           try: (signal) => {
             const base: k8s.ConfigurationOptions = {
@@ -372,8 +375,8 @@ const makeOver = (
               })
               : fromTransportError(ctx, server, error)
         })
-        return attempt.pipe(Effect.flatMap(() => parseJson(ctx, server, captured.text)))
-      }).pipe((self) => limited(ctx, self)))
+        return observe(attempt.pipe(Effect.flatMap(() => parseJson(ctx, server, captured.text))), () => captured.code ?? 200)
+      }).pipe((self) => limited(ctx, self))))
 
     const named = (verb: string, resource: ResourceType<unknown>, namespace: string, name?: string): RequestContext => ({
       verb,
@@ -403,7 +406,8 @@ const makeOver = (
         ctx,
         resource,
         (family, opts) => family.apply(namespace, name, applyBody(resource, object), params, opts),
-        k8s.PatchStrategy.ServerSideApply
+        k8s.PatchStrategy.ServerSideApply,
+        { dryRun: applyOptions?.dryRun === true }
       ) as Effect.Effect<never, KubeError>
     }
 
@@ -458,15 +462,19 @@ const makeOver = (
             Effect.sync(() => new AbortController()),
             (controller) => Effect.sync(() => controller.abort())
           )
-          const opening = yield* Effect.tryPromise({
-            try: (signal) => openWatch(kc, pools, url, AbortSignal.any([signal, connection.signal])),
-            catch: (error) => fromTransportError(ctx, server, error)
-          }).pipe(
-            Effect.flatMap((opened) =>
-              opened.ok ? Effect.succeed(opened.response) : Effect.fail(fromResponse(ctx, opened.code, opened.text, opened.retryAfter))
-            ),
-            (self) => limited(ctx, self)
-          )
+          // The span and the count cover the opening (until the headers), not the stream after it.
+          const opening = yield* observeRequest(ctx, {}, (observe) =>
+            observe(
+              Effect.tryPromise({
+                try: (signal) => openWatch(kc, pools, url, AbortSignal.any([signal, connection.signal])),
+                catch: (error) => fromTransportError(ctx, server, error)
+              }).pipe(
+                Effect.flatMap((opened) =>
+                  opened.ok ? Effect.succeed(opened.response) : Effect.fail(fromResponse(ctx, opened.code, opened.text, opened.retryAfter))
+                )
+              ),
+              () => 200
+            ).pipe((self) => limited(ctx, self)))
           return watchBody(opening, (error) => fromTransportError(ctx, server, error)).pipe(
             Stream.decodeText(),
             Stream.splitLines,
