@@ -305,20 +305,33 @@ export interface FieldRequirement {
   readonly value: string
 }
 
+/** The fields a type can be selected by, and how the server refuses any other. */
+export interface SelectableFields {
+  readonly fields: ReadonlySet<string>
+  readonly unsupported: (field: string) => string
+}
+
+/** What every resource supports, worded as for custom resources and types with no fields of their own. */
+export const metadataFields: SelectableFields = {
+  fields: new Set(["metadata.name", "metadata.namespace"]),
+  unsupported: (field) => `"${field}" is not a known field selector: only "metadata.name", "metadata.namespace"`
+}
+
 /**
  * Parses a field selector (`metadata.name=x,metadata.namespace!=y`, with `\` escapes).
- * Only the fields every resource supports are accepted, as for custom resources.
+ * Only the fields `supported` names are accepted; by default those every resource has.
  */
-export const parseFieldSelector = (input: string): ReadonlyArray<FieldRequirement> | SelectorError => {
+export const parseFieldSelector = (
+  input: string,
+  supported: SelectableFields = metadataFields
+): ReadonlyArray<FieldRequirement> | SelectorError => {
   if (input.trim() === "") return []
   const requirements: Array<FieldRequirement> = []
   for (const term of splitUnescaped(input)) {
     const parsed = splitTerm(term)
     if (parsed === undefined) return new SelectorError(`invalid selector: '${input}'; can't understand '${term}'`)
     const [field, operator, value] = parsed
-    if (field !== "metadata.name" && field !== "metadata.namespace") {
-      return new SelectorError(`"${field}" is not a known field selector: only "metadata.name", "metadata.namespace"`)
-    }
+    if (!supported.fields.has(field)) return new SelectorError(supported.unsupported(field))
     requirements.push({ field, operator, value })
   }
   return requirements
@@ -363,11 +376,9 @@ const splitTerm = (term: string): [string, "=" | "!=", string] | undefined => {
   return undefined
 }
 
-/** Whether an object's name and namespace satisfy a parsed field selector. */
+/** Whether an object's selectable fields (absent ones read as "") satisfy a parsed field selector. */
 export const matchesFields = (
   requirements: ReadonlyArray<FieldRequirement>,
-  fields: { readonly "metadata.name": string; readonly "metadata.namespace": string }
+  fields: Readonly<Record<string, string>>
 ): boolean =>
-  requirements.every((r) =>
-    r.operator === "=" ? fields[r.field as "metadata.name"] === r.value : fields[r.field as "metadata.name"] !== r.value
-  )
+  requirements.every((r) => (r.operator === "=" ? (fields[r.field] ?? "") === r.value : (fields[r.field] ?? "") !== r.value))

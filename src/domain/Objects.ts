@@ -36,6 +36,7 @@ export interface ObjectMeta {
   readonly labels?: Readonly<Record<string, string>>
   readonly annotations?: Readonly<Record<string, string>>
   readonly ownerReferences?: ReadonlyArray<OwnerReference>
+  readonly finalizers?: ReadonlyArray<string>
   readonly managedFields?: ReadonlyArray<ManagedFieldsEntry>
 }
 
@@ -202,6 +203,110 @@ export interface Gateway extends KubeObject {
 export interface GatewayClass extends KubeObject {
   readonly spec?: { readonly controllerName: string; readonly description?: string }
   readonly status?: { readonly conditions?: ReadonlyArray<Condition> }
+}
+
+/** A container port, as a Service's named targetPort resolves against it. */
+export interface ContainerPort {
+  readonly name?: string
+  readonly containerPort: number
+  readonly protocol?: "TCP" | "UDP" | "SCTP"
+}
+
+/** A `core/v1` PodCondition (`Ready`, `PodScheduled`, ...). */
+export interface PodCondition {
+  readonly type: string
+  readonly status: "True" | "False" | "Unknown"
+  readonly reason?: string
+  readonly message?: string
+  readonly lastTransitionTime?: string
+  readonly lastProbeTime?: string | null
+}
+
+export interface Pod extends KubeObject {
+  readonly spec?: {
+    readonly containers: ReadonlyArray<{
+      readonly name: string
+      readonly image?: string
+      readonly ports?: ReadonlyArray<ContainerPort>
+    }>
+    readonly nodeName?: string
+    readonly restartPolicy?: "Always" | "OnFailure" | "Never"
+  }
+  readonly status?: {
+    readonly phase?: "Pending" | "Running" | "Succeeded" | "Failed" | "Unknown"
+    readonly conditions?: ReadonlyArray<PodCondition>
+    readonly podIP?: string
+    readonly podIPs?: ReadonlyArray<{ readonly ip: string }>
+  }
+}
+
+/** What an Event is about: `involvedObject` (core/v1) or `regarding` (events.k8s.io/v1). */
+export interface ObjectReference {
+  readonly kind?: string
+  readonly namespace?: string
+  readonly name?: string
+  readonly uid?: string
+  readonly apiVersion?: string
+  readonly resourceVersion?: string
+  readonly fieldPath?: string
+}
+
+/** A `core/v1` Event: the shape the server stores, and `kubectl events` and `describe` read. */
+export interface CoreEvent extends KubeObject {
+  readonly involvedObject: ObjectReference
+  readonly reason?: string
+  readonly message?: string
+  readonly source?: { readonly component?: string; readonly host?: string }
+  readonly firstTimestamp?: string | null
+  readonly lastTimestamp?: string | null
+  readonly count?: number
+  readonly type?: "Normal" | "Warning"
+  readonly eventTime?: string | null
+  readonly series?: { readonly count?: number; readonly lastObservedTime?: string }
+  readonly action?: string
+  readonly related?: ObjectReference
+  readonly reportingComponent?: string
+  readonly reportingInstance?: string
+}
+
+/** An `events.k8s.io/v1` Event: the same object as a `CoreEvent`, with the newer field names. */
+export interface EventV1 extends KubeObject {
+  readonly eventTime: string | null
+  readonly series?: { readonly count: number; readonly lastObservedTime: string }
+  readonly reportingController?: string
+  readonly reportingInstance?: string
+  readonly action?: string
+  readonly reason?: string
+  readonly regarding?: ObjectReference
+  readonly related?: ObjectReference
+  readonly note?: string
+  readonly type?: "Normal" | "Warning"
+  readonly deprecatedSource?: { readonly component?: string; readonly host?: string }
+  readonly deprecatedFirstTimestamp?: string | null
+  readonly deprecatedLastTimestamp?: string | null
+  readonly deprecatedCount?: number
+}
+
+/** One endpoint of an EndpointSlice: a Pod's addresses and whether it may take traffic. */
+export interface Endpoint {
+  readonly addresses: ReadonlyArray<string>
+  readonly conditions?: { readonly ready?: boolean; readonly serving?: boolean; readonly terminating?: boolean }
+  readonly targetRef?: ObjectReference
+  readonly nodeName?: string
+}
+
+export interface EndpointPort {
+  readonly name?: string
+  readonly port?: number
+  readonly protocol?: "TCP" | "UDP" | "SCTP"
+  readonly appProtocol?: string
+}
+
+/** A `discovery.k8s.io/v1` EndpointSlice, as the EndpointSlice controller keeps one per selecting Service. */
+export interface EndpointSlice extends KubeObject {
+  readonly addressType: "IPv4" | "IPv6" | "FQDN"
+  readonly endpoints: ReadonlyArray<Endpoint>
+  readonly ports?: ReadonlyArray<EndpointPort>
 }
 
 /** One field error in an `Invalid` Status, shaped as the API server reports it. */

@@ -3,7 +3,19 @@
  * on the wire and which server rules apply to them. The live client, the local
  * cluster and the validators all read these descriptors, so they cannot disagree.
  */
-import type { Gateway, GatewayClass, HttpRoute, Ingress, IngressClass, Namespace, Service } from "./Objects.js"
+import type {
+  CoreEvent,
+  EndpointSlice,
+  EventV1,
+  Gateway,
+  GatewayClass,
+  HttpRoute,
+  Ingress,
+  IngressClass,
+  Namespace,
+  Pod,
+  Service
+} from "./Objects.js"
 
 export interface ResourceType<A> {
   readonly kind: string
@@ -121,11 +133,69 @@ export const HttpRouteResource = make<HttpRoute>({
   shortNames: []
 })
 
+export const PodResource = make<Pod>({
+  kind: "Pod",
+  group: "",
+  version: "v1",
+  plural: "pods",
+  singular: "pod",
+  namespaced: true,
+  statusSubresource: true,
+  hasGeneration: false,
+  custom: false,
+  shortNames: ["po"]
+})
+
+/** Events as core/v1 serves them; `EventV1Resource` is another view of the same objects. */
+export const EventResource = make<CoreEvent>({
+  kind: "Event",
+  group: "",
+  version: "v1",
+  plural: "events",
+  singular: "event",
+  namespaced: true,
+  statusSubresource: false,
+  hasGeneration: false,
+  custom: false,
+  shortNames: ["ev"]
+})
+
+/** Events as events.k8s.io/v1 serves them: the same objects as `EventResource`, with newer field names. */
+export const EventV1Resource = make<EventV1>({
+  kind: "Event",
+  group: "events.k8s.io",
+  version: "v1",
+  plural: "events",
+  singular: "event",
+  namespaced: true,
+  statusSubresource: false,
+  hasGeneration: false,
+  custom: false,
+  shortNames: ["ev"]
+})
+
+export const EndpointSliceResource = make<EndpointSlice>({
+  kind: "EndpointSlice",
+  group: "discovery.k8s.io",
+  version: "v1",
+  plural: "endpointslices",
+  singular: "endpointslice",
+  namespaced: true,
+  statusSubresource: false,
+  hasGeneration: true,
+  custom: false,
+  shortNames: []
+})
+
 export const allResources: ReadonlyArray<ResourceType<unknown>> = [
   NamespaceResource,
   ServiceResource,
+  PodResource,
+  EventResource,
   IngressResource,
   IngressClassResource,
+  EventV1Resource,
+  EndpointSliceResource,
   GatewayClassResource,
   GatewayResource,
   HttpRouteResource

@@ -26,7 +26,12 @@ describe("HttpApi discovery", () => {
       expect(api.body.kind).toBe("APIVersions")
       expect(api.body.versions).toEqual(["v1"])
       const apis = yield* call(url, "/apis")
-      expect(apis.body.groups.map((g: { name: string }) => g.name)).toEqual(["networking.k8s.io", "gateway.networking.k8s.io"])
+      expect(apis.body.groups.map((g: { name: string }) => g.name)).toEqual([
+        "networking.k8s.io",
+        "events.k8s.io",
+        "discovery.k8s.io",
+        "gateway.networking.k8s.io"
+      ])
       const networking = yield* call(url, "/apis/networking.k8s.io/v1")
       expect(networking.contentType).toBe("application/json")
       expect(networking.body).toMatchObject({ kind: "APIResourceList", apiVersion: "v1", groupVersion: "networking.k8s.io/v1" })
@@ -50,7 +55,10 @@ describe("HttpApi discovery", () => {
         "namespaces",
         "namespaces/status",
         "services",
-        "services/status"
+        "services/status",
+        "pods",
+        "pods/status",
+        "events"
       ])
       expect((yield* call(url, "/version")).body).toMatchObject({ major: "1", minor: "30", gitVersion: "v1.30.0" })
     }))
@@ -71,7 +79,7 @@ describe("HttpApi discovery", () => {
       const post = yield* send(url, "POST", `/apis/gateway.networking.k8s.io/v1/namespaces/${NS}/httproutes`, {})
       expect([post.status, post.text]).toEqual([404, "404 page not found\n"])
       const apis = yield* call(url, "/apis")
-      expect(apis.body.groups.map((g: { name: string }) => g.name)).toEqual(["networking.k8s.io"])
+      expect(apis.body.groups.map((g: { name: string }) => g.name)).toEqual(["networking.k8s.io", "events.k8s.io", "discovery.k8s.io"])
       expect((yield* send(url, "POST", "/apis", {})).status).toBe(405)
     }))
 

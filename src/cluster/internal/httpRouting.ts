@@ -27,7 +27,11 @@ const apiResource = (resource: ResourceType<unknown>) => ({
   kind: resource.kind,
   verbs: verbsOf(resource),
   ...(resource.shortNames.length > 0 ? { shortNames: resource.shortNames } : {}),
-  ...(resource.custom ? { categories: ["gateway-api"] } : resource.kind === "Service" ? { categories: ["all"] } : {})
+  ...(resource.custom
+    ? { categories: ["gateway-api"] }
+    : resource.group === "" && (resource.kind === "Service" || resource.kind === "Pod")
+    ? { categories: ["all"] }
+    : {})
 })
 
 const statusResource = (resource: ResourceType<unknown>) => ({

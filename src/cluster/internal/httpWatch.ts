@@ -8,6 +8,7 @@ import type { ServerResponse } from "node:http"
 import { Clock, Duration, Effect, Random, Stream } from "effect"
 import { type Decision, shapeWatch } from "../Faults.js"
 import { parseFieldSelector, parseLabelSelector, SelectorError } from "../LabelSelector.js"
+import { selectableFieldsOf } from "./fieldSelectors.js"
 import type { ClusterStore, StoreWatchEvent } from "../Store.js"
 import { badRequest, boolParam, type Reply, statusReply } from "./httpReply.js"
 import type { Target } from "./httpRouting.js"
@@ -37,7 +38,7 @@ export const makeWatch = (
       if (parsed instanceof SelectorError) return statusReply(badRequest(parsed.message))
     }
     if (fieldSelector !== undefined) {
-      const parsed = parseFieldSelector(fieldSelector)
+      const parsed = parseFieldSelector(fieldSelector, selectableFieldsOf(target.resource))
       if (parsed instanceof SelectorError) return statusReply(badRequest(parsed.message))
     }
     const resourceVersion = query.get("resourceVersion") ?? undefined

@@ -7,6 +7,7 @@ import { IngressResource, NamespaceResource, type ResourceType, ServiceResource 
 import { withSchemaDefaults } from "../../domain/Validation.js"
 import { applyDefaults, isObject, prune, shapeOf } from "../ServerSideApply.js"
 import { asJson, type Json, metaOf } from "./storeObjects.js"
+import { workloadDefaults } from "./workloadDefaults.js"
 
 /** Unknown fields and nulls dropped; for built-ins, empty lists and maps too. */
 export const pruned = (resource: ResourceType<KubeObject>, object: Json): Json => {
@@ -24,7 +25,7 @@ export const defaulted = (resource: ResourceType<KubeObject>, object: KubeObject
   if (resource === ServiceResource) out = serviceDefaults(out)
   if (resource === NamespaceResource) out = namespaceDefaults(out)
   if (resource === IngressResource) out = ingressDefaults(out)
-  return out
+  return workloadDefaults(resource, out)
 }
 
 // The Go type's status is a struct, never absent: `{ loadBalancer: {} }` until a controller writes.

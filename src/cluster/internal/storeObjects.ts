@@ -17,6 +17,7 @@ import {
   SelectorError
 } from "../LabelSelector.js"
 import { isObject } from "../ServerSideApply.js"
+import { fieldValuesOf, selectableFieldsOf } from "./fieldSelectors.js"
 import { badRequest, refuse } from "./storeStatus.js"
 
 export type Json = Record<string, unknown>
@@ -83,6 +84,7 @@ export const specPart = (object: KubeObject | undefined): Json => {
 }
 
 export interface Filter {
+  readonly resource: ResourceType<KubeObject>
   readonly namespace: string | undefined
   readonly labels: LabelSelector
   readonly fields: ReadonlyArray<FieldRequirement>
@@ -91,9 +93,9 @@ export interface Filter {
 export const makeFilter = (resource: ResourceType<KubeObject>, namespace: string | undefined, labelSelector?: string, fieldSelector?: string): Filter => {
   const labels = labelSelector === undefined || labelSelector === "" ? everything : parseLabelSelector(labelSelector)
   if (labels instanceof SelectorError) return refuse(badRequest(labels.message))
-  const fields = fieldSelector === undefined ? [] : parseFieldSelector(fieldSelector)
+  const fields = fieldSelector === undefined ? [] : parseFieldSelector(fieldSelector, selectableFieldsOf(resource))
   if (fields instanceof SelectorError) return refuse(badRequest(fields.message))
-  return { namespace: resource.namespaced ? namespace : undefined, labels, fields }
+  return { resource, namespace: resource.namespaced ? namespace : undefined, labels, fields }
 }
 
 export const passes = (filter: Filter, object: KubeObject): boolean => {
@@ -101,6 +103,6 @@ export const passes = (filter: Filter, object: KubeObject): boolean => {
   if (filter.namespace !== undefined && meta.namespace !== filter.namespace) return false
   return (
     matchesLabels(filter.labels, meta.labels) &&
-    matchesFields(filter.fields, { "metadata.name": meta.name ?? "", "metadata.namespace": meta.namespace ?? "" })
+    (filter.fields.length === 0 || matchesFields(filter.fields, fieldValuesOf(filter.resource, object)))
   )
 }

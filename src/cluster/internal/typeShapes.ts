@@ -16,6 +16,7 @@ import {
   topLevel,
   unknown
 } from "./shape.js"
+import { workloadShapes } from "./workloadShapes.js"
 
 const portStatus = atomicList(struct(scalars("port", "protocol", "error")))
 const loadBalancerStatus = struct({
@@ -245,7 +246,8 @@ const shapes: ReadonlyMap<string, Shape> = new Map([
   ["ingressclasses.networking.k8s.io", ingressClassShape],
   ["gateways.gateway.networking.k8s.io", gatewayShape],
   ["gatewayclasses.gateway.networking.k8s.io", gatewayClassShape],
-  ["httproutes.gateway.networking.k8s.io", httpRouteShape]
+  ["httproutes.gateway.networking.k8s.io", httpRouteShape],
+  ...workloadShapes
 ])
 
 /** The structural schema of a served type; an untyped one for anything else. */
