@@ -37,6 +37,12 @@ export interface WatchOptions {
   /** Unset or "0": synthetic ADDED for current objects first. */
   readonly resourceVersion?: string
   readonly allowWatchBookmarks?: boolean
+  /**
+   * Watch-list: true sends the current state as ADDED first, then (with bookmarks
+   * allowed) a bookmark annotated `k8s.io/initial-events-end`; false sends only
+   * changes, from `resourceVersion` or from now. Unset: the legacy rules above.
+   */
+  readonly sendInitialEvents?: boolean
 }
 
 /** A watch event exactly as it goes on the wire. ERROR carries a Status (e.g. 410 Expired). */

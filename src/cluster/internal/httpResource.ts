@@ -31,6 +31,7 @@ import {
   statusReply,
   unsupportedMediaType
 } from "./httpReply.js"
+import { listOptionsProblem } from "./listOptions.js"
 import { jsonPatch, mergePatch, patchOnce } from "./patches.js"
 import type { Target } from "./httpRouting.js"
 import { tableApiVersion, toTable, wantsTable } from "./tables.js"
@@ -117,6 +118,8 @@ export const makeResourceHandler = (
                 : objectReply(200, object))
           }
           case "list": {
+            const problem = listOptionsProblem(query)
+            if (problem !== undefined) return statusReply(problem)
             const limit = query.get("limit")
             const now = yield* Clock.currentTimeMillis
             return yield* orStatus(

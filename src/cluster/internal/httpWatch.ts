@@ -12,6 +12,7 @@ import { selectableFieldsOf } from "./fieldSelectors.js"
 import type { ClusterStore, StoreWatchEvent } from "../Store.js"
 import { badRequest, boolParam, type Reply, statusReply } from "./httpReply.js"
 import type { Target } from "./httpRouting.js"
+import { watchOptions } from "./listOptions.js"
 import { tableApiVersion, toTable, wantsTable } from "./tables.js"
 
 /** Without `timeoutSeconds`, a watch lasts between one and two times this, as `--min-request-timeout`. */
@@ -51,13 +52,16 @@ export const makeWatch = (
       ? Number(timeoutParam)
       : MIN_REQUEST_TIMEOUT_SECONDS * (1 + (yield* Random.next))
     const allowWatchBookmarks = boolParam(query, "allowWatchBookmarks") === true
+    const start = watchOptions(query)
+    if (!("sendInitialEvents" in start)) return statusReply(start)
 
     const events = shapeWatch(
       store.watch(target.resource, target.namespace, {
         ...(labelSelector !== undefined ? { labelSelector } : {}),
         ...(fieldSelector !== undefined ? { fieldSelector } : {}),
         ...(resourceVersion !== undefined ? { resourceVersion } : {}),
-        allowWatchBookmarks
+        allowWatchBookmarks,
+        ...(start.sendInitialEvents !== undefined ? { sendInitialEvents: start.sendInitialEvents } : {})
       }),
       decision,
       resourceVersion

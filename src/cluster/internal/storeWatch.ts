@@ -2,14 +2,28 @@
  * The store's watches: from now (with the current objects as ADDED) or from a
  * resourceVersion in the history window, events filtered by selectors (leaving one
  * reads as a delete), bookmarks when asked, and 410 Expired for a version too old.
+ * A watch-list ends its initial ADDED events with a bookmark that says so.
  */
 import { Effect, Option, Queue, Schedule, Stream } from "effect"
 import type { KubeObject, Status } from "../../domain/Objects.js"
 import { apiVersionOf, type ResourceType } from "../../domain/Resources.js"
 import type { StoreWatchEvent, WatchOptions } from "../Store.js"
-import type { Buckets, HistoryEvent, Signal, StoreState, Watcher } from "./storeHistory.js"
+import type { Bucket, Buckets, HistoryEvent, Signal, StoreState, Watcher } from "./storeHistory.js"
 import { type Filter, makeFilter, metaOf, passes, withMeta } from "./storeObjects.js"
-import { attempt, badRequest, expired, refuse } from "./storeStatus.js"
+import { attempt, badRequest, expired, failure, refuse } from "./storeStatus.js"
+
+/** The annotation on the bookmark that ends a watch-list's initial events. */
+export const INITIAL_EVENTS_END = "k8s.io/initial-events-end"
+
+/**
+ * The cacher's answer to a watch-list from a version it has not reached. It waits
+ * three seconds for it first; here nothing is on its way, so it answers at once.
+ */
+const tooLargeResourceVersion = (requested: number, current: number): Status =>
+  failure(504, "Timeout", `Too large resource version: ${requested}, current: ${current}`, {
+    causes: [{ reason: "ResourceVersionTooLarge", message: "Too large resource version" }],
+    retryAfterSeconds: 1
+  })
 
 /** Watch over the buckets. */
 export const makeStoreWatch = (state: StoreState, buckets: Buckets) => {
@@ -37,10 +51,21 @@ export const makeStoreWatch = (state: StoreState, buckets: Buckets) => {
     }
   }
 
-  const bookmark = (resource: ResourceType<KubeObject>, rv: number): StoreWatchEvent => ({
+  const bookmark = (resource: ResourceType<KubeObject>, rv: number, initialEventsEnd = false): StoreWatchEvent => ({
     type: "BOOKMARK",
-    object: { apiVersion: apiVersionOf(resource), kind: resource.kind, metadata: { resourceVersion: String(rv) } }
+    object: {
+      apiVersion: apiVersionOf(resource),
+      kind: resource.kind,
+      metadata: { resourceVersion: String(rv), ...(initialEventsEnd ? { annotations: { [INITIAL_EVENTS_END]: "true" } } : {}) }
+    }
   })
+
+  const currentState = (bucket: Bucket, filter: Filter): Array<StoreWatchEvent> =>
+    [...bucket.objects.entries()]
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .map(([, object]) => object)
+      .filter((object) => passes(filter, object))
+      .map((object): StoreWatchEvent => ({ type: "ADDED", object }))
 
   const watch = (
     resource: ResourceType<KubeObject>,
@@ -56,17 +81,21 @@ export const makeStoreWatch = (state: StoreState, buckets: Buckets) => {
           const bucket = servedBucket(resource)
           const filter = makeFilter(resource, namespace, options?.labelSelector, options?.fieldSelector)
           const requested = options?.resourceVersion
-          if (requested === undefined || requested === "" || requested === "0") {
-            bucket.watchers.add(watcher)
-            const initial = [...bucket.objects.entries()]
-              .sort(([a], [b]) => (a < b ? -1 : 1))
-              .map(([, object]) => object)
-              .filter((object) => passes(filter, object))
-              .map((object): StoreWatchEvent => ({ type: "ADDED", object }))
-            return { bucket, filter, initial, after: 0 }
-          }
-          if (!/^\d+$/.test(requested)) {
+          const fromNow = requested === undefined || requested === "" || requested === "0"
+          if (!fromNow && !/^\d+$/.test(requested)) {
             return refuse(badRequest(`resourceVersion: Invalid value: "${requested}": strconv.ParseUint: parsing "${requested}": invalid syntax`))
+          }
+          if (options?.sendInitialEvents === true) {
+            // NotOlderThan: the state is always current here, so only a version never handed out is refused.
+            if (!fromNow && Number(requested) > state.revision) refuse(tooLargeResourceVersion(Number(requested), state.revision))
+            bucket.watchers.add(watcher)
+            const end = options.allowWatchBookmarks === true ? [bookmark(resource, state.revision, true)] : []
+            return { bucket, filter, initial: [...currentState(bucket, filter), ...end], after: state.revision }
+          }
+          if (fromNow) {
+            bucket.watchers.add(watcher)
+            // sendInitialEvents=false starts at the current version with nothing replayed.
+            return { bucket, filter, initial: options?.sendInitialEvents === false ? [] : currentState(bucket, filter), after: state.revision }
           }
           const from = Number(requested)
           const oldest = oldestAvailable(bucket)
