@@ -29,8 +29,6 @@ export {
 } from "./domain/Manifests.js"
 /** What an Ingress's or HTTPRoute's status says about its host. */
 export { httpRouteVerdict, ingressVerdict } from "./domain/Verdict.js"
-/** The checks a real API server applies to those objects. */
-export { type FieldError, validateObject } from "./domain/Validation.js"
 /** Kubernetes object shapes used throughout. */
 export type * from "./domain/Objects.js"
 /** Resource descriptors for KubeClient calls. */

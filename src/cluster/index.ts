@@ -12,3 +12,5 @@ export { LocalCluster, type LocalClusterOptions } from "./LocalCluster.js"
 export * as SessionCluster from "./SessionCluster.js"
 /** Fault injection: errors, latency, hangs, resets, cut and expired watches, and the server process itself. */
 export { Fault, type FaultSpec } from "./Faults.js"
+/** The checks a real API server applies to objects, worded as it words its 422s. */
+export { type FieldError, validateObject } from "./Validation.js"

@@ -12,13 +12,8 @@ import type { KubeObject } from "../../src/domain/Objects.js"
 import { HttpRouteResource, IngressResource, type ResourceType, ServiceResource } from "../../src/domain/Resources.js"
 import { hostForPort, hostProblem } from "../../src/domain/Routes.js"
 import { parsePorts, type PortMapping, sessionIdProblem } from "../../src/domain/Session.js"
-import {
-  type FieldError,
-  isDns1123Label,
-  isDns1123Subdomain,
-  isValidLabelValue,
-  validateObject
-} from "../../src/domain/Validation.js"
+import { type FieldError, validateObject } from "../../src/cluster/Validation.js"
+import { isDns1123Label, isDns1123Subdomain, isValidLabelValue } from "../../src/domain/Validation.js"
 
 // ---------------------------------------------------------------------------
 // Generators

@@ -23,7 +23,7 @@ import {
   ServiceResource
 } from "../../src/domain/Resources.js"
 import type { PortMapping } from "../../src/domain/Session.js"
-import { validateObject } from "../../src/domain/Validation.js"
+import { validateObject } from "../../src/cluster/Validation.js"
 
 const sessionId = "hzyayvabgyvz"
 const serviceName = `telo-run-${sessionId}`

@@ -4,7 +4,7 @@
  */
 import type { KubeObject } from "../../domain/Objects.js"
 import { apiVersionOf, type ResourceType } from "../../domain/Resources.js"
-import { type FieldError, invalidStatus, validateObject } from "../../domain/Validation.js"
+import { type FieldError, invalidStatus, validateObject } from "../Validation.js"
 import { decodeProblem, isObject, shapeOf } from "../ServerSideApply.js"
 import { type Json, metaOf } from "./storeObjects.js"
 import { badRequest, refuse } from "./storeStatus.js"

@@ -6,7 +6,7 @@
 import { Clock, Effect } from "effect"
 import type { KubeObject, Status } from "../../domain/Objects.js"
 import { apiVersionOf, type ResourceType } from "../../domain/Resources.js"
-import type { FieldError } from "../../domain/Validation.js"
+import type { FieldError } from "../Validation.js"
 import { conflictReport, decodeManagers, encodeManagers, isObject, mergeApplied, prune, settleApply, shapeOf } from "../ServerSideApply.js"
 import type { ApplyOptions, WriteResult } from "../Store.js"
 import { checkName, checkNamespace, decodeBody, validate } from "./storeAdmission.js"

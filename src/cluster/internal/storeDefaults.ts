@@ -4,7 +4,7 @@
  */
 import type { KubeObject } from "../../domain/Objects.js"
 import { IngressResource, NamespaceResource, type ResourceType, ServiceResource } from "../../domain/Resources.js"
-import { withSchemaDefaults } from "../../domain/Validation.js"
+import { withSchemaDefaults } from "../Validation.js"
 import { applyDefaults, isObject, prune, shapeOf } from "../ServerSideApply.js"
 import { asJson, type Json, metaOf } from "./storeObjects.js"
 import { workloadDefaults } from "./workloadDefaults.js"

@@ -5,7 +5,7 @@
 import { Effect } from "effect"
 import type { Status } from "../../domain/Objects.js"
 import { NamespaceResource, qualifiedName, type ResourceType } from "../../domain/Resources.js"
-import type { FieldError } from "../../domain/Validation.js"
+import type { FieldError } from "../Validation.js"
 
 export const OPTIMISTIC_LOCK_MESSAGE =
   "the object has been modified; please apply your changes to the latest version and try again"
