@@ -1,0 +1,105 @@
+/**
+ * `fromTransportError`: a failure with no HTTP answer, in words a person can act on,
+ * and whether waiting can heal it (its kind). The client's own message never shows.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import * as k8s from "@kubernetes/client-node"
+import { fromTransportError, isApiException } from "../../src/layers/internal/TransportErrors.js"
+import type { KubeError } from "../../src/services/KubeError.js"
+
+const server = "https://10.0.0.1:6443"
+const at = `could not get services "web" in namespace "ns" at ${server}`
+const classify = (error: unknown) => {
+  const out: KubeError = fromTransportError({ verb: "get", resource: "services", namespace: "ns", name: "web" }, server, error)
+  return { tag: out._tag, kind: "kind" in out ? out.kind : undefined, reason: out.reason }
+}
+const withCode = (code: string) => Object.assign(new Error(`the client's own words about ${code}`), { code })
+
+describe("fromTransportError", () => {
+  it.each([
+    ["ECONNREFUSED", "refused", "the connection was refused (is the API server running, and is the kubeconfig's server address right?)"],
+    ["ENOTFOUND", "dns", "the host name does not resolve"],
+    ["ETIMEDOUT", "no-answer", "the connection timed out"],
+    ["ECONNRESET", "other", "the connection was reset before the answer was complete"],
+    ["EPIPE", "other", "the connection was closed while the request was being sent"],
+    ["ERR_STREAM_PREMATURE_CLOSE", "other", "the connection closed before the answer was complete"],
+    ["EAI_AGAIN", "other", "the host name could not be resolved just now"],
+    ["EHOSTUNREACH", "other", "the host is unreachable"],
+    ["ENETUNREACH", "other", "the network is unreachable"],
+    ["ECONNABORTED", "other", "the connection was aborted"]
+  ] as const)("names the socket error %s and gives it the kind %s", (code, kind, words) => {
+    expect(classify(withCode(code))).toEqual({ tag: "Transport", kind, reason: `${at}: ${words} (${code})` })
+  })
+
+  it("finds the code on the error underneath when the outer one has none", () => {
+    const outer = new Error("request to https://10.0.0.1:6443/api failed", { cause: withCode("ENOTFOUND") })
+    expect(classify(outer)).toEqual({ tag: "Transport", kind: "dns", reason: `${at}: the host name does not resolve (ENOTFOUND)` })
+  })
+
+  it.each(["DEPTH_ZERO_SELF_SIGNED_CERT", "ERR_TLS_CERT_ALTNAME_INVALID", "EPROTO", "UNABLE_TO_VERIFY_LEAF_SIGNATURE"])(
+    "calls %s a failed TLS handshake and points at the kubeconfig's certificate settings",
+    (code) => {
+      expect(classify(withCode(code))).toEqual({
+        tag: "Transport",
+        kind: "tls",
+        reason: `${at}: the TLS handshake failed (${code}); check the kubeconfig's certificate-authority and server name`
+      })
+    }
+  )
+
+  it("calls an abort from below the client an aborted request, which waiting may heal", () => {
+    const abort = Object.assign(new Error("The operation was aborted"), { name: "AbortError" })
+    expect(classify(abort)).toEqual({ tag: "Transport", kind: "other", reason: `${at}: the request was aborted` })
+  })
+
+  it.each(["request-timeout", "body-timeout"])("calls a fetch %s a request that got no answer in time", (type) => {
+    const timeout = Object.assign(new Error("network timeout"), { name: "FetchError", type })
+    expect(classify(timeout)).toEqual({ tag: "Transport", kind: "no-answer", reason: `${at}: the request timed out` })
+  })
+
+  it("names any other fetch failure by its code, or by its name when it has none", () => {
+    expect(classify(withCode("EWHATEVER"))).toEqual({ tag: "Transport", kind: "other", reason: `${at}: the request failed (EWHATEVER)` })
+    const fetchError = Object.assign(new Error("something broke"), { name: "FetchError" })
+    expect(classify(fetchError)).toEqual({ tag: "Transport", kind: "other", reason: `${at}: the request failed (FetchError)` })
+  })
+
+  it("calls a failure with no network sign a client failure before sending, which retrying will not heal", () => {
+    expect(classify(new TypeError("credential plugin exited 1"))).toEqual({
+      tag: "Unexpected",
+      kind: undefined,
+      reason: `${at}: the client failed before sending the request (TypeError); check the kubeconfig user's credentials`
+    })
+    expect(classify("a thrown string")).toEqual({
+      tag: "Unexpected",
+      kind: undefined,
+      reason: `${at}: the client failed before sending the request (unknown error); check the kubeconfig user's credentials`
+    })
+    expect(classify(null).tag).toBe("Unexpected")
+  })
+
+  it("stops at an error that is its own cause", () => {
+    const loop: Error & { cause?: unknown } = new Error("loop")
+    loop.cause = loop
+    expect(classify(loop).tag).toBe("Unexpected")
+  })
+
+  it("keeps the error itself as the cause", () => {
+    const socket = withCode("ECONNRESET")
+    expect(fromTransportError({ verb: "list", resource: "services" }, server, socket).cause).toBe(socket)
+  })
+})
+
+describe("isApiException", () => {
+  it("knows the client's ApiException, and an answer shaped like one from another copy of the client", () => {
+    expect(isApiException(new k8s.ApiException(500, "server error", undefined, {}))).toBe(true)
+    expect(isApiException({ code: 503, headers: {} })).toBe(true)
+  })
+
+  it("refuses a socket error, whose code is a string, and anything without headers", () => {
+    expect(isApiException(withCode("ECONNRESET"))).toBe(false)
+    expect(isApiException({ code: "ECONNRESET", headers: {} })).toBe(false)
+    expect(isApiException({ code: 503 })).toBe(false)
+    expect(isApiException(null)).toBe(false)
+    expect(isApiException("503")).toBe(false)
+  })
+})
