@@ -105,7 +105,9 @@ export const publishSession = (
         routes,
         timeoutMs: config.routeReadyTimeoutMs,
         intervalMs: config.routePollIntervalMs
-      }).pipe(Stream.map(toSessionEvent), Stream.tap(tracker.observe)))).pipe(Mailbox.fromStream())
+      }).pipe(Stream.map(toSessionEvent), Stream.tap(tracker.observe), Stream.concat(Stream.execute(tracker.release))))).pipe(
+      Mailbox.fromStream()
+    )
     const published: SessionEvent = { type: "published", layer: router.layer, routes, endpoints }
     return {
       layer: router.layer,

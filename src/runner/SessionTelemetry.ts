@@ -19,6 +19,12 @@ import type { SessionEvent } from "./SessionRunner.js"
 /** Sees each of a session's events as it is emitted. */
 export interface HostTracker {
   readonly observe: (event: SessionEvent) => Effect.Effect<void>
+  /**
+   * The hosts leave the gauge and open spans end; later calls do nothing. The scope
+   * does it too, but a stream run into an outer scope (`Mailbox.fromStream`) releases
+   * its own resources only when that scope closes, so a stream that ends calls it.
+   */
+  readonly release: Effect.Effect<void>
 }
 
 export interface TrackHostsInput {
@@ -37,8 +43,9 @@ const hostsIn = (mode: RoutingMode, state: RouteState) =>
   hosts.pipe(Metric.tagged("mode", mode), Metric.tagged("state", state))
 
 /**
- * Tracks a session's hosts until the scope closes: then they leave the gauge, and a
- * host span still open (the watch was stopped before a verdict) ends with its last state.
+ * Tracks a session's hosts until `release` or the end of the scope: then they leave
+ * the gauge, and a host span still open (the watch was stopped before a verdict) ends
+ * with its last state.
  */
 export const trackHosts = (input: TrackHostsInput): Effect.Effect<HostTracker, never, Scope.Scope> =>
   Effect.gen(function*() {
@@ -67,13 +74,13 @@ export const trackHosts = (input: TrackHostsInput): Effect.Effect<HostTracker, n
           span.end(now, exit)
         }))
 
-    yield* Effect.addFinalizer(() =>
-      Effect.gen(function*() {
-        for (const host of spans.keys()) yield* end(host, Exit.void)
-        for (const state of states.values()) yield* Metric.modify(hostsIn(mode, state), -1)
-        states.clear()
-      })
-    )
+    const release = Effect.gen(function*() {
+      for (const host of [...spans.keys()]) yield* end(host, Exit.void)
+      const left = [...states.values()]
+      states.clear()
+      for (const state of left) yield* Metric.modify(hostsIn(mode, state), -1)
+    })
+    yield* Effect.addFinalizer(() => release)
 
     for (const row of input.known ?? []) yield* move(row.host, row.state)
     for (const route of input.publish?.routes ?? []) {
@@ -119,7 +126,7 @@ export const trackHosts = (input: TrackHostsInput): Effect.Effect<HostTracker, n
           return Effect.void
       }
     }
-    return { observe }
+    return { observe, release }
   })
 
 /** Runs `publish`, recording how long it took by mode and result. */
