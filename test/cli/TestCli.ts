@@ -62,12 +62,13 @@ export const runCli = (args: ReadonlyArray<string>, env: Readonly<Record<string,
 export const streamingCli = (argv: ReadonlyArray<string>, env: Readonly<Record<string, string>>) =>
   Effect.gen(function*() {
     const stdout = yield* Queue.unbounded<string>()
+    const stderr = yield* Queue.unbounded<string>()
     const base = yield* Effect.console
     const fiber = yield* run(["node", "session-routing", ...argv]).pipe(
       Effect.withConsole({
         ...base,
         log: (...line: ReadonlyArray<unknown>) => Queue.offer(stdout, format(...line)),
-        error: () => Effect.void
+        error: (...line: ReadonlyArray<unknown>) => Queue.offer(stderr, format(...line))
       }),
       Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)), { pathDelim: "_" })),
       Effect.provide(NodeContext.layer),
@@ -81,5 +82,11 @@ export const streamingCli = (argv: ReadonlyArray<string>, env: Readonly<Record<s
       )
     /** Everything printed and not yet taken. */
     const pending = Effect.map(Queue.takeAll(stdout), (lines) => [...lines].map((line) => JSON.parse(line) as SessionEvent))
-    return { fiber, next, pending }
+    /** The first stderr line `accept` takes (earlier ones are dropped), within `withinMs`. */
+    const stderrLine = (accept: (line: string) => boolean, withinMs = 10_000) =>
+      Queue.take(stderr).pipe(
+        Effect.repeat({ until: accept }),
+        Effect.timeoutFail({ duration: Duration.millis(withinMs), onTimeout: () => new Error(`no such stderr line within ${withinMs} ms`) })
+      )
+    return { fiber, next, pending, stderrLine }
   })

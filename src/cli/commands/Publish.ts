@@ -11,6 +11,7 @@ import { followSession } from "../../runner/FollowSession.js"
 import { publishSession } from "../../runner/SessionRunner.js"
 import type { RouterConfig } from "../../services/RouterConfig.js"
 import { cliError, ExitCode } from "../CliError.js"
+import { metricsOptions, withMetricsServer } from "../MetricsFlags.js"
 import { parsePodFlags, parsePortFlags } from "../SessionFlags.js"
 import { globalOptions, routerConfigOverrides, sessionLayer } from "../GlobalOptions.js"
 import {
@@ -133,7 +134,8 @@ export const publishCommand = Command.make(
     follow: Options.boolean("follow").pipe(
       Options.withDescription("After the watch, keep re-reading the hosts and print each change until interrupted")
     ),
-    output: outputOption
+    output: outputOption,
+    ...metricsOptions
   },
   (flags) =>
     Effect.gen(function* () {
@@ -146,7 +148,8 @@ export const publishCommand = Command.make(
       if (note !== undefined) yield* Console.error(note)
       const code = yield* runPublish(input, presentation, flags).pipe(
         Effect.provide(sessionLayer(flags, config)),
-        Effect.mapError(asCliError)
+        Effect.mapError(asCliError),
+        withMetricsServer(flags)
       )
       // The events already said which hosts failed: nothing more to print.
       if (code !== ExitCode.ok) return yield* cliError("", code)

@@ -1,0 +1,35 @@
+/**
+ * A small HTTP server that serves `RoutingMetrics` at `/metrics`, for a process that
+ * has no endpoint of its own (the CLI's `--metrics-port`). It binds 127.0.0.1 unless
+ * told otherwise: metrics name sessions' namespaces and are not for the whole network.
+ */
+import * as HttpRouter from "@effect/platform/HttpRouter"
+import type { ServeError } from "@effect/platform/HttpServerError"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import { Effect, type Scope } from "effect"
+import { createServer } from "node:http"
+import { httpApp } from "./RoutingMetrics.js"
+
+/** Where to listen. Port 0 takes any free port. */
+export interface MetricsServerOptions {
+  readonly port: number
+  /** Default `127.0.0.1`. */
+  readonly host?: string
+}
+
+/** The default address the metrics server binds. */
+export const DEFAULT_METRICS_HOST = "127.0.0.1"
+
+/** Serves `/metrics` until the scope closes; succeeds with the URL it is reachable at once it listens. */
+export const serve = (options: MetricsServerOptions): Effect.Effect<{ readonly url: string }, ServeError, Scope.Scope> =>
+  Effect.gen(function*() {
+    const server = yield* NodeHttpServer.make(() => createServer(), {
+      port: options.port,
+      host: options.host ?? DEFAULT_METRICS_HOST
+    })
+    yield* server.serve(HttpRouter.empty.pipe(HttpRouter.get("/metrics", httpApp)))
+    const address = server.address
+    if (address._tag === "UnixAddress") return { url: `unix:${address.path}` }
+    const host = address.hostname.includes(":") ? `[${address.hostname}]` : address.hostname
+    return { url: `http://${host}:${address.port}/metrics` }
+  })

@@ -1,0 +1,18 @@
+/**
+ * session-routing's metrics as a Prometheus scrape: the text of every
+ * `session_routing_*` metric in the process, and an `HttpApp` that answers with it,
+ * for a runner to mount on an endpoint of its own (`HttpRouter.get("/metrics", RoutingMetrics.httpApp)`).
+ */
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import { Effect, Metric } from "effect"
+import { METRIC_PREFIX } from "../services/Telemetry.js"
+import { PROMETHEUS_CONTENT_TYPE, prometheusText as encode } from "./internal/PrometheusText.js"
+
+export { PROMETHEUS_CONTENT_TYPE }
+
+/** Every `session_routing_*` metric now, in the Prometheus text format. */
+export const prometheusText: Effect.Effect<string> = Effect.map(Metric.snapshot, (pairs) => encode(pairs, METRIC_PREFIX))
+
+/** The scrape as an HTTP response: mount it at `/metrics` on any `@effect/platform` server. */
+export const httpApp: Effect.Effect<HttpServerResponse.HttpServerResponse> = Effect.map(prometheusText, (text) =>
+  HttpServerResponse.text(text, { contentType: PROMETHEUS_CONTENT_TYPE }))

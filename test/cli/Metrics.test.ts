@@ -1,0 +1,77 @@
+/**
+ * `publish --follow --metrics-port 0` end to end: the command says on stderr where it
+ * serves its metrics, and a scrape over HTTP after one session shows the hosts by
+ * state, the API requests (a retried one included), the publish and the time to
+ * programmed, in the Prometheus text format.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Duration, Effect, Fiber } from "effect"
+import { Fault } from "../../src/cluster/Faults.js"
+import { cliCluster } from "./CliCluster.js"
+import { streamingCli } from "./TestCli.js"
+
+const sessionId = "m3trics"
+
+/** GETs `url` and returns the status, content type and body. */
+const get = (url: string) =>
+  Effect.promise(async () => {
+    const response = await fetch(url)
+    return { status: response.status, type: response.headers.get("content-type"), body: await response.text() }
+  })
+
+/** The samples of a scrape, by series (`name{labels}`), leaving the comments out. */
+const samples = (body: string): ReadonlyMap<string, number> =>
+  new Map(
+    body.split("\n").filter((line) => line !== "" && !line.startsWith("#")).map((line) => {
+      const at = line.lastIndexOf(" ")
+      return [line.slice(0, at), Number(line.slice(at + 1))] as const
+    })
+  )
+
+describe("session-routing publish --metrics-port", () => {
+  it.live("serves the session's metrics on 127.0.0.1 while following, in the Prometheus text format", () =>
+    Effect.scoped(
+      Effect.gen(function*() {
+        const cluster = yield* cliCluster({ ingress: { delay: Duration.millis(50) }, gateway: false })
+        // The first write of the Ingress (its dry run) gets a 503 and is sent again.
+        yield* cluster.cluster.faults.add({ resource: "ingresses", verbs: ["patch"], action: Fault.respond(503), times: 1 })
+        const cli = yield* streamingCli(
+          ["publish", "--session", sessionId, "--pod", `telo-run-${sessionId}`, "--pod-uid", "u-1", "--port", "8080", "--port", "9090", "--kubeconfig", cluster.kubeconfig, "--follow", "-o", "json", "--metrics-port", "0"],
+          cluster.env
+        )
+        const announced = yield* cli.stderrLine((line) => line.startsWith("metrics: "))
+        const url = announced.slice("metrics: ".length)
+        expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/metrics$/)
+        // published, two pending, two programmed: then the command follows.
+        yield* cli.next(5)
+
+        const scrape = yield* get(url)
+        expect(scrape.status).toBe(200)
+        expect(scrape.type).toBe("text/plain; version=0.0.4; charset=utf-8")
+        const types = scrape.body.split("\n").filter((line) => line.startsWith("# TYPE"))
+        expect(types).toEqual([
+          "# TYPE session_routing_api_requests_total counter",
+          "# TYPE session_routing_hosts gauge",
+          "# TYPE session_routing_publish_duration_seconds histogram",
+          "# TYPE session_routing_publish_to_programmed_seconds histogram"
+        ])
+        const values = samples(scrape.body)
+        const series = (name: string, labels: string) => values.get(`${name}{${labels}}`)
+        // Followed now, both hosts programmed; none left pending.
+        expect(series("session_routing_hosts", 'mode="ingress",state="programmed"')).toBe(2)
+        expect(series("session_routing_hosts", 'mode="ingress",state="pending"')).toBe(0)
+        const requests = (code: string, resource: string, verb: string) =>
+          series("session_routing_api_requests_total", `code="${code}",resource="${resource}",verb="${verb}"`)
+        expect(requests("503", "ingresses.networking.k8s.io", "apply")).toBe(1)
+        // Dry run, then the write: each created, each a request the server answered.
+        expect(requests("201", "ingresses.networking.k8s.io", "apply")).toBe(2)
+        expect(requests("201", "services", "apply")).toBe(2)
+        expect(series("session_routing_publish_duration_seconds_count", 'mode="ingress",result="ok"')).toBe(1)
+        expect(series("session_routing_publish_to_programmed_seconds_count", 'mode="ingress"')).toBe(2)
+        expect(series("session_routing_publish_to_programmed_seconds_bucket", 'mode="ingress",le="+Inf"')).toBe(2)
+
+        expect((yield* get(url.replace(/\/metrics$/, "/other"))).status).toBe(404)
+        yield* Fiber.interrupt(cli.fiber)
+      })
+    ))
+})
