@@ -6,6 +6,7 @@
 import { type CliApp, Command, ValidationError } from "@effect/cli"
 import { Console, Effect, FiberRef } from "effect"
 import packageJson from "../../package.json" with { type: "json" }
+import * as TracingExport from "../layers/TracingExport.js"
 import { RouterConfigError } from "../services/RouterConfig.js"
 import { CliError, ExitCode } from "./CliError.js"
 import { commandNames, helpDocLines, usageErrorLine } from "./internal/UsageError.js"
@@ -116,6 +117,8 @@ const report = (args: ReadonlyArray<string>) => (error: unknown): Effect.Effect<
  */
 export const run = (argv: ReadonlyArray<string>): Effect.Effect<number, never, CliApp.CliApp.Environment> =>
   cli(argv).pipe(
+    // Spans go where the OTEL_* variables say, and are flushed before the status is returned.
+    Effect.provide(TracingExport.layer),
     withoutLibraryErrors,
     Effect.as(ExitCode.ok as number),
     Effect.catchAll(report(argv.slice(2))),
