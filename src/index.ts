@@ -79,3 +79,11 @@ export {
 } from "./runner/SessionRunner.js"
 
 export { type FollowedHost, type FollowOptions, followSession, GONE_REASON } from "./runner/FollowSession.js"
+
+// Observability.
+/** The span names, span attributes and metrics (Effect `Metric`s) session-routing records. */
+export * as Telemetry from "./services/Telemetry.js"
+/** The `session_routing_*` metrics as a Prometheus scrape: `prometheusText`, and `httpApp` for a runner's own `/metrics`. */
+export * as RoutingMetrics from "./layers/RoutingMetrics.js"
+/** Span export set by the standard `OTEL_*` variables; OpenTelemetry is loaded only when they name an exporter. */
+export * as TracingExport from "./layers/TracingExport.js"

@@ -40,6 +40,15 @@ describe("the library's import graph", () => {
     expect(graph.packages).not.toContain("yaml")
   })
 
+  it("reaches OpenTelemetry by no static import, from the library or the CLI: it is loaded only to export spans", () => {
+    for (const entry of ["src/index.ts", "src/cli/main.ts"]) {
+      const graph = importGraph(entry)
+      expect(graph.files).toContain("src/layers/TracingExport.ts")
+      expect(graph.files).not.toContain("src/layers/internal/OtelExport.ts")
+      expect(graph.packages.filter((name) => name.includes("opentelemetry"))).toEqual([])
+    }
+  })
+
   it("offers LocalCluster from its own entry point, declared in package.json", () => {
     const manifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { exports: Record<string, string> }
     expect(manifest.exports["./local-cluster"]).toBe("./src/cluster/index.ts")
