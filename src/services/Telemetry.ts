@@ -40,11 +40,17 @@ export const SpanAttribute = {
   retryCount: "http.request.resend_count"
 } as const
 
-/** Seconds, 50 ms to about 100 s doubling: a controller answers in well under a second or in tens of seconds. */
-const slowBoundaries = MetricBoundaries.exponential({ start: 0.05, factor: 2, count: 12 })
+/**
+ * Seconds, 0.05 to 102.4 doubling (then +Inf): a controller answers in well under a
+ * second or in tens of seconds, and the route deadline defaults to 60 s.
+ */
+const slowBoundaries = MetricBoundaries.exponential({ start: 0.05, factor: 2, count: 13 })
 
-/** Seconds, 5 ms to about 20 s doubling: a publish is a handful of API calls, slower only when retried. */
-const callBoundaries = MetricBoundaries.exponential({ start: 0.005, factor: 2, count: 13 })
+/**
+ * Seconds, 0.005 to 20.48 doubling (then +Inf): a publish is a handful of API calls,
+ * slower only when retried, and each call's budget defaults to 20 s.
+ */
+const callBoundaries = MetricBoundaries.exponential({ start: 0.005, factor: 2, count: 14 })
 
 /** Time from the start of a publish to a host's `programmed` verdict (labels: mode). */
 export const publishToProgrammed = Metric.histogram(
