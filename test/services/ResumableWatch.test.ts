@@ -1,10 +1,11 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Exit, Fiber, Schedule, Stream, TestClock } from "effect"
+import { Chunk, Effect, Exit, Fiber, Metric, Schedule, Stream, TestClock } from "effect"
 import type { Ingress, ObjectList } from "../../src/domain/Objects.js"
 import { IngressResource } from "../../src/domain/Resources.js"
 import type { KubeClientPrimitives, RawWatchEvent } from "../../src/services/KubeClient.js"
 import { Expired, Forbidden, type KubeError, Transport, Unavailable } from "../../src/services/KubeError.js"
 import { diffAgainstList, makeKubeClient } from "../../src/services/ResumableWatch.js"
+import { watchRelists, watchRestarts } from "../../src/services/Telemetry.js"
 
 const ing = (name: string, resourceVersion: string, uid = `uid-${name}`): Ingress => ({
   apiVersion: "networking.k8s.io/v1",
@@ -306,5 +307,30 @@ describe("ResumableWatch", () => {
       const exit = yield* Fiber.join(fiber)
       expect(Exit.isFailure(exit)).toBe(true)
       expect(calls.length).toBe(9)
+    }))
+
+  it.effect("counts a reconnection as a restart and a list after 410 as a relist, never the watch's first list or connection", () =>
+    Effect.gen(function*() {
+      const counts = Effect.all([
+        Metric.value(Metric.tagged(watchRestarts, "resource", "ingresses.networking.k8s.io")),
+        Metric.value(Metric.tagged(watchRelists, "resource", "ingresses.networking.k8s.io"))
+      ]).pipe(Effect.map(([restarts, relists]) => [restarts.count, relists.count]))
+      // Other tests in this file count too: compare with the counts before.
+      const [restarts, relists] = yield* counts
+      const { calls, primitives } = scripted({
+        lists: [list("10", [ing("a", "3")]), list("20", [ing("a", "12")])],
+        connections: [
+          {
+            events: [{ type: "MODIFIED", object: ing("a", "11") }],
+            thenFail: new Unavailable({ reason: "the API server could not answer (503)", code: 503 })
+          },
+          { events: [{ type: "ERROR", error: expired }] }
+        ]
+      })
+      const fiber = yield* Effect.fork(take(makeKubeClient(primitives, { reconnectSchedule: fixedSchedule }), 3))
+      yield* TestClock.adjust("1 second")
+      yield* Fiber.join(fiber)
+      expect(calls).toEqual(["list", "watch 10", "watch 11", "list"])
+      expect(yield* counts).toEqual([restarts! + 1, relists! + 1])
     }))
 })

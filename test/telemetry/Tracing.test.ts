@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Stream } from "effect"
+import { Fault } from "../../src/cluster/Faults.js"
 import type { PortMapping } from "../../src/domain/Session.js"
 import { SessionRouter } from "../../src/layers/SessionRouterLayers.js"
 import { publishSession, unpublishSession } from "../../src/runner/SessionRunner.js"
@@ -38,6 +39,8 @@ describe("tracing", () => {
       const namespace = yield* Effect.scoped(
         Effect.gen(function*() {
           const sc = yield* startCluster({ gateway: false })
+          // The Ingress's first write (its dry run) is refused once and sent again.
+          yield* sc.cluster.faults.add({ resource: "ingresses", verbs: ["patch"], action: Fault.respond(503), times: 1 })
           const layers = SessionRouter.layerIngress.pipe(
             Layer.provideMerge(kubeClientLayer("over HTTP", sc.cluster)),
             Layer.provideMerge(routerConfigLayer(sc, { routePollIntervalMs: 50 }))
@@ -66,7 +69,7 @@ describe("tracing", () => {
       })
 
       // Every write is checked by a dry run first; each API call is a client span under
-      // the publish, with the server's status (201: the objects are new).
+      // the publish, with the server's last answer (201: the objects are new) and resends.
       const writes = recorder.childrenOf(publish!).filter((span) => span.name === "kube.apply").map(request)
       expect(writes).toEqual(
         [true, false].flatMap((dryRun) =>
@@ -76,7 +79,7 @@ describe("tracing", () => {
             resource,
             dryRun,
             status: 201,
-            retries: 0,
+            retries: dryRun && resource !== "services" ? 1 : 0,
             kind: "client"
           }))
         )
