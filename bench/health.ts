@@ -65,11 +65,14 @@ interface ClusterInfo {
   readonly gateway: { readonly namespace: string; readonly name: string }
 }
 
-/** Starts the cluster process; its status writes land in `writes` as they are printed. */
-const clusterProcess = (writes: Map<string, number>) =>
+/**
+ * Starts the cluster process; its status writes land in `writes` as they are printed.
+ * `nodeFlags` go to its node (e.g. `--cpu-prof` to see where the cluster spends its time).
+ */
+export const clusterProcess = (writes: Map<string, number>, nodeFlags: ReadonlyArray<string> = []) =>
   Effect.acquireRelease(
     Effect.async<{ readonly info: ClusterInfo; readonly go: () => void; readonly kill: () => void }>((resume) => {
-      const child = spawn(process.execPath, ["--import", "tsx", path.join(here, "clusterProcess.ts"), String(CONTROLLER_DELAY_MS)], {
+      const child = spawn(process.execPath, [...nodeFlags, "--import", "tsx", path.join(here, "clusterProcess.ts"), String(CONTROLLER_DELAY_MS)], {
         stdio: ["pipe", "pipe", "inherit"]
       })
       let started = false

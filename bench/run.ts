@@ -15,11 +15,14 @@ import * as RouterConfigLive from "../src/layers/RouterConfigLive.js"
 import { SessionRouter } from "../src/layers/SessionRouterLayers.js"
 import { KubeClient } from "../src/services/KubeClient.js"
 
+import { applyThroughput } from "./applies.js"
 import { routeHealth } from "./healthReport.js"
 
 const SESSIONS = 300
 const WATCHED_CHANGES = 300
 const MEMORY_SESSIONS = 2_000
+/** The local cluster must apply at least this many session objects a second over HTTP. */
+const APPLIES_PER_SECOND = 500
 
 interface Result {
   readonly name: string
@@ -152,10 +155,21 @@ const report = (results: ReadonlyArray<Result>): boolean => {
   return met
 }
 
+/** The local cluster's own speed: server-side applies per second over HTTP. */
+const clusterApplies = Effect.map(applyThroughput(), (measured) => {
+  const ok = measured.perSecond >= APPLIES_PER_SECOND
+  console.log(
+    `\n${ok ? "ok  " : "MISS"} local cluster: ${measured.perSecond.toFixed(0)} server-side applies/s over HTTP (target >= ${APPLIES_PER_SECOND}), ` +
+      `${measured.applies} session objects, the cluster process at ${measured.clusterCpuPerApplyMs.toFixed(2)} ms CPU per apply`
+  )
+  return ok
+})
+
 program.pipe(
   Effect.map(report),
-  Effect.zipWith(routeHealth, (publishMet, healthMet) => {
-    if (!publishMet || !healthMet) process.exitCode = 1
+  Effect.zipWith(routeHealth, (publishMet, healthMet) => publishMet && healthMet),
+  Effect.zipWith(clusterApplies, (met, appliesMet) => {
+    if (!met || !appliesMet) process.exitCode = 1
   }),
   NodeRuntime.runMain
 )
