@@ -7,8 +7,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Fiber } from "effect"
 import { Fault } from "../../src/cluster/Faults.js"
+import { loopbackServer } from "../support/LoopbackServer.js"
 import { cliCluster } from "./CliCluster.js"
-import { streamingCli } from "./TestCli.js"
+import { runCli, streamingCli } from "./TestCli.js"
 
 const sessionId = "m3trics"
 
@@ -72,6 +73,34 @@ describe("session-routing publish --metrics-port", () => {
 
         expect((yield* get(url.replace(/\/metrics$/, "/other"))).status).toBe(404)
         yield* Fiber.interrupt(cli.fiber)
+      })
+    ))
+
+  // Both fail before anything is published: the flags reach no cluster.
+  const publishWith = (metricsPort: string) =>
+    runCli(
+      ["publish", "--session", sessionId, "--pod", `telo-run-${sessionId}`, "--pod-uid", "u-1", "--port", "8080", "--metrics-port", metricsPort],
+      { SESSION_ROUTING_BASE_DOMAIN: "sessions.localtest.me" }
+    )
+
+  it.live("refuses a metrics port outside 0-65535 with one line and status 1", () =>
+    Effect.map(publishWith("70000"), (result) =>
+      expect(result).toEqual({
+        exitCode: 1,
+        stdout: "",
+        stderr: "error: --metrics-port 70000 must be a TCP port from 0 to 65535\n"
+      })))
+
+  it.live("fails with one line naming the address when the metrics port is taken", () =>
+    Effect.scoped(
+      Effect.gen(function*() {
+        const { port } = yield* loopbackServer()
+        const result = yield* publishWith(String(port))
+        expect(result.exitCode).toBe(1)
+        expect(result.stdout).toBe("")
+        expect(result.stderr).toBe(
+          `error: cannot serve metrics on 127.0.0.1 port ${port}: listen EADDRINUSE: address already in use 127.0.0.1:${port}\n`
+        )
       })
     ))
 })

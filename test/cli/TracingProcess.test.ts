@@ -7,10 +7,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, type Scope } from "effect"
 import { readFile } from "node:fs/promises"
-import { createServer } from "node:http"
-import type { AddressInfo } from "node:net"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { loopbackServer } from "../support/LoopbackServer.js"
 import { type CliCluster, cliCluster, tempDir } from "./CliCluster.js"
 import { startCli } from "./CliProcess.js"
 
@@ -18,24 +17,20 @@ const REGISTER = fileURLToPath(new URL("../support/moduleLog/register.mjs", impo
 
 /** An OTLP/HTTP receiver on 127.0.0.1 that keeps every JSON body posted to /v1/traces. */
 const otlpReceiver: Effect.Effect<{ readonly url: string; readonly bodies: Array<unknown> }, never, Scope.Scope> =
-  Effect.acquireRelease(
-    Effect.async<{ readonly url: string; readonly bodies: Array<unknown>; readonly close: () => void }>((resume) => {
-      const bodies: Array<unknown> = []
-      const server = createServer((request, response) => {
+  Effect.suspend(() => {
+    const bodies: Array<unknown> = []
+    return Effect.map(
+      loopbackServer((request, response) => {
         const chunks: Array<Buffer> = []
         request.on("data", (chunk: Buffer) => chunks.push(chunk))
         request.on("end", () => {
           if (request.url === "/v1/traces") bodies.push(JSON.parse(Buffer.concat(chunks).toString("utf8")))
           response.writeHead(200, { "content-type": "application/json" }).end("{}")
         })
-      })
-      server.listen(0, "127.0.0.1", () => {
-        const { port } = server.address() as AddressInfo
-        resume(Effect.succeed({ url: `http://127.0.0.1:${port}`, bodies, close: () => server.close() }))
-      })
-    }),
-    (receiver) => Effect.sync(receiver.close)
-  )
+      }),
+      ({ url }) => ({ url, bodies })
+    )
+  })
 
 /** Runs `publish --watch` for `session` as a process with `env` added, and returns the modules it resolved. */
 const publishProcess = (cluster: CliCluster, session: string, env: Readonly<Record<string, string>>) =>
