@@ -59,15 +59,25 @@ export { SessionRouter } from "./layers/SessionRouterLayers.js"
 
 export { RouteStatusSource } from "./layers/RouteStatusSourceLayers.js"
 
-export { type Observation, type Sequenced, type StatusSourceKind, WatchUnavailable } from "./services/RouteStatusSource.js"
+export {
+  type ChangeFeed,
+  type Observation,
+  type Sequenced,
+  type StatusSourceKind,
+  WatchUnavailable
+} from "./services/RouteStatusSource.js"
 /** The live KubeClient on @kubernetes/client-node, from a kubeconfig. */
 export { KubeClientLive, KubeConfigError } from "./layers/KubeClientLive.js"
 /** RouterConfig from the environment (`layer`, `layerFromEnv`) or from values (`layerFrom`). */
 export * as RouterConfigLive from "./layers/RouterConfigLive.js"
 
 // Health and the runner program.
-/** The Schedule-driven route-health watch. */
-export { type RouteHealthEvent, watchRouteHealth } from "./health/RouteHealth.js"
+/**
+ * The route-health watch: `watchRouteHealth` as a Stream, `reportRouteHealth` as an
+ * Effect that hands each event to a callback on the caller's fiber (the lean form
+ * for a runner that follows hundreds of sessions at once).
+ */
+export { reportRouteHealth, type RouteHealthEvent, watchRouteHealth } from "./health/RouteHealth.js"
 /** Publish a session, stream its route events, read its status, unpublish it. */
 export {
   InvalidSession,
