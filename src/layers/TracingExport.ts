@@ -26,6 +26,7 @@ export interface ExportTarget {
 
 /** The variables as given; empty means unset. */
 export interface ExportSettings {
+  /** `OTEL_SDK_DISABLED` is `true` (any case); any other value leaves export on, as the specification says. */
   readonly disabled: boolean
   readonly exporter: string
   readonly endpoint: string
@@ -65,9 +66,8 @@ const text = (name: string, description: string) =>
 
 /** The export variables from the environment (the `ConfigProvider` in context). */
 export const exportSettings: Config.Config<ExportSettings> = Config.all({
-  disabled: Config.boolean(OTEL_ENV.disabled).pipe(
-    Config.withDefault(false),
-    Config.withDescription("true turns every export off")
+  disabled: text(OTEL_ENV.disabled, "true turns every export off").pipe(
+    Config.map((value) => value.trim().toLowerCase() === "true")
   ),
   exporter: text(OTEL_ENV.exporter, "where spans go: otlp, console, none"),
   endpoint: text(OTEL_ENV.endpoint, "OTLP/HTTP base URL; /v1/traces is appended"),
@@ -85,6 +85,7 @@ export const exportSettings: Config.Config<ExportSettings> = Config.all({
  */
 export const layer: Layer.Layer<never, RouterConfigError> = Layer.unwrapScoped(
   Effect.gen(function*() {
+    // Every field has a default and none is parsed by Config, so reading cannot fail.
     const settings = yield* Effect.orDie(exportSettings)
     const target = yield* Either.mapLeft(exportTarget(settings), (problem) => new RouterConfigError({ problems: [problem] }))
     if (target === undefined) return Layer.empty

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Either, Layer } from "effect"
-import { type ExportSettings, exportTarget, layer } from "../../src/layers/TracingExport.js"
+import { type ExportSettings, exportSettings, exportTarget, layer } from "../../src/layers/TracingExport.js"
 
 const unset: ExportSettings = { disabled: false, exporter: "", endpoint: "", tracesEndpoint: "", serviceName: "session-routing" }
 
@@ -45,6 +45,23 @@ describe("exportTarget", () => {
       Either.left({ key: "OTEL_TRACES_EXPORTER", value: "zipkin", expected: "otlp, console or none (comma-separated)" })
     )
   })
+})
+
+describe("exportSettings", () => {
+  it.effect("reads the standard variables, OTEL_SDK_DISABLED true in any case and anything else as false", () =>
+    Effect.gen(function*() {
+      const read = (entries: ReadonlyArray<readonly [string, string]>) =>
+        exportSettings.pipe(Effect.withConfigProvider(ConfigProvider.fromMap(new Map(entries), { pathDelim: "_" })))
+      expect(yield* read([["OTEL_SDK_DISABLED", "True"], ["OTEL_EXPORTER_OTLP_ENDPOINT", "http://a:4318"]])).toEqual({
+        ...unset,
+        disabled: true,
+        endpoint: "http://a:4318"
+      })
+      expect(yield* read([["OTEL_SDK_DISABLED", "yes"], ["OTEL_SERVICE_NAME", "runner-7"]])).toEqual({
+        ...unset,
+        serviceName: "runner-7"
+      })
+    }))
 })
 
 describe("TracingExport.layer", () => {
