@@ -14,7 +14,9 @@ import { makeDelete } from "./internal/storeDelete.js"
 import { makeBuckets, type StoreState } from "./internal/storeHistory.js"
 import { makeReads } from "./internal/storeReads.js"
 import { makeStoreWatch } from "./internal/storeWatch.js"
+import { withEventView } from "./internal/storeViews.js"
 import { makeWrites } from "./internal/storeWrites.js"
+import { admitEventV1Create } from "./internal/workloadValidation.js"
 
 /** How a store is set up. */
 export interface MemoryStoreOptions {
@@ -107,5 +109,5 @@ export const makeMemoryStore = (options: MemoryStoreOptions = {}): Effect.Effect
       compact,
       resourceVersion: Effect.sync(() => String(state.revision))
     }
-    return store
+    return withEventView(store, admitEventV1Create)
   })

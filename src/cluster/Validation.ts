@@ -13,6 +13,7 @@ import { applyDefaults, validateCustomResource } from "./internal/crdSchema.js"
 import { type FieldError, fieldErrorText, goQuote } from "./internal/fieldErrors.js"
 import { schemaFor } from "./internal/gatewaySchemas.js"
 import { asRecord, nameIsDnsSubdomain, validateObjectMeta } from "./internal/objectMeta.js"
+import { validateWorkload } from "./internal/workloadValidation.js"
 
 export { type FieldError, type FieldErrorReason, fieldErrorText, goQuote } from "./internal/fieldErrors.js"
 
@@ -46,6 +47,8 @@ export const validateObject = (resource: ResourceType<unknown>, object: KubeObje
     if (resource.kind === "Service") return validateService(body)
     if (resource.kind === "Namespace") return validateNamespace(body)
   }
+  const workload = validateWorkload(resource.group, resource.kind, body)
+  if (workload !== undefined) return workload
   if (resource.group === "networking.k8s.io") {
     if (resource.kind === "Ingress") return validateIngress(body)
     if (resource.kind === "IngressClass") return validateIngressClass(body)

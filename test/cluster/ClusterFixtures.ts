@@ -2,7 +2,7 @@
  * Objects the LocalCluster tests create: valid as a real server sees them, with the
  * fields each test varies as parameters.
  */
-import type { Gateway, HttpRoute, Ingress, Service } from "../../src/domain/Objects.js"
+import type { CoreEvent, Gateway, HttpRoute, Ingress, Pod, Service } from "../../src/domain/Objects.js"
 
 export const NS = "demo"
 
@@ -45,4 +45,34 @@ export const gateway = (name: string): Gateway => ({
   kind: "Gateway",
   metadata: { name },
   spec: { gatewayClassName: "local", listeners: [{ name: "http", port: 80, protocol: "HTTP" }] }
+})
+
+/** A Pod with one container; `ports` are its named container ports. */
+export const pod = (
+  name: string,
+  options: { readonly labels?: Record<string, string>; readonly ports?: ReadonlyArray<{ readonly name: string; readonly containerPort: number }> } = {}
+): Pod => ({
+  apiVersion: "v1",
+  kind: "Pod",
+  metadata: { name, ...(options.labels !== undefined ? { labels: options.labels } : {}) },
+  spec: { containers: [{ name: "main", image: "registry.example/app:1.0", ...(options.ports !== undefined ? { ports: options.ports } : {}) }] }
+})
+
+/** A legacy core/v1 Event about `involved`, as client-go's old recorder writes one. */
+export const coreEvent = (
+  name: string,
+  involved: { readonly kind: string; readonly name: string; readonly uid?: string; readonly apiVersion?: string },
+  options: { readonly reason?: string; readonly message?: string; readonly type?: "Normal" | "Warning"; readonly at?: string } = {}
+): CoreEvent => ({
+  apiVersion: "v1",
+  kind: "Event",
+  metadata: { name, namespace: NS },
+  involvedObject: { ...involved, namespace: NS },
+  reason: options.reason ?? "Sync",
+  message: options.message ?? "Scheduled for sync",
+  type: options.type ?? "Normal",
+  source: { component: "test-controller" },
+  count: 1,
+  firstTimestamp: options.at ?? "2024-01-01T00:00:00Z",
+  lastTimestamp: options.at ?? "2024-01-01T00:00:00Z"
 })

@@ -1,7 +1,8 @@
 /**
  * What the server fills into a Pod: the core/v1 defaults of the Pod spec and its
  * containers, what the default admission plugins add (service account, priority,
- * the not-ready and unreachable tolerations), and the status a new Pod starts with.
+ * the not-ready and unreachable tolerations), and the status a new Pod starts with;
+ * and an EndpointSlice's port defaults.
  */
 import type { KubeObject } from "../../domain/Objects.js"
 import type { ResourceType } from "../../domain/Resources.js"
@@ -70,6 +71,20 @@ export const podDefaults = (object: KubeObject): KubeObject => {
   return { ...object, spec, status } as KubeObject
 }
 
+/** An EndpointSlice's ports default to TCP and to the empty name. */
+export const endpointSliceDefaults = (object: KubeObject): KubeObject => {
+  const json = object as unknown as Json
+  if (!Array.isArray(json.ports)) return object
+  return {
+    ...object,
+    ports: json.ports.map((p: unknown) => (isObject(p) ? { name: "", protocol: "TCP", ...p } : p))
+  } as KubeObject
+}
+
 /** The defaults of the workload types; other types unchanged. */
 export const workloadDefaults = (resource: ResourceType<unknown>, object: KubeObject): KubeObject =>
-  resource.group === "" && resource.kind === "Pod" ? podDefaults(object) : object
+  resource.group === "" && resource.kind === "Pod"
+    ? podDefaults(object)
+    : resource.group === "discovery.k8s.io" && resource.kind === "EndpointSlice"
+    ? endpointSliceDefaults(object)
+    : object
