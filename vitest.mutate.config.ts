@@ -15,6 +15,7 @@ export default defineConfig({
       "test/cli/Cluster.test.ts",
       "test/cli/ClusterKubectl.test.ts",
       "test/cli/ProcessStop.test.ts",
+      "test/cli/TracingProcess.test.ts",
       "test/cli/FaultMatrix*.test.ts",
       "test/cluster/Kubectl.test.ts",
       // Many generated cases each; the example-based tests cover the same code.
