@@ -2,7 +2,7 @@
  * What a person does with kubectl against the session cluster over HTTP, per kubectl in
  * test/support/Kubectl.ts: client-side apply (twice, the second a no-op), server-side
  * apply over it (the 409 and --force-conflicts), diff, wait (for the controller's
- * address, a condition, a delete) and get -w seeing a status change. The assertions
+ * address, a condition, a delete), get -w seeing a status change, and explain. The assertions
  * read what the server did (objects, resourceVersions, managedFields, its Status
  * messages), not kubectl's sentences.
  */
@@ -170,6 +170,21 @@ describe("kubectl workflows against the session cluster", () => {
         yield* Effect.orDie(store.delete(IngressResource, NS, "web"))
         const ended = yield* gone.ended
         expect(ended.code, ended.stderr).toBe(0)
+      }), 90_000)
+
+    // kubectl 1.27 and later explain from OpenAPI v3; older ones read v2, which LocalCluster serves empty.
+    it.scopedLive.runIf(kubectl.minor >= 27)("explains Ingress and HTTPRoute fields from the server's OpenAPI v3 schemas", () =>
+      Effect.gen(function*() {
+        const { run } = yield* setUp(kubectl, true)
+        const parentRefs = yield* run("explain", "httproute.spec.parentRefs")
+        expect(parentRefs.code, parentRefs.stderr).toBe(0)
+        // The fields and the required one are those of the CRD's schema.
+        for (const field of ["group", "kind", "namespace", "port", "sectionName"]) expect(parentRefs.stdout).toMatch(new RegExp(`^\\s+${field}\\s+<(string|integer)>$`, "m"))
+        expect(parentRefs.stdout).toMatch(/^\s+name\s+<string> -required-$/m)
+        const host = yield* run("explain", "ingress.spec.rules.host")
+        expect([host.code, host.stdout], host.stderr).toEqual([0, expect.stringMatching(/^FIELD: host <string>$/m)])
+        const missing = yield* run("explain", "ingress.spec.nothing")
+        expect(missing.code).not.toBe(0)
       }), 90_000)
 
     it.scopedLive("get -w prints the object again when its status changes", () =>

@@ -9,6 +9,7 @@ import { allResources, type ResourceType } from "../../domain/Resources.js"
 import { EXPOSITION_CONTENT_TYPE, type ClusterMetrics } from "../Metrics.js"
 import type { ClusterStore } from "../Store.js"
 import { json, pageNotFound, type Reply } from "./httpReply.js"
+import { openApiV3 } from "./openApi.js"
 
 // ---------------------------------------------------------------------------
 // Discovery
@@ -145,6 +146,10 @@ export const makeRouter = ({ gitVersion, metrics, serverAddress, store }: Router
             ? { code: 200, contentType: OPENAPI_PROTOBUF_RESPONSE, body: openApiProtobuf(gitVersion) }
             : json(200, { swagger: "2.0", info: { title: "Kubernetes", version: gitVersion }, paths: {}, definitions: {} })
         ))
+      }
+      if (root === "openapi" && rest[0] === "v3") {
+        const resources = Effect.filter(allResources as ReadonlyArray<ResourceType<KubeObject>>, served)
+        return reply(Effect.map(resources, (all) => openApiV3(all, gitVersion, rest.slice(1))))
       }
       if (root === "api") {
         if (rest.length === 0) {
