@@ -1,0 +1,88 @@
+// Lint for `npm test`: Effect's own formatting (dprint, as the Effect repositories
+// configure it) and the house's layering, enforced as import boundaries instead of
+// being left to prose (see the README's "Layout and layering").
+import * as effectEslint from "@effect/eslint-plugin"
+import tseslint from "typescript-eslint"
+
+/** Modules a layer of the library may not import, as `no-restricted-imports` patterns. */
+const forbid = (message, ...groups) => ({
+  "no-restricted-imports": ["error", { patterns: [{ group: groups, message }] }]
+})
+
+const cli = ["**/cli/*", "**/cli/**"]
+const cluster = ["**/cluster/*", "**/cluster/**", "session-routing/local-cluster"]
+
+export default tseslint.config(
+  { ignores: ["node_modules/**", "reports/**", ".stryker-tmp/**", "coverage/**", "dist/**"] },
+  {
+    files: ["**/*.ts", "**/*.mjs"],
+    languageOptions: { parser: tseslint.parser, ecmaVersion: 2022, sourceType: "module" },
+    plugins: { "@effect": effectEslint },
+    rules: {
+      "@effect/dprint": [
+        "error",
+        {
+          config: {
+            indentWidth: 2,
+            lineWidth: 120,
+            semiColons: "asi",
+            quoteStyle: "alwaysDouble",
+            trailingCommas: "never",
+            operatorPosition: "maintain",
+            "arrowFunction.useParentheses": "force"
+          }
+        }
+      ]
+    }
+  },
+  // Floor 1: the domain is pure and imports nothing of the floors above it.
+  {
+    files: ["src/domain/**/*.ts"],
+    rules: forbid(
+      "src/domain is pure: it imports no service, layer, health, runner, CLI or cluster code.",
+      "**/services/**",
+      "**/layers/**",
+      "**/health/**",
+      "**/runner/**",
+      ...cli,
+      ...cluster
+    )
+  },
+  // Floor 2: services declare; they import the domain only.
+  {
+    files: ["src/services/**/*.ts"],
+    rules: forbid(
+      "src/services declares Tags, interfaces and errors over the domain; implementations live in src/layers.",
+      "**/layers/**",
+      "**/health/**",
+      "**/runner/**",
+      ...cli,
+      ...cluster
+    )
+  },
+  // Floor 3: layers and health build on services and the domain, never on each other's callers.
+  {
+    files: ["src/layers/**/*.ts", "src/health/**/*.ts"],
+    rules: forbid("src/layers and src/health never import the runner, the CLI or LocalCluster.", "**/runner/**", ...cli, ...cluster)
+  },
+  // Floor 4: the runner is library; it never reaches up into the CLI or across to LocalCluster.
+  {
+    files: ["src/runner/**/*.ts", "src/index.ts"],
+    rules: forbid("The library never imports the CLI or LocalCluster.", ...cli, ...cluster)
+  },
+  // Beside: LocalCluster reaches the library only through the KubeClient contract and the shared domain.
+  {
+    files: ["src/cluster/**/*.ts"],
+    rules: forbid(
+      "LocalCluster reaches the library only through the KubeClient contract (services/KubeClient, KubeError, ResumableWatch) and the shared domain.",
+      "**/layers/**",
+      "**/health/**",
+      "**/runner/**",
+      ...cli,
+      "**/services/*",
+      "!**/services/KubeClient.js",
+      "!**/services/KubeError.js",
+      "!**/services/ResumableWatch.js"
+    )
+  }
+)
