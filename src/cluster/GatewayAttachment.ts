@@ -17,6 +17,13 @@ import type {
   RouteParentStatus,
   Service
 } from "../domain/Objects.js"
+import {
+  hostnameMatches,
+  hostnamesIntersect,
+  listenerAdmitsNamespace as admitsNamespace,
+  listenerSupportsHttpRoute,
+  namespaceLabelsOf
+} from "../domain/GatewayListeners.js"
 import { GatewayResource, HttpRouteResource } from "../domain/Resources.js"
 
 /** `gateway.networking.k8s.io`: the default group of a parentRef. */
@@ -28,35 +35,8 @@ export const HTTP_ROUTE_KIND = { group: GATEWAY_GROUP, kind: HttpRouteResource.k
 // ---------------------------------------------------------------------------
 // Hostnames
 
-const lower = (s: string): string => s.toLowerCase()
-
-/**
- * Whether a Gateway API hostname (a listener's or a route's) matches a concrete host.
- * A leading `*.` stands for one or more labels: `*.example.com` matches
- * `a.example.com` and `a.b.example.com`, never `example.com` itself.
- */
-export const hostnameMatches = (pattern: string, host: string): boolean => {
-  const p = lower(pattern)
-  const h = lower(host)
-  if (!p.startsWith("*.")) return p === h
-  const suffix = p.slice(1)
-  return h.endsWith(suffix) && h.length > suffix.length
-}
-
-/**
- * Whether two hostnames can both match some host: a listener hostname and a route
- * hostname intersect when either covers the other.
- */
-export const hostnamesIntersect = (a: string, b: string): boolean => {
-  const x = lower(a)
-  const y = lower(b)
-  const xWild = x.startsWith("*.")
-  const yWild = y.startsWith("*.")
-  if (xWild && yWild) return x.slice(1).endsWith(y.slice(1)) || y.slice(1).endsWith(x.slice(1))
-  if (xWild) return hostnameMatches(x, y)
-  if (yWild) return hostnameMatches(y, x)
-  return x === y
-}
+/** The hostname and namespace rules live in the domain: the library's diagnosis applies them too. */
+export { hostnameMatches, hostnamesIntersect, listenerSupportsHttpRoute }
 
 /** A listener without a hostname admits every route hostname; a route without hostnames inherits the listener's. */
 const listenerAdmitsHostnames = (listener: GatewayListener, hostnames: ReadonlyArray<string>): boolean =>
@@ -119,20 +99,9 @@ export const statusParentRef = (ref: ParentReference): ParentReference => ({
 // ---------------------------------------------------------------------------
 // Listener admission
 
-/** Only HTTP and HTTPS listeners carry HTTPRoutes; the local data plane speaks nothing else. */
-export const listenerSupportsHttpRoute = (listener: GatewayListener): boolean =>
-  listener.protocol === "HTTP" || listener.protocol === "HTTPS"
-
-const labelsMatch = (
-  selector: Readonly<Record<string, string>> | undefined,
-  labels: Readonly<Record<string, string>> | undefined
-): boolean => Object.entries(selector ?? {}).every(([k, v]) => labels?.[k] === v)
-
 /** The labels a namespace carries, including the one the API server always sets. */
-const namespaceLabels = (namespaces: ReadonlyArray<Namespace>, name: string): Readonly<Record<string, string>> => {
-  const ns = namespaces.find((n) => n.metadata?.name === name)
-  return { "kubernetes.io/metadata.name": name, ...(ns?.metadata?.labels ?? {}) }
-}
+const namespaceLabels = (namespaces: ReadonlyArray<Namespace>, name: string): Readonly<Record<string, string>> =>
+  namespaceLabelsOf(name, namespaces.find((n) => n.metadata?.name === name)?.metadata?.labels)
 
 /** Whether `allowedRoutes.namespaces` (default `from: Same`) admits routes from `routeNamespace`. */
 export const listenerAdmitsNamespace = (
@@ -140,20 +109,7 @@ export const listenerAdmitsNamespace = (
   gatewayNamespace: string,
   routeNamespace: string,
   namespaces: ReadonlyArray<Namespace>
-): boolean => {
-  const from = listener.allowedRoutes?.namespaces?.from ?? "Same"
-  switch (from) {
-    case "All":
-      return true
-    case "Same":
-      return routeNamespace === gatewayNamespace
-    case "Selector":
-      return labelsMatch(
-        listener.allowedRoutes?.namespaces?.selector?.matchLabels,
-        namespaceLabels(namespaces, routeNamespace)
-      )
-  }
-}
+): boolean => admitsNamespace(listener, gatewayNamespace, routeNamespace, namespaceLabels(namespaces, routeNamespace))
 
 /** Why a route was not accepted by a parent, with the standard reasons. */
 export type AttachmentRejection = "NoMatchingParent" | "NotAllowedByListeners" | "NoMatchingListenerHostname"
