@@ -35,9 +35,17 @@ describe("HttpApi OpenAPI v3", () => {
       const { url } = yield* LocalCluster.make({ namespaces: [NS] })
       const networking = (yield* call(url, "/openapi/v3/apis/networking.k8s.io/v1")).body
       const ingress = networking.components.schemas["io.k8s.api.networking.v1.Ingress"]
-      expect(ingress["x-kubernetes-group-version-kind"]).toEqual([{ group: "networking.k8s.io", kind: "Ingress", version: "v1" }])
-      expect(ingress.properties.metadata).toEqual({ $ref: "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta" })
-      expect(networking.components.schemas["io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"].properties.ownerReferences).toMatchObject({
+      expect(ingress["x-kubernetes-group-version-kind"]).toEqual([{
+        group: "networking.k8s.io",
+        kind: "Ingress",
+        version: "v1"
+      }])
+      expect(ingress.properties.metadata).toEqual({
+        $ref: "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+      })
+      expect(
+        networking.components.schemas["io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"].properties.ownerReferences
+      ).toMatchObject({
         "x-kubernetes-list-type": "map",
         "x-kubernetes-list-map-keys": ["uid"],
         "x-kubernetes-patch-merge-key": "uid"
@@ -55,7 +63,9 @@ describe("HttpApi OpenAPI v3", () => {
         "x-kubernetes-list-map-keys": ["port", "protocol"],
         "x-kubernetes-patch-strategy": "merge",
         "x-kubernetes-patch-merge-key": "port",
-        items: { properties: { port: { type: "integer", format: "int32" }, protocol: { type: "string", default: "TCP" } } }
+        items: {
+          properties: { port: { type: "integer", format: "int32" }, protocol: { type: "string", default: "TCP" } }
+        }
       })
     }))
 
@@ -64,7 +74,11 @@ describe("HttpApi OpenAPI v3", () => {
       const { store, url } = yield* LocalCluster.make({ namespaces: [NS] })
       const gateway = (yield* call(url, `/openapi/v3/${GATEWAY_V1}`)).body
       const route = gateway.components.schemas["io.k8s.networking.gateway.v1.HTTPRoute"]
-      expect(route["x-kubernetes-group-version-kind"]).toEqual([{ group: "gateway.networking.k8s.io", kind: "HTTPRoute", version: "v1" }])
+      expect(route["x-kubernetes-group-version-kind"]).toEqual([{
+        group: "gateway.networking.k8s.io",
+        kind: "HTTPRoute",
+        version: "v1"
+      }])
       const parentRefs = route.properties.spec.properties.parentRefs
       expect(parentRefs).toMatchObject({ type: "array", maxItems: 32, items: { required: ["name"] } })
       expect(parentRefs.items.properties.kind).toMatchObject({ type: "string", default: "Gateway", maxLength: 63 })

@@ -27,19 +27,27 @@ const initialEventsEnd = (resourceVersion: string) => ({
   }
 })
 
-const listOptionsInvalid = (...causes: ReadonlyArray<{ readonly reason: string; readonly field: string; readonly message: string }>): Status => ({
+const listOptionsInvalid = (
+  ...causes: ReadonlyArray<{ readonly reason: string; readonly field: string; readonly message: string }>
+): Status => ({
   kind: "Status",
   apiVersion: "v1",
   metadata: {},
   status: "Failure",
   message: `ListOptions.meta.k8s.io "" is invalid: ${
-    causes.length === 1 ? `${causes[0]!.field}: ${causes[0]!.message}` : `[${causes.map((c) => `${c.field}: ${c.message}`).join(", ")}]`
+    causes.length === 1
+      ? `${causes[0]!.field}: ${causes[0]!.message}`
+      : `[${causes.map((c) => `${c.field}: ${c.message}`).join(", ")}]`
   }`,
   reason: "Invalid",
   details: { group: "meta.k8s.io", kind: "ListOptions", causes: [...causes] },
   code: 422
 })
-const forbidden = (message: string) => ({ reason: "FieldValueForbidden", field: "resourceVersionMatch", message: `Forbidden: ${message}` })
+const forbidden = (message: string) => ({
+  reason: "FieldValueForbidden",
+  field: "resourceVersionMatch",
+  message: `Forbidden: ${message}`
+})
 
 describe("MemoryStore watch-list", () => {
   it.effect("sends the current objects as ADDED, then the bookmark that ends them at the list's version, then changes", () =>
@@ -50,7 +58,9 @@ describe("MemoryStore watch-list", () => {
       const listed = yield* store.resourceVersion
       const events = yield* store.watch(Ingresses, NS, { sendInitialEvents: true, allowWatchBookmarks: true }).pipe(
         Stream.take(4),
-        Stream.tap((event) => event.type === "BOOKMARK" ? store.create(IngressResource, NS, ingress("c")) : Effect.void),
+        Stream.tap((event) =>
+          event.type === "BOOKMARK" ? store.create(IngressResource, NS, ingress("c")) : Effect.void
+        ),
         Stream.runCollect,
         Effect.map(Chunk.toArray)
       )
@@ -69,7 +79,9 @@ describe("MemoryStore watch-list", () => {
       yield* store.create(IngressResource, NS, ingress("a"))
       const events = yield* store.watch(Ingresses, NS, { sendInitialEvents: true }).pipe(
         Stream.take(2),
-        Stream.tap((event) => event.object.metadata?.name === "a" ? store.create(IngressResource, NS, ingress("b")) : Effect.void),
+        Stream.tap((event) =>
+          event.object.metadata?.name === "a" ? store.create(IngressResource, NS, ingress("b")) : Effect.void
+        ),
         Stream.runCollect,
         Effect.map(Chunk.toArray)
       )
@@ -96,7 +108,9 @@ describe("MemoryStore watch-list", () => {
     Effect.gen(function*() {
       const store = yield* makeMemoryStore({ namespaces: [NS] })
       const current = Number(yield* store.resourceVersion)
-      const refused = yield* Stream.runCollect(store.watch(Ingresses, NS, { sendInitialEvents: true, resourceVersion: String(current + 5) })).pipe(
+      const refused = yield* Stream.runCollect(
+        store.watch(Ingresses, NS, { sendInitialEvents: true, resourceVersion: String(current + 5) })
+      ).pipe(
         Effect.flip
       )
       expect(refused).toEqual({
@@ -106,7 +120,10 @@ describe("MemoryStore watch-list", () => {
         status: "Failure",
         message: `Too large resource version: ${current + 5}, current: ${current}`,
         reason: "Timeout",
-        details: { causes: [{ reason: "ResourceVersionTooLarge", message: "Too large resource version" }], retryAfterSeconds: 1 },
+        details: {
+          causes: [{ reason: "ResourceVersionTooLarge", message: "Too large resource version" }],
+          retryAfterSeconds: 1
+        },
         code: 504
       })
     }))
@@ -123,9 +140,12 @@ describe("HttpApi watch-list", () => {
       yield* Effect.addFinalizer(() => Effect.sync(() => controller.abort()))
       // What kubectl 1.35 `wait ingress/web` sends.
       const response = yield* Effect.promise(() =>
-        fetch(`${url}${ING}?allowWatchBookmarks=true&fieldSelector=metadata.name%3Dweb&${WATCH_LIST}&timeoutSeconds=60`, {
-          signal: controller.signal
-        })
+        fetch(
+          `${url}${ING}?allowWatchBookmarks=true&fieldSelector=metadata.name%3Dweb&${WATCH_LIST}&timeoutSeconds=60`,
+          {
+            signal: controller.signal
+          }
+        )
       )
       expect(response.status).toBe(200)
       const next = lineReader(response)
@@ -146,7 +166,9 @@ describe("HttpApi watch-list", () => {
       const listed = yield* store.resourceVersion
       const controller = new AbortController()
       yield* Effect.addFinalizer(() => Effect.sync(() => controller.abort()))
-      const response = yield* Effect.promise(() => fetch(`${url}${ING}?watch=true&resourceVersion=0&allowWatchBookmarks=true`, { signal: controller.signal }))
+      const response = yield* Effect.promise(() =>
+        fetch(`${url}${ING}?watch=true&resourceVersion=0&allowWatchBookmarks=true`, { signal: controller.signal })
+      )
       const next = lineReader(response)
       expect(JSON.parse((yield* Effect.promise(next))!).type).toBe("ADDED")
       expect(JSON.parse((yield* Effect.promise(next))!)).toEqual(initialEventsEnd(listed))
@@ -161,19 +183,29 @@ describe("HttpApi watch-list", () => {
         listOptionsInvalid(forbidden("sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"))
       )
       expect(yield* refusal(`watch=true&resourceVersion=${rv}&resourceVersionMatch=NotOlderThan`)).toEqual(
-        listOptionsInvalid(forbidden("resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided"))
+        listOptionsInvalid(
+          forbidden("resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided")
+        )
       )
       expect(yield* refusal("watch=true&sendInitialEvents=true&resourceVersionMatch=Exact")).toEqual(
         listOptionsInvalid(
           forbidden("sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"),
-          { reason: "FieldValueNotSupported", field: "resourceVersionMatch", message: `Unsupported value: "Exact": supported values: "NotOlderThan"` }
+          {
+            reason: "FieldValueNotSupported",
+            field: "resourceVersionMatch",
+            message: `Unsupported value: "Exact": supported values: "NotOlderThan"`
+          }
         )
       )
       expect(yield* refusal(`${WATCH_LIST}&continue=abc`)).toEqual(
         listOptionsInvalid(forbidden("resourceVersionMatch is forbidden when continue is provided"))
       )
       expect(yield* refusal("sendInitialEvents=true")).toEqual(
-        listOptionsInvalid({ reason: "FieldValueForbidden", field: "sendInitialEvents", message: "Forbidden: sendInitialEvents is forbidden for list" })
+        listOptionsInvalid({
+          reason: "FieldValueForbidden",
+          field: "sendInitialEvents",
+          message: "Forbidden: sendInitialEvents is forbidden for list"
+        })
       )
       expect(yield* refusal("resourceVersionMatch=NotOlderThan")).toEqual(
         listOptionsInvalid(forbidden("resourceVersionMatch is forbidden unless resourceVersion is provided"))

@@ -5,12 +5,12 @@
  * 1.20), so the oldest and the newest client both talk to the server. Tests assert on what
  * the server did, not on kubectl's print format, which changes between releases.
  */
+import { it } from "@effect/vitest"
+import { Deferred, Duration, Effect, type Scope } from "effect"
 import { execFile, spawn } from "node:child_process"
 import { mkdtemp, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { it } from "@effect/vitest"
-import { Deferred, Duration, Effect, type Scope } from "effect"
 import { inject } from "vitest"
 import { BUNDLED_KUBECTL_VERSION } from "./KubectlGlobalSetup.js"
 
@@ -59,10 +59,20 @@ const localVersion = await clientVersion(localPath)
  * release would only repeat the same run, so it is left out.
  */
 export const kubectls: ReadonlyArray<Kubectl> = [
-  ...(bundledPath === null ? [] : [{ name: `kubectl ${BUNDLED_KUBECTL_VERSION} (bundled)`, path: bundledPath, minor: minorOf(BUNDLED_KUBECTL_VERSION) }]),
+  ...(bundledPath === null
+    ? []
+    : [{
+      name: `kubectl ${BUNDLED_KUBECTL_VERSION} (bundled)`,
+      path: bundledPath,
+      minor: minorOf(BUNDLED_KUBECTL_VERSION)
+    }]),
   ...(localVersion === undefined || (bundledPath !== null && localVersion === BUNDLED_KUBECTL_VERSION)
     ? []
-    : [{ name: `kubectl ${localVersion} (${process.env.KUBECTL === undefined ? "on PATH" : localPath})`, path: localPath, minor: minorOf(localVersion) }])
+    : [{
+      name: `kubectl ${localVersion} (${process.env.KUBECTL === undefined ? "on PATH" : localPath})`,
+      path: localPath,
+      minor: minorOf(localVersion)
+    }])
 ]
 
 /**
@@ -91,7 +101,7 @@ export interface RunningKubectl {
 
 /** Spawns kubectl for the life of the scope, which kills it if it still runs. */
 const start = (path: string, args: ReadonlyArray<string>): Effect.Effect<RunningKubectl, never, Scope.Scope> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     let stdout = ""
     let stderr = ""
     const ended = yield* Deferred.make<KubectlRun>()
@@ -142,14 +152,19 @@ export interface KubectlWorkspace {
 }
 
 /** A workspace driving `kubectl` for the life of the scope; the directory is removed with it. */
-export const kubectlWorkspace = (kubectl: Kubectl, prefix: string): Effect.Effect<KubectlWorkspace, never, Scope.Scope> =>
-  Effect.gen(function* () {
+export const kubectlWorkspace = (
+  kubectl: Kubectl,
+  prefix: string
+): Effect.Effect<KubectlWorkspace, never, Scope.Scope> =>
+  Effect.gen(function*() {
     const dir = yield* Effect.acquireRelease(
       Effect.promise(() => mkdtemp(join(tmpdir(), prefix))),
       (path) => Effect.promise(() => rm(path, { recursive: true, force: true }))
     )
     const kubeconfig = join(dir, "kubeconfig")
-    const withConfig = (args: ReadonlyArray<string>) => ["--kubeconfig", kubeconfig, "--cache-dir", join(dir, "cache"), ...args]
+    const withConfig = (
+      args: ReadonlyArray<string>
+    ) => ["--kubeconfig", kubeconfig, "--cache-dir", join(dir, "cache"), ...args]
     return {
       kubeconfig,
       run: (...args) => Effect.promise(() => exec(kubectl.path, withConfig(args))),

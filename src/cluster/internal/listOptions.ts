@@ -24,11 +24,17 @@ const EXACT = "Exact"
 const goBool = (value: string | null): boolean | undefined =>
   value === null ? undefined : !(value === "0" || value.toLowerCase() === "false")
 
-const forbidden = (field: string, detail: string) => ({ reason: "FieldValueForbidden", field, message: `Forbidden: ${detail}` })
+const forbidden = (field: string, detail: string) => ({
+  reason: "FieldValueForbidden",
+  field,
+  message: `Forbidden: ${detail}`
+})
 const notSupported = (field: string, value: string, supported: ReadonlyArray<string>) => ({
   reason: "FieldValueNotSupported",
   field,
-  message: `Unsupported value: ${JSON.stringify(value)}: supported values: ${supported.map((s) => JSON.stringify(s)).join(", ")}`
+  message: `Unsupported value: ${JSON.stringify(value)}: supported values: ${
+    supported.map((s) => JSON.stringify(s)).join(", ")
+  }`
 })
 
 type OptionError = ReturnType<typeof forbidden>
@@ -42,16 +48,26 @@ export const listOptionsProblem = (query: URLSearchParams): Status | undefined =
   const resourceVersion = query.get("resourceVersion") ?? ""
   const errors: Array<OptionError> = []
   if (match !== "") {
-    if (resourceVersion === "") errors.push(forbidden("resourceVersionMatch", "resourceVersionMatch is forbidden unless resourceVersion is provided"))
+    if (resourceVersion === "") {
+      errors.push(
+        forbidden("resourceVersionMatch", "resourceVersionMatch is forbidden unless resourceVersion is provided")
+      )
+    }
     if ((query.get("continue") ?? "") !== "") {
       errors.push(forbidden("resourceVersionMatch", "resourceVersionMatch is forbidden when continue is provided"))
     }
-    if (match !== EXACT && match !== NOT_OLDER_THAN) errors.push(notSupported("resourceVersionMatch", match, [EXACT, NOT_OLDER_THAN, ""]))
+    if (match !== EXACT && match !== NOT_OLDER_THAN) {
+      errors.push(notSupported("resourceVersionMatch", match, [EXACT, NOT_OLDER_THAN, ""]))
+    }
     if (match === EXACT && resourceVersion === "0") {
-      errors.push(forbidden("resourceVersionMatch", `resourceVersionMatch "exact" is forbidden for resourceVersion "0"`))
+      errors.push(
+        forbidden("resourceVersionMatch", `resourceVersionMatch "exact" is forbidden for resourceVersion "0"`)
+      )
     }
   }
-  if (query.has("sendInitialEvents")) errors.push(forbidden("sendInitialEvents", "sendInitialEvents is forbidden for list"))
+  if (query.has("sendInitialEvents")) {
+    errors.push(forbidden("sendInitialEvents", "sendInitialEvents is forbidden for list"))
+  }
   return refusal(errors)
 }
 
@@ -71,11 +87,18 @@ export const watchOptions = (query: URLSearchParams): WatchStart | Status => {
   }
   const errors: Array<OptionError> = []
   if (sendInitialEvents !== undefined && match !== NOT_OLDER_THAN) {
-    errors.push(forbidden("resourceVersionMatch", `sendInitialEvents requires setting resourceVersionMatch to ${NOT_OLDER_THAN}`))
+    errors.push(
+      forbidden("resourceVersionMatch", `sendInitialEvents requires setting resourceVersionMatch to ${NOT_OLDER_THAN}`)
+    )
   }
   if (match !== "") {
     if (sendInitialEvents === undefined) {
-      errors.push(forbidden("resourceVersionMatch", "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided"))
+      errors.push(
+        forbidden(
+          "resourceVersionMatch",
+          "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided"
+        )
+      )
     }
     if (match !== NOT_OLDER_THAN) errors.push(notSupported("resourceVersionMatch", match, [NOT_OLDER_THAN]))
     if ((query.get("continue") ?? "") !== "") {

@@ -10,8 +10,8 @@ import { createHash } from "node:crypto"
 import type { KubeObject } from "../../domain/Objects.js"
 import type { ResourceType } from "../../domain/Resources.js"
 import type { Schema } from "./crdSchema.js"
-import { json, pageNotFound, type Reply } from "./httpReply.js"
 import { schemaFor } from "./gatewaySchemas.js"
+import { json, pageNotFound, type Reply } from "./httpReply.js"
 import { objectMeta, type Shape } from "./shape.js"
 import { shapeOf } from "./typeShapes.js"
 
@@ -53,7 +53,9 @@ const constraintsOf = (schema: Schema | undefined): Json => {
   if (schema === undefined) return {}
   const { default: fallback, rules: _rules, type: _type, ...rest } = schema as Schema & Json
   const out: Json = {}
-  for (const key of ["minLength", "maxLength", "pattern", "enum", "minimum", "maximum", "minItems", "maxItems", "required"]) {
+  for (
+    const key of ["minLength", "maxLength", "pattern", "enum", "minimum", "maximum", "minItems", "maxItems", "required"]
+  ) {
     if (rest[key] !== undefined) out[key] = rest[key]
   }
   return fallback !== undefined ? { ...out, default: fallback } : out
@@ -120,7 +122,10 @@ const toSchema = (shape: Shape, crd: Schema | undefined, custom: boolean): Json 
 /** A kind's schema: its shape, `metadata` by reference to ObjectMeta, and the group-version-kind it serves. */
 export const kindSchema = (resource: ResourceType<KubeObject>): Json => {
   const body = toSchema(shapeOf(resource), schemaFor(resource), resource.custom)
-  const properties = { ...(body.properties as Record<string, Json>), metadata: { $ref: `#/components/schemas/${OBJECT_META}` } }
+  const properties = {
+    ...(body.properties as Record<string, Json>),
+    metadata: { $ref: `#/components/schemas/${OBJECT_META}` }
+  }
   return {
     ...body,
     properties,
@@ -132,8 +137,14 @@ const upperFirst = (word: string): string => word.charAt(0).toUpperCase() + word
 
 /** `NetworkingV1Namespaced`, `GatewayNetworkingK8sIoV1Namespaced`, `CoreV1`: the middle of an operationId. */
 const operationStem = (resource: ResourceType<unknown>): string => {
-  const group = resource.group === "" ? "core" : resource.custom ? resource.group : resource.group.replace(/\.k8s\.io$/, "")
-  return `${group.split(/[.-]/).map(upperFirst).join("")}${upperFirst(resource.version)}${resource.namespaced ? "Namespaced" : ""}`
+  const group = resource.group === ""
+    ? "core"
+    : resource.custom
+    ? resource.group
+    : resource.group.replace(/\.k8s\.io$/, "")
+  return `${group.split(/[.-]/).map(upperFirst).join("")}${upperFirst(resource.version)}${
+    resource.namespaced ? "Namespaced" : ""
+  }`
 }
 
 const QUERY = (name: string, type = "string") => ({ name, in: "query", schema: { type, uniqueItems: true } })
@@ -147,7 +158,12 @@ const pathsOf = (resource: ResourceType<KubeObject>): Json => {
   const gvk = { group: resource.group, kind: resource.kind, version: resource.version }
   const root = resource.group === "" ? `/api/${resource.version}` : `/apis/${resource.group}/${resource.version}`
   const collection = `${root}${resource.namespaced ? "/namespaces/{namespace}" : ""}/${resource.plural}`
-  const answers = { "200": { description: "OK", content: { "application/json": { schema: { $ref: `#/components/schemas/${schemaName(resource)}` } } } } }
+  const answers = {
+    "200": {
+      description: "OK",
+      content: { "application/json": { schema: { $ref: `#/components/schemas/${schemaName(resource)}` } } }
+    }
+  }
   const operation = (verb: string, action: string, parameters: ReadonlyArray<Json> = []) => ({
     operationId: `${verb}${operationStem(resource)}${resource.kind}`,
     ...(parameters.length > 0 ? { parameters } : {}),
@@ -163,11 +179,19 @@ const pathsOf = (resource: ResourceType<KubeObject>): Json => {
   }
   return {
     [collection]: {
-      get: operation("list", "list", ["labelSelector", "fieldSelector", "resourceVersion", "resourceVersionMatch", "limit", "continue"].map((n) => QUERY(n))),
+      get: operation(
+        "list",
+        "list",
+        ["labelSelector", "fieldSelector", "resourceVersion", "resourceVersionMatch", "limit", "continue"].map((n) =>
+          QUERY(n)
+        )
+      ),
       post: operation("create", "post", WRITE_PARAMETERS)
     },
     [`${collection}/{name}`]: item,
-    ...(resource.statusSubresource ? { [`${collection}/{name}/status`]: { get: item.get, put: item.put, patch: item.patch } } : {})
+    ...(resource.statusSubresource
+      ? { [`${collection}/{name}/status`]: { get: item.get, put: item.put, patch: item.patch } }
+      : {})
   }
 }
 
@@ -193,13 +217,20 @@ export const openApiIndex = (documents: ReadonlyArray<{ readonly path: string; r
 })
 
 /** What `/openapi/v3[/<path>]` answers for the types served now: the index, a document, or the plain 404. */
-export const openApiV3 = (served: ReadonlyArray<ResourceType<KubeObject>>, gitVersion: string, path: ReadonlyArray<string>): Reply => {
+export const openApiV3 = (
+  served: ReadonlyArray<ResourceType<KubeObject>>,
+  gitVersion: string,
+  path: ReadonlyArray<string>
+): Reply => {
   const byGroupVersion = new Map<string, Array<ResourceType<KubeObject>>>()
   for (const resource of served) {
     const key = groupVersionPath(resource.group, resource.version)
     byGroupVersion.set(key, [...(byGroupVersion.get(key) ?? []), resource])
   }
-  const documents = [...byGroupVersion].map(([key, resources]) => ({ path: key, body: JSON.stringify(openApiDocument(resources, gitVersion)) }))
+  const documents = [...byGroupVersion].map(([key, resources]) => ({
+    path: key,
+    body: JSON.stringify(openApiDocument(resources, gitVersion))
+  }))
   if (path.length === 0) return json(200, openApiIndex(documents))
   const document = documents.find((d) => d.path === path.join("/"))
   return document === undefined ? pageNotFound : { code: 200, contentType: "application/json", body: document.body }
