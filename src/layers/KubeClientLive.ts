@@ -12,6 +12,7 @@ import type { KubeObject, ObjectList, Status } from "../domain/Objects.js"
 import { apiVersionOf, qualifiedName, resourcePath, type ResourceType } from "../domain/Resources.js"
 import {
   type ApplyOptions,
+  type ClusterQueries,
   currentTransientRetry,
   FIELD_MANAGER,
   KubeClient,
@@ -153,9 +154,29 @@ const families = (kc: k8s.KubeConfig, server: string, pools: ConnectionPools) =>
         custom.listClusterCustomObject({ group, version, plural, ...selector(labelSelector) }, options)
     }
   }
+  // Read only: the KubeClient types admit no write of these, so apply and delete cannot be reached.
+  const readOnly = (
+    get: Family["get"],
+    list: Family["list"]
+  ): Family => ({
+    apply: () => Promise.reject(new Error("read-only resource")),
+    delete: () => Promise.reject(new Error("read-only resource")),
+    get,
+    list
+  })
+  const namespaces = readOnly(
+    (_namespace, name, options) => core.readNamespace({ name }, options),
+    (_namespace, labelSelector, options) => core.listNamespace({ ...selector(labelSelector) }, options)
+  )
+  const ingressClasses = readOnly(
+    (_namespace, name, options) => networking.readIngressClass({ name }, options),
+    (_namespace, labelSelector, options) => networking.listIngressClass({ ...selector(labelSelector) }, options)
+  )
   return (resource: ResourceType<unknown>): Effect.Effect<Family> => {
     if (resource.group === "" && resource.plural === "services") return Effect.succeed(services)
+    if (resource.group === "" && resource.plural === "namespaces") return Effect.succeed(namespaces)
     if (resource.group === "networking.k8s.io" && resource.plural === "ingresses") return Effect.succeed(ingresses)
+    if (resource.group === "networking.k8s.io" && resource.plural === "ingressclasses") return Effect.succeed(ingressClasses)
     if (resource.custom) return Effect.succeed(resource.namespaced ? customFamily(resource) : clusterCustomFamily(resource))
     // The KubeClient types admit only Services, Ingresses and Gateway API kinds:
     // anything else is a programming error, not a cluster answer.
@@ -303,6 +324,62 @@ export const parseWatchLine = <A>(
 }
 
 // ---------------------------------------------------------------------------
+// Questions about the server itself
+
+type Request = (ctx: RequestContext, run: (options: k8s.ConfigurationOptions) => Promise<unknown>) => Effect.Effect<unknown, KubeError>
+
+/** `GET /version`, discovery and `SelfSubjectAccessReview`, through the same limits as every call. */
+const clusterQueries = (kc: k8s.KubeConfig, server: string, pools: ConnectionPools, request: Request): ClusterQueries => {
+  const configuration = k8s.createConfiguration({
+    baseServer: new k8s.ServerConfiguration(server, {}),
+    authMethods: { default: kc },
+    middleware: [pooledConnections(pools)]
+  })
+  const version = new k8s.VersionApi(configuration)
+  const core = new k8s.CoreV1Api(configuration)
+  const custom = new k8s.CustomObjectsApi(configuration)
+  const authorization = new k8s.AuthorizationV1Api(configuration)
+  return {
+    server,
+    version: request({ verb: "get", resource: "version" }, (options) => version.getCode({}, options)).pipe(
+      Effect.map((raw) => {
+        const info = raw as { gitVersion?: string; platform?: string }
+        return { gitVersion: info.gitVersion ?? "unknown", ...(info.platform !== undefined ? { platform: info.platform } : {}) }
+      })
+    ),
+    servedResources: (group, groupVersion) =>
+      request(
+        { verb: "discover", resource: group === "" ? groupVersion : `${group}/${groupVersion}` },
+        (options) => (group === "" ? core.getAPIResources({}, options) : custom.getAPIResources({ group, version: groupVersion }, options))
+      ).pipe(
+        Effect.map((raw) =>
+          ((raw as { resources?: ReadonlyArray<{ name?: string }> }).resources ?? []).flatMap((r) =>
+            r.name !== undefined && !r.name.includes("/") ? [r.name] : []
+          )
+        )
+      ),
+    accessReview: (question) =>
+      request(
+        { verb: "create", resource: "selfsubjectaccessreviews.authorization.k8s.io" },
+        (options) =>
+          authorization.createSelfSubjectAccessReview({
+            body: {
+              apiVersion: "authorization.k8s.io/v1",
+              kind: "SelfSubjectAccessReview",
+              spec: { resourceAttributes: { ...question } }
+            }
+          }, options)
+      ).pipe(
+        Effect.map((raw) => {
+          const status = (raw as { status?: { allowed?: boolean; reason?: string; evaluationError?: string } }).status
+          const reason = status?.reason ?? status?.evaluationError
+          return { allowed: status?.allowed === true, ...(reason !== undefined && reason !== "" ? { reason } : {}) }
+        })
+      )
+  }
+}
+
+// ---------------------------------------------------------------------------
 // The service
 
 /**
@@ -347,7 +424,41 @@ const makeOver = (
       Effect.flatMap(FiberRef.get(currentTransientRetry), (retry) =>
         withinLimits(self, { target: { what: describeRequest(ctx), server }, limits, retry, schedule }))
 
-    /** One call, its raw JSON answer parsed; timed out per attempt, retried while transient. */
+    /**
+     * One request, its raw JSON answer parsed; timed out per attempt, retried while
+     * transient, each attempt counted and the whole call in one span.
+     */
+    const request = (
+      ctx: RequestContext,
+      run: (options: k8s.ConfigurationOptions) => Promise<unknown>,
+      contentType?: k8s.PatchStrategy,
+      extra: { readonly dryRun?: boolean } = {}
+    ): Effect.Effect<unknown, KubeError> =>
+      observeRequest(ctx, extra, (observe) =>
+        Effect.suspend(() => {
+          const captured: { text?: string; code?: number } = {}
+          const attempt = Effect.tryPromise({
+            try: (signal) => {
+              const base: k8s.ConfigurationOptions = {
+                middleware: [callMiddleware(signal, captured)],
+                middlewareMergeStrategy: "append"
+              }
+              return run(contentType !== undefined ? k8s.setHeaderOptions("Content-Type", contentType, base) : base)
+            },
+            catch: (error): KubeError =>
+              isApiException(error)
+                ? fromResponse(ctx, error.code, captured.text ?? error.body, error.headers["retry-after"], error)
+                : captured.text !== undefined
+                // An answer arrived, and the typed API could not deserialise it.
+                ? new Unexpected({
+                  reason: `the API server at ${server} answered ${describeRequest(ctx)} with a body the client could not read`
+                })
+                : fromTransportError(ctx, server, error)
+          })
+          return observe(attempt.pipe(Effect.flatMap(() => parseJson(ctx, server, captured.text))), () => captured.code ?? 200)
+        }).pipe((self) => limited(ctx, self)))
+
+    /** One call on a resource type through its typed API. */
     const call = (
       ctx: RequestContext,
       resource: ResourceType<unknown>,
@@ -355,28 +466,7 @@ const makeOver = (
       contentType?: k8s.PatchStrategy,
       extra: { readonly dryRun?: boolean } = {}
     ): Effect.Effect<unknown, KubeError> =>
-      Effect.flatMap(familyFor(resource), (family) => observeRequest(ctx, extra, (observe) => Effect.suspend(() => {
-        const captured: { text?: string; code?: number } = {}
-        const attempt = Effect.tryPromise({
-          try: (signal) => {
-            const base: k8s.ConfigurationOptions = {
-              middleware: [callMiddleware(signal, captured)],
-              middlewareMergeStrategy: "append"
-            }
-            return run(family, contentType !== undefined ? k8s.setHeaderOptions("Content-Type", contentType, base) : base)
-          },
-          catch: (error): KubeError =>
-            isApiException(error)
-              ? fromResponse(ctx, error.code, captured.text ?? error.body, error.headers["retry-after"], error)
-              : captured.text !== undefined
-              // An answer arrived, and the typed API could not deserialise it.
-              ? new Unexpected({
-                reason: `the API server at ${server} answered ${describeRequest(ctx)} with a body the client could not read`
-              })
-              : fromTransportError(ctx, server, error)
-        })
-        return observe(attempt.pipe(Effect.flatMap(() => parseJson(ctx, server, captured.text))), () => captured.code ?? 200)
-      }).pipe((self) => limited(ctx, self))))
+      Effect.flatMap(familyFor(resource), (family) => request(ctx, (options) => run(family, options), contentType, extra))
 
     const named = (verb: string, resource: ResourceType<unknown>, namespace: string, name?: string): RequestContext => ({
       verb,
@@ -486,10 +576,13 @@ const makeOver = (
       )
     }
 
-    return makeKubeClient(
-      { apply, get, delete: del, list, watchFrom },
-      options.reconnectSchedule !== undefined ? { reconnectSchedule: options.reconnectSchedule } : {}
-    )
+    return {
+      ...makeKubeClient(
+        { apply, get, delete: del, list, watchFrom },
+        options.reconnectSchedule !== undefined ? { reconnectSchedule: options.reconnectSchedule } : {}
+      ),
+      cluster: clusterQueries(kc, server, pools, request)
+    }
   })
 
 /** The live layer over an already loaded KubeConfig (tests, embedding). */

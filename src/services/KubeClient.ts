@@ -4,7 +4,17 @@
  * the live one on @kubernetes/client-node, and LocalCluster's in-memory one.
  */
 import { Context, Effect, FiberRef, type Stream } from "effect"
-import type { Gateway, GatewayClass, HttpRoute, Ingress, KubeObject, ObjectList, Service } from "../domain/Objects.js"
+import type {
+  Gateway,
+  GatewayClass,
+  HttpRoute,
+  Ingress,
+  IngressClass,
+  KubeObject,
+  Namespace,
+  ObjectList,
+  Service
+} from "../domain/Objects.js"
 import type { ResourceType } from "../domain/Resources.js"
 import type { KubeError } from "./KubeError.js"
 
@@ -14,8 +24,11 @@ export const FIELD_MANAGER = "session-routing"
 /** The types we write. Gateways are read only: they belong to the platform team. */
 export type WritableObject = Service | Ingress | HttpRoute
 
-/** The types we read. Cluster-scoped ones (GatewayClass) ignore the namespace argument. */
-export type ReadableObject = WritableObject | Gateway | GatewayClass
+/**
+ * The types we read. Cluster-scoped ones (GatewayClass, IngressClass, Namespace) ignore
+ * the namespace argument; the last two only for a diagnosis and `check`.
+ */
+export type ReadableObject = WritableObject | Gateway | GatewayClass | IngressClass | Namespace
 
 export interface ApplyOptions {
   /** Validate and answer as if written, store nothing (`dryRun=All`). */
@@ -97,8 +110,48 @@ export interface KubeClientPrimitives {
   ) => Stream.Stream<RawWatchEvent<A>, KubeError>
 }
 
+/** The API server's own version (`GET /version`). */
+export interface ServerVersion {
+  readonly gitVersion: string
+  readonly platform?: string
+}
+
+/** One verb on one resource type, as a `SelfSubjectAccessReview` asks it. */
+export interface AccessQuestion {
+  readonly verb: string
+  /** `""` for the core group. */
+  readonly group: string
+  /** The plural: `ingresses`. */
+  readonly resource: string
+  /** Unset: cluster-wide. */
+  readonly namespace?: string
+}
+
+/** The authorizer's answer for the caller's own identity. */
+export interface AccessAnswer {
+  readonly allowed: boolean
+  /** What the authorizer said, when it said anything. */
+  readonly reason?: string
+}
+
+/**
+ * Questions about the API server itself rather than its objects, for `check`: who
+ * answers, which resource types it serves, and what it lets the caller do.
+ */
+export interface ClusterQueries {
+  /** The server URL the client talks to. */
+  readonly server: string
+  readonly version: Effect.Effect<ServerVersion, KubeError>
+  /** The plurals a group version serves (discovery); `NotServed` when it serves none. */
+  readonly servedResources: (group: string, version: string) => Effect.Effect<ReadonlyArray<string>, KubeError>
+  /** Asks with a `SelfSubjectAccessReview` whether the caller may do one thing. */
+  readonly accessReview: (question: AccessQuestion) => Effect.Effect<AccessAnswer, KubeError>
+}
+
 export declare namespace KubeClient {
   export interface Service extends KubeClientPrimitives {
+    /** Questions about the server itself; only a client that talks to one over the wire has them. */
+    readonly cluster?: ClusterQueries
     /**
      * Follows changes for as long as it is consumed: resumes from the last seen
      * resourceVersion when a connection ends, and relists on 410 Expired, emitting
