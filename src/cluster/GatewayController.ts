@@ -12,10 +12,12 @@ import {
   type GatewayControllerIdentity,
   kubeTime,
   routeParents,
-  sameStatusIgnoringTimes
+  sameStatusIgnoringTimes,
+  stampCondition
 } from "./GatewayAttachment.js"
 import type { Gateway, HttpRoute, KubeObject, Namespace, Service, Status } from "../domain/Objects.js"
 import {
+  GatewayClassResource,
   GatewayResource,
   HttpRouteResource,
   NamespaceResource,
@@ -38,6 +40,11 @@ export interface GatewayControllerOptions {
   readonly addresses?: ReadonlyArray<GatewayAddress>
   /** Wait before each status write (Gateway or route), or `"never"` to never write. Default 1 second. */
   readonly delay?: ControllerDelay
+  /**
+   * False: it accepts its GatewayClass and programs its Gateways, and writes no route
+   * status at all, as a controller that does not watch the routes' namespace. Default true.
+   */
+  readonly routeStatus?: boolean
 }
 
 /** The default delay: long enough to see `pending`, short enough for a demo. */
@@ -47,6 +54,7 @@ const DEFAULT_ADDRESSES: ReadonlyArray<GatewayAddress> = [{ type: "IPAddress", v
 
 const ROUTE_PREFIX = "route:"
 const GATEWAY_PREFIX = "gateway:"
+const CLASS_PREFIX = "class:"
 
 /**
  * Runs the controller in the current scope and returns once it is started; closing
@@ -117,14 +125,46 @@ export const run = (store: ClusterStore, options: GatewayControllerOptions): Eff
         })
       })
 
+    // Every GatewayClass naming this controller is accepted, as a conformant
+    // implementation does; without it a class reads as one no controller runs for.
+    const reconcileClass = (name: string) =>
+      Effect.gen(function*() {
+        const gatewayClass = yield* getOrUndefined(GatewayClassResource, `/${name}`)
+        if (gatewayClass === undefined || gatewayClass.spec?.controllerName !== identity.controllerName) return
+        const generation = gatewayClass.metadata?.generation
+        const accepted = stampCondition(
+          {
+            type: "Accepted",
+            status: "True",
+            reason: "Accepted",
+            message: "GatewayClass is accepted",
+            ...(generation !== undefined ? { observedGeneration: generation } : {})
+          },
+          gatewayClass.status?.conditions,
+          yield* now
+        )
+        const status = { ...gatewayClass.status, conditions: [accepted] }
+        if (sameStatusIgnoringTimes(gatewayClass.status ?? {}, status)) return
+        yield* store.replaceStatus(GatewayClassResource, undefined, name, { ...gatewayClass, status }, {
+          fieldManager: identity.controllerName
+        })
+      })
+
     const queue = yield* makeWorkQueue({
       name: `gateway controller (${identity.gatewayClassName})`,
       delay: options.delay ?? DEFAULT_GATEWAY_DELAY,
       reconcile: (key) =>
         key.startsWith(ROUTE_PREFIX)
-          ? reconcileRoute(key.slice(ROUTE_PREFIX.length))
+          ? options.routeStatus === false ? Effect.void : reconcileRoute(key.slice(ROUTE_PREFIX.length))
+          : key.startsWith(CLASS_PREFIX)
+          ? reconcileClass(key.slice(CLASS_PREFIX.length))
           : reconcileGateway(key.slice(GATEWAY_PREFIX.length))
     })
+
+    yield* Effect.forkScoped(followWatch(store, GatewayClassResource, (event) =>
+      event.type === "ADDED" || event.type === "MODIFIED"
+        ? queue.enqueue(CLASS_PREFIX + ((event.object as KubeObject).metadata?.name ?? ""))
+        : Effect.void))
 
     const enqueueRoutes = (namespace: string | undefined) =>
       store.list(HttpRouteResource, namespace).pipe(

@@ -5,15 +5,17 @@
  * `cluster` command and the end-to-end tests all start from here.
  */
 import { Effect, type Scope } from "effect"
-import type { Gateway, GatewayClass, KubeObject } from "../domain/Objects.js"
+import type { Gateway, GatewayClass, GatewayListener, IngressClass, KubeObject } from "../domain/Objects.js"
 import {
   apiVersionOf,
   GatewayClassResource,
   GatewayResource,
   IngressClassResource,
+  NamespaceResource,
   type ResourceType
 } from "../domain/Resources.js"
 import * as DataPlane from "./DataPlane.js"
+import type { GatewayAddress } from "./GatewayAttachment.js"
 import * as GatewayController from "./GatewayController.js"
 import type { HttpApiError } from "./HttpApi.js"
 import * as IngressController from "./IngressController.js"
@@ -26,6 +28,10 @@ export interface IngressSetup {
   readonly className?: string
   /** Before it publishes an address, or `"never"` (the silent-404 cluster). Default 1 s. */
   readonly delay?: ControllerDelay
+  /** `spec.controller` of its IngressClass; default `session-routing.dev/local-ingress`. */
+  readonly controllerName?: string
+  /** Mark its IngressClass default (and claim Ingresses that name no class). Default false. */
+  readonly defaultClass?: boolean
 }
 
 export interface GatewaySetup {
@@ -41,6 +47,14 @@ export interface GatewaySetup {
   readonly listenerHostname?: string
   /** Before it writes status, or `"never"` (no controller attaches routes). Default 1 s. */
   readonly delay?: ControllerDelay
+  /** The Gateway's listeners, replacing the one HTTP listener `allowedRoutes` and `listenerHostname` describe. */
+  readonly listeners?: ReadonlyArray<GatewayListener>
+  /** False: the Gateway names a GatewayClass that does not exist. Default true. */
+  readonly createClass?: boolean
+  /** False: the controller programs the Gateway and writes no route status. Default true. */
+  readonly routeStatus?: boolean
+  /** What the Gateway publishes in `status.addresses`; none leaves it unprogrammed. */
+  readonly addresses?: ReadonlyArray<GatewayAddress>
 }
 
 export interface SessionClusterOptions {
@@ -56,6 +70,10 @@ export interface SessionClusterOptions {
   readonly port?: number
   /** Start the data plane (a Host-routing proxy on 127.0.0.1); default true. */
   readonly dataPlane?: boolean
+  /** Labels of the session namespace (what a listener's `allowedRoutes` Selector matches). */
+  readonly namespaceLabels?: Readonly<Record<string, string>>
+  /** More IngressClasses, served by no controller (a class of another cluster, a second default). */
+  readonly ingressClasses?: ReadonlyArray<IngressClass>
 }
 
 export interface SessionCluster {
@@ -96,13 +114,15 @@ export const gatewayFor = (options: {
   readonly className: string
   readonly hostname: string
   readonly allowedRoutes: "Same" | "All"
+  /** Replaces the one HTTP listener the other options describe. */
+  readonly listeners?: ReadonlyArray<GatewayListener>
 }): Gateway => ({
   apiVersion: apiVersionOf(GatewayResource),
   kind: GatewayResource.kind,
   metadata: { name: options.name, namespace: options.namespace },
   spec: {
     gatewayClassName: options.className,
-    listeners: [
+    listeners: options.listeners ?? [
       {
         name: "http",
         protocol: "HTTP",
@@ -136,7 +156,9 @@ export const make = (
       controllers.push(({ store }) =>
         IngressController.run(store, {
           className: ingressClassName,
-          ...(ingress.delay !== undefined ? { delay: ingress.delay } : {})
+          ...(ingress.delay !== undefined ? { delay: ingress.delay } : {}),
+          ...(ingress.controllerName !== undefined ? { controllerName: ingress.controllerName } : {}),
+          ...(ingress.defaultClass !== undefined ? { defaultClass: ingress.defaultClass } : {})
         })
       )
     }
@@ -144,7 +166,9 @@ export const make = (
       controllers.push(({ store }) =>
         GatewayController.run(store, {
           gatewayClassName,
-          ...(gatewaySetup.delay !== undefined ? { delay: gatewaySetup.delay } : {})
+          ...(gatewaySetup.delay !== undefined ? { delay: gatewaySetup.delay } : {}),
+          ...(gatewaySetup.routeStatus !== undefined ? { routeStatus: gatewaySetup.routeStatus } : {}),
+          ...(gatewaySetup.addresses !== undefined ? { addresses: gatewaySetup.addresses } : {})
         })
       )
     }
@@ -157,13 +181,32 @@ export const make = (
     })
     const store = cluster.store
 
-    yield* seed(store, IngressClassResource, undefined, IngressController.ingressClassFor({ className: ingressClassName }))
+    if (options.namespaceLabels !== undefined) {
+      const current = yield* Effect.orDie(store.get(NamespaceResource, undefined, namespace))
+      yield* Effect.orDie(store.replace(NamespaceResource, undefined, namespace, {
+        ...current,
+        metadata: { ...current.metadata, labels: { ...current.metadata?.labels, ...options.namespaceLabels } }
+      }))
+    }
     yield* seed(
       store,
-      GatewayClassResource,
+      IngressClassResource,
       undefined,
-      gatewayClassFor(gatewayClassName, GatewayController.DEFAULT_GATEWAY_CONTROLLER_NAME)
+      IngressController.ingressClassFor({
+        className: ingressClassName,
+        ...(ingress?.controllerName !== undefined ? { controllerName: ingress.controllerName } : {}),
+        ...(ingress?.defaultClass !== undefined ? { defaultClass: ingress.defaultClass } : {})
+      })
     )
+    for (const extra of options.ingressClasses ?? []) yield* seed(store, IngressClassResource, undefined, extra)
+    if (gatewaySetup?.createClass !== false) {
+      yield* seed(
+        store,
+        GatewayClassResource,
+        undefined,
+        gatewayClassFor(gatewayClassName, GatewayController.DEFAULT_GATEWAY_CONTROLLER_NAME)
+      )
+    }
     yield* seed(
       store,
       GatewayResource,
@@ -173,7 +216,8 @@ export const make = (
         namespace: gateway.namespace,
         className: gatewayClassName,
         hostname: gatewaySetup?.listenerHostname ?? `*.${baseDomain}`,
-        allowedRoutes: gatewaySetup?.allowedRoutes ?? "Same"
+        allowedRoutes: gatewaySetup?.allowedRoutes ?? "Same",
+        ...(gatewaySetup?.listeners !== undefined ? { listeners: gatewaySetup.listeners } : {})
       })
     )
 
