@@ -5,6 +5,7 @@
  * the same for the first seconds, so the watch describes routing, it does not judge the session.
  */
 import { Clock, Data, Duration, Effect, Exit, Mailbox, Option, Ref, Schedule, Stream } from "effect"
+import { deadlineReason } from "../domain/Diagnosis.js"
 import type { PublishedRoute } from "../domain/Routes.js"
 import { isPermanent, Transport } from "../services/KubeError.js"
 import {
@@ -225,6 +226,8 @@ const run = (
     const emit = (event: RouteHealthEvent) =>
       lock === undefined ? report(event) : lock.withPermits(1)(report(event))
     let readErrorReported = false
+    // One diagnosis per session, read only if a host the cluster answered for is still pending at the deadline.
+    const diagnosis = router.diagnose === undefined ? undefined : yield* Effect.cached(router.diagnose(input.sessionId))
     const watch: HostWatch = {
       router,
       source,
@@ -232,6 +235,10 @@ const run = (
       deadline,
       timeoutMs: timing.timeoutMs,
       intervalMs: timing.intervalMs,
+      unclaimed: (route) =>
+        diagnosis === undefined
+          ? Effect.succeed(router.unclaimedReason(route))
+          : Effect.map(diagnosis, (pathOf) => deadlineReason(pathOf(route), router.unclaimedReason(route))),
       reportReadError: (error) =>
         Effect.suspend(() => {
           if (readErrorReported) return Effect.void
@@ -342,6 +349,8 @@ interface HostWatch {
   readonly deadline: number
   readonly timeoutMs: number
   readonly intervalMs: number
+  /** Why a host the cluster answered for is still pending: the first broken link, else the generic advice. */
+  readonly unclaimed: (route: PublishedRoute) => Effect.Effect<string>
   readonly reportReadError: (error: RouteReadError) => Effect.Effect<void>
 }
 
@@ -511,9 +520,10 @@ const settle = (watch: HostWatch, host: Host, evidence: Ref.Ref<HostEvidence>): 
 
 /**
  * The terminal event of a host still unsettled at the deadline: the last evidence
- * decides. The unclaimed advice only when the last thing the cluster said was a real
- * answer (the object, without a status that programs it); a read failure when the
- * last read failed, or when the read the deadline cut short had gone unanswered.
+ * decides. The diagnosis (the first broken link of its routing) only when the last
+ * thing the cluster said was a real answer (the object, without a status that
+ * programs it); a read failure when the last read failed, or when the read the
+ * deadline cut short had gone unanswered.
  */
 const atDeadline = (
   watch: HostWatch,
@@ -525,12 +535,9 @@ const atDeadline = (
   const silent = readCutOff && (Option.isNone(seen.last) || cutReadIsSilence(outFor, seen.slowestAnswerMs, watch.intervalMs))
   if (!silent) {
     const last = Option.getOrUndefined(seen.last)
-    return Effect.succeed(
-      RouteHealthEvent.unprogrammed(
-        route,
-        last?._tag === "RouteReadError" ? readFailureReason(last) : watch.router.unclaimedReason(route)
-      )
-    )
+    return last?._tag === "RouteReadError"
+      ? Effect.succeed(RouteHealthEvent.unprogrammed(route, readFailureReason(last)))
+      : Effect.map(watch.unclaimed(route), (reason) => RouteHealthEvent.unprogrammed(route, reason))
   }
   // The server stopped answering: the unclaimed advice would blame a controller
   // nobody was able to ask about.

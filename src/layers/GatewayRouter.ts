@@ -4,6 +4,7 @@
  * says why in `status.parents`; only the entry for our Gateway decides.
  */
 import { Duration, Effect, Layer } from "effect"
+import { gatewayPath } from "../domain/Diagnosis.js"
 import { buildSessionHttpRoutes, httpRouteName, managedBySelector, sessionSelector } from "../domain/Manifests.js"
 import {
   GatewayClassResource,
@@ -19,6 +20,7 @@ import { KubeClient } from "../services/KubeClient.js"
 import type { KubeError } from "../services/KubeError.js"
 import { PublishError, RouteReadError, RouterSetupError, SessionRouter } from "../services/SessionRouter.js"
 import { RouterConfig } from "../services/RouterConfig.js"
+import { pathsFrom, readGatewayFacts } from "./internal/DiagnosisReads.js"
 import { runPublish } from "./internal/PublishPlan.js"
 import { plannedWrite, removeOtherModeObjects, removeSessionObjects } from "./internal/SessionObjects.js"
 import { runUnpublish } from "./internal/Unpublish.js"
@@ -131,6 +133,9 @@ export const make = Effect.gen(function* () {
 
     unclaimedReason: (route) =>
       `no Gateway controller accepted the HTTPRoute for ${route.host} on Gateway ${gatewayLabel}: check that the Gateway exists and is Programmed, that its listeners allow routes from namespace "${namespace}" (allowedRoutes.namespaces.from defaults to Same), and that a listener hostname covers *.${settings.baseDomain}`,
+
+    diagnose: () =>
+      Effect.map(pathsFrom(readGatewayFacts(kube, target, namespace), gatewayPath), (path) => (route) => path(route.host)),
 
     routesOf: (sessionId) =>
       kube.list(HttpRouteResource, namespace, { labelSelector: sessionSelector(sessionId) }).pipe(

@@ -4,6 +4,7 @@
  * and has no way to say "refused": a refusal looks like silence until the deadline.
  */
 import { Effect, Layer } from "effect"
+import { ingressPath } from "../domain/Diagnosis.js"
 import { buildSessionIngress, managedBySelector, sessionObjectName, sessionSelector } from "../domain/Manifests.js"
 import type { Ingress } from "../domain/Objects.js"
 import { HttpRouteResource, IngressResource, ServiceResource } from "../domain/Resources.js"
@@ -12,6 +13,7 @@ import { ingressVerdict } from "../domain/Verdict.js"
 import { KubeClient } from "../services/KubeClient.js"
 import { RouterConfig } from "../services/RouterConfig.js"
 import { RouteReadError, SessionRouter } from "../services/SessionRouter.js"
+import { pathsFrom, readIngressFacts } from "./internal/DiagnosisReads.js"
 import { runPublish } from "./internal/PublishPlan.js"
 import { plannedWrite, removeObject, removeOtherModeObjects, removeSessionObjects } from "./internal/SessionObjects.js"
 import { runUnpublish } from "./internal/Unpublish.js"
@@ -70,6 +72,9 @@ export const make = Effect.gen(function* () {
       ),
 
     unclaimedReason: () => unclaimed,
+
+    diagnose: () =>
+      Effect.map(pathsFrom(readIngressFacts(kube, settings), (facts) => ingressPath(facts)), (path) => (route) => path(route.host)),
 
     routesOf: (sessionId) =>
       kube.get(IngressResource, namespace, sessionObjectName(sessionId)).pipe(

@@ -4,6 +4,7 @@
  * themselves live in `src/layers`.
  */
 import { Context, Data, type Effect } from "effect"
+import type { RoutingPath } from "../domain/Diagnosis.js"
 import type { HttpRoute, Ingress } from "../domain/Objects.js"
 import type { ResourceType } from "../domain/Resources.js"
 import type { PublishedRoute, RouteVerdict, RoutingMode } from "../domain/Routes.js"
@@ -79,8 +80,14 @@ export declare namespace SessionRouter {
     readonly verdictFor: (sessionId: string, route: PublishedRoute) => Effect.Effect<RouteVerdict, RouteReadError>
     /** Where the hosts' status lives, for a watching source. Unset: nothing is published (mode `none`). */
     readonly statusObjects?: StatusObjects
-    /** What to tell a person when a route is still pending at the deadline. */
+    /** What to tell a person when a route is still pending at the deadline and nothing more is known. */
     readonly unclaimedReason: (route: PublishedRoute) => string
+    /**
+     * Reads what the session's routing depends on, once for all its hosts, and gives
+     * each host's path: every link sound, the first broken one, or what could not be
+     * read. Each read is bounded; it never fails. Unset: nothing to diagnose (mode `none`).
+     */
+    readonly diagnose?: (sessionId: string) => Effect.Effect<(route: PublishedRoute) => RoutingPath>
     /**
      * The routes the cluster currently holds for the session, read back from its
      * objects (for a status check by a process that did not publish them).

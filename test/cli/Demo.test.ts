@@ -10,9 +10,12 @@ import { answerLine, parseDemoModes, unexpected } from "../../src/cli/commands/D
 import { runCli } from "./TestCli.js"
 
 const DOMAIN = "sessions.localtest.me"
+// The diagnosis at the deadline: the class exists and ingress-nginx, its controller, wrote no
+// address; the Gateway's class names a controller that never accepted it.
 const INGRESS_UNCLAIMED =
-  'unprogrammed: no ingress controller claimed the session Ingress of class "nginx" in namespace "telo-sessions"'
-const GATEWAY_UNCLAIMED = `unprogrammed: no Gateway controller accepted the HTTPRoute for 8080-demo-unclaimed.${DOMAIN} on Gateway telo-sessions/external`
+  'unprogrammed: NoIngressStatus: IngressClass "nginx", controller "k8s.io/ingress-nginx", exists, but no address was written to the session Ingress\'s status in namespace "telo-sessions": ingress-nginx writes status only with --update-status'
+const GATEWAY_UNCLAIMED =
+  'unprogrammed: GatewayClassNotAccepted: GatewayClass "external" names controller "example.com/external-gateway", and no controller has accepted it'
 
 /** The index of the first line that starts with `prefix`, failing the test when there is none. */
 const lineIndex = (lines: ReadonlyArray<string>, prefix: string): number => {

@@ -11,6 +11,7 @@ import { HttpRouteResource, IngressResource, type ResourceType, ServiceResource 
 import type { SessionEvent } from "../../src/runner/SessionRunner.js"
 import { type CliCluster, cliCluster, jsonLines } from "./CliCluster.js"
 import { type CliResult, runCli } from "./TestCli.js"
+import { DIAGNOSIS_CODES } from "../../src/domain/Diagnosis.js"
 
 /** The time limits every matrix cell runs with: small, so that persistent faults end quickly. */
 export const LIMITS = {
@@ -125,7 +126,12 @@ export const classOf = (event: SessionEvent): ReasonClass | undefined => {
   if (event.state === "programmed") return "programmed"
   const reason = event.reason ?? ""
   if (reason.startsWith("route status could not be read: ")) return "read-failure"
-  if (reason.startsWith("no ingress controller claimed") || reason.startsWith("no Gateway controller accepted")) {
+  // The cluster answered and nothing programmed the host: its diagnosis, or the generic
+  // advice when the diagnosis could not be read.
+  if (
+    reason.startsWith("no ingress controller claimed") || reason.startsWith("no Gateway controller accepted") ||
+    DIAGNOSIS_CODES.some((code) => reason.startsWith(`${code}: `))
+  ) {
     return "unclaimed"
   }
   return "rejected"

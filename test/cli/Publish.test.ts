@@ -14,6 +14,7 @@ import { HttpRouteResource, IngressResource, ServiceResource } from "../../src/d
 import type { SessionEvent } from "../../src/runner/SessionRunner.js"
 import { cliCluster, gatewayEnv, jsonLines, settledInPortOrder, tcpEndpoint, tempDir } from "./CliCluster.js"
 import { runCli } from "./TestCli.js"
+import { localIngressSilence } from "../support/Causes.js"
 
 const sessionId = "hzyayvabgyvz"
 const podArgs = ["--session", sessionId, "--pod", `telo-run-${sessionId}`, "--pod-uid", "3f6b1e2c-9d4a-4c1b-8e7f-2a5d6c9b0e13"]
@@ -37,9 +38,6 @@ const unprogrammed = (port: number, reason: string): SessionEvent => ({
   state: "unprogrammed",
   reason
 })
-
-const unclaimedIngress = (namespace: string) =>
-  `no ingress controller claimed the session Ingress of class "local" in namespace "${namespace}": check that an ingress controller for that class is running and watching the namespace, and that it publishes status (ingress-nginx needs --update-status, Traefik an ingressEndpoint, Kong and APISIX a publishService)`
 
 /** A quick controller: long enough that the first read sees `pending`. */
 const QUICK = Duration.millis(150)
@@ -99,8 +97,8 @@ describe("session-routing publish", () => {
           published("ingress"),
           route(8080, "pending"),
           route(9090, "pending"),
-          unprogrammed(8080, unclaimedIngress(cluster.namespace)),
-          unprogrammed(9090, unclaimedIngress(cluster.namespace))
+          unprogrammed(8080, localIngressSilence(cluster.namespace)),
+          unprogrammed(9090, localIngressSilence(cluster.namespace))
         ])
       })
     ))

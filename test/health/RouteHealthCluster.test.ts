@@ -5,6 +5,7 @@ import { IngressResource } from "../../src/domain/Resources.js"
 import { type RouteHealthEvent, watchRouteHealth } from "../../src/health/RouteHealth.js"
 import { SessionRouter } from "../../src/layers/SessionRouterLayers.js"
 import type { SessionCluster } from "../../src/cluster/SessionCluster.js"
+import { localIngressSilence } from "../support/Causes.js"
 import { BASE_DOMAIN, kubeClientLayer, routerConfigLayer, startCluster } from "../support/RouterHarness.js"
 
 const sessionId = "health1"
@@ -56,12 +57,12 @@ describe("route health over HTTP against LocalCluster", () => {
       ])
     }))
 
-  it.live("calls the host unprogrammed with the unclaimed reason when no controller ever writes status", () =>
+  it.live("calls the host unprogrammed with its diagnosis when no controller ever writes status", () =>
     Effect.gen(function* () {
-      const { events, router } = yield* publishAndWatch({ ingress: { delay: "never" } })
+      const { events } = yield* publishAndWatch({ ingress: { delay: "never" } })
       expect(events).toEqual([
         { _tag: "Route", route, state: "pending" },
-        { _tag: "Route", route, state: "unprogrammed", reason: router.unclaimedReason(route) }
+        { _tag: "Route", route, state: "unprogrammed", reason: localIngressSilence() }
       ])
     }))
 

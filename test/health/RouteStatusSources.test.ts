@@ -17,6 +17,7 @@ import { type RouteHealthEvent, watchRouteHealth } from "../../src/health/RouteH
 import { SessionRouter } from "../../src/layers/SessionRouterLayers.js"
 import { followSession } from "../../src/runner/FollowSession.js"
 import type { SessionEvent } from "../../src/runner/SessionRunner.js"
+import { localIngressSilence } from "../support/Causes.js"
 import { BASE_DOMAIN, type Face, kubeClientLayer, routerConfigLayer, startCluster, type TestConfig } from "../support/RouterHarness.js"
 
 const sessionId = "sources1"
@@ -86,7 +87,7 @@ for (const source of ["watch", "poll"] as const) {
         }
       }))
 
-    it.scoped("ends every host unclaimed at the absolute deadline when no controller writes status", () =>
+    it.scoped("ends every host unclaimed at the absolute deadline, with the diagnosis, when no controller writes status", () =>
       Effect.gen(function*() {
         const sc = yield* startCluster({ ingress: { delay: "never" }, gateway: false })
         const run = yield* publishAndWatch({ timeoutMs: 1_000, intervalMs: 100 }).pipe(
@@ -97,7 +98,7 @@ for (const source of ["watch", "poll"] as const) {
         const settled = terminal(yield* run.seen)
         expect(settled.map(({ at }) => at)).toEqual([1_000, 1_000])
         for (const { event } of settled) {
-          expect(event._tag === "Route" && reasonOf(event)).toBe(run.router.unclaimedReason(event.route as PublishedRoute))
+          expect(event._tag === "Route" && reasonOf(event)).toBe(localIngressSilence())
         }
       }))
 

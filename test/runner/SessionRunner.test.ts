@@ -9,6 +9,7 @@ import { SessionRouter } from "../../src/layers/SessionRouterLayers.js"
 import { publishSession, type SessionEvent, sessionStatus, unpublishSession } from "../../src/runner/SessionRunner.js"
 import type { RouterConfig } from "../../src/services/RouterConfig.js"
 import { SessionRouter as SessionRouterTag } from "../../src/services/SessionRouter.js"
+import { localGatewayClassUnaccepted } from "../support/Causes.js"
 import { BASE_DOMAIN, routerConfigLayer, type RouterLayer, type TestConfig } from "../support/RouterHarness.js"
 
 const sessionId = "abc123"
@@ -100,10 +101,9 @@ describe("publishSession", () => {
         })
     ))
 
-  it.scoped("calls a host no controller claims unprogrammed at the deadline, with the unclaimed reason", () =>
+  it.scoped("calls a host no controller claims unprogrammed at the deadline, with the broken link as its reason", () =>
     withRunner(SessionRouter.layerGateway, { gateway: { delay: "never" } }, { mode: "gateway" }, () =>
       Effect.gen(function* () {
-        const router = yield* SessionRouterTag
         const session = yield* publishSession({ ...spec, ports: [{ port: 8080, protocol: "tcp" }] })
         const events = yield* collectAll(session.events)
         expect(events.slice(1)).toEqual([
@@ -113,7 +113,7 @@ describe("publishSession", () => {
             port: 8080,
             host: host(8080),
             state: "unprogrammed",
-            reason: router.unclaimedReason({ host: host(8080), port: 8080 })
+            reason: localGatewayClassUnaccepted
           }
         ])
       })
