@@ -3,7 +3,8 @@
  * runs as its own process, and kubectl (the bundled 1.35, and Debian's 1.20 where CI put
  * it on PATH: see test/support/Kubectl.ts) works through the kubeconfig it wrote: the seeded
  * IngressClass, an Ingress created from a file and read back, the controller's
- * address, a stale replace refused with 409 Conflict, a label selector, delete. The
+ * address (waited for with `kubectl wait` where kubectl has `--for=jsonpath`), a stale
+ * replace refused with 409 Conflict, a label selector, delete. The
  * in-process counterpart is test/cluster/Kubectl.test.ts; this one proves the command
  * serves it. Assertions read what the server did (objects read back, its Status
  * message), never kubectl's own messages, whose wording changes between releases (1.31
@@ -72,6 +73,13 @@ describe("kubectl against session-routing cluster", () => {
             expect(object.spec.rules[0].host).toBe("web.sessions.localtest.me")
 
             // The cluster's ingress controller claims class "local" and publishes its address.
+            // kubectl 1.23 and later wait for it (1.35 through a watch-list); older ones poll.
+            if (kubectl.minor >= 23) {
+              const waited = yield* run(
+                "wait", "-n", NS, "--for=jsonpath={.status.loadBalancer.ingress[0].ip}=127.0.0.1", "ingress/web", "--timeout=20s"
+              )
+              expect(waited.code, waited.stderr).toBe(0)
+            }
             const address = yield* run(
               "get", "ingress", "web", "-n", NS, "-o", "jsonpath={.status.loadBalancer.ingress[0].ip}"
             ).pipe(
