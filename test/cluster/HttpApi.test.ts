@@ -60,7 +60,7 @@ describe("HttpApi discovery", () => {
         "pods/status",
         "events"
       ])
-      expect((yield* call(url, "/version")).body).toMatchObject({ major: "1", minor: "30", gitVersion: "v1.30.0" })
+      expect((yield* call(url, "/version")).body).toMatchObject({ major: "1", minor: "34", gitVersion: "v1.34.2" })
     }))
 
   it.scopedLive("answers an unserved type, and discovery of its group, with the plain-text 404", () =>

@@ -129,7 +129,7 @@ export const makeRouter = ({ gitVersion, metrics, serverAddress, store }: Router
           gitCommit: "0000000000000000000000000000000000000000",
           gitTreeState: "clean",
           buildDate: "2024-04-17T17:27:03Z",
-          goVersion: "go1.22.2",
+          goVersion: "go1.24.9",
           compiler: "gc",
           platform: "linux/amd64"
         })))
