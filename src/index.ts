@@ -89,6 +89,23 @@ export {
 } from "./runner/SessionRunner.js"
 
 export { type FollowedHost, type FollowOptions, followSession, GONE_REASON } from "./runner/FollowSession.js"
+/** Whether this configuration can route sessions on the cluster: a list of checks, as `session-routing check` prints them. */
+export {
+  type CheckOptions,
+  type CheckReport,
+  type CheckResult,
+  checkRouting,
+  type CheckStatus
+} from "./runner/Check.js"
+/** Why a host is still pending at its deadline: the first broken link of its routing, with a stable code. */
+export {
+  type Cause,
+  DIAGNOSIS_CODES,
+  type DiagnosisCode,
+  gatewayPath,
+  ingressPath,
+  RoutingPath
+} from "./domain/Diagnosis.js"
 
 // Observability.
 /** The span names, span attributes and metrics (Effect `Metric`s) session-routing records. */

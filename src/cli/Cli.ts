@@ -11,6 +11,7 @@ import { RouterConfigError } from "../services/RouterConfig.js"
 import { CliError, ExitCode } from "./CliError.js"
 import { commandNames, helpDocLines, usageErrorLine } from "./internal/UsageError.js"
 import { stdoutColor } from "./present/Presenter.js"
+import { checkCommand } from "./commands/Check.js"
 import { clusterCommand } from "./commands/Cluster.js"
 import { demoCommand } from "./commands/Demo.js"
 import { publishCommand } from "./commands/Publish.js"
@@ -30,7 +31,15 @@ const inCommand = FiberRef.unsafeMake(false)
  */
 export const command = Command.make("session-routing").pipe(
   Command.withDescription("Publishes Kubernetes routing objects for session Pods and reports whether they were programmed."),
-  Command.withSubcommands([renderCommand, publishCommand, statusCommand, unpublishCommand, clusterCommand, demoCommand]),
+  Command.withSubcommands([
+    renderCommand,
+    publishCommand,
+    statusCommand,
+    unpublishCommand,
+    checkCommand,
+    clusterCommand,
+    demoCommand
+  ]),
   Command.transformHandler((handler) => Effect.locally(handler, inCommand, true))
 )
 

@@ -16,6 +16,8 @@ export interface HostRow {
   readonly host: string
   readonly state: RouteState
   readonly reason?: string
+  /** The probe through the public path: `200`, or what failed; set once a probe ends. */
+  readonly probe?: string
 }
 
 /** Everything the events said so far. */
@@ -25,6 +27,8 @@ export interface SessionView {
   readonly rows: ReadonlyArray<HostRow>
   /** The latest `read-error` reason, if one came. */
   readonly readError?: string
+  /** Why Events could not be recorded on the Pod, if that happened. */
+  readonly eventError?: string
 }
 
 /** Before any event. */
@@ -56,8 +60,21 @@ export const applyEvent = (view: SessionView, event: SessionEvent): SessionView 
     }
     case "read-error":
       return { ...view, readError: event.reason }
+    case "probe":
+      return {
+        ...view,
+        rows: view.rows.map((row) => (row.host === event.host ? { ...row, probe: probeText(event) } : row))
+      }
+    case "endpoints":
+      return view
+    case "event-error":
+      return { ...view, eventError: event.reason }
   }
 }
+
+/** A probe's result in few words: `200`, or `503: ...`. */
+export const probeText = (event: Extract<SessionEvent, { readonly type: "probe" }>): string =>
+  event.ok ? `${event.status ?? "ok"}` : `failed: ${event.reason ?? `${event.status ?? ""}`}`
 
 const sortRows = (rows: ReadonlyArray<HostRow>): ReadonlyArray<HostRow> =>
   [...rows].sort((a, b) => a.port - b.port || a.host.localeCompare(b.host))
@@ -114,6 +131,12 @@ export const plainLine = (event: SessionEvent): string => {
       return rowLine(rowOf(event))
     case "read-error":
       return `read error: ${event.reason}`
+    case "probe":
+      return `${event.host} probe ${probeText(event)}`
+    case "endpoints":
+      return `${event.host} no ready endpoint: ${event.reason}`
+    case "event-error":
+      return `events: ${event.reason}`
   }
 }
 
@@ -132,9 +155,11 @@ export interface FrameStyle {
   readonly tick?: number
 }
 
-const ANSI = { green: "\x1b[32m", red: "\x1b[31m", yellow: "\x1b[33m", dim: "\x1b[2m", reset: "\x1b[0m" } as const
+/** The colours the presenters use. */
+export const ANSI = { green: "\x1b[32m", red: "\x1b[31m", yellow: "\x1b[33m", dim: "\x1b[2m", reset: "\x1b[0m" } as const
 
-const paint = (style: FrameStyle, code: string, text: string): string =>
+/** `text` in colour `code` when the style has colours. */
+export const paint = (style: Pick<FrameStyle, "color">, code: string, text: string): string =>
   style.color ? `${code}${text}${ANSI.reset}` : text
 
 const mark = (row: HostRow, style: FrameStyle): string => {
@@ -165,10 +190,12 @@ export const renderFrame = (view: SessionView, style: FrameStyle): ReadonlyArray
     // Padded only when a reason follows, so no line ends in blanks inside a colour.
     const state = paint(style, stateColor, row.reason === undefined ? row.state : row.state.padEnd(stateWidth))
     const reason = row.reason === undefined ? "" : `  ${row.reason}`
-    return `${mark(row, style)} ${String(row.port).padEnd(portWidth)}  ${row.host.padEnd(hostWidth)}  ${state}${reason}`
+    const probe = row.probe === undefined ? "" : `  probe ${row.probe}`
+    return `${mark(row, style)} ${String(row.port).padEnd(portWidth)}  ${row.host.padEnd(hostWidth)}  ${state}${reason}${probe}`
   })
   const readError = view.readError !== undefined ? [paint(style, ANSI.red, `read error: ${view.readError}`)] : []
-  return [header.trimEnd(), ...rows, ...readError]
+  const eventError = view.eventError !== undefined ? [paint(style, ANSI.yellow, `events: ${view.eventError}`)] : []
+  return [header.trimEnd(), ...rows, ...readError, ...eventError]
 }
 
 const ANSI_ESCAPE = /\x1b\[[0-9;]*[A-Za-z]/g

@@ -1,0 +1,59 @@
+/**
+ * `session-routing check`: can this configuration route sessions on this cluster?
+ * Runs `checkRouting` and prints each check (✓, ✗ or !) with what to do on a failure.
+ * Exit 0 when none failed, 1 otherwise; a kubeconfig that cannot be loaded is a failed check.
+ */
+import { Command, Options } from "@effect/cli"
+import { Console, Effect, Either, Layer } from "effect"
+import * as RouterConfigLive from "../../layers/RouterConfigLive.js"
+import { SessionRouter } from "../../layers/SessionRouterLayers.js"
+import { type CheckReport, checkRouting, nothingToCheck, reportOf } from "../../runner/Check.js"
+import { RouterConfig } from "../../services/RouterConfig.js"
+import { cliError, ExitCode } from "../CliError.js"
+import { globalOptions, kubeClientLayer, routerConfigOverrides, routesSessions } from "../GlobalOptions.js"
+import { reportJson, reportLines } from "../present/CheckView.js"
+import { logsToStderr, outputOption, parseOutputFormat, stdoutColor } from "../present/Presenter.js"
+
+/** `session-routing check [--round-trip] [-o table|json] [--kubeconfig PATH] [--context NAME] [-n NS] [--mode MODE]`. */
+export const checkCommand = Command.make(
+  "check",
+  {
+    ...globalOptions,
+    output: outputOption,
+    roundTrip: Options.boolean("round-trip").pipe(
+      Options.withDescription("Also publish a probe session, wait for its verdict and unpublish it")
+    )
+  },
+  (flags) =>
+    Effect.gen(function*() {
+      const config = yield* RouterConfigLive.fromEnv(routerConfigOverrides(flags))
+      const format = yield* Either.mapLeft(parseOutputFormat(flags.output), (line) => cliError(line))
+      for (const warning of config.warnings) yield* Console.error(`warning: ${warning}`)
+      const report: CheckReport = routesSessions(config)
+        ? yield* checkRouting({ roundTrip: flags.roundTrip }).pipe(
+          Effect.provide(
+            SessionRouter.layerConfig.pipe(
+              Layer.provideMerge(kubeClientLayer(flags)),
+              Layer.provideMerge(Layer.succeed(RouterConfig, config))
+            )
+          ),
+          // No usable kubeconfig is the first check failing, not an error of the command.
+          Effect.catchAll((error) =>
+            Effect.succeed(reportOf([{
+              id: error._tag === "KubeConfigError" ? "kubeconfig" : "setup",
+              status: "fail",
+              line: error.message,
+              hint: "pass --kubeconfig and --context, or set KUBECONFIG"
+            }]))
+          )
+        )
+        : nothingToCheck(config)
+      if (format === "json") yield* Console.log(reportJson(report))
+      else for (const line of reportLines(report, yield* stdoutColor)) yield* Console.log(line)
+      if (!report.ok) return yield* cliError("", ExitCode.failure)
+    }).pipe(Effect.provide(logsToStderr))
+).pipe(
+  Command.withDescription(
+    "Check that this configuration can route sessions on the cluster: exit 0 when no check fails, 1 otherwise"
+  )
+)

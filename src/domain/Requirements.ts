@@ -1,0 +1,105 @@
+/**
+ * What a routing mode needs of a cluster: the resource types it must find served and
+ * the verbs it must be granted on each, in which namespace. `check` asks the server
+ * about each; a Role granting these is what a runner needs.
+ */
+import {
+  GatewayClassResource,
+  GatewayResource,
+  HttpRouteResource,
+  IngressClassResource,
+  IngressResource,
+  qualifiedName,
+  type ResourceType,
+  ServiceResource
+} from "./Resources.js"
+
+/** One resource type a mode uses, and how. */
+export interface Need {
+  readonly resource: ResourceType<unknown>
+  /** The RBAC verbs it must be granted (server-side apply is `patch`, plus `create` for a new object). */
+  readonly verbs: ReadonlyArray<string>
+  /** Where; undefined for a cluster-scoped type. */
+  readonly namespace: string | undefined
+  /** False: only a diagnosis uses it, and routing works without it. */
+  readonly required: boolean
+  /** What it is used for, for the line a person reads. */
+  readonly use: string
+}
+
+/** What decides the needs besides the mode. */
+export interface NeedsSettings {
+  readonly sessionNamespace: string
+  /** The Gateway's namespace (gateway mode). */
+  readonly gatewayNamespace?: string
+  /** The shared watch lists and watches the routed kind; polling only gets. */
+  readonly watch: boolean
+}
+
+const WRITE_VERBS = ["get", "list", "create", "patch", "delete"] as const
+
+/** The resource types and verbs `mode` uses, required ones first. */
+export const routingNeeds = (mode: "ingress" | "gateway", settings: NeedsSettings): ReadonlyArray<Need> => {
+  const ns = settings.sessionNamespace
+  const routed = (resource: ResourceType<unknown>, use: string): Need => ({
+    resource,
+    verbs: settings.watch ? [...WRITE_VERBS, "watch"] : WRITE_VERBS,
+    namespace: ns,
+    required: true,
+    use
+  })
+  const service: Need = {
+    resource: ServiceResource,
+    verbs: WRITE_VERBS,
+    namespace: ns,
+    required: true,
+    use: "the session Service"
+  }
+  if (mode === "ingress") {
+    return [
+      service,
+      routed(IngressResource, "the session Ingress and its status"),
+      {
+        resource: IngressClassResource,
+        verbs: ["list"],
+        namespace: undefined,
+        required: false,
+        use: "diagnosing an unclaimed Ingress"
+      }
+    ]
+  }
+  return [
+    service,
+    routed(HttpRouteResource, "the session HTTPRoutes and their status"),
+    {
+      resource: GatewayResource,
+      verbs: ["get"],
+      namespace: settings.gatewayNamespace ?? ns,
+      required: false,
+      use: "learning the Gateway's controller and diagnosing an unaccepted route"
+    },
+    {
+      resource: GatewayClassResource,
+      verbs: ["get"],
+      namespace: undefined,
+      required: false,
+      use: "the same, through the GatewayClass"
+    }
+  ]
+}
+
+/** The need in words: `ingresses.networking.k8s.io in namespace "x"`. */
+export const describeNeed = (need: Need): string =>
+  `${qualifiedName(need.resource)}${
+    need.namespace !== undefined ? ` in namespace "${need.namespace}"` : " (cluster-wide)"
+  }`
+
+/** The `kubectl create role` line that grants a set of verbs on one need's resource. */
+export const grantHint = (need: Need, verbs: ReadonlyArray<string>): string =>
+  need.namespace !== undefined
+    ? `grant them in a Role bound to this identity: kubectl create role session-routing -n ${need.namespace} --verb=${
+      verbs.join(",")
+    } --resource=${qualifiedName(need.resource)}`
+    : `grant them in a ClusterRole bound to this identity: kubectl create clusterrole session-routing-read --verb=${
+      verbs.join(",")
+    } --resource=${qualifiedName(need.resource)}`

@@ -1,0 +1,339 @@
+/**
+ * `checkRouting`: whether this configuration can route sessions on this cluster, as a
+ * list of checks in the order a person would fix them (the server, its APIs, the
+ * namespace, permissions, the IngressClass or Gateway, admission, and optionally a
+ * probe session's round trip). Each check passes, fails, or warns that it could not tell.
+ */
+import { Clock, Effect, Either, Stream } from "effect"
+import { causeReason } from "../domain/Diagnosis.js"
+import { buildSessionObjects, sessionSelector, type SessionSpec } from "../domain/Manifests.js"
+import type { HttpRoute, Ingress, KubeObject, Service } from "../domain/Objects.js"
+import { describeNeed, grantHint, type Need, routingNeeds } from "../domain/Requirements.js"
+import {
+  HttpRouteResource,
+  IngressResource,
+  NamespaceResource,
+  qualifiedName,
+  ServiceResource
+} from "../domain/Resources.js"
+import { hostForPort } from "../domain/Routes.js"
+import { type ClusterQueries, KubeClient } from "../services/KubeClient.js"
+import type { KubeError } from "../services/KubeError.js"
+import { manifestSettingsOf, RouterConfig } from "../services/RouterConfig.js"
+import { SessionRouter } from "../services/SessionRouter.js"
+import { publishSession, type SessionEvent, unpublishSession } from "./SessionRunner.js"
+
+/** ✓, ✗ or !: passed, failed, or could not tell (not a failure). */
+export type CheckStatus = "ok" | "fail" | "warn"
+
+/** One check: a stable id, one line, and on failure or warning what to do. */
+export interface CheckResult {
+  readonly id: string
+  readonly status: CheckStatus
+  readonly line: string
+  readonly hint?: string
+}
+
+/** Every check run; `ok` when none failed. */
+export interface CheckReport {
+  readonly checks: ReadonlyArray<CheckResult>
+  readonly ok: boolean
+}
+
+export interface CheckOptions {
+  /** Also publish a probe session, watch it to a verdict and unpublish it. */
+  readonly roundTrip?: boolean
+}
+
+/** The probe session's id: the dry run and the round trip use it. */
+export const PROBE_SESSION_ID = "routing-check"
+const PROBE_PORT = 8080
+/** The API server accepts any uid; the probe is unpublished at once, before a collector could act on it. */
+const PROBE_SPEC: SessionSpec = {
+  sessionId: PROBE_SESSION_ID,
+  podName: `session-routing-${PROBE_SESSION_ID}`,
+  podUid: "00000000-0000-0000-0000-000000000000",
+  ports: [{ port: PROBE_PORT, protocol: "tcp" }]
+}
+
+const result = (id: string, status: CheckStatus, line: string, hint?: string): CheckResult => ({
+  id,
+  status,
+  line,
+  ...(hint !== undefined ? { hint } : {})
+})
+
+/** Makes a report from its checks. */
+export const reportOf = (checks: ReadonlyArray<CheckResult>): CheckReport => ({
+  checks,
+  ok: checks.every((c) => c.status !== "fail")
+})
+
+/** The report of a configuration that routes nothing: one warning, no failure. */
+export const nothingToCheck = (config: RouterConfig.Service): CheckReport =>
+  reportOf([
+    result(
+      "mode",
+      "warn",
+      `nothing to check: ${
+        config.mode === "none" ? "mode none publishes nothing" : "no base domain is set, so nothing is published"
+      }`,
+      "set SESSION_ROUTING_MODE and SESSION_ROUTING_BASE_DOMAIN to the values the runner uses"
+    )
+  ])
+
+/**
+ * Runs the checks for the configuration in context. The first failure that makes the
+ * rest meaningless (no server) ends the list; every other check runs whatever came before.
+ */
+export const checkRouting = (
+  options: CheckOptions = {}
+): Effect.Effect<CheckReport, never, KubeClient | RouterConfig | SessionRouter> =>
+  Effect.gen(function*() {
+    const config = yield* RouterConfig
+    const kube = yield* KubeClient
+    const router = yield* SessionRouter
+    const settings = manifestSettingsOf(config)
+    if (router.layer === "none" || settings === undefined) return nothingToCheck(config)
+    const mode = router.layer
+    const queries = kube.cluster
+    const checks: Array<CheckResult> = []
+
+    const server = yield* serverCheck(queries)
+    checks.push(server)
+    if (server.status === "fail") return reportOf(checks)
+
+    const needs = routingNeeds(mode, {
+      sessionNamespace: config.sessionNamespace,
+      ...(config.gateway !== undefined ? { gatewayNamespace: config.gateway.namespace } : {}),
+      watch: config.statusSource === "watch"
+    })
+    checks.push(yield* apiCheck(queries, needs, mode))
+    checks.push(yield* namespaceCheck(kube, config.sessionNamespace))
+    checks.push(...(yield* permissionChecks(queries, needs)))
+
+    const host = hostForPort(settings.baseDomain, PROBE_SESSION_ID, PROBE_PORT)
+    checks.push(yield* pathCheck(router, mode, host))
+    checks.push(yield* dryRunCheck(kube, buildSessionObjects(mode, settings, PROBE_SPEC)))
+    if (options.roundTrip === true) checks.push(yield* roundTripCheck)
+    return reportOf(checks)
+  })
+
+const serverCheck = (queries: ClusterQueries | undefined): Effect.Effect<CheckResult> =>
+  queries === undefined
+    ? Effect.succeed(
+      result(
+        "server",
+        "warn",
+        "this client cannot ask the API server about itself: server, APIs and permissions not checked"
+      )
+    )
+    : queries.version.pipe(
+      Effect.map((v) => result("server", "ok", `the kubeconfig reaches ${queries.server}: Kubernetes ${v.gitVersion}`)),
+      Effect.catchAll((error) =>
+        Effect.succeed(
+          result(
+            "server",
+            "fail",
+            `the kubeconfig does not reach an API server: ${error.reason}`,
+            "check --kubeconfig and --context (or KUBECONFIG), the server address, and the credentials"
+          )
+        )
+      )
+    )
+
+const apiCheck = (
+  queries: ClusterQueries | undefined,
+  needs: ReadonlyArray<Need>,
+  mode: "ingress" | "gateway"
+): Effect.Effect<CheckResult> =>
+  Effect.gen(function*() {
+    if (queries === undefined) return result("api", "warn", "served APIs not checked")
+    const groups = [...new Set(needs.map((n) => `${n.resource.group}|${n.resource.version}`))]
+    const missing: Array<string> = []
+    for (const key of groups) {
+      const [group = "", version = ""] = key.split("|")
+      const served = yield* Effect.either(queries.servedResources(group, version))
+      const wanted = needs.filter((n) => n.resource.group === group && n.resource.version === version)
+      if (Either.isLeft(served) && served.left._tag !== "NotServed") {
+        return result("api", "warn", `could not ask which APIs are served: ${served.left.reason}`)
+      }
+      const plurals = Either.getOrElse(served, (): ReadonlyArray<string> => [])
+      for (const need of wanted) {
+        if (!plurals.includes(need.resource.plural)) missing.push(`${qualifiedName(need.resource)}/${version}`)
+      }
+    }
+    if (missing.length === 0) {
+      return result("api", "ok", `the API server serves ${needs.map((n) => qualifiedName(n.resource)).join(", ")}`)
+    }
+    return result(
+      "api",
+      "fail",
+      `the API server does not serve ${missing.join(", ")}`,
+      mode === "gateway"
+        ? "install the Gateway API CRDs (standard channel), or set SESSION_ROUTING_MODE=ingress"
+        : "this cluster has no Ingress API (networking.k8s.io/v1, Kubernetes 1.19 or later): upgrade it, or set SESSION_ROUTING_MODE=gateway"
+    )
+  })
+
+const namespaceCheck = (kube: KubeClient.Service, namespace: string): Effect.Effect<CheckResult> =>
+  kube.get(NamespaceResource, "", namespace).pipe(
+    Effect.map(() => result("namespace", "ok", `namespace "${namespace}" exists`)),
+    Effect.catchAll((error) =>
+      Effect.succeed(
+        error._tag === "NotFound"
+          ? result(
+            "namespace",
+            "fail",
+            `namespace "${namespace}" does not exist`,
+            `create it (kubectl create namespace ${namespace}), or set RUNNER_SESSION_NAMESPACE / -n to the runner's namespace`
+          )
+          : result("namespace", "warn", `could not read namespace "${namespace}": ${error.reason}`)
+      )
+    )
+  )
+
+/** Why no access review could be made: the server does not serve them, or refuses this identity. */
+const reviewUnavailable = (error: KubeError): string =>
+  error._tag === "NotServed"
+    ? "the API server does not answer SelfSubjectAccessReview"
+    : `SelfSubjectAccessReview failed: ${error.reason}`
+
+const permissionChecks = (
+  queries: ClusterQueries | undefined,
+  needs: ReadonlyArray<Need>
+): Effect.Effect<ReadonlyArray<CheckResult>> =>
+  Effect.gen(function*() {
+    if (queries === undefined) return [result("permissions", "warn", "permissions not checked")]
+    const checks: Array<CheckResult> = []
+    for (const need of needs) {
+      const id = `permissions:${qualifiedName(need.resource)}`
+      const answers = yield* Effect.forEach(need.verbs, (verb) =>
+        Effect.either(queries.accessReview({
+          verb,
+          group: need.resource.group,
+          resource: need.resource.plural,
+          ...(need.namespace !== undefined ? { namespace: need.namespace } : {})
+        })).pipe(Effect.map((answer) => ({ verb, answer }))), { concurrency: 4 })
+      const failed = answers.find((a) => Either.isLeft(a.answer))
+      if (failed !== undefined && Either.isLeft(failed.answer)) {
+        // Without reviews nothing can be said about any verb: one line, not one per resource.
+        return [
+          result(
+            "permissions",
+            "warn",
+            `permissions not checked: ${reviewUnavailable(failed.answer.left)}`,
+            "check them by hand: kubectl auth can-i --list -n <namespace>"
+          )
+        ]
+      }
+      const denied = answers.filter((a) => Either.isRight(a.answer) && !a.answer.right.allowed).map((a) => a.verb)
+      if (denied.length === 0) {
+        checks.push(result(id, "ok", `may ${need.verbs.join(", ")} ${describeNeed(need)}`))
+      } else {
+        checks.push(
+          result(
+            id,
+            need.required ? "fail" : "warn",
+            `may not ${denied.join(", ")} ${describeNeed(need)}${need.required ? "" : ` (used only for ${need.use})`}`,
+            grantHint(need, denied)
+          )
+        )
+      }
+    }
+    return checks
+  })
+
+const pathCheck = (
+  router: SessionRouter.Service,
+  mode: "ingress" | "gateway",
+  host: string
+): Effect.Effect<CheckResult> =>
+  Effect.gen(function*() {
+    const id = mode === "ingress" ? "ingress-class" : "gateway"
+    if (router.diagnose === undefined) {
+      return result(id, "warn", "this routing layer cannot say what its routing depends on")
+    }
+    const pathOf = yield* router.diagnose(PROBE_SESSION_ID)
+    const path = pathOf({ host, port: PROBE_PORT })
+    switch (path._tag) {
+      case "Sound":
+        return result(id, "ok", path.summary)
+      case "Broken":
+        return result(id, "fail", causeReason(path.cause))
+      case "Unread":
+        return result(id, "warn", `could not read ${path.what}: ${path.reason}`)
+    }
+  })
+
+/** A dry-run apply of one of the session's objects, by its kind. */
+const dryApply = (kube: KubeClient.Service, object: KubeObject): Effect.Effect<void, KubeError> => {
+  const options = { dryRun: true }
+  switch (object.kind) {
+    case ServiceResource.kind:
+      return Effect.asVoid(kube.apply(ServiceResource, object as Service, options))
+    case IngressResource.kind:
+      return Effect.asVoid(kube.apply(IngressResource, object as Ingress, options))
+    case HttpRouteResource.kind:
+      return Effect.asVoid(kube.apply(HttpRouteResource, object as HttpRoute, options))
+    default:
+      return Effect.void
+  }
+}
+
+const dryRunCheck = (kube: KubeClient.Service, objects: ReadonlyArray<KubeObject>): Effect.Effect<CheckResult> =>
+  Effect.forEach(objects, (object) => dryApply(kube, object), { discard: true }).pipe(
+    Effect.map(() =>
+      result(
+        "dry-run",
+        "ok",
+        `the API server admits a sample session's ${objects.map((o) => o.kind).join(" and ")} (dry run, nothing stored)`
+      )
+    ),
+    Effect.catchAll((error) =>
+      Effect.succeed(
+        result(
+          "dry-run",
+          "fail",
+          `the API server refuses a sample session's objects (dry run): ${error.reason}`,
+          "an admission webhook or policy refuses them, or a permission above is missing: the reason names it"
+        )
+      )
+    )
+  )
+
+/** Publishes the probe session, waits for its verdict, and always unpublishes it. */
+const roundTripCheck: Effect.Effect<CheckResult, never, SessionRouter | RouterConfig> = Effect.gen(function*() {
+  const started = yield* Clock.currentTimeMillis
+  const outcome = yield* Effect.scoped(
+    Effect.gen(function*() {
+      const session = yield* publishSession(PROBE_SPEC)
+      const events = yield* Stream.runCollect(session.events)
+      return [...events].filter((e): e is SessionEvent & { readonly type: "route" } =>
+        e.type === "route" && e.state !== "pending"
+      )
+    })
+  ).pipe(Effect.either)
+  const removed = yield* Effect.either(unpublishSession(PROBE_SESSION_ID))
+  const took = (yield* Clock.currentTimeMillis) - started
+  if (Either.isLeft(removed)) {
+    return result(
+      "round-trip",
+      "fail",
+      `could not unpublish probe session ${PROBE_SESSION_ID}: ${removed.left.message}`,
+      `remove its objects by hand: kubectl delete service,ingress,httproute -l ${sessionSelector(PROBE_SESSION_ID)}`
+    )
+  }
+  if (Either.isLeft(outcome)) {
+    return result("round-trip", "fail", `could not publish probe session ${PROBE_SESSION_ID}: ${outcome.left.message}`)
+  }
+  const failed = outcome.right.find((e) => e.state === "unprogrammed")
+  if (failed !== undefined) {
+    return result("round-trip", "fail", `probe host ${failed.host} ended unprogrammed: ${failed.reason ?? ""}`)
+  }
+  return result(
+    "round-trip",
+    "ok",
+    `probe session ${PROBE_SESSION_ID} published, programmed and unpublished in ${took} ms`
+  )
+})

@@ -1,0 +1,142 @@
+/**
+ * `checkRouting`'s permission checks, with the authorizer's answers scripted over the
+ * live client (LocalCluster has no RBAC to answer SelfSubjectAccessReview with): every
+ * verb granted, a required verb denied, an optional one denied, and reviews refused.
+ * And what it can and cannot tell through a client that has no server to ask.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Layer } from "effect"
+import { DEFAULT_SESSION_NAMESPACE } from "../../src/cluster/SessionCluster.js"
+import { SessionRouter } from "../../src/layers/SessionRouterLayers.js"
+import { type CheckReport, type CheckResult, checkRouting } from "../../src/runner/Check.js"
+import { type AccessQuestion, KubeClient } from "../../src/services/KubeClient.js"
+import { Forbidden, type KubeError } from "../../src/services/KubeError.js"
+import {
+  type Face,
+  kubeClientLayer,
+  routerConfigLayer,
+  startCluster,
+  type TestConfig
+} from "../support/RouterHarness.js"
+
+type Reviewer = (question: AccessQuestion) => Effect.Effect<{ readonly allowed: boolean }, KubeError>
+
+/** The report on a fresh cluster, the client's access reviews answered by `review` when given. */
+const reportWith = (face: Face, config: TestConfig, review?: Reviewer): Effect.Effect<CheckReport> =>
+  Effect.scoped(
+    Effect.gen(function*() {
+      const sc = yield* startCluster()
+      const kube = yield* Effect.provide(KubeClient, kubeClientLayer(face, sc.cluster))
+      const cluster = kube.cluster
+      const scripted: KubeClient.Service = review !== undefined && cluster !== undefined
+        ? { ...kube, cluster: { ...cluster, accessReview: review } }
+        : kube
+      return yield* checkRouting().pipe(
+        Effect.provide(
+          SessionRouter.layerConfig.pipe(
+            Layer.provideMerge(Layer.succeed(KubeClient, scripted)),
+            Layer.provideMerge(routerConfigLayer(sc, config))
+          )
+        ),
+        Effect.orDie
+      )
+    })
+  )
+
+const permissions = (report: CheckReport): ReadonlyArray<CheckResult> =>
+  report.checks.filter((c) => c.id.startsWith("permissions"))
+
+const allowAll: Reviewer = () => Effect.succeed({ allowed: true })
+const deny = (verb: string, resource: string): Reviewer => (q) =>
+  Effect.succeed({ allowed: !(q.verb === verb && q.resource === resource) })
+
+const NS = `namespace "${DEFAULT_SESSION_NAMESPACE}"`
+
+describe("checkRouting's permissions", () => {
+  it.live("passes one check per resource when every verb the ingress mode uses is granted", () =>
+    Effect.gen(function*() {
+      const report = yield* reportWith("over HTTP", {}, allowAll)
+      expect(permissions(report)).toEqual([
+        { id: "permissions:services", status: "ok", line: `may get, list, create, patch, delete services in ${NS}` },
+        {
+          id: "permissions:ingresses.networking.k8s.io",
+          status: "ok",
+          line: `may get, list, create, patch, delete, watch ingresses.networking.k8s.io in ${NS}`
+        },
+        {
+          id: "permissions:ingressclasses.networking.k8s.io",
+          status: "ok",
+          line: "may list ingressclasses.networking.k8s.io (cluster-wide)"
+        }
+      ])
+      expect(report.ok).toBe(true)
+    }))
+
+  it.live("asks only for get where route status is polled", () =>
+    Effect.gen(function*() {
+      const report = yield* reportWith("over HTTP", { statusSource: "poll" }, allowAll)
+      expect(permissions(report)[1]?.line).toBe(
+        `may get, list, create, patch, delete ingresses.networking.k8s.io in ${NS}`
+      )
+    }))
+
+  it.live("fails when a verb the routing needs is denied, and says how to grant it", () =>
+    Effect.gen(function*() {
+      const report = yield* reportWith("over HTTP", {}, deny("watch", "ingresses"))
+      expect(permissions(report)[1]).toEqual({
+        id: "permissions:ingresses.networking.k8s.io",
+        status: "fail",
+        line: `may not watch ingresses.networking.k8s.io in ${NS}`,
+        hint:
+          `grant them in a Role bound to this identity: kubectl create role session-routing -n ${DEFAULT_SESSION_NAMESPACE} --verb=watch --resource=ingresses.networking.k8s.io`
+      })
+      expect(report.ok).toBe(false)
+    }))
+
+  it.live("only warns when a verb only the diagnosis uses is denied (gateway mode)", () =>
+    Effect.gen(function*() {
+      const report = yield* reportWith("over HTTP", { mode: "gateway" }, deny("get", "gatewayclasses"))
+      expect(permissions(report).map((c) => [c.id, c.status])).toEqual([
+        ["permissions:services", "ok"],
+        ["permissions:httproutes.gateway.networking.k8s.io", "ok"],
+        ["permissions:gateways.gateway.networking.k8s.io", "ok"],
+        ["permissions:gatewayclasses.gateway.networking.k8s.io", "warn"]
+      ])
+      expect(permissions(report)[3]?.line).toBe(
+        "may not get gatewayclasses.gateway.networking.k8s.io (cluster-wide) (used only for the same, through the GatewayClass)"
+      )
+      expect(report.ok).toBe(true)
+    }))
+
+  it.live("says the permissions were not checked, once, when access reviews are refused", () =>
+    Effect.gen(function*() {
+      const refused: Reviewer = () =>
+        Effect.fail(
+          new Forbidden({
+            reason: "selfsubjectaccessreviews.authorization.k8s.io is forbidden: User \"u\" cannot create resource"
+          })
+        )
+      const report = yield* reportWith("over HTTP", {}, refused)
+      expect(permissions(report)).toEqual([{
+        id: "permissions",
+        status: "warn",
+        line:
+          "permissions not checked: SelfSubjectAccessReview failed: selfsubjectaccessreviews.authorization.k8s.io is forbidden: User \"u\" cannot create resource",
+        hint: "check them by hand: kubectl auth can-i --list -n <namespace>"
+      }])
+      expect(report.ok).toBe(true)
+    }))
+
+  it.live("warns about what it cannot ask through a client with no server (in memory), and checks the rest", () =>
+    Effect.gen(function*() {
+      const report = yield* reportWith("in memory", {})
+      expect(report.checks.map((c) => [c.id, c.status])).toEqual([
+        ["server", "warn"],
+        ["api", "warn"],
+        ["namespace", "ok"],
+        ["permissions", "warn"],
+        ["ingress-class", "ok"],
+        ["dry-run", "ok"]
+      ])
+    }))
+})
