@@ -156,7 +156,10 @@ const soundIngressClass = (ingressClass: IngressClass, namespace: string, asDefa
   const described = `IngressClass "${name}"${asDefault ? " (the default)" : ""}, controller "${controller}"`
   return RoutingPath.sound(described, {
     code: "NoIngressStatus",
-    message: `${described}, exists, but no address was written to the session Ingress's status in namespace "${namespace}": ${ingressControllerAdvice(controller)}`
+    message:
+      `${described}, exists, but no address was written to the session Ingress's status in namespace "${namespace}": ${
+        ingressControllerAdvice(controller)
+      }`
   })
 }
 
@@ -248,7 +251,9 @@ export const gatewayPath = (facts: GatewayFacts, host: string): RoutingPath => {
     return RoutingPath.broken(
       "GatewayClassNotAccepted",
       classAccepted?.status === "False"
-        ? `GatewayClass "${className}" was refused by its controller "${controller}" (${saidBy(classAccepted)}): fix the class's parameters`
+        ? `GatewayClass "${className}" was refused by its controller "${controller}" (${
+          saidBy(classAccepted)
+        }): fix the class's parameters`
         : `GatewayClass "${className}" names controller "${controller}", and no controller has accepted it${
           classAccepted !== undefined ? ` (Accepted: Unknown, ${saidBy(classAccepted)})` : ""
         }: install or start the Gateway implementation whose controllerName is "${controller}"`
@@ -260,7 +265,9 @@ export const gatewayPath = (facts: GatewayFacts, host: string): RoutingPath => {
     return RoutingPath.broken(
       "GatewayNotAccepted",
       accepted?.status === "False"
-        ? `Gateway ${key} was not accepted by "${controller}" (${saidBy(accepted)}): fix the Gateway's listeners or parameters`
+        ? `Gateway ${key} was not accepted by "${controller}" (${
+          saidBy(accepted)
+        }): fix the Gateway's listeners or parameters`
         : `Gateway ${key} has not been accepted by "${controller}" yet${
           accepted !== undefined ? ` (Accepted: Unknown, ${saidBy(accepted)})` : " (no current Accepted condition)"
         }: check that the controller runs and look at its logs for this Gateway`
@@ -291,7 +298,9 @@ export const gatewayPath = (facts: GatewayFacts, host: string): RoutingPath => {
   if (http.length === 0) {
     return RoutingPath.broken(
       "NotAllowedByListeners",
-      `no listener of Gateway ${key} carries HTTPRoutes (${named.map(listenerLabel).join(", ")}): add an HTTP or HTTPS listener`
+      `no listener of Gateway ${key} carries HTTPRoutes (${
+        named.map(listenerLabel).join(", ")
+      }): add an HTTP or HTTPS listener`
     )
   }
   const labels = namespaceLabelsOf(routeNamespace, facts.routeNamespaceLabels)
@@ -320,11 +329,13 @@ export const gatewayPath = (facts: GatewayFacts, host: string): RoutingPath => {
       }): add a listener for *.${host.split(".").slice(1).join(".")} or change SESSION_ROUTING_BASE_DOMAIN`
     )
   }
-  const summary = `Gateway ${key} (GatewayClass "${className}", controller "${controller}") is Accepted and Programmed; listener ${
-    covering.map(listenerLabel).join(", ")
-  } admits the route`
+  const summary =
+    `Gateway ${key} (GatewayClass "${className}", controller "${controller}") is Accepted and Programmed; listener ${
+      covering.map(listenerLabel).join(", ")
+    } admits the route`
   return RoutingPath.sound(summary, {
     code: "NoRouteStatus",
-    message: `${summary}, but "${controller}" wrote no status for the HTTPRoute of ${host}: look at the controller's logs for this route, and check that it watches namespace "${routeNamespace}"`
+    message:
+      `${summary}, but "${controller}" wrote no status for the HTTPRoute of ${host}: look at the controller's logs for this route, and check that it watches namespace "${routeNamespace}"`
   })
 }

@@ -6,8 +6,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import {
   causeReason,
-  DEFAULT_INGRESS_CLASS_ANNOTATION,
   deadlineReason,
+  DEFAULT_INGRESS_CLASS_ANNOTATION,
   DIAGNOSIS_CODES,
   type GatewayFacts,
   gatewayNeedsNamespaceLabels,
@@ -33,7 +33,12 @@ describe("ingressPath", () => {
     ["the class named does not exist", "haproxy", [nginx], "IngressClassNotFound"],
     ["the class named does not exist in a cluster without classes", "nginx", [], "IngressClassNotFound"],
     ["no class is set and none is default", undefined, [nginx], "NoDefaultIngressClass"],
-    ["no class is set and two are default", undefined, [traefik, ingressClass("b", "x", true)], "MultipleDefaultIngressClasses"],
+    [
+      "no class is set and two are default",
+      undefined,
+      [traefik, ingressClass("b", "x", true)],
+      "MultipleDefaultIngressClasses"
+    ],
     ["the class named exists", "nginx", [nginx, traefik], "NoIngressStatus"],
     ["no class is set and one is default", undefined, [nginx, traefik], "NoIngressStatus"]
   ]
@@ -49,21 +54,29 @@ describe("ingressPath", () => {
       cause: {
         code: "IngressClassNotFound",
         message:
-          'the session Ingress names IngressClass "haproxy", which does not exist (the cluster has "nginx", "traefik"): set SESSION_INGRESS_CLASS to a class the cluster has, or install the ingress controller that provides "haproxy"'
+          "the session Ingress names IngressClass \"haproxy\", which does not exist (the cluster has \"nginx\", \"traefik\"): set SESSION_INGRESS_CLASS to a class the cluster has, or install the ingress controller that provides \"haproxy\""
       }
     })
   })
 
   it("names both default classes when two are marked default", () => {
-    const path = ingressPath({ namespace: "ns", className: undefined, classes: [traefik, ingressClass("b", "x", true)] })
-    expect(path._tag === "Broken" && path.cause.message).toContain('2 IngressClasses are marked default ("traefik", "b")')
+    const path = ingressPath({
+      namespace: "ns",
+      className: undefined,
+      classes: [traefik, ingressClass("b", "x", true)]
+    })
+    expect(path._tag === "Broken" && path.cause.message).toContain(
+      "2 IngressClasses are marked default (\"traefik\", \"b\")"
+    )
   })
 
   it("describes the default class it found, and the controller's silence with that controller's advice", () => {
     const path = ingressPath({ namespace: "ns", className: undefined, classes: [nginx, traefik] })
-    expect(path._tag === "Sound" && path.summary).toBe('IngressClass "traefik" (the default), controller "traefik.io/ingress-controller"')
+    expect(path._tag === "Sound" && path.summary).toBe(
+      "IngressClass \"traefik\" (the default), controller \"traefik.io/ingress-controller\""
+    )
     expect(path._tag === "Sound" && path.silence.message).toContain("providers.kubernetesIngress.ingressEndpoint")
-    expect(path._tag === "Sound" && path.silence.message).toContain('namespace "ns"')
+    expect(path._tag === "Sound" && path.silence.message).toContain("namespace \"ns\"")
   })
 
   const advice: ReadonlyArray<readonly [string, string]> = [
@@ -78,7 +91,7 @@ describe("ingressPath", () => {
     ["projectcontour.io/ingress-controller", "--envoy-service-name"],
     ["istio.io/ingress-controller", "ingressControllerMode"],
     ["ingress.k8s.aws/alb", "IAM"],
-    ["example.com/homegrown", 'the controller "example.com/homegrown" is running']
+    ["example.com/homegrown", "the controller \"example.com/homegrown\" is running"]
   ]
   for (const [controller, says] of advice) {
     it(`advises on ${controller} by its own settings`, () => {
@@ -87,7 +100,12 @@ describe("ingressPath", () => {
   }
 })
 
-const condition = (type: string, status: Condition["status"], reason: string, observedGeneration?: number): Condition => ({
+const condition = (
+  type: string,
+  status: Condition["status"],
+  reason: string,
+  observedGeneration?: number
+): Condition => ({
   type,
   status,
   reason,
@@ -107,7 +125,10 @@ const listener = (overrides: Partial<GatewayListener> = {}): GatewayListener => 
   ...overrides
 })
 
-const gateway = (listeners: ReadonlyArray<GatewayListener>, conditions: ReadonlyArray<Condition> = [accepted, programmed]): Gateway => ({
+const gateway = (
+  listeners: ReadonlyArray<GatewayListener>,
+  conditions: ReadonlyArray<Condition> = [accepted, programmed]
+): Gateway => ({
   metadata: { name: "gw", namespace: "infra", generation: 2 },
   spec: { gatewayClassName: "cls", listeners },
   status: { conditions: conditions.map((c) => ({ ...c, observedGeneration: c.observedGeneration ?? 2 })) }
@@ -150,19 +171,30 @@ describe("gatewayPath", () => {
     ],
     [
       "the Gateway was refused",
-      facts({ gateway: gateway([listener(allowing("All"))], [condition("Accepted", "False", "ListenersNotValid"), programmed]) }),
+      facts({
+        gateway: gateway([listener(allowing("All"))], [condition("Accepted", "False", "ListenersNotValid"), programmed])
+      }),
       "GatewayNotAccepted"
     ],
-    ["nobody reconciled the Gateway", facts({ gateway: gateway([listener(allowing("All"))], []) }), "GatewayNotAccepted"],
+    [
+      "nobody reconciled the Gateway",
+      facts({ gateway: gateway([listener(allowing("All"))], []) }),
+      "GatewayNotAccepted"
+    ],
     [
       "the Gateway's acceptance is for an older generation",
-      facts({ gateway: gateway([listener(allowing("All"))], [condition("Accepted", "True", "Accepted", 1), programmed]) }),
+      facts({
+        gateway: gateway([listener(allowing("All"))], [condition("Accepted", "True", "Accepted", 1), programmed])
+      }),
       "GatewayNotAccepted"
     ],
     [
       "the Gateway is not programmed",
       facts({
-        gateway: gateway([listener(allowing("All"))], [accepted, condition("Programmed", "False", "AddressNotAssigned")])
+        gateway: gateway([listener(allowing("All"))], [
+          accepted,
+          condition("Programmed", "False", "AddressNotAssigned")
+        ])
       }),
       "GatewayNotProgrammed"
     ],
@@ -172,8 +204,16 @@ describe("gatewayPath", () => {
       "NoMatchingParent"
     ],
     ["the Gateway has no listeners", facts({ gateway: gateway([]) }), "NoMatchingParent"],
-    ["no listener speaks HTTP", facts({ gateway: gateway([listener({ protocol: "TCP", ...allowing("All") })]) }), "NotAllowedByListeners"],
-    ["the listener admits its own namespace only (the default)", facts({ gateway: gateway([listener()]) }), "NotAllowedByListeners"],
+    [
+      "no listener speaks HTTP",
+      facts({ gateway: gateway([listener({ protocol: "TCP", ...allowing("All") })]) }),
+      "NotAllowedByListeners"
+    ],
+    [
+      "the listener admits its own namespace only (the default)",
+      facts({ gateway: gateway([listener()]) }),
+      "NotAllowedByListeners"
+    ],
     [
       "the listener's selector does not match the namespace's labels",
       facts({ gateway: gateway([listener(allowing("Selector", { team: "a" }))]), routeNamespaceLabels: { team: "b" } }),
@@ -205,7 +245,11 @@ describe("gatewayPath", () => {
       facts({ gateway: gateway([listener(allowing("Selector", { "kubernetes.io/metadata.name": "sessions" }))]) }),
       "NoRouteStatus"
     ],
-    ["a listener without hostname covers every host", facts({ gateway: gateway([{ name: "any", protocol: "HTTP", port: 80, ...allowing("All") }]) }), "NoRouteStatus"],
+    [
+      "a listener without hostname covers every host",
+      facts({ gateway: gateway([{ name: "any", protocol: "HTTP", port: 80, ...allowing("All") }]) }),
+      "NoRouteStatus"
+    ],
     [
       "the configured sectionName names the listener that admits it",
       facts({
@@ -222,30 +266,41 @@ describe("gatewayPath", () => {
   }
 
   it("reports the first broken link: a refused Gateway before listeners that would not admit the route", () => {
-    const path = gatewayPath(facts({ gateway: gateway([listener()], [condition("Accepted", "False", "Invalid")]) }), HOST)
+    const path = gatewayPath(
+      facts({ gateway: gateway([listener()], [condition("Accepted", "False", "Invalid")]) }),
+      HOST
+    )
     expect(codeOf(path)).toBe("GatewayNotAccepted")
   })
 
   it("names the listeners the Gateway has when the sectionName matches none", () => {
     const path = gatewayPath(facts({ target: { namespace: "infra", name: "gw", sectionName: "https" } }), HOST)
     expect(path._tag === "Broken" && causeReason(path.cause)).toBe(
-      'NoMatchingParent: Gateway infra/gw has no listener named "https" (SESSION_GATEWAY_SECTION); its listeners are "http": set SESSION_GATEWAY_SECTION to one of them, or unset it'
+      "NoMatchingParent: Gateway infra/gw has no listener named \"https\" (SESSION_GATEWAY_SECTION); its listeners are \"http\": set SESSION_GATEWAY_SECTION to one of them, or unset it"
     )
   })
 
   it("says which namespaces each listener admits when none admits the session namespace", () => {
     const path = gatewayPath(
-      facts({ gateway: gateway([listener(), listener({ name: "team", ...allowing("Selector", { team: "a" }) })]), routeNamespaceLabels: {} }),
+      facts({
+        gateway: gateway([listener(), listener({ name: "team", ...allowing("Selector", { team: "a" }) })]),
+        routeNamespaceLabels: {}
+      }),
       HOST
     )
     expect(path._tag === "Broken" && causeReason(path.cause)).toBe(
-      'NotAllowedByListeners: no listener of Gateway infra/gw admits HTTPRoutes from namespace "sessions" (allowedRoutes.namespaces.from "http": Same; "team": Selector team=a; the Gateway is in namespace "infra"): set allowedRoutes.namespaces.from to All, or to a Selector the namespace\'s labels match'
+      "NotAllowedByListeners: no listener of Gateway infra/gw admits HTTPRoutes from namespace \"sessions\" (allowedRoutes.namespaces.from \"http\": Same; \"team\": Selector team=a; the Gateway is in namespace \"infra\"): set allowedRoutes.namespaces.from to All, or to a Selector the namespace's labels match"
     )
   })
 
   it("keeps the controller's own reason when the Gateway is not programmed", () => {
     const path = gatewayPath(
-      facts({ gateway: gateway([listener(allowing("All"))], [accepted, condition("Programmed", "False", "AddressNotAssigned")]) }),
+      facts({
+        gateway: gateway([listener(allowing("All"))], [
+          accepted,
+          condition("Programmed", "False", "AddressNotAssigned")
+        ])
+      }),
       HOST
     )
     expect(path._tag === "Broken" && path.cause.message).toContain("(AddressNotAssigned: Programmed is False)")
@@ -256,11 +311,11 @@ describe("gatewayPath", () => {
     expect(path).toEqual({
       _tag: "Sound",
       summary:
-        'Gateway infra/gw (GatewayClass "cls", controller "example.com/gateway") is Accepted and Programmed; listener "http" (HTTP *.sessions.example.com) admits the route',
+        "Gateway infra/gw (GatewayClass \"cls\", controller \"example.com/gateway\") is Accepted and Programmed; listener \"http\" (HTTP *.sessions.example.com) admits the route",
       silence: {
         code: "NoRouteStatus",
         message:
-          'Gateway infra/gw (GatewayClass "cls", controller "example.com/gateway") is Accepted and Programmed; listener "http" (HTTP *.sessions.example.com) admits the route, but "example.com/gateway" wrote no status for the HTTPRoute of 8080-s1.sessions.example.com: look at the controller\'s logs for this route, and check that it watches namespace "sessions"'
+          "Gateway infra/gw (GatewayClass \"cls\", controller \"example.com/gateway\") is Accepted and Programmed; listener \"http\" (HTTP *.sessions.example.com) admits the route, but \"example.com/gateway\" wrote no status for the HTTPRoute of 8080-s1.sessions.example.com: look at the controller's logs for this route, and check that it watches namespace \"sessions\""
       }
     })
   })
@@ -275,7 +330,9 @@ describe("deadlineReason", () => {
   const advice = "no Gateway controller accepted the HTTPRoute"
 
   it("gives a broken link's code and message", () => {
-    expect(deadlineReason({ _tag: "Broken", cause: { code: "GatewayNotFound", message: "gone" } }, advice)).toBe("GatewayNotFound: gone")
+    expect(deadlineReason({ _tag: "Broken", cause: { code: "GatewayNotFound", message: "gone" } }, advice)).toBe(
+      "GatewayNotFound: gone"
+    )
   })
 
   it("gives the controller's silence when every link holds", () => {

@@ -9,15 +9,17 @@ import { Chunk, Duration, Effect, Layer, Stream } from "effect"
 import { Fault, type FaultSpec } from "../../src/cluster/Faults.js"
 import type { SessionClusterOptions } from "../../src/cluster/SessionCluster.js"
 import { DEFAULT_INGRESS_CLASS_ANNOTATION } from "../../src/domain/Diagnosis.js"
-import {
-  GatewayResource,
-  IngressClassResource,
-  NamespaceResource
-} from "../../src/domain/Resources.js"
+import { GatewayResource, IngressClassResource, NamespaceResource } from "../../src/domain/Resources.js"
 import { SessionRouter } from "../../src/layers/SessionRouterLayers.js"
 import { publishSession, type SessionEvent } from "../../src/runner/SessionRunner.js"
 import { localIngressSilence } from "../support/Causes.js"
-import { BASE_DOMAIN, kubeClientLayer, routerConfigLayer, startCluster, type TestConfig } from "../support/RouterHarness.js"
+import {
+  BASE_DOMAIN,
+  kubeClientLayer,
+  routerConfigLayer,
+  startCluster,
+  type TestConfig
+} from "../support/RouterHarness.js"
 
 const sessionId = "diag1"
 const spec = {
@@ -42,13 +44,17 @@ const atDeadline = (setup: Setup) =>
       for (const fault of setup.faults ?? []) yield* sc.cluster.faults.add(fault)
       const layers = SessionRouter.layerConfig.pipe(
         Layer.provideMerge(kubeClientLayer("over HTTP", sc.cluster)),
-        Layer.provideMerge(routerConfigLayer(sc, { routeReadyTimeoutMs: 500, routePollIntervalMs: 50, ...setup.config }))
+        Layer.provideMerge(
+          routerConfigLayer(sc, { routeReadyTimeoutMs: 500, routePollIntervalMs: 50, ...setup.config })
+        )
       )
       const events = yield* Effect.gen(function*() {
         const session = yield* publishSession(spec)
         return Chunk.toReadonlyArray(yield* Stream.runCollect(session.events))
       }).pipe(Effect.provide(layers))
-      const reasons = events.flatMap((e: SessionEvent) => (e.type === "route" && e.state === "unprogrammed" ? [[e.host, e.reason]] : []))
+      const reasons = events.flatMap((
+        e: SessionEvent
+      ) => (e.type === "route" && e.state === "unprogrammed" ? [[e.host, e.reason]] : []))
       const reads = (resource: string) => sc.cluster.metrics.count({ resource })
       return {
         reasons: Object.fromEntries(reasons) as Record<string, string>,
@@ -75,14 +81,16 @@ describe("the reason at the deadline names the first broken link (ingress, over 
     Effect.gen(function*() {
       const reason = yield* reasonOf({ config: { ingressClassName: "nginx" } })
       expect(reason).toBe(
-        'IngressClassNotFound: the session Ingress names IngressClass "nginx", which does not exist (the cluster has "local"): set SESSION_INGRESS_CLASS to a class the cluster has, or install the ingress controller that provides "nginx"'
+        "IngressClassNotFound: the session Ingress names IngressClass \"nginx\", which does not exist (the cluster has \"local\"): set SESSION_INGRESS_CLASS to a class the cluster has, or install the ingress controller that provides \"nginx\""
       )
     }))
 
   it.live("NoDefaultIngressClass: no class is configured and none is default", () =>
     Effect.gen(function*() {
       const reason = yield* reasonOf({ config: { unset: ["ingressClassName"] } })
-      expect(reason).toMatch(/^NoDefaultIngressClass: no ingressClassName is configured and no IngressClass is marked default \(the cluster has "local"\)/)
+      expect(reason).toMatch(
+        /^NoDefaultIngressClass: no ingressClassName is configured and no IngressClass is marked default \(the cluster has "local"\)/
+      )
     }))
 
   it.live("MultipleDefaultIngressClasses: no class is configured and two are default", () =>
@@ -97,7 +105,9 @@ describe("the reason at the deadline names the first broken link (ingress, over 
         },
         config: { unset: ["ingressClassName"] }
       })
-      expect(reason).toMatch(/^MultipleDefaultIngressClasses: .* 2 IngressClasses are marked default \("local", "other"\)/)
+      expect(reason).toMatch(
+        /^MultipleDefaultIngressClasses: .* 2 IngressClasses are marked default \("local", "other"\)/
+      )
     }))
 
   it.live("NoIngressStatus: the class exists and its controller wrote nothing, read once for the session", () =>
@@ -110,8 +120,12 @@ describe("the reason at the deadline names the first broken link (ingress, over 
 
   it.live("NoIngressStatus with the advice of the class's controller (ingress-nginx)", () =>
     Effect.gen(function*() {
-      const reason = yield* reasonOf({ cluster: { ingress: { ...silentIngress, controllerName: "k8s.io/ingress-nginx" } } })
-      expect(reason).toMatch(/^NoIngressStatus: IngressClass "local", controller "k8s.io\/ingress-nginx", exists, .*ingress-nginx writes status only with --update-status/)
+      const reason = yield* reasonOf({
+        cluster: { ingress: { ...silentIngress, controllerName: "k8s.io/ingress-nginx" } }
+      })
+      expect(reason).toMatch(
+        /^NoIngressStatus: IngressClass "local", controller "k8s.io\/ingress-nginx", exists, .*ingress-nginx writes status only with --update-status/
+      )
     }))
 
   it.live("keeps the generic advice, saying what could not be read, when the IngressClasses cannot be listed", () =>
@@ -120,7 +134,9 @@ describe("the reason at the deadline names the first broken link (ingress, over 
         cluster: { ingress: silentIngress },
         faults: [{ resource: IngressClassResource, verbs: ["list"], action: Fault.forbid() }]
       })
-      expect(reason).toMatch(/^no ingress controller claimed the session Ingress of class "local" .* \(could not read the IngressClasses: ingressclasses\.networking\.k8s\.io is forbidden: /)
+      expect(reason).toMatch(
+        /^no ingress controller claimed the session Ingress of class "local" .* \(could not read the IngressClasses: ingressclasses\.networking\.k8s\.io is forbidden: /
+      )
     }))
 })
 
@@ -137,7 +153,9 @@ describe("the reason at the deadline names the first broken link (gateway, over 
   it.live("GatewayClassNotFound: the Gateway's class does not exist", () =>
     Effect.gen(function*() {
       const reason = yield* reasonOf({ cluster: { gateway: { createClass: false } }, config: gatewayMode() })
-      expect(reason).toMatch(/^GatewayClassNotFound: Gateway telo-sessions\/sessions names GatewayClass "local", which does not exist: /)
+      expect(reason).toMatch(
+        /^GatewayClassNotFound: Gateway telo-sessions\/sessions names GatewayClass "local", which does not exist: /
+      )
     }))
 
   it.live("GatewayClassNotAccepted: no controller runs for the class", () =>
@@ -156,19 +174,31 @@ describe("the reason at the deadline names the first broken link (gateway, over 
         cluster: { gateway: { ...silentRoutes, listeners: [{ name: "tcp", protocol: "TCP", port: 9000 }] } },
         config: gatewayMode()
       })
-      expect(reason).toMatch(/^GatewayNotAccepted: Gateway telo-sessions\/sessions was not accepted by "session-routing.dev\/local-gateway" \(ListenersNotValid: No listener is valid\)/)
+      expect(reason).toMatch(
+        /^GatewayNotAccepted: Gateway telo-sessions\/sessions was not accepted by "session-routing.dev\/local-gateway" \(ListenersNotValid: No listener is valid\)/
+      )
     }))
 
   it.live("GatewayNotProgrammed: the Gateway has no address", () =>
     Effect.gen(function*() {
-      const reason = yield* reasonOf({ cluster: { gateway: { ...silentRoutes, addresses: [] } }, config: gatewayMode() })
-      expect(reason).toMatch(/^GatewayNotProgrammed: Gateway telo-sessions\/sessions is accepted but not Programmed \(AddressNotAssigned: No address is configured\)/)
+      const reason = yield* reasonOf({
+        cluster: { gateway: { ...silentRoutes, addresses: [] } },
+        config: gatewayMode()
+      })
+      expect(reason).toMatch(
+        /^GatewayNotProgrammed: Gateway telo-sessions\/sessions is accepted but not Programmed \(AddressNotAssigned: No address is configured\)/
+      )
     }))
 
   it.live("NoMatchingParent: the configured sectionName names no listener", () =>
     Effect.gen(function*() {
-      const reason = yield* reasonOf({ cluster: { gateway: silentRoutes }, config: gatewayMode({ gatewaySection: "https" }) })
-      expect(reason).toMatch(/^NoMatchingParent: Gateway telo-sessions\/sessions has no listener named "https" \(SESSION_GATEWAY_SECTION\); its listeners are "http"/)
+      const reason = yield* reasonOf({
+        cluster: { gateway: silentRoutes },
+        config: gatewayMode({ gatewaySection: "https" })
+      })
+      expect(reason).toMatch(
+        /^NoMatchingParent: Gateway telo-sessions\/sessions has no listener named "https" \(SESSION_GATEWAY_SECTION\); its listeners are "http"/
+      )
     }))
 
   it.live("NotAllowedByListeners: the Gateway lives in another namespace and admits its own (Same)", () =>
@@ -177,7 +207,9 @@ describe("the reason at the deadline names the first broken link (gateway, over 
         cluster: { gateway: { ...silentRoutes, gatewayNamespace: "infra" } },
         config: gatewayMode()
       })
-      expect(reason).toMatch(/^NotAllowedByListeners: no listener of Gateway infra\/sessions admits HTTPRoutes from namespace "telo-sessions" \(allowedRoutes\.namespaces\.from "http": Same; the Gateway is in namespace "infra"\)/)
+      expect(reason).toMatch(
+        /^NotAllowedByListeners: no listener of Gateway infra\/sessions admits HTTPRoutes from namespace "telo-sessions" \(allowedRoutes\.namespaces\.from "http": Same; the Gateway is in namespace "infra"\)/
+      )
     }))
 
   it.live("NotAllowedByListeners: the listener's selector does not match the session namespace's labels", () =>
@@ -208,7 +240,9 @@ describe("the reason at the deadline names the first broken link (gateway, over 
         config: gatewayMode()
       })
       expect(reason).toBe(
-        `NoMatchingListenerHostname: no listener of Gateway telo-sessions/sessions that admits namespace "telo-sessions" covers ${host(8080)} (listener hostnames: *.other.example.com): add a listener for *.${BASE_DOMAIN} or change SESSION_ROUTING_BASE_DOMAIN`
+        `NoMatchingListenerHostname: no listener of Gateway telo-sessions/sessions that admits namespace "telo-sessions" covers ${
+          host(8080)
+        } (listener hostnames: *.other.example.com): add a listener for *.${BASE_DOMAIN} or change SESSION_ROUTING_BASE_DOMAIN`
       )
     }))
 
@@ -216,7 +250,9 @@ describe("the reason at the deadline names the first broken link (gateway, over 
     Effect.gen(function*() {
       const result = yield* atDeadline({ cluster: { gateway: silentRoutes }, config: gatewayMode() })
       expect(result.reasons[host(9090)]).toBe(
-        `NoRouteStatus: Gateway telo-sessions/sessions (GatewayClass "local", controller "session-routing.dev/local-gateway") is Accepted and Programmed; listener "http" (HTTP *.${BASE_DOMAIN}) admits the route, but "session-routing.dev/local-gateway" wrote no status for the HTTPRoute of ${host(9090)}: look at the controller's logs for this route, and check that it watches namespace "telo-sessions"`
+        `NoRouteStatus: Gateway telo-sessions/sessions (GatewayClass "local", controller "session-routing.dev/local-gateway") is Accepted and Programmed; listener "http" (HTTP *.${BASE_DOMAIN}) admits the route, but "session-routing.dev/local-gateway" wrote no status for the HTTPRoute of ${
+          host(9090)
+        }: look at the controller's logs for this route, and check that it watches namespace "telo-sessions"`
       )
       // No listener selects by label: the namespace is not read.
       expect(result.namespaceReads).toBe(0)

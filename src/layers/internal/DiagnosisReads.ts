@@ -75,7 +75,10 @@ export const readGatewayFacts = (
 ): Effect.Effect<GatewayFacts, Unread> =>
   Effect.gen(function*() {
     const facts = { target, routeNamespace, gateway: undefined, gatewayClass: undefined }
-    const gateway = yield* read(`Gateway ${target.namespace}/${target.name}`, kube.get(GatewayResource, target.namespace, target.name))
+    const gateway = yield* read(
+      `Gateway ${target.namespace}/${target.name}`,
+      kube.get(GatewayResource, target.namespace, target.name)
+    )
     if (gateway === undefined) return facts
     const className = gateway.spec?.gatewayClassName ?? ""
     const gatewayClass = yield* read(`GatewayClass "${className}"`, kube.get(GatewayClassResource, "", className))
