@@ -98,10 +98,11 @@ export const trackHosts = (input: TrackHostsInput): Effect.Effect<HostTracker, n
     const onRoute = (event: Extract<SessionEvent, { readonly type: "route" }>) =>
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeNanos
-        const firstVerdict = spans.has(event.host)
+        // Only a host whose span is still open gets its first verdict now.
+        const first = spans.has(event.host)
         spans.get(event.host)?.event(event.state, now, event.reason !== undefined ? { [SpanAttribute.reason]: event.reason } : {})
         yield* move(event.host, event.state)
-        if (event.state === "pending" || !firstVerdict) return
+        if (event.state === "pending" || !first) return
         if (event.state === "programmed" && input.publish !== undefined) {
           const seconds = (Number(now / 1_000_000n) - input.publish.publishedAt) / 1000
           yield* Metric.update(Metric.tagged(publishToProgrammed, "mode", mode), seconds)
@@ -123,6 +124,9 @@ export const trackHosts = (input: TrackHostsInput): Effect.Effect<HostTracker, n
               Metric.increment(Metric.tagged(readErrors, "mode", mode))
             ))
         case "published":
+        case "probe":
+        case "endpoints":
+        case "event-error":
           return Effect.void
       }
     }
