@@ -110,7 +110,7 @@ export {
 // Observability.
 /** The span names, span attributes and metrics (Effect `Metric`s) session-routing records. */
 export * as Telemetry from "./services/Telemetry.js"
-/** The `session_routing_*` metrics as a Prometheus scrape: `prometheusText`, and `httpApp` for a runner's own `/metrics`. */
+/** The `session_routing_*` metrics as a Prometheus scrape: `prometheusText`, `httpApp`, and `layerRoute` for a runner's own router. */
 export * as RoutingMetrics from "./layers/RoutingMetrics.js"
 /** Span export set by the standard `OTEL_*` variables; OpenTelemetry is loaded only when they name an exporter. */
 export * as TracingExport from "./layers/TracingExport.js"
