@@ -1,23 +1,28 @@
 /**
  * LocalCluster's data plane: a loopback HTTP proxy that routes by Host header
- * according to the *programmed* Ingresses and accepted HTTPRoutes in the store, to
- * the backend address registered for a Service port (there are no Pods or
- * Endpoints). It answers the way real ones do: 404 for an unrouted host, 500 for an
- * unresolved backendRef, 502 for an unreachable backend, 503 for no endpoints.
+ * according to the *programmed* Ingresses and accepted HTTPRoutes in the store. When
+ * Pods stand behind a Service it forwards only to the ready endpoints of its
+ * EndpointSlices; otherwise to the backend address registered for the Service port.
+ * It answers the way real ones do: 404 for an unrouted host, 500 for an unresolved
+ * backendRef, 502 for an unreachable backend, 503 for no (ready) endpoints.
  */
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
-import { Data, Effect, FiberSet, HashMap, Option, Random, Ref, type Scope } from "effect"
+import { Clock, Data, Effect, FiberSet, HashMap, Option, Random, Ref, type Scope } from "effect"
 import { DEFAULT_GATEWAY_CONTROLLER_NAME } from "./GatewayController.js"
-import type { Gateway, HttpRoute, Ingress, KubeObject, Namespace, Service } from "../domain/Objects.js"
+import type { Gateway, HttpRoute, Ingress, KubeObject, Namespace, PodCondition, Service, Status } from "../domain/Objects.js"
 import {
+  EndpointSliceResource,
   GatewayResource,
   HttpRouteResource,
   IngressResource,
   NamespaceResource,
+  PodResource,
   type ResourceType,
   ServiceResource
 } from "../domain/Resources.js"
+import { kubeTime } from "./GatewayAttachment.js"
+import { type EndpointChoice, type ReadyEndpoint, readyEndpoints } from "./internal/readyEndpoints.js"
 import {
   decideRoute,
   hostOfHeader,
@@ -62,6 +67,20 @@ export interface DataPlane {
   /** Sends a Service port's traffic to `address`; replaces an earlier registration. */
   readonly registerBackend: (key: BackendKey, address: BackendAddress) => Effect.Effect<void>
   readonly unregisterBackend: (key: BackendKey) => Effect.Effect<void>
+  /**
+   * Serves a Pod at `address` as its workload would: the Pod turns Running and Ready
+   * (podIP the address's host, as its kubelet reports once a readiness probe passes), so
+   * its Services' EndpointSlices list it ready and traffic for it comes to `address`.
+   */
+  readonly registerPod: (pod: PodRef, address: BackendAddress) => Effect.Effect<void, Status>
+  /** The Pod's workload stopped: it turns not Ready, and its Services answer 503 if it was their last. */
+  readonly unregisterPod: (pod: PodRef) => Effect.Effect<void, Status>
+}
+
+/** A Pod, as the data plane names one. */
+export interface PodRef {
+  readonly namespace: string
+  readonly name: string
 }
 
 /** The proxy could not start listening. */
@@ -233,6 +252,68 @@ export const make = (
       }))
     )
 
+    const pods = yield* Ref.make(HashMap.empty<string, BackendAddress>())
+    const podKey = (pod: PodRef): string => `${pod.namespace}/${pod.name}`
+
+    /** When Pods stand behind the Service, only its ready endpoints take traffic (read from its EndpointSlices). */
+    const endpointsOf = (namespace: string, service: string, port: number) =>
+      Effect.gen(function*() {
+        const target = yield* store.get(ServiceResource, namespace, service).pipe(
+          Effect.catchIf((status) => status.code === 404, () => Effect.succeed(undefined))
+        )
+        if (target?.spec?.selector === undefined) return { _tag: "NoPods" } as EndpointChoice
+        const inNamespace = <A extends KubeObject>(resource: ResourceType<A>) =>
+          store.list(resource, namespace).pipe(
+            Effect.map((list) => list.items),
+            Effect.catchIf((status) => status.code === 404, () => Effect.succeed([] as ReadonlyArray<A>))
+          )
+        return readyEndpoints(target, port, yield* inNamespace(PodResource), yield* inNamespace(EndpointSliceResource))
+      })
+
+    /**
+     * A ready endpoint's address: the backend registered for its Pod (the Pod's stand-in),
+     * else the one registered for the Service port, else the endpoint's own address and port.
+     */
+    const endpointAddress = (endpoints: ReadonlyArray<ReadyEndpoint>, key: string) =>
+      Effect.gen(function*() {
+        const endpoint = endpoints[Math.floor((yield* Random.next) * endpoints.length)]!
+        const byPod = endpoint.pod === undefined ? Option.none() : HashMap.get(yield* Ref.get(pods), podKey(endpoint.pod))
+        if (Option.isSome(byPod)) return byPod.value
+        const byService = HashMap.get(yield* Ref.get(registry), key)
+        if (Option.isSome(byService)) return byService.value
+        return { host: endpoint.address, port: endpoint.port ?? 80 }
+      })
+
+    /** The Pod's readiness, as its kubelet would report it once a probe passed (or failed). */
+    const setReady = (pod: PodRef, address: BackendAddress | undefined) =>
+      Effect.gen(function*() {
+        const live = yield* store.get(PodResource, pod.namespace, pod.name)
+        const now = kubeTime(yield* Clock.currentTimeMillis)
+        const ready = address !== undefined
+        const status = ready ? "True" : "False"
+        const before = live.status?.conditions ?? []
+        const condition = (type: string): PodCondition => {
+          const previous = before.find((c) => c.type === type)
+          return {
+            type,
+            status,
+            lastProbeTime: null,
+            lastTransitionTime: previous?.status === status ? previous.lastTransitionTime ?? now : now,
+            ...(ready ? {} : { reason: "ContainersNotReady", message: "containers with unready status: [main]" })
+          }
+        }
+        const others = before.filter((c) => c.type !== "Ready" && c.type !== "ContainersReady")
+        yield* store.replaceStatus(PodResource, pod.namespace, pod.name, {
+          ...live,
+          status: {
+            ...live.status,
+            phase: "Running",
+            ...(address !== undefined ? { podIP: address.host, podIPs: [{ ip: address.host }] } : {}),
+            conditions: [...others, condition("ContainersReady"), condition("Ready")]
+          }
+        }, { fieldManager: "kubelet" })
+      })
+
     const handle = (req: Http.IncomingMessage, res: Http.ServerResponse): Effect.Effect<void> =>
       Effect.gen(function*() {
         const requestHost = hostOfHeader(req.headers.host)
@@ -256,7 +337,13 @@ export const make = (
           return respond(res, backend.status, `${title}: ${backend.message}`, { [ROUTED_BY_HEADER]: routedBy })
         }
         const key = backendKeyString({ namespace: backend.namespace, service: backend.service, port: backend.port })
-        const address = HashMap.get(yield* Ref.get(registry), key)
+        const choice = yield* endpointsOf(backend.namespace, backend.service, backend.port)
+        if (choice._tag === "NoneReady") {
+          return respond(res, 503, `503 Service Unavailable: ${choice.message}`, { [ROUTED_BY_HEADER]: routedBy })
+        }
+        const address = choice._tag === "Ready"
+          ? Option.some(yield* endpointAddress(choice.endpoints, key))
+          : HashMap.get(yield* Ref.get(registry), key)
         if (Option.isNone(address)) {
           return respond(
             res,
@@ -308,6 +395,9 @@ export const make = (
       port,
       url: `http://${host.includes(":") ? `[${host}]` : host}:${port}`,
       registerBackend: (key, address) => Ref.update(registry, HashMap.set(backendKeyString(key), address)),
-      unregisterBackend: (key) => Ref.update(registry, HashMap.remove(backendKeyString(key)))
+      unregisterBackend: (key) => Ref.update(registry, HashMap.remove(backendKeyString(key))),
+      registerPod: (pod, address) =>
+        Effect.zipRight(Ref.update(pods, HashMap.set(podKey(pod), address)), setReady(pod, address)),
+      unregisterPod: (pod) => Effect.zipRight(Ref.update(pods, HashMap.remove(podKey(pod))), setReady(pod, undefined))
     } satisfies DataPlane
   })

@@ -9,7 +9,9 @@ import { stringify } from "yaml"
 import type { KubeObject } from "../domain/Objects.js"
 import { allResources, type ResourceType } from "../domain/Resources.js"
 import type { KubeClient } from "../services/KubeClient.js"
+import * as EndpointSliceController from "./EndpointSliceController.js"
 import { type Faults, makeFaults } from "./Faults.js"
+import * as GarbageCollector from "./GarbageCollector.js"
 import { type HttpApiError, serve } from "./HttpApi.js"
 import * as InMemoryKubeClient from "./InMemoryKubeClient.js"
 import { makeMemoryStore, type MemoryStore, type MemoryStoreOptions } from "./MemoryStore.js"
@@ -55,6 +57,14 @@ export interface LocalClusterOptions extends MemoryStoreOptions {
   readonly contextName?: string
   /** The namespace the kubeconfig's context selects; default `default`. */
   readonly contextNamespace?: string
+  /**
+   * Run kube-controller-manager's garbage collector and EndpointSlice controller, as
+   * every real cluster does: objects whose owners are gone are deleted (so objects
+   * naming a Pod uid that does not exist go at once), and each selecting Service gets
+   * an EndpointSlice of the Pods it matches. Default false: most tests publish for
+   * Pods they never create.
+   */
+  readonly controllerManager?: boolean
 }
 
 /** Writing the kubeconfig failed. */
@@ -127,7 +137,10 @@ export const makeInMemory = (options: LocalClusterOptions = {}): Effect.Effect<C
     const faults = yield* makeFaults
     const metrics = yield* makeMetrics
     const handle: ClusterHandle = { store, faults, metrics }
-    yield* startControllers(handle, options.controllers)
+    const builtIn: ReadonlyArray<LocalClusterController> = options.controllerManager === true
+      ? [({ store }) => GarbageCollector.run(store), ({ store }) => EndpointSliceController.run(store)]
+      : []
+    yield* startControllers(handle, [...builtIn, ...(options.controllers ?? [])])
     return handle
   })
 

@@ -28,6 +28,14 @@ export interface ListOptions {
 /** A delete's options: those of any write, plus the preconditions `DeleteOptions` may carry. */
 export interface DeleteOptions extends WriteOptions {
   readonly preconditions?: { readonly uid?: string; readonly resourceVersion?: string }
+  /**
+   * What becomes of the object's dependents. Background (the default): the object goes
+   * at once and the garbage collector deletes them after. Foreground: the object is
+   * marked, holds the `foregroundDeletion` finalizer, and goes once the collector has
+   * deleted its blocking dependents. Orphan: it holds the `orphan` finalizer until the
+   * collector has removed its owner references from them.
+   */
+  readonly propagationPolicy?: "Foreground" | "Background" | "Orphan"
 }
 
 export interface WatchOptions {

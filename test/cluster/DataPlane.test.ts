@@ -8,16 +8,19 @@ import type { AddressInfo } from "node:net"
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Exit, Schedule, Scope } from "effect"
 import * as DataPlane from "../../src/cluster/DataPlane.js"
+import * as EndpointSliceController from "../../src/cluster/EndpointSliceController.js"
 import * as GatewayController from "../../src/cluster/GatewayController.js"
 import * as IngressController from "../../src/cluster/IngressController.js"
 import { makeMemoryStore } from "../../src/cluster/MemoryStore.js"
 import type { ClusterStore } from "../../src/cluster/Store.js"
-import type { HttpIngressPath, HttpRoute, Ingress, KubeObject } from "../../src/domain/Objects.js"
+import type { EndpointSlice, HttpIngressPath, HttpRoute, Ingress, KubeObject } from "../../src/domain/Objects.js"
 import {
+  EndpointSliceResource,
   GatewayResource,
   HttpRouteResource,
   IngressResource,
   NamespaceResource,
+  PodResource,
   type ResourceType,
   ServiceResource
 } from "../../src/domain/Resources.js"
@@ -256,4 +259,57 @@ describe("DataPlane", () => {
       const after = yield* Effect.either(get(plane, "nobody.example.test"))
       expect(after._tag).toBe("Left")
     }))
+
+  it.scopedLive("forwards only to ready endpoints once a Pod stands behind the Service: 503 until the Pod turns Ready", () =>
+    Effect.gen(function*() {
+      const { plane, store } = yield* cluster
+      yield* EndpointSliceController.run(store)
+      const web = yield* backend("web")
+      yield* store.create(ServiceResource, NS, {
+        ...service("web"),
+        spec: { selector: { app: "web" }, ports: [{ name: "http", port: 8080, targetPort: "http", protocol: "TCP" as const }] }
+      })
+      yield* store.create(IngressResource, NS, ingress("a", "web.example.test", [prefixTo("web")]))
+      yield* store.create(PodResource, NS, {
+        apiVersion: "v1",
+        kind: "Pod",
+        metadata: { name: "web-0", labels: { app: "web" } },
+        spec: { containers: [{ name: "main", image: "app:1", ports: [{ name: "http", containerPort: web.port }] }] }
+      })
+      yield* waitFor(store, IngressResource, "a", programmed)
+      // A Service port's registered backend no longer decides: the Pod behind it is not ready.
+      yield* plane.registerBackend({ namespace: NS, service: "web", port: 8080 }, web)
+
+      const unready = yield* get(plane, "web.example.test")
+      expect([unready.status, unready.body.trim()]).toEqual([
+        503,
+        `503 Service Unavailable: no ready endpoints for Service ${NS}/web port 8080 (1 Pod selected, none Ready)`
+      ])
+
+      yield* plane.registerPod({ namespace: NS, name: "web-0" }, web)
+      const slice = yield* sliceOf(store, "web", (s) => s.endpoints?.[0]?.conditions?.ready === true)
+      expect([slice.endpoints, slice.ports]).toEqual([
+        [{
+          addresses: ["127.0.0.1"],
+          conditions: { ready: true, serving: true, terminating: false },
+          targetRef: { kind: "Pod", namespace: NS, name: "web-0", uid: expect.any(String) }
+        }],
+        [{ name: "http", port: web.port, protocol: "TCP" }]
+      ])
+      const ready = yield* get(plane, "web.example.test")
+      expect([ready.status, (JSON.parse(ready.body) as { name: string }).name]).toEqual([200, "web"])
+
+      yield* plane.unregisterPod({ namespace: NS, name: "web-0" })
+      yield* sliceOf(store, "web", (s) => s.endpoints?.[0]?.conditions?.ready === false)
+      expect((yield* get(plane, "web.example.test")).status).toBe(503)
+    }))
 })
+
+/** The Service's EndpointSlice, once `predicate` holds of it. */
+const sliceOf = (store: ClusterStore, service: string, predicate: (slice: EndpointSlice) => boolean) =>
+  store.list(EndpointSliceResource, NS, { labelSelector: `kubernetes.io/service-name=${service}` }).pipe(
+    Effect.map((list) => list.items[0]),
+    Effect.filterOrFail((slice): slice is EndpointSlice => slice !== undefined && predicate(slice), () => "not yet"),
+    Effect.retry(Schedule.spaced(Duration.millis(10))),
+    Effect.timeoutFail({ duration: Duration.seconds(5), onTimeout: () => `the EndpointSlice of ${service} never got there` })
+  )

@@ -6,7 +6,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Stream } from "effect"
 import { makeMemoryStore } from "../../src/cluster/MemoryStore.js"
-import type { CoreEvent, EndpointSlice, EventV1, KubeObject, Pod, Status } from "../../src/domain/Objects.js"
+import type { CoreEvent, EndpointSlice, EventV1, KubeObject, Pod } from "../../src/domain/Objects.js"
 import { EndpointSliceResource, EventResource, EventV1Resource, PodResource } from "../../src/domain/Resources.js"
 import { coreEvent, NS, pod } from "./ClusterFixtures.js"
 
@@ -191,7 +191,7 @@ describe("EndpointSlices", () => {
     ...overrides
   })
 
-  it.effect("defaults port protocols, counts generations, and refuses a bad address type or address", (): Effect.Effect<void, Status> =>
+  it.effect("defaults port protocols, counts generations, and refuses a bad address type or address", () =>
     Effect.gen(function*() {
       const store = yield* fresh
       const created = yield* store.create(EndpointSliceResource, NS, slice({}))

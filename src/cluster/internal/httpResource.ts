@@ -212,7 +212,37 @@ export const makeResourceHandler = (
         }
       }
     }
-    return { dryRun, ...(preconditions !== undefined ? { preconditions } : {}) }
+    const propagationPolicy = propagationOf(query, bytes)
+    return {
+      dryRun,
+      ...(preconditions !== undefined ? { preconditions } : {}),
+      ...(propagationPolicy !== undefined ? { propagationPolicy } : {})
+    }
+  }
+
+  /** `propagationPolicy` (query or body), or the older `orphanDependents`; both at once is refused, as the server does. */
+  const propagationOf = (query: URLSearchParams, bytes: Buffer): DeleteOptions["propagationPolicy"] => {
+    const parsed = bytes.length > 0 ? parseJson(bytes.toString("utf8")) : undefined
+    const fromBody = isObject(parsed) && typeof parsed.propagationPolicy === "string" ? parsed.propagationPolicy : undefined
+    const policy = query.get("propagationPolicy") ?? fromBody
+    const orphan = orphanDependentsOf(query, bytes)
+    if (policy !== undefined && orphan !== undefined) {
+      throw new Refused(
+        invalidOptions("DeleteOptions", "propagationPolicy", "FieldValueInvalid", `Invalid value: "${policy}": orphanDependents and deletionPropagation cannot be both set`)
+      )
+    }
+    if (policy === undefined) return orphan === true ? "Orphan" : undefined
+    if (policy !== "Foreground" && policy !== "Background" && policy !== "Orphan") {
+      throw new Refused(
+        invalidOptions(
+          "DeleteOptions",
+          "propagationPolicy",
+          "FieldValueNotSupported",
+          `Unsupported value: "${policy}": supported values: "Foreground", "Background", "Orphan", "nil"`
+        )
+      )
+    }
+    return policy
   }
 
   /** `orphanDependents` of the query or the DeleteOptions body, the one option that picks a delete's 202. */

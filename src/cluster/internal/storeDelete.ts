@@ -10,6 +10,13 @@ import type { Buckets, StoreState } from "./storeHistory.js"
 import { asJson, type Json, metaOf, objectKey, ordered, rfc3339, withMeta } from "./storeObjects.js"
 import { attempt, conflict, failure, notFoundStatus, refuse, resourceDetails } from "./storeStatus.js"
 
+/** The finalizer each propagation policy puts on the object it deletes. */
+const GC_FINALIZERS: Readonly<Record<string, string | undefined>> = {
+  Foreground: "foregroundDeletion",
+  Orphan: "orphan",
+  Background: undefined
+}
+
 /** Namespaces the server refuses to delete. */
 const UNDELETABLE_NAMESPACES = new Set(["default", "kube-system", "kube-public"])
 
@@ -54,7 +61,10 @@ export const makeDelete = (state: StoreState, buckets: Buckets) => {
         }
         const dryRun = options?.dryRun === true
         if (resource === NamespaceResource) return { object: deleteNamespace(live, name, millis, dryRun) }
-        const finalizers = (meta as { finalizers?: ReadonlyArray<string> }).finalizers ?? []
+        const held = meta.finalizers ?? []
+        // Foreground and orphan deletion are the garbage collector's work: the object waits on its finalizer.
+        const gcFinalizer = meta.deletionTimestamp === undefined ? GC_FINALIZERS[options?.propagationPolicy ?? "Background"] : undefined
+        const finalizers = gcFinalizer !== undefined && !held.includes(gcFinalizer) ? [...held, gcFinalizer] : held
         if (finalizers.length > 0) {
           // Finalizers hold the object: it is marked, and goes when the last one is removed.
           if (meta.deletionTimestamp !== undefined || dryRun) return { object: live }
@@ -63,7 +73,8 @@ export const makeDelete = (state: StoreState, buckets: Buckets) => {
             ...meta,
             ...(resource.hasGeneration && meta.generation !== undefined && meta.generation > 0 ? { generation: meta.generation + 1 } : {}),
             deletionTimestamp: rfc3339(millis),
-            deletionGracePeriodSeconds: 0
+            deletionGracePeriodSeconds: 0,
+            finalizers
           })
           return { object: commitWrite(bucket, key, ordered(marked), live) }
         }
