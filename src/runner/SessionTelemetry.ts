@@ -123,10 +123,8 @@ export const trackHosts = (input: TrackHostsInput): Effect.Effect<HostTracker, n
               }),
               Metric.increment(Metric.tagged(readErrors, "mode", mode))
             ))
-        case "published":
-        case "probe":
-        case "endpoints":
-        case "event-error":
+        default:
+          // `published` and the other kinds say nothing about a host's state.
           return Effect.void
       }
     }
