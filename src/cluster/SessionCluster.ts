@@ -70,6 +70,12 @@ export interface SessionClusterOptions {
   readonly port?: number
   /** Start the data plane (a Host-routing proxy on 127.0.0.1); default true. */
   readonly dataPlane?: boolean
+  /**
+   * Run the garbage collector and the EndpointSlice controller (see `LocalClusterOptions`):
+   * objects are then collected when their Pod goes, or at once if it never existed.
+   * Default false.
+   */
+  readonly controllerManager?: boolean
   /** Labels of the session namespace (what a listener's `allowedRoutes` Selector matches). */
   readonly namespaceLabels?: Readonly<Record<string, string>>
   /** More IngressClasses, served by no controller (a class of another cluster, a second default). */
@@ -177,7 +183,8 @@ export const make = (
       namespaces: [...new Set([namespace, gateway.namespace])],
       controllers,
       contextNamespace: namespace,
-      ...(options.port !== undefined ? { port: options.port } : {})
+      ...(options.port !== undefined ? { port: options.port } : {}),
+      ...(options.controllerManager !== undefined ? { controllerManager: options.controllerManager } : {})
     })
     const store = cluster.store
 

@@ -4,7 +4,7 @@
  */
 import { Clock, Effect } from "effect"
 import type { KubeObject, Status } from "../../domain/Objects.js"
-import { NamespaceResource, type ResourceType, ServiceResource } from "../../domain/Resources.js"
+import { NamespaceResource, PodResource, type ResourceType, ServiceResource } from "../../domain/Resources.js"
 import type { DeleteOptions, DeleteResult } from "../Store.js"
 import type { Buckets, StoreState } from "./storeHistory.js"
 import { asJson, type Json, metaOf, objectKey, ordered, rfc3339, withMeta } from "./storeObjects.js"
@@ -79,7 +79,8 @@ export const makeDelete = (state: StoreState, buckets: Buckets) => {
           return { object: commitWrite(bucket, key, ordered(marked), live) }
         }
         if (!dryRun) commitDelete(bucket, key, live)
-        return resource === ServiceResource ? { object: live } : { status: successStatus(resource, live) }
+        // Services and Pods answer with the object; the other types with a Success Status.
+        return resource === ServiceResource || resource === PodResource ? { object: live } : { status: successStatus(resource, live) }
       }))
 
   const deleteNamespace = (live: KubeObject, name: string, millis: number, dryRun: boolean): KubeObject => {
