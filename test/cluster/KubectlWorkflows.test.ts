@@ -214,6 +214,7 @@ describe("kubectl workflows against the session cluster", () => {
             expect(parentRefs.stdout).toMatch(new RegExp(`^\\s+${field}\\s+<(string|integer)>$`, "m"))
           }
           expect(parentRefs.stdout).toMatch(/^\s+name\s+<string> -required-$/m)
+          expect(parentRefs.stdout).toContain("A listener of the Gateway, by name.")
           const host = yield* run("explain", "ingress.spec.rules.host")
           expect([host.code, host.stdout], host.stderr).toEqual([0, expect.stringMatching(/^FIELD: host <string>$/m)])
           const missing = yield* run("explain", "ingress.spec.nothing")

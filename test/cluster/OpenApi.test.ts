@@ -7,13 +7,33 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
+import { childShape, type Shape } from "../../src/cluster/internal/shape.js"
+import { TYPE_DOCS } from "../../src/cluster/internal/typeDocs.js"
+import { shapeOf } from "../../src/cluster/internal/typeShapes.js"
 import { LocalCluster } from "../../src/cluster/LocalCluster.js"
 import type { KubeObject } from "../../src/domain/Objects.js"
-import { HttpRouteResource, type ResourceType } from "../../src/domain/Resources.js"
+import { allResources, HttpRouteResource, qualifiedName, type ResourceType } from "../../src/domain/Resources.js"
 import { NS } from "./ClusterFixtures.js"
 import { call } from "./WireFixtures.js"
 
 const GATEWAY_V1 = "apis/gateway.networking.k8s.io/v1"
+
+/** The node a documented path names, list items being transparent; undefined when the shape has no such field. */
+const nodeAt = (shape: Shape | undefined, path: string): Shape | undefined =>
+  path === "" ? shape : path.split(".").reduce<Shape | undefined>((node, field) => {
+    const within = node?._tag === "List" ? node.items : node
+    return within === undefined ? undefined : childShape(within, field)
+  }, shape)
+
+describe("type docs", () => {
+  it("describe only fields the shapes have, of types LocalCluster serves", () => {
+    for (const [name, docs] of Object.entries(TYPE_DOCS)) {
+      const resource = allResources.find((r) => qualifiedName(r) === name)
+      expect(resource, name).toBeDefined()
+      for (const path of Object.keys(docs)) expect(nodeAt(shapeOf(resource!), path), `${name} ${path}`).toBeDefined()
+    }
+  })
+})
 
 describe("HttpApi OpenAPI v3", () => {
   it.scopedLive("lists one document per served group version, each at a URL with its content's hash", () =>
@@ -81,6 +101,8 @@ describe("HttpApi OpenAPI v3", () => {
       }])
       const parentRefs = route.properties.spec.properties.parentRefs
       expect(parentRefs).toMatchObject({ type: "array", maxItems: 32, items: { required: ["name"] } })
+      expect(route.description).toMatch(/^An HTTPRoute \(Gateway API\)/)
+      expect(parentRefs.items.properties.sectionName.description).toMatch(/^A listener of the Gateway, by name/)
       expect(parentRefs.items.properties.kind).toMatchObject({ type: "string", default: "Gateway", maxLength: 63 })
       expect(parentRefs.items.properties.port).toMatchObject({ type: "integer", minimum: 1, maximum: 65535 })
       // Custom resources are patched as JSON: no strategic-merge extensions.

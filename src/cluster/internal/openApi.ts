@@ -8,11 +8,12 @@
  */
 import { createHash } from "node:crypto"
 import type { KubeObject } from "../../domain/Objects.js"
-import type { ResourceType } from "../../domain/Resources.js"
+import { qualifiedName, type ResourceType } from "../../domain/Resources.js"
 import type { Schema } from "./crdSchema.js"
 import { schemaFor } from "./gatewaySchemas.js"
 import { json, pageNotFound, type Reply } from "./httpReply.js"
 import { objectMeta, type Shape } from "./shape.js"
+import { TYPE_DOCS } from "./typeDocs.js"
 import { shapeOf } from "./typeShapes.js"
 
 type Json = Record<string, unknown>
@@ -69,7 +70,16 @@ const childSchema = (schema: Schema | undefined, key: string): Schema | undefine
  * extensions their Go fields declare (a keyed list merges by its first key); custom
  * resources are patched as JSON and have none.
  */
-const toSchema = (shape: Shape, crd: Schema | undefined, custom: boolean): Json => {
+const toSchema = (shape: Shape, crd: Schema | undefined, custom: boolean, docs: Docs = noDocs): Json =>
+  withDescription(nodeSchema(shape, crd, custom, docs), docs(""))
+
+type Docs = (path: string) => string | undefined
+const noDocs: Docs = () => undefined
+const under = (docs: Docs, field: string): Docs => (path) => docs(path === "" ? field : `${field}.${path}`)
+const withDescription = (schema: Json, description: string | undefined): Json =>
+  description === undefined ? schema : { description, ...schema }
+
+const nodeSchema = (shape: Shape, crd: Schema | undefined, custom: boolean, docs: Docs): Json => {
   switch (shape._tag) {
     case "Scalar":
       return { ...scalarSchema(shape), ...(crd?.type === "integer" ? { type: "integer" } : {}), ...constraintsOf(crd) }
@@ -84,7 +94,13 @@ const toSchema = (shape: Shape, crd: Schema | undefined, custom: boolean): Json 
     case "List": {
       const keyed = shape.listType === "map" && shape.keys !== undefined
       const merges = !custom && (keyed || shape.listType === "set")
-      const items = toSchema(shape.items, crd?.type === "array" ? crd.items : undefined, custom)
+      // List items are transparent to the documented paths; the list's own text is the field's.
+      const items = toSchema(
+        shape.items,
+        crd?.type === "array" ? crd.items : undefined,
+        custom,
+        (path) => path === "" ? undefined : docs(path)
+      )
       // A key an item may omit (a Service port's protocol) has its default on the item's field.
       for (const [key, fallback] of Object.entries(shape.keyDefaults ?? {})) {
         const properties = items.properties as Record<string, Json> | undefined
@@ -105,7 +121,7 @@ const toSchema = (shape: Shape, crd: Schema | undefined, custom: boolean): Json 
       for (const [key, field] of Object.entries(shape.fields)) {
         const fallback = shape.defaults?.[key]
         properties[key] = {
-          ...toSchema(field, childSchema(crd, key), custom),
+          ...toSchema(field, childSchema(crd, key), custom, under(docs, key)),
           ...(fallback !== undefined ? { default: fallback } : {})
         }
       }
@@ -121,7 +137,8 @@ const toSchema = (shape: Shape, crd: Schema | undefined, custom: boolean): Json 
 
 /** A kind's schema: its shape, `metadata` by reference to ObjectMeta, and the group-version-kind it serves. */
 export const kindSchema = (resource: ResourceType<KubeObject>): Json => {
-  const body = toSchema(shapeOf(resource), schemaFor(resource), resource.custom)
+  const docs = TYPE_DOCS[qualifiedName(resource)] ?? {}
+  const body = toSchema(shapeOf(resource), schemaFor(resource), resource.custom, (path) => docs[path])
   const properties = {
     ...(body.properties as Record<string, Json>),
     metadata: { $ref: `#/components/schemas/${OBJECT_META}` }
