@@ -80,7 +80,7 @@ const tcpPorts = (ports: ReadonlyArray<PortMapping>) => ports.filter((p) => p.pr
  * Service port names must be unique; a port open as both tcp and udp gets
  * `p<port>` for tcp and `p<port>-udp` for udp.
  */
-const servicePortName = (mapping: PortMapping, ports: ReadonlyArray<PortMapping>): string =>
+export const servicePortName = (mapping: PortMapping, ports: ReadonlyArray<PortMapping>): string =>
   mapping.protocol === "udp" && ports.some((p) => p.port === mapping.port && p.protocol === "tcp")
     ? `p${mapping.port}-udp`
     : `p${mapping.port}`
