@@ -8,6 +8,7 @@ import { Cause, Effect, Exit, Layer, Option, Stream } from "effect"
 import type { KubeObject, Status } from "../domain/Objects.js"
 import { qualifiedName, type ResourceType } from "../domain/Resources.js"
 import {
+  type EventWrites,
   FIELD_MANAGER,
   KubeClient,
   type KubeClientPrimitives,
@@ -17,6 +18,7 @@ import {
 import { describeRequest, fromResponse, fromStatus, type KubeError, type RequestContext, Transport } from "../services/KubeError.js"
 import { makeKubeClient, type ResumableWatchOptions } from "../services/ResumableWatch.js"
 import { type Decision, type Faults, shapeWatch, type Verb } from "./Faults.js"
+import { mergePatch } from "./internal/patches.js"
 import { type ClusterMetrics, type RequestLabels, resourceRequestLabels } from "./Metrics.js"
 import type { ClusterStore, StoreWatchEvent } from "./Store.js"
 
@@ -47,15 +49,19 @@ const contextOf = (verb: string, resource: ResourceType<unknown>, namespace: str
 
 /** The request the HTTP face would receive for a call: its method and content type decide the verb. */
 const labelsOf = (
-  method: "GET" | "PATCH" | "DELETE",
+  method: "GET" | "POST" | "PATCH" | "DELETE",
   resource: ResourceType<unknown>,
   namespace: string | undefined,
   name: string | undefined,
-  options: { readonly watch?: boolean; readonly apply?: boolean; readonly dryRun?: boolean } = {}
+  options: { readonly watch?: boolean; readonly apply?: boolean; readonly dryRun?: boolean; readonly merge?: boolean } = {}
 ): RequestLabels =>
   resourceRequestLabels({
     method,
-    contentType: options.apply === true ? "application/apply-patch+yaml" : "application/json",
+    contentType: options.apply === true
+      ? "application/apply-patch+yaml"
+      : options.merge === true
+      ? "application/merge-patch+json"
+      : "application/json",
     watch: options.watch === true,
     group: resource.group,
     version: resource.version,
@@ -80,7 +86,11 @@ const codeOf = <A>(exit: Exit.Exit<A, KubeError>, ok: (a: A) => number): number 
   return error.code ?? 0
 }
 
-const primitives = (store: ClusterStore, faults: Faults | undefined, metrics: ClusterMetrics | undefined): KubeClientPrimitives => {
+const primitives = (
+  store: ClusterStore,
+  faults: Faults | undefined,
+  metrics: ClusterMetrics | undefined
+): KubeClientPrimitives & { readonly events: EventWrites } => {
   const record = <A>(labels: RequestLabels, exit: Exit.Exit<A, KubeError>, ok: (a: A) => number) =>
     Effect.sync(() => {
       const code = codeOf(exit, ok)
@@ -152,7 +162,36 @@ const primitives = (store: ClusterStore, faults: Faults | undefined, metrics: Cl
     }
   }
 
+  const events: EventWrites = {
+    create: (resource, namespace, event) =>
+      call("create", resource, namespace, undefined, contextOf("create", resource, namespace), store.create(resource, namespace, event))
+        .pipe(counted(labelsOf("POST", resource, namespace, undefined), () => 201)),
+    // What the HTTP face does with a merge patch: read, patch, write back on the version read.
+    patch: (resource, namespace, name, patch) => {
+      const ctx = contextOf("patch", resource, namespace, name)
+      const once = Effect.flatMap(store.get(resource, namespace, name), (live) => {
+        const patched = mergePatch(live, patch) as typeof live
+        return store.replace(resource, namespace, name, {
+          ...patched,
+          metadata: { ...patched.metadata, resourceVersion: live.metadata?.resourceVersion ?? "" }
+        })
+      })
+      return call(
+        "patch",
+        resource,
+        namespace,
+        name,
+        ctx,
+        once.pipe(Effect.retry({ while: (status) => status.code === 409, times: 5 }))
+      ).pipe(
+        counted(labelsOf("PATCH", resource, namespace, name, { merge: true }), () => 200),
+        Effect.map((result) => result.object)
+      )
+    }
+  }
+
   return {
+    events,
     apply: (resource, object, options) => {
       const namespace = object.metadata?.namespace
       const name = object.metadata?.name ?? ""

@@ -33,6 +33,7 @@ import {
 import { makeKubeClient } from "../services/ResumableWatch.js"
 import { RouterConfig } from "../services/RouterConfig.js"
 import { type ConnectionPools, makeConnectionPools, pooledConnections } from "./internal/ConnectionPool.js"
+import { liveEventWrites } from "./internal/EventWrites.js"
 import { KubeConfigError, type KubeConfigOptions, loadKubeConfig, validate } from "./internal/KubeConfigLoading.js"
 import { observeRequest } from "./internal/RequestTelemetry.js"
 import { fromTransportError, isApiException } from "./internal/TransportErrors.js"
@@ -172,7 +173,13 @@ const families = (kc: k8s.KubeConfig, server: string, pools: ConnectionPools) =>
     (_namespace, name, options) => networking.readIngressClass({ name }, options),
     (_namespace, labelSelector, options) => networking.listIngressClass({ ...selector(labelSelector) }, options)
   )
+  const discovery = new k8s.DiscoveryV1Api(configuration)
+  const endpointSlices = readOnly(
+    (namespace, name, options) => discovery.readNamespacedEndpointSlice({ namespace, name }, options),
+    (namespace, labelSelector, options) => discovery.listNamespacedEndpointSlice({ namespace, ...selector(labelSelector) }, options)
+  )
   return (resource: ResourceType<unknown>): Effect.Effect<Family> => {
+    if (resource.group === "discovery.k8s.io" && resource.plural === "endpointslices") return Effect.succeed(endpointSlices)
     if (resource.group === "" && resource.plural === "services") return Effect.succeed(services)
     if (resource.group === "" && resource.plural === "namespaces") return Effect.succeed(namespaces)
     if (resource.group === "networking.k8s.io" && resource.plural === "ingresses") return Effect.succeed(ingresses)
@@ -581,7 +588,8 @@ const makeOver = (
         { apply, get, delete: del, list, watchFrom },
         options.reconnectSchedule !== undefined ? { reconnectSchedule: options.reconnectSchedule } : {}
       ),
-      cluster: clusterQueries(kc, server, pools, request)
+      cluster: clusterQueries(kc, server, pools, request),
+      events: liveEventWrites(kc, server, pools, request)
     }
   })
 

@@ -5,6 +5,9 @@
  */
 import { Context, Effect, FiberRef, type Stream } from "effect"
 import type {
+  CoreEvent,
+  EndpointSlice,
+  EventV1,
   Gateway,
   GatewayClass,
   HttpRoute,
@@ -28,7 +31,24 @@ export type WritableObject = Service | Ingress | HttpRoute
  * The types we read. Cluster-scoped ones (GatewayClass, IngressClass, Namespace) ignore
  * the namespace argument; the last two only for a diagnosis and `check`.
  */
-export type ReadableObject = WritableObject | Gateway | GatewayClass | IngressClass | Namespace
+export type ReadableObject = WritableObject | Gateway | GatewayClass | IngressClass | Namespace | EndpointSlice
+
+/** An Event in either API: the one type we create and patch rather than apply. */
+export type EventObject = CoreEvent | EventV1
+
+/**
+ * Event writes, as client-go's recorder makes them: a create per first occurrence,
+ * a merge patch (RFC 7386) that counts each repeat.
+ */
+export interface EventWrites {
+  readonly create: <A extends EventObject>(resource: ResourceType<A>, namespace: string, event: A) => Effect.Effect<A, KubeError>
+  readonly patch: <A extends EventObject>(
+    resource: ResourceType<A>,
+    namespace: string,
+    name: string,
+    patch: Record<string, unknown>
+  ) => Effect.Effect<A, KubeError>
+}
 
 export interface ApplyOptions {
   /** Validate and answer as if written, store nothing (`dryRun=All`). */
@@ -152,6 +172,8 @@ export declare namespace KubeClient {
   export interface Service extends KubeClientPrimitives {
     /** Questions about the server itself; only a client that talks to one over the wire has them. */
     readonly cluster?: ClusterQueries
+    /** Event writes; a client without them records no Events. */
+    readonly events?: EventWrites
     /**
      * Follows changes for as long as it is consumed: resumes from the last seen
      * resourceVersion when a connection ends, and relists on 410 Expired, emitting
