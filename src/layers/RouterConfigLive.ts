@@ -5,6 +5,7 @@
  * start-up names every one of them in a single message.
  */
 import { Config, ConfigError, Effect, Either, Layer } from "effect"
+import { isIP } from "node:net"
 import { hostProblem, MAX_HOST_LENGTH, type RoutingMode } from "../domain/Routes.js"
 import { MAX_SESSION_ID_LENGTH } from "../domain/Session.js"
 import { isDns1123Label, isDns1123Subdomain, isValidLabelValue } from "../domain/Validation.js"
@@ -26,7 +27,11 @@ export const ENV = {
   apiTimeoutMs: "SESSION_API_TIMEOUT_MS",
   statusSource: "SESSION_ROUTE_STATUS_SOURCE",
   sessionNamespace: "RUNNER_SESSION_NAMESPACE",
-  managedBy: "RUNNER_MANAGED_BY"
+  managedBy: "RUNNER_MANAGED_BY",
+  events: "SESSION_ROUTING_EVENTS",
+  routeProbe: "SESSION_ROUTE_PROBE",
+  routeProbeAddress: "SESSION_ROUTE_PROBE_ADDRESS",
+  routeProbePort: "SESSION_ROUTE_PROBE_PORT"
 } as const
 
 /** Defaults of the settings that have one (the gateway namespace defaults to the session namespace). */
@@ -37,7 +42,9 @@ export const DEFAULTS = {
   apiTimeoutMs: 20_000,
   statusSource: "watch",
   sessionNamespace: "telo-sessions",
-  managedBy: "telo-k8s-runner"
+  managedBy: "telo-k8s-runner",
+  events: true,
+  routeProbe: "off"
 } as const satisfies {
   readonly mode: RoutingMode
   readonly routeReadyTimeoutMs: number
@@ -46,6 +53,8 @@ export const DEFAULTS = {
   readonly statusSource: "watch" | "poll"
   readonly sessionNamespace: string
   readonly managedBy: string
+  readonly events: boolean
+  readonly routeProbe: "off" | "http" | "https"
 }
 
 /** Settings as a runner or a test gives them, before validation; absent ones take their default. */
@@ -65,6 +74,14 @@ export interface RouterConfigValues {
   readonly statusSource?: "watch" | "poll"
   readonly sessionNamespace?: string
   readonly managedBy?: string
+  /** Record Kubernetes Events on the session Pod; default true. */
+  readonly events?: boolean
+  /** Probe programmed hosts over http or https; default off. */
+  readonly routeProbe?: "off" | "http" | "https"
+  /** An IP address or DNS name probes connect to instead of the published address. */
+  readonly routeProbeAddress?: string
+  /** The port probes connect to; default 80 (http) or 443 (https). */
+  readonly routeProbePort?: number
 }
 
 /** The name of one setting. */
@@ -72,7 +89,7 @@ export type Setting = keyof RouterConfigValues
 
 /** A raw value and the key that supplied it, so a problem names the variable or flag a person must fix. */
 export interface Sourced {
-  readonly value: string | number
+  readonly value: string | number | boolean
   readonly key: string
 }
 
@@ -169,6 +186,22 @@ export const config: Config.Config<SourcedValues> = Config.all({
   managedBy: variable(ENV.managedBy).pipe(
     Config.withDefault(defaultOf(ENV.managedBy, DEFAULTS.managedBy)),
     Config.withDescription("Value of the app.kubernetes.io/managed-by label on every object")
+  ),
+  events: variable(ENV.events).pipe(
+    Config.withDefault(defaultOf(ENV.events, "true")),
+    Config.withDescription("Record Kubernetes Events (RoutesPublished, RouteProgrammed, ...) on the session Pod: true or false")
+  ),
+  routeProbe: variable(ENV.routeProbe).pipe(
+    Config.withDefault(defaultOf(ENV.routeProbe, DEFAULTS.routeProbe)),
+    Config.withDescription("Request each programmed host through the published address: off, http or https")
+  ),
+  routeProbeAddress: variable(ENV.routeProbeAddress).pipe(
+    Config.withDefault(undefined),
+    Config.withDescription("IP address or DNS name probes connect to; unset: the address the routing layer published")
+  ),
+  routeProbePort: variable(ENV.routeProbePort).pipe(
+    Config.withDefault(undefined),
+    Config.withDescription("Port probes connect to; unset: 80 for http, 443 for https")
   )
 })
 
@@ -188,7 +221,7 @@ export { MAX_SESSION_ID_LENGTH }
 export const MAX_BASE_DOMAIN_LENGTH = MAX_HOST_LENGTH - "65535-".length - MAX_SESSION_ID_LENGTH - ".".length
 
 /** A rule: the valid value, or what would be valid (phrased to follow "must be"). */
-type Rule<A> = (value: string | number) => Either.Either<A, string>
+type Rule<A> = (value: string | number | boolean) => Either.Either<A, string>
 
 const text =
   (check: (value: string) => string | undefined): Rule<string> =>
@@ -218,6 +251,28 @@ const statusSourceRule: Rule<"watch" | "poll"> = (value) =>
   value === "watch" || value === "poll"
     ? Either.right(value)
     : Either.left("one of watch (one shared watch per routed kind), poll (a read per host per interval)")
+
+const booleanRule: Rule<boolean> = (value) => {
+  const v = typeof value === "string" ? value.trim().toLowerCase() : value
+  return v === true || v === "true" ? Either.right(true) : v === false || v === "false" ? Either.right(false) : Either.left("true or false")
+}
+
+const probeRule: Rule<"off" | "http" | "https"> = (value) =>
+  value === "off" || value === "http" || value === "https"
+    ? Either.right(value)
+    : Either.left("one of off, http, https")
+
+/** Where a probe connects: an address or a name, without a scheme or a port (the port has its own setting). */
+const probeAddressRule: Rule<string> = text((v) =>
+  isIP(v) !== 0 || isDnsName(v)
+    ? undefined
+    : `an IP address or a DNS name, without a scheme or a port (${ENV.routeProbePort} sets the port), e.g. 203.0.113.10`
+)
+
+const portRule: Rule<number> = (value) => {
+  const n = typeof value === "number" ? value : /^\d+$/.test(String(value).trim()) ? Number(String(value).trim()) : Number.NaN
+  return Number.isInteger(n) && n >= 1 && n <= 65535 ? Either.right(n) : Either.left("a port number from 1 to 65535")
+}
 
 const modeRule: Rule<RoutingMode> = (value) =>
   value === "ingress" || value === "gateway" || value === "none"
@@ -266,7 +321,7 @@ const labelValueRule: Rule<string> = text((v) =>
 
 /** Strict digits: `60s`, `1e3` or `60000.5` are refused rather than read as something else. */
 const millisecondsRule: Rule<number> = (value) => {
-  const n = typeof value === "number" ? value : /^\d+$/.test(value.trim()) ? Number(value.trim()) : Number.NaN
+  const n = typeof value === "number" ? value : /^\d+$/.test(String(value).trim()) ? Number(String(value).trim()) : Number.NaN
   return Number.isSafeInteger(n) && n > 0 ? Either.right(n) : Either.left("a positive whole number of milliseconds, e.g. 60000")
 }
 
@@ -287,7 +342,11 @@ export const envKeys: KeyNames = {
   apiTimeoutMs: ENV.apiTimeoutMs,
   statusSource: ENV.statusSource,
   sessionNamespace: ENV.sessionNamespace,
-  managedBy: ENV.managedBy
+  managedBy: ENV.managedBy,
+  events: ENV.events,
+  routeProbe: ENV.routeProbe,
+  routeProbeAddress: ENV.routeProbeAddress,
+  routeProbePort: ENV.routeProbePort
 }
 
 /** Settings named by their field names, for values given in code. */
@@ -304,7 +363,11 @@ export const fieldKeys: KeyNames = {
   apiTimeoutMs: "apiTimeoutMs",
   statusSource: "statusSource",
   sessionNamespace: "sessionNamespace",
-  managedBy: "managedBy"
+  managedBy: "managedBy",
+  events: "events",
+  routeProbe: "routeProbe",
+  routeProbeAddress: "routeProbeAddress",
+  routeProbePort: "routeProbePort"
 }
 
 /**
@@ -342,6 +405,10 @@ export const validate = (
   const statusSource = check(given.statusSource, statusSourceRule) ?? DEFAULTS.statusSource
   const sessionNamespace = check(given.sessionNamespace, namespaceRule) ?? DEFAULTS.sessionNamespace
   const managedBy = check(given.managedBy, labelValueRule) ?? DEFAULTS.managedBy
+  const events = check(given.events, booleanRule) ?? DEFAULTS.events
+  const routeProbe = check(given.routeProbe, probeRule) ?? DEFAULTS.routeProbe
+  const routeProbeAddress = check(given.routeProbeAddress, probeAddressRule)
+  const routeProbePort = check(given.routeProbePort, portRule)
 
   if (mode === "gateway" && given.gatewayName === undefined) {
     problems.push({
@@ -389,6 +456,11 @@ export const validate = (
     statusSource,
     sessionNamespace,
     managedBy,
+    // Only the exception is spelled out: a configuration without `events` records them.
+    ...(events ? {} : { events: false }),
+    ...(routeProbe !== "off" ? { routeProbe } : {}),
+    ...(routeProbe !== "off" && routeProbeAddress !== undefined ? { routeProbeAddress } : {}),
+    ...(routeProbe !== "off" && routeProbePort !== undefined ? { routeProbePort } : {}),
     warnings
   }
   return Either.right(service)

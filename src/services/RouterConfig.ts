@@ -38,6 +38,17 @@ export declare namespace RouterConfig {
     readonly sessionNamespace: string
     /** `app.kubernetes.io/managed-by` value. */
     readonly managedBy: string
+    /** Record Kubernetes Events on the session Pod; only `false` turns them off. */
+    readonly events?: boolean
+    /**
+     * Request each programmed host through the routing layer's published address
+     * with this scheme; unset: no probe (and no EndpointSlice read).
+     */
+    readonly routeProbe?: "http" | "https"
+    /** Where probes connect instead of the published address: an IP address or DNS name. */
+    readonly routeProbeAddress?: string
+    /** The port probes connect to; unset: 80 for http, 443 for https. */
+    readonly routeProbePort?: number
     /** Things worth saying at start-up that are not errors (e.g. an ignored TLS secret). */
     readonly warnings: ReadonlyArray<string>
   }

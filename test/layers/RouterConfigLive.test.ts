@@ -533,3 +533,45 @@ describe("RouterConfig layers from the environment", () => {
       )
     ))
 })
+
+describe("RouterConfig Events and probes", () => {
+  it.effect("records Events unless SESSION_ROUTING_EVENTS=false, and probes nothing by default", () =>
+    Effect.gen(function* () {
+      expect(yield* load({ SESSION_ROUTING_EVENTS: "false" })).toEqual(Either.right({ ...defaults, events: false }))
+      expect(yield* load({ SESSION_ROUTING_EVENTS: "TRUE", SESSION_ROUTE_PROBE: "off" })).toEqual(Either.right(defaults))
+    }))
+
+  it.effect("reads the probe's scheme, address and port", () =>
+    Effect.gen(function* () {
+      const result = yield* load({
+        SESSION_ROUTE_PROBE: "https",
+        SESSION_ROUTE_PROBE_ADDRESS: "lb.example.com",
+        SESSION_ROUTE_PROBE_PORT: "8443"
+      })
+      expect(result).toEqual(
+        Either.right({ ...defaults, routeProbe: "https", routeProbeAddress: "lb.example.com", routeProbePort: 8443 })
+      )
+    }))
+
+  it.effect("refuses bad Events and probe settings together, naming each", () =>
+    Effect.gen(function* () {
+      const problems = problemsOf(
+        yield* load({
+          SESSION_ROUTING_EVENTS: "no",
+          SESSION_ROUTE_PROBE: "tcp",
+          SESSION_ROUTE_PROBE_ADDRESS: "http://10.0.0.1",
+          SESSION_ROUTE_PROBE_PORT: "70000"
+        })
+      )
+      expect(problems).toEqual([
+        { key: "SESSION_ROUTING_EVENTS", value: "no", expected: "true or false" },
+        { key: "SESSION_ROUTE_PROBE", value: "tcp", expected: "one of off, http, https" },
+        {
+          key: "SESSION_ROUTE_PROBE_ADDRESS",
+          value: "http://10.0.0.1",
+          expected: "an IP address or a DNS name, without a scheme or a port (SESSION_ROUTE_PROBE_PORT sets the port), e.g. 203.0.113.10"
+        },
+        { key: "SESSION_ROUTE_PROBE_PORT", value: "70000", expected: "a port number from 1 to 65535" }
+      ])
+    }))
+})
