@@ -1,0 +1,104 @@
+/**
+ * The probe's schedule and its address, on TestClock with scripted answers; and the
+ * live request through LocalCluster's data plane on 127.0.0.1: a host programmed and
+ * served, one programmed with no ready endpoint (503), one the data plane does not route (404).
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Duration, Effect, Fiber, Layer, Ref, TestClock } from "effect"
+import { LocalCluster } from "../../src/cluster/LocalCluster.js"
+import type { Ingress, Namespace } from "../../src/domain/Objects.js"
+import { IngressResource, NamespaceResource } from "../../src/domain/Resources.js"
+import type { ProbeAnswer, ProbeTarget } from "../../src/domain/RouteProbe.js"
+import { httpProbe } from "../../src/layers/internal/HttpProbe.js"
+import * as RouteProbeLive from "../../src/layers/RouteProbeLive.js"
+import * as RouterConfigLive from "../../src/layers/RouterConfigLive.js"
+
+const NS = "telo-sessions"
+const route = { host: "8080-s1.sessions.localtest.me", port: 8080 }
+
+/** A probe whose requests answer `answers` in turn (the last one repeats), and the targets it was asked for. */
+const scripted = (answers: ReadonlyArray<ProbeAnswer>, config: RouterConfigLive.RouterConfigValues) =>
+  Effect.gen(function* () {
+    const cluster = yield* LocalCluster.makeInMemory()
+    yield* Effect.orDie(cluster.store.create(NamespaceResource, undefined, { metadata: { name: NS } } as Namespace))
+    const asked = yield* Ref.make<ReadonlyArray<ProbeTarget>>([])
+    const request = (target: ProbeTarget) =>
+      Ref.modify(asked, (seen) => [answers[Math.min(seen.length, answers.length - 1)]!, [...seen, target]])
+    const probe = yield* RouteProbeLive.makeWith(request).pipe(
+      Effect.provide(Layer.merge(
+        LocalCluster.layerKubeClient(cluster),
+        Layer.orDie(RouterConfigLive.layerFrom({ sessionNamespace: NS, baseDomain: "sessions.localtest.me", ...config }))
+      ))
+    )
+    return { cluster, probe, asked: Ref.get(asked) }
+  })
+
+describe("RouteProbeLive on TestClock", () => {
+  it.scoped("asks again a second later while the routing layer still answers 404, and reports the answer that served", () =>
+    Effect.gen(function* () {
+      const { probe, asked } = yield* scripted(
+        [{ _tag: "Answered", status: 404 }, { _tag: "Answered", status: 200 }],
+        { routeProbe: "http", routeProbeAddress: "127.0.0.1" }
+      )
+      const fiber = yield* Effect.fork(probe.probe("s1", route))
+      yield* TestClock.adjust(Duration.seconds(1))
+      expect(yield* Fiber.join(fiber)).toEqual({ ok: true, status: 200 })
+      expect(yield* asked).toEqual([
+        { scheme: "http", host: route.host, address: "127.0.0.1", port: 80 },
+        { scheme: "http", host: route.host, address: "127.0.0.1", port: 80 }
+      ])
+    }))
+
+  it.scoped("stops after five attempts and reports the last failure", () =>
+    Effect.gen(function* () {
+      const { probe, asked } = yield* scripted([{ _tag: "Answered", status: 503 }], {
+        routeProbe: "https",
+        routeProbeAddress: "127.0.0.1",
+        routeProbePort: 8443
+      })
+      const fiber = yield* Effect.fork(probe.probe("s1", route))
+      yield* TestClock.adjust(Duration.seconds(10))
+      const outcome = yield* Fiber.join(fiber)
+      expect(outcome).toMatchObject({ ok: false, status: 503 })
+      expect(outcome.reason).toMatch(/^https:\/\/8080-s1\.sessions\.localtest\.me via 127\.0\.0\.1:8443: 503: /)
+      expect(yield* asked).toHaveLength(5)
+    }))
+
+  it.scoped("reads the address the Ingress controller published, and says so when there is none", () =>
+    Effect.gen(function* () {
+      const { cluster, probe, asked } = yield* scripted([{ _tag: "Answered", status: 200 }], { routeProbe: "http" })
+      const missing = yield* probe.probe("s1", route)
+      expect(missing.ok).toBe(false)
+      expect(missing.reason).toMatch(/^could not read the published address \(Ingress telo-sessions\/telo-run-s1 status\.loadBalancer\.ingress\): /)
+      const ingress: Ingress = {
+        metadata: { name: "telo-run-s1" },
+        spec: {
+          rules: [{
+            host: route.host,
+            http: { paths: [{ path: "/", pathType: "Prefix", backend: { service: { name: "telo-run-s1", port: { number: 8080 } } } }] }
+          }]
+        }
+      }
+      const created = yield* Effect.orDie(cluster.store.create(IngressResource, NS, ingress))
+      expect((yield* probe.probe("s1", route)).reason).toBe(
+        "the routing layer published no address (Ingress telo-sessions/telo-run-s1 status.loadBalancer.ingress is empty): set SESSION_ROUTE_PROBE_ADDRESS to where it serves"
+      )
+      yield* Effect.orDie(
+        cluster.store.replaceStatus(IngressResource, NS, "telo-run-s1", {
+          ...created,
+          status: { loadBalancer: { ingress: [{ ip: "127.0.0.2" }] } }
+        })
+      )
+      expect(yield* probe.probe("s1", route)).toEqual({ ok: true, status: 200 })
+      expect((yield* asked).map((t) => t.address)).toEqual(["127.0.0.2"])
+    }))
+})
+
+describe("the live probe request", () => {
+  it.live("reports a refused connection on 127.0.0.1", () =>
+    Effect.gen(function* () {
+      // Port 1 on loopback: nothing listens there on a test machine.
+      const refused = yield* httpProbe({ scheme: "http", host: route.host, address: "127.0.0.1", port: 1 }, Duration.seconds(2))
+      expect(refused).toEqual({ _tag: "Refused" })
+    }))
+})
