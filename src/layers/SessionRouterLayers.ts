@@ -9,11 +9,17 @@ import { SessionRouter as SessionRouterTag } from "../services/SessionRouter.js"
 import * as GatewayRouter from "./GatewayRouter.js"
 import * as IngressRouter from "./IngressRouter.js"
 import * as NoneRouter from "./NoneRouter.js"
+import * as EventRecorderLive from "./EventRecorderLive.js"
+import * as RouteProbeLive from "./RouteProbeLive.js"
 import { RouteStatusSource } from "./RouteStatusSourceLayers.js"
 
-/** A router layer together with the status source `RouterConfig` names, reading through that router. */
+/**
+ * A router layer together with the status source `RouterConfig` names, reading through
+ * that router, and what the runner does beside route health: Events on the session
+ * Pod and, when configured, probes of the public path.
+ */
 const withStatusSource = <E, R>(router: Layer.Layer<SessionRouterTag, E, R>) =>
-  RouteStatusSource.layerConfig.pipe(Layer.provideMerge(router))
+  Layer.mergeAll(RouteStatusSource.layerConfig, EventRecorderLive.layer, RouteProbeLive.layer).pipe(Layer.provideMerge(router))
 
 /** Picks the layer `RouterConfig` names; without a base domain nothing is published, whatever the mode. */
 const layerConfig = Layer.unwrapEffect(

@@ -11,6 +11,7 @@ import { type RouteHealthEvent, readFailureReason, rejectionReason, watchRouteHe
 import { RouterConfig } from "../services/RouterConfig.js"
 import { type PublishError, SessionRouter } from "../services/SessionRouter.js"
 import { SpanAttribute, SpanName } from "../services/Telemetry.js"
+import { type FollowUpEvent, withFollowUps } from "./RouteFollowUps.js"
 import { timedPublish, trackHosts } from "./SessionTelemetry.js"
 
 /** Everything a runner is told about a session's routing. */
@@ -29,6 +30,7 @@ export type SessionEvent =
       readonly reason?: string
     }
   | { readonly type: "read-error"; readonly reason: string }
+  | FollowUpEvent
 
 /** The session spec was refused before anything was published; `reason` names the bad value. */
 export class InvalidSession extends Data.TaggedError("InvalidSession")<{ readonly reason: string }> {
@@ -97,6 +99,7 @@ export const publishSession = (
       ports: spec.ports,
       publishesRoutes: router.layer !== "none"
     })
+    const published: SessionEvent = { type: "published", layer: router.layer, routes, endpoints }
     // Started inside the publish span, so each host's span is its child.
     const tracked = trackHosts({ mode: router.layer, sessionId: spec.sessionId, publish: { routes, publishedAt } })
     const health = yield* Stream.unwrapScoped(Effect.map(tracked, (tracker) =>
@@ -106,15 +109,12 @@ export const publishSession = (
         timeoutMs: config.routeReadyTimeoutMs,
         intervalMs: config.routePollIntervalMs
       }).pipe(Stream.map(toSessionEvent), Stream.tap(tracker.observe), Stream.concat(Stream.execute(tracker.release))))).pipe(
+      // Events on the Pod and probes follow the route events, `published` included.
+      (health) => Stream.concat(Stream.make(published), health),
+      withFollowUps(spec),
       Mailbox.fromStream()
     )
-    const published: SessionEvent = { type: "published", layer: router.layer, routes, endpoints }
-    return {
-      layer: router.layer,
-      routes,
-      endpoints,
-      events: Stream.concat(Stream.make(published), Mailbox.toStream(health))
-    }
+    return { layer: router.layer, routes, endpoints, events: Mailbox.toStream(health) }
   }).pipe(
     Effect.withSpan(SpanName.publish, {
       attributes: { [SpanAttribute.sessionId]: spec.sessionId, [SpanAttribute.portCount]: spec.ports.length }

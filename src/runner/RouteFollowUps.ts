@@ -1,0 +1,161 @@
+/**
+ * What the runner does beside each session event: a Kubernetes Event on the session
+ * Pod, and for a programmed host, when probes are on, a request through the public
+ * path and a look at its Service port's endpoints. Each follow-up runs on its own
+ * fiber, so a slow write or probe never holds back the route events; the stream ends
+ * once the route events have and every follow-up is done.
+ */
+import { Effect, Fiber, Mailbox, Option, Stream } from "effect"
+import { EventReason, type Occurrence, podReference } from "../domain/KubeEvents.js"
+import type { PublishedRoute, RoutingMode } from "../domain/Routes.js"
+import { notReadyReason } from "../domain/RouteProbe.js"
+import { EventRecorder } from "../services/EventRecorder.js"
+import { RouterConfig } from "../services/RouterConfig.js"
+import { RouteProbe } from "../services/RouteProbe.js"
+
+/** The session events follow-ups add, beside the route events they follow. */
+export type FollowUpEvent =
+  | {
+      readonly type: "probe"
+      readonly port: number
+      readonly host: string
+      readonly ok: boolean
+      readonly status?: number
+      readonly reason?: string
+    }
+  | { readonly type: "endpoints"; readonly port: number; readonly host: string; readonly ready: false; readonly reason: string }
+  | { readonly type: "event-error"; readonly reason: string }
+
+/** The route events follow-ups react to (the runner's own `SessionEvent` members). */
+export type FollowedEvent =
+  | { readonly type: "published"; readonly layer: RoutingMode; readonly routes: ReadonlyArray<PublishedRoute> }
+  | {
+      readonly type: "route"
+      readonly port: number
+      readonly host: string
+      readonly state: "pending" | "programmed" | "unprogrammed"
+      readonly reason?: string
+    }
+  | { readonly type: "read-error"; readonly reason: string }
+
+/** The session a stream of events belongs to. */
+export interface FollowedSession {
+  readonly sessionId: string
+  readonly podName: string
+  readonly podUid: string
+}
+
+/** The Event an event is recorded as, if any: pending hosts are not news. */
+export const occurrenceFor = (
+  session: FollowedSession,
+  namespace: string,
+  event: FollowedEvent | FollowUpEvent
+): Occurrence | undefined => {
+  const regarding = podReference(namespace, session.podName, session.podUid)
+  switch (event.type) {
+    case "published":
+      return event.routes.length === 0 ? undefined : {
+        regarding,
+        type: "Normal",
+        reason: EventReason.RoutesPublished,
+        action: "Publish",
+        note: `published ${event.routes.length} ${event.routes.length === 1 ? "host" : "hosts"} of session ${session.sessionId} via ${event.layer}: ${
+          event.routes.map((r) => r.host).join(", ")
+        }`
+      }
+    case "route":
+      if (event.state === "programmed") {
+        return {
+          regarding,
+          type: "Normal",
+          reason: EventReason.RouteProgrammed,
+          action: "WatchRoute",
+          note: `${event.host} (port ${event.port}) is programmed`
+        }
+      }
+      if (event.state === "unprogrammed") {
+        return {
+          regarding,
+          type: "Warning",
+          reason: EventReason.RouteUnprogrammed,
+          action: "WatchRoute",
+          note: `${event.host} (port ${event.port}) is not programmed: ${event.reason ?? "no reason given"}`
+        }
+      }
+      return undefined
+    case "read-error":
+      return {
+        regarding,
+        type: "Warning",
+        reason: EventReason.RouteStatusUnreadable,
+        action: "WatchRoute",
+        note: `route status could not be read: ${event.reason}`
+      }
+    default:
+      return undefined
+  }
+}
+
+/**
+ * `events` with their follow-ups merged in. Uses `EventRecorder` and `RouteProbe`
+ * when the context has them (the `SessionRouter` layers provide both), and does
+ * nothing more when it has neither.
+ */
+export const withFollowUps = (session: FollowedSession) =>
+<E extends FollowedEvent | FollowUpEvent, Err, R>(
+  events: Stream.Stream<E, Err, R>
+): Stream.Stream<E | FollowUpEvent, Err, R> =>
+  Stream.unwrapScoped(Effect.gen(function*() {
+    const recorder = yield* Effect.serviceOption(EventRecorder)
+    const probe = yield* Effect.serviceOption(RouteProbe)
+    const config = yield* Effect.serviceOption(RouterConfig)
+    const namespace = Option.match(config, { onNone: () => "", onSome: (c) => c.sessionNamespace })
+    const probing = Option.isSome(probe) && Option.exists(config, (c) => c.routeProbe !== undefined)
+    if (Option.isNone(recorder) && !probing) return events
+
+    const out = yield* Mailbox.make<E | FollowUpEvent, Err>()
+    const running: Array<Fiber.RuntimeFiber<void>> = []
+    const follow = (work: Effect.Effect<ReadonlyArray<FollowUpEvent>>) =>
+      Effect.map(Effect.forkScoped(Effect.asVoid(Effect.flatMap(work, (found) => out.offerAll(found)))), (fiber) => {
+        running.push(fiber)
+      })
+
+    const record = (event: FollowedEvent | FollowUpEvent): Effect.Effect<ReadonlyArray<FollowUpEvent>> => {
+      const occurrence = Option.isSome(recorder) ? occurrenceFor(session, namespace, event) : undefined
+      if (occurrence === undefined || Option.isNone(recorder)) return Effect.succeed([])
+      return Effect.map(
+        recorder.value.record(occurrence),
+        Option.match({ onNone: () => [], onSome: (reason): ReadonlyArray<FollowUpEvent> => [{ type: "event-error", reason }] })
+      )
+    }
+
+    const check = (route: PublishedRoute): Effect.Effect<ReadonlyArray<FollowUpEvent>> =>
+      !probing || Option.isNone(probe) ? Effect.succeed([]) : Effect.all(
+        [probe.value.probe(session.sessionId, route), probe.value.endpoints(session.sessionId, route)],
+        { concurrency: 2 }
+      ).pipe(Effect.map(([outcome, readiness]): ReadonlyArray<FollowUpEvent> => [
+        ...(readiness === "not-ready"
+          ? [{ type: "endpoints" as const, port: route.port, host: route.host, ready: false as const, reason: notReadyReason(route.port) }]
+          : []),
+        { type: "probe", port: route.port, host: route.host, ...outcome }
+      ]))
+
+    const onEvent = (event: E) =>
+      Effect.zipRight(
+        out.offer(event),
+        follow(
+          event.type === "route" && event.state === "programmed"
+            ? Effect.zipWith(record(event), check({ host: event.host, port: event.port }), (a, b) => [...a, ...b])
+            : record(event)
+        )
+      )
+
+    yield* events.pipe(
+      Stream.runForEach(onEvent),
+      Effect.zipRight(Effect.suspend(() => Effect.asVoid(Fiber.joinAll(running)))),
+      Effect.exit,
+      Effect.flatMap((exit) => out.done(exit)),
+      Effect.forkScoped
+    )
+    return Mailbox.toStream(out)
+  }))
