@@ -5,7 +5,7 @@
  * the same for the first seconds, so the watch describes routing, it does not judge the session.
  */
 import { Clock, Data, Duration, Effect, Exit, Mailbox, Option, Ref, Schedule, Stream } from "effect"
-import { deadlineReason } from "../domain/Diagnosis.js"
+import { deadlineReason, type RoutingPath } from "../domain/Diagnosis.js"
 import type { PublishedRoute } from "../domain/Routes.js"
 import { isPermanent, Transport } from "../services/KubeError.js"
 import {
@@ -226,8 +226,18 @@ const run = (
     const emit = (event: RouteHealthEvent) =>
       lock === undefined ? report(event) : lock.withPermits(1)(report(event))
     let readErrorReported = false
-    // One diagnosis per session, read only if a host the cluster answered for is still pending at the deadline.
-    const diagnosis = router.diagnose === undefined ? undefined : yield* Effect.cached(router.diagnose(input.sessionId))
+    // One diagnosis per session, read only if a host the cluster answered for is still
+    // pending at the deadline, and its cache made only then: most sessions never need it,
+    // and a watched route must cost a few hundred bytes, not a cache of its own.
+    const diagnose = router.diagnose
+    let diagnosis: Effect.Effect<(route: PublishedRoute) => RoutingPath> | undefined
+    const diagnosed = diagnose === undefined
+      ? undefined
+      : Effect.suspend(() =>
+        diagnosis !== undefined
+          ? diagnosis
+          : Effect.flatMap(Effect.cached(diagnose(input.sessionId)), (once) => (diagnosis = once))
+      )
     const watch: HostWatch = {
       router,
       source,
@@ -236,9 +246,9 @@ const run = (
       timeoutMs: timing.timeoutMs,
       intervalMs: timing.intervalMs,
       unclaimed: (route) =>
-        diagnosis === undefined
+        diagnosed === undefined
           ? Effect.succeed(router.unclaimedReason(route))
-          : Effect.map(diagnosis, (pathOf) => deadlineReason(pathOf(route), router.unclaimedReason(route))),
+          : Effect.map(diagnosed, (pathOf) => deadlineReason(pathOf(route), router.unclaimedReason(route))),
       reportReadError: (error) =>
         Effect.suspend(() => {
           if (readErrorReported) return Effect.void
