@@ -7,8 +7,10 @@
  * what it serves, and its connections, in `Metrics` (served on `/metrics`).
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
+import { createServer as createTlsServer } from "node:https"
 import type { Socket } from "node:net"
 import { Cause, Data, Effect, FiberId, FiberSet, type Scope } from "effect"
+import { type ApiSecurity, makeGate } from "./ApiSecurity.js"
 import { makeFaults, type Faults } from "./Faults.js"
 import {
   type ClusterMetrics,
@@ -37,11 +39,15 @@ export interface HttpApiOptions {
   readonly gitVersion?: string
   /** Where to count requests and connections (shared with the in-memory face); fresh counters if unset. */
   readonly metrics?: ClusterMetrics
+  /** Serve HTTPS with this certificate, asking clients for theirs (signed by `ca`) to authenticate them. */
+  readonly tls?: { readonly cert: string; readonly key: string; readonly ca: string }
+  /** Authentication and authorization; unset: every request is allowed. */
+  readonly security?: ApiSecurity
 }
 
 /** A running server. */
 export interface HttpApi {
-  /** `http://127.0.0.1:<port>`. */
+  /** `http://127.0.0.1:<port>`, or `https://` with TLS. */
   readonly url: string
   readonly port: number
   /** What it counted, as `/metrics` serves it. */
@@ -79,6 +85,7 @@ export const serve = (options: HttpApiOptions): Effect.Effect<HttpApi, HttpApiEr
     const route = makeRouter({ store, metrics, gitVersion, serverAddress: () => `${HOST}:${port}` })
     const whenAnswering = makeWhenAnswering(faults)
     const handleResource = makeResourceHandler(store, faults, whenAnswering)
+    const gate = makeGate(options.security)
 
     const handle = (req: IncomingMessage, res: ServerResponse, counted: Counted): Effect.Effect<void> =>
       Effect.gen(function*() {
@@ -92,6 +99,8 @@ export const serve = (options: HttpApiOptions): Effect.Effect<HttpApi, HttpApiEr
         const routed = yield* route(segments, req.headers.accept)
         const method = req.method ?? "GET"
         counted.labels = labelsOf(req, url, routed)
+        const refused = yield* gate(req, url, segments, routed)
+        if (refused !== undefined) return yield* whenAnswering(res, Effect.sync(() => send(res, refused)))
         if (counted.labels.verb === "WATCH") counted.endLongRunning = metrics.startLongRunning(counted.labels)
         if (routed._tag === "Reply") {
           const reply = yield* routed.reply
@@ -137,7 +146,7 @@ export const serve = (options: HttpApiOptions): Effect.Effect<HttpApi, HttpApiEr
       })
     }
 
-    const server = createServer((req, res) => {
+    const onRequest = (req: IncomingMessage, res: ServerResponse) => {
       const counted: Counted = {}
       const fiber = run(handle(req, res, counted))
       res.on("close", () => {
@@ -148,9 +157,14 @@ export const serve = (options: HttpApiOptions): Effect.Effect<HttpApi, HttpApiEr
         counted.endLongRunning?.()
         if (counted.labels !== undefined) metrics.recordRequest(counted.labels, res.headersSent ? res.statusCode : 0)
       })
-    })
+    }
+    // With TLS a client certificate is asked for but not required: the authenticator
+    // checks it, so a bad one is a 401 with a Status rather than a failed handshake.
+    const server = options.tls === undefined
+      ? createServer(onRequest)
+      : createTlsServer({ ...options.tls, requestCert: true, rejectUnauthorized: false }, onRequest)
     server.keepAliveTimeout = IDLE_TIMEOUT_MS
-    server.on("connection", (socket) => {
+    server.on(options.tls === undefined ? "connection" : "secureConnection", (socket: Socket) => {
       sockets.add(socket)
       const closed = metrics.connectionAccepted()
       socket.on("close", () => {
@@ -186,5 +200,5 @@ export const serve = (options: HttpApiOptions): Effect.Effect<HttpApi, HttpApiEr
         Effect.mapError(listen(port), (e) => new RestartError({ reason: `the API server cannot restart: ${e.reason}`, cause: e }))
       )
     })
-    return { url: `http://${HOST}:${port}`, port, metrics }
+    return { url: `${options.tls === undefined ? "http" : "https"}://${HOST}:${port}`, port, metrics }
   })

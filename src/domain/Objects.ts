@@ -309,6 +309,39 @@ export interface EndpointSlice extends KubeObject {
   readonly ports?: ReadonlyArray<EndpointPort>
 }
 
+/** A core/v1 ServiceAccount: the identity a runner in the cluster authenticates as. */
+export interface ServiceAccount extends KubeObject {
+  readonly automountServiceAccountToken?: boolean
+}
+
+/** One RBAC rule: verbs on resources (`ingresses`, `ingresses/status`) of API groups, or on non-resource paths. */
+export interface PolicyRule {
+  readonly verbs: ReadonlyArray<string>
+  readonly apiGroups?: ReadonlyArray<string>
+  readonly resources?: ReadonlyArray<string>
+  readonly resourceNames?: ReadonlyArray<string>
+  readonly nonResourceURLs?: ReadonlyArray<string>
+}
+
+/** An `rbac.authorization.k8s.io/v1` Role (namespaced) or ClusterRole. */
+export interface Role extends KubeObject {
+  readonly rules?: ReadonlyArray<PolicyRule>
+}
+
+/** Who a binding grants to: a `User`, a `Group`, or a `ServiceAccount` (with its namespace). */
+export interface Subject {
+  readonly kind: "User" | "Group" | "ServiceAccount"
+  readonly name: string
+  readonly namespace?: string
+  readonly apiGroup?: string
+}
+
+/** An `rbac.authorization.k8s.io/v1` RoleBinding or ClusterRoleBinding. */
+export interface RoleBinding extends KubeObject {
+  readonly subjects?: ReadonlyArray<Subject>
+  readonly roleRef: { readonly apiGroup: string; readonly kind: "Role" | "ClusterRole"; readonly name: string }
+}
+
 /** One field error in an `Invalid` Status, shaped as the API server reports it. */
 export interface StatusCause {
   readonly reason?: string

@@ -14,7 +14,10 @@ import type {
   IngressClass,
   Namespace,
   Pod,
-  Service
+  Role,
+  RoleBinding,
+  Service,
+  ServiceAccount
 } from "./Objects.js"
 
 export interface ResourceType<A> {
@@ -187,6 +190,39 @@ export const EndpointSliceResource = make<EndpointSlice>({
   shortNames: []
 })
 
+export const ServiceAccountResource = make<ServiceAccount>({
+  kind: "ServiceAccount",
+  group: "",
+  version: "v1",
+  plural: "serviceaccounts",
+  singular: "serviceaccount",
+  namespaced: true,
+  statusSubresource: false,
+  hasGeneration: false,
+  custom: false,
+  shortNames: ["sa"]
+})
+
+const rbac = (kind: string, plural: string, namespaced: boolean) =>
+  make<Role & RoleBinding>({
+    kind,
+    group: "rbac.authorization.k8s.io",
+    version: "v1",
+    plural,
+    singular: kind.toLowerCase(),
+    namespaced,
+    statusSubresource: false,
+    hasGeneration: false,
+    custom: false,
+    shortNames: []
+  })
+
+/** RBAC's four types: what a runner's least privilege is written in, and what LocalCluster's authorizer reads. */
+export const RoleResource: ResourceType<Role> = rbac("Role", "roles", true)
+export const ClusterRoleResource: ResourceType<Role> = rbac("ClusterRole", "clusterroles", false)
+export const RoleBindingResource: ResourceType<RoleBinding> = rbac("RoleBinding", "rolebindings", true)
+export const ClusterRoleBindingResource: ResourceType<RoleBinding> = rbac("ClusterRoleBinding", "clusterrolebindings", false)
+
 export const allResources: ReadonlyArray<ResourceType<unknown>> = [
   NamespaceResource,
   ServiceResource,
@@ -196,6 +232,11 @@ export const allResources: ReadonlyArray<ResourceType<unknown>> = [
   IngressClassResource,
   EventV1Resource,
   EndpointSliceResource,
+  ServiceAccountResource,
+  RoleResource,
+  ClusterRoleResource,
+  RoleBindingResource,
+  ClusterRoleBindingResource,
   GatewayClassResource,
   GatewayResource,
   HttpRouteResource

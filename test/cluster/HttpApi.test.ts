@@ -30,6 +30,7 @@ describe("HttpApi discovery", () => {
         "networking.k8s.io",
         "events.k8s.io",
         "discovery.k8s.io",
+        "rbac.authorization.k8s.io",
         "gateway.networking.k8s.io"
       ])
       const networking = yield* call(url, "/apis/networking.k8s.io/v1")
@@ -58,7 +59,8 @@ describe("HttpApi discovery", () => {
         "services/status",
         "pods",
         "pods/status",
-        "events"
+        "events",
+        "serviceaccounts"
       ])
       expect((yield* call(url, "/version")).body).toMatchObject({ major: "1", minor: "34", gitVersion: "v1.34.2" })
     }))
@@ -79,7 +81,7 @@ describe("HttpApi discovery", () => {
       const post = yield* send(url, "POST", `/apis/gateway.networking.k8s.io/v1/namespaces/${NS}/httproutes`, {})
       expect([post.status, post.text]).toEqual([404, "404 page not found\n"])
       const apis = yield* call(url, "/apis")
-      expect(apis.body.groups.map((g: { name: string }) => g.name)).toEqual(["networking.k8s.io", "events.k8s.io", "discovery.k8s.io"])
+      expect(apis.body.groups.map((g: { name: string }) => g.name)).toEqual(["networking.k8s.io", "events.k8s.io", "discovery.k8s.io", "rbac.authorization.k8s.io"])
       expect((yield* send(url, "POST", "/apis", {})).status).toBe(405)
     }))
 
