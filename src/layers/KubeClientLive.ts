@@ -32,7 +32,7 @@ import {
 } from "../services/KubeError.js"
 import { makeKubeClient } from "../services/ResumableWatch.js"
 import { RouterConfig } from "../services/RouterConfig.js"
-import { type ConnectionPools, makeConnectionPools, pooledConnections } from "./internal/ConnectionPool.js"
+import { apiConfiguration, type ConnectionPools, makeConnectionPools } from "./internal/ConnectionPool.js"
 import { liveEventWrites } from "./internal/EventWrites.js"
 import { KubeConfigError, type KubeConfigOptions, loadKubeConfig, validate } from "./internal/KubeConfigLoading.js"
 import { observeRequest } from "./internal/RequestTelemetry.js"
@@ -102,12 +102,7 @@ interface Family {
 const selector = (labelSelector: string | undefined) => (labelSelector !== undefined ? { labelSelector } : {})
 
 const families = (kc: k8s.KubeConfig, server: string, pools: ConnectionPools) => {
-  // `kc.makeApiClient`, plus the middleware that pools connections.
-  const configuration = k8s.createConfiguration({
-    baseServer: new k8s.ServerConfiguration(server, {}),
-    authMethods: { default: kc },
-    middleware: [pooledConnections(pools)]
-  })
+  const configuration = apiConfiguration(kc, server, pools)
   const core = new k8s.CoreV1Api(configuration)
   const networking = new k8s.NetworkingV1Api(configuration)
   const custom = new k8s.CustomObjectsApi(configuration)
@@ -337,11 +332,7 @@ type Request = (ctx: RequestContext, run: (options: k8s.ConfigurationOptions) =>
 
 /** `GET /version`, discovery and `SelfSubjectAccessReview`, through the same limits as every call. */
 const clusterQueries = (kc: k8s.KubeConfig, server: string, pools: ConnectionPools, request: Request): ClusterQueries => {
-  const configuration = k8s.createConfiguration({
-    baseServer: new k8s.ServerConfiguration(server, {}),
-    authMethods: { default: kc },
-    middleware: [pooledConnections(pools)]
-  })
+  const configuration = apiConfiguration(kc, server, pools)
   const version = new k8s.VersionApi(configuration)
   const core = new k8s.CoreV1Api(configuration)
   const custom = new k8s.CustomObjectsApi(configuration)

@@ -154,3 +154,10 @@ export const pooledConnections = (pools: ConnectionPools): k8s.ObservableMiddlew
   post: (response) => new k8s.Observable(Promise.resolve(response))
 })
 
+/** `kc.makeApiClient`'s configuration, with the middleware that pools connections: every typed API is made on it. */
+export const apiConfiguration = (kc: k8s.KubeConfig, server: string, pools: ConnectionPools): k8s.Configuration =>
+  k8s.createConfiguration({
+    baseServer: new k8s.ServerConfiguration(server, {}),
+    authMethods: { default: kc },
+    middleware: [pooledConnections(pools)]
+  })
