@@ -5,14 +5,14 @@
  * cluster has its own entry point, `session-routing/local-cluster`.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { readFileSync } from "node:fs"
+import { readdirSync, readFileSync } from "node:fs"
 import { dirname, join, relative, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..")
 
-/** Every module reachable by static imports (and re-exports) from `entry`: project files, and bare package names. */
-const importGraph = (entry: string) => {
+/** Every module reachable by static imports (and re-exports) from `entry`: project files, and bare package names; `types` follows type-only imports too. */
+const importGraph = (entry: string, options: { readonly types?: boolean } = {}) => {
   const files = new Set<string>()
   const packages = new Set<string>()
   const visit = (file: string) => {
@@ -21,7 +21,7 @@ const importGraph = (entry: string) => {
     const text = readFileSync(file, "utf8")
     // `import ... from "x"`, `export ... from "x"`, `import "x"`; type-only imports load nothing.
     for (const match of text.matchAll(/^(?:import|export)\s+(type\s+)?(?:[^"';]*?\s+from\s+)?"([^"]+)"/gm)) {
-      if (match[1] !== undefined) continue
+      if (match[1] !== undefined && options.types !== true) continue
       const target = match[2]!
       if (target.startsWith(".")) visit(resolve(dirname(file), target.replace(/\.js$/, ".ts")))
       else packages.add(target.startsWith("@") ? target.split("/").slice(0, 2).join("/") : target.split("/")[0]!)
@@ -40,6 +40,15 @@ describe("the library's import graph", () => {
     expect(graph.packages).not.toContain("yaml")
   })
 
+  it("keeps in src/domain only what the library itself loads", () => {
+    // Rules only the simulator applies (API validation, Gateway attachment, the
+    // route table) live in src/cluster: a domain module the main entry never
+    // reaches would be simulator code in the library's floor.
+    const graph = importGraph("src/index.ts", { types: true })
+    const domain = readdirSync(join(root, "src/domain")).filter((file) => file.endsWith(".ts")).map((file) => `src/domain/${file}`)
+    expect(domain.filter((file) => !graph.files.includes(file))).toEqual([])
+  })
+
   it("reaches OpenTelemetry by no static import, from the library or the CLI: it is loaded only to export spans", () => {
     for (const entry of ["src/index.ts", "src/cli/main.ts"]) {
       const graph = importGraph(entry)
@@ -54,6 +63,10 @@ describe("the library's import graph", () => {
     expect(manifest.exports["./local-cluster"]).toBe("./src/cluster/index.ts")
     const graph = importGraph("src/cluster/index.ts")
     expect(graph.files).toContain("src/cluster/LocalCluster.ts")
+    // The API server's rules it applies are its own, not the library's.
+    for (const file of ["src/cluster/Validation.ts", "src/cluster/ServerSideApply.ts", "src/cluster/RouteTable.ts", "src/cluster/GatewayAttachment.ts"]) {
+      expect(graph.files).toContain(file)
+    }
     // It reaches the library only through the KubeClient contract and the shared domain.
     expect(graph.files.filter((file) => file.startsWith("src/layers/") || file.startsWith("src/runner/") || file.startsWith("src/health/"))).toEqual([])
   })
