@@ -11,7 +11,7 @@ import { Duration, Effect } from "effect"
 import type { ClusterMetrics } from "../../src/cluster/Metrics.js"
 import * as SessionCluster from "../../src/cluster/SessionCluster.js"
 import type { HttpRoute, Ingress, KubeObject } from "../../src/domain/Objects.js"
-import { HttpRouteResource, IngressResource, type ResourceType } from "../../src/domain/Resources.js"
+import { HttpRouteResource, IngressResource, type ResourceType, ServiceResource } from "../../src/domain/Resources.js"
 import { type Kubectl, kubectls, kubectlWorkspace, requireKubectl } from "../support/Kubectl.js"
 
 const NS = SessionCluster.DEFAULT_SESSION_NAMESPACE
@@ -77,6 +77,23 @@ const watchOpen = (metrics: ClusterMetrics) =>
     snapshot.longRunning.some((w) => w.verb === "WATCH" && w.resource === "ingresses" && w.count > 0) ? true : undefined
   ).pipe(Effect.zipRight(Effect.sleep(Duration.millis(100))))
 
+const serviceYaml = (targetPort: number) =>
+  `apiVersion: v1
+kind: Service
+metadata:
+  name: web
+  namespace: ${NS}
+spec:
+  selector:
+    app: web
+  ports:
+  - name: http
+    port: 80
+    targetPort: ${targetPort}
+  - name: admin
+    port: 9000
+`
+
 const portOf = (ingress: Ingress) => ingress.spec?.rules?.[0]?.http?.paths[0]?.backend.service?.port?.number
 
 describe("kubectl workflows against the session cluster", () => {
@@ -120,6 +137,23 @@ describe("kubectl workflows against the session cluster", () => {
           const taken = yield* read(IngressResource)
           expect([portOf(taken), taken.metadata?.generation]).toEqual([9090, 2])
           expect(taken.metadata?.managedFields?.find((m) => m.manager === "ops")).toMatchObject({ operation: "Apply" })
+        }),
+      90_000
+    )
+
+    it.scopedLive(
+      "applies a change to one Service port as a strategic merge, keeping the other ports whole",
+      () =>
+        Effect.gen(function*() {
+          const { file, read, run } = yield* setUp(kubectl, true)
+          expect((yield* run("apply", "-f", yield* file("svc.yaml", serviceYaml(8080)))).code).toBe(0)
+          const changed = yield* run("apply", "-f", yield* file("svc2.yaml", serviceYaml(8081)))
+          expect(changed.code, changed.stderr).toBe(0)
+          // kubectl sends only the changed port, keyed by `port`, with $setElementOrder.
+          expect((yield* read(ServiceResource)).spec?.ports).toEqual([
+            { name: "http", port: 80, protocol: "TCP", targetPort: 8081 },
+            { name: "admin", port: 9000, protocol: "TCP", targetPort: 9000 }
+          ])
         }),
       90_000
     )

@@ -33,6 +33,8 @@ import {
 } from "./httpReply.js"
 import { listOptionsProblem } from "./listOptions.js"
 import { jsonPatch, mergePatch, patchOnce } from "./patches.js"
+import { strategicMerge } from "./strategicMerge.js"
+import { shapeOf } from "./typeShapes.js"
 import type { Target } from "./httpRouting.js"
 import { tableApiVersion, toTable, wantsTable } from "./tables.js"
 import { makeWatch } from "./httpWatch.js"
@@ -288,7 +290,11 @@ export const makeResourceHandler = (
       if (type === "application/merge-patch+json" || type === "application/strategic-merge-patch+json") {
         const patchDoc = parseJson(text)
         if (!isObject(patchDoc)) return statusReply(badRequest("the merge patch must be a JSON object"))
-        apply = (live) => mergePatch(live, patchDoc) as KubeObject
+        // Built-in types merge keyed lists item by item (custom resources never get here).
+        apply = (live) =>
+          (type === "application/strategic-merge-patch+json"
+            ? strategicMerge(live, patchDoc, shapeOf(resource))
+            : mergePatch(live, patchDoc)) as KubeObject
       } else if (type === "application/json-patch+json") {
         const operations = parseJson(text)
         apply = (live) => jsonPatch(live, operations) as KubeObject

@@ -1,0 +1,120 @@
+/**
+ * Strategic merge patches (`application/strategic-merge-patch+json`) on built-in types,
+ * merged by each field's structural shape: keyed lists merge item by item on their
+ * patch merge key, set lists take the union, atomic lists are replaced, and the
+ * `$patch`, `$setElementOrder`, `$retainKeys` and `$deleteFromPrimitiveList`
+ * directives do what they do on the API server. kubectl sends these for client-side
+ * apply, `edit` and `diff` of Services: merged as a JSON merge patch, a changed target
+ * port would drop the Service's other ports.
+ */
+import { failure, Refused } from "./httpReply.js"
+import { clone, isObject, jsonEqual } from "./json.js"
+import { childShape, type Shape } from "./shape.js"
+
+type Json = Record<string, unknown>
+
+const SET_ORDER = "$setElementOrder/"
+const DELETE_FROM = "$deleteFromPrimitiveList/"
+
+/** A patch the server cannot apply: answered with 422, as the patcher's own errors are. */
+const unusable = (message: string): never => {
+  throw new Refused(failure(422, "Invalid", message))
+}
+
+const mergeKeyOf = (shape: Shape): string | undefined =>
+  shape._tag === "List" && shape.listType === "map" ? shape.keys?.[0] : undefined
+
+/** `live` ordered as `order` names its items (by merge key, or by value); the rest keep their place after them. */
+const ordered = (items: Array<unknown>, order: ReadonlyArray<unknown>, key: string | undefined): Array<unknown> => {
+  const identity = (item: unknown) => (key !== undefined && isObject(item) ? item[key] : item)
+  const rank = (item: unknown) => {
+    const at = order.findIndex((o) => jsonEqual(key !== undefined && isObject(o) ? o[key] : o, identity(item)))
+    return at < 0 ? order.length : at
+  }
+  return items.map((item, i) => ({ item, i, r: rank(item) })).sort((a, b) => a.r - b.r || a.i - b.i).map(({ item }) =>
+    item
+  )
+}
+
+const mergeList = (
+  live: unknown,
+  patch: ReadonlyArray<unknown>,
+  shape: Extract<Shape, { _tag: "List" }>
+): Array<unknown> => {
+  const key = mergeKeyOf(shape)
+  if (shape.listType === "atomic") return clone([...patch])
+  if (patch.some((item) => isObject(item) && item.$patch === "replace")) {
+    return clone(patch.filter((item) => !(isObject(item) && item.$patch === "replace")))
+  }
+  const out: Array<unknown> = Array.isArray(live) ? clone(live) : []
+  if (key === undefined) {
+    // A set of scalars: the union, in the order first seen.
+    for (const value of patch) if (!out.some((v) => jsonEqual(v, value))) out.push(clone(value))
+    return out
+  }
+  for (const item of patch) {
+    if (!isObject(item)) {
+      return unusable(`unable to find api field in struct for the list item ${JSON.stringify(item)}`)
+    }
+    if (item[key] === undefined) {
+      return unusable(`map: ${JSON.stringify(item)} does not contain declared merge key: ${key}`)
+    }
+    const at = out.findIndex((existing) => isObject(existing) && jsonEqual(existing[key], item[key]))
+    if (item.$patch === "delete") {
+      if (at >= 0) out.splice(at, 1)
+    } else if (at >= 0) {
+      out[at] = mergeValue(out[at], item, shape.items)
+    } else {
+      out.push(mergeValue(undefined, item, shape.items))
+    }
+  }
+  return out
+}
+
+/** Merges `patch` into `live` as the server does for a field of `shape`. */
+const mergeValue = (live: unknown, patch: unknown, shape: Shape): unknown => {
+  if (!isObject(patch)) {
+    if (Array.isArray(patch) && shape._tag === "List") return mergeList(live, patch, shape)
+    return clone(patch)
+  }
+  if (patch.$patch === "delete") return undefined
+  const base: Json = patch.$patch === "replace" || !isObject(live) ? {} : clone(live)
+  const orders: Array<[string, ReadonlyArray<unknown>]> = []
+  for (const [field, value] of Object.entries(patch)) {
+    if (field === "$patch" || field === "$retainKeys") continue
+    if (field.startsWith(SET_ORDER)) {
+      if (Array.isArray(value)) orders.push([field.slice(SET_ORDER.length), value])
+      continue
+    }
+    if (field.startsWith(DELETE_FROM)) {
+      const target = field.slice(DELETE_FROM.length)
+      const values = Array.isArray(value) ? value : []
+      if (Array.isArray(base[target])) {
+        base[target] = (base[target] as Array<unknown>).filter((v) => !values.some((d) => jsonEqual(d, v)))
+      }
+      continue
+    }
+    const sub = childShape(shape, field) ?? { _tag: "Unknown" }
+    if (value === null) {
+      delete base[field]
+      continue
+    }
+    const merged = mergeValue(base[field], value, sub)
+    if (merged === undefined) delete base[field]
+    else base[field] = merged
+  }
+  for (const [field, order] of orders) {
+    const sub = childShape(shape, field)
+    if (Array.isArray(base[field])) {
+      base[field] = ordered(base[field] as Array<unknown>, order, sub === undefined ? undefined : mergeKeyOf(sub))
+    }
+  }
+  if (Array.isArray(patch.$retainKeys)) {
+    const keep = new Set(patch.$retainKeys.map(String))
+    for (const field of Object.keys(base)) if (!keep.has(field)) delete base[field]
+  }
+  return base
+}
+
+/** `live` with the strategic merge patch applied, by the type's structural shape. */
+export const strategicMerge = (live: unknown, patch: Json, shape: Shape): unknown => mergeValue(live, patch, shape)
