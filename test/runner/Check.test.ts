@@ -10,7 +10,7 @@ import { DEFAULT_SESSION_NAMESPACE } from "../../src/cluster/SessionCluster.js"
 import { SessionRouter } from "../../src/layers/SessionRouterLayers.js"
 import { type CheckReport, type CheckResult, checkRouting } from "../../src/runner/Check.js"
 import { type AccessQuestion, KubeClient } from "../../src/services/KubeClient.js"
-import { Forbidden, type KubeError } from "../../src/services/KubeError.js"
+import { Forbidden, type KubeError, NotServed } from "../../src/services/KubeError.js"
 import {
   type Face,
   kubeClientLayer,
@@ -125,6 +125,18 @@ describe("checkRouting's permissions", () => {
         hint: "check them by hand: kubectl auth can-i --list -n <namespace>"
       }])
       expect(report.ok).toBe(true)
+    }))
+
+  it.live("says the permissions were not checked when the server does not serve access reviews", () =>
+    Effect.gen(function*() {
+      const unserved: Reviewer = () =>
+        Effect.fail(
+          new NotServed({ reason: "404 page not found", resource: "selfsubjectaccessreviews.authorization.k8s.io" })
+        )
+      const report = yield* reportWith("over HTTP", {}, unserved)
+      expect(permissions(report).map((c) => [c.id, c.status, c.line])).toEqual([
+        ["permissions", "warn", "permissions not checked: the API server does not answer SelfSubjectAccessReview"]
+      ])
     }))
 
   it.live("warns about what it cannot ask through a client with no server (in memory), and checks the rest", () =>
