@@ -98,7 +98,7 @@ export const makeWith = (writes: EventWrites, timeout: Duration.Duration, option
       if (series.size > MAX_SERIES) series.delete(series.keys().next().value as string)
     }
 
-    const create = (occurrence: Occurrence, key: string): Effect.Effect<void, WriteFailure> =>
+    const createOnce = (occurrence: Occurrence, key: string): Effect.Effect<void, WriteFailure> =>
       Effect.gen(function*() {
         const namespace = occurrence.regarding.namespace ?? ""
         const nanos = yield* nextNanos
@@ -124,6 +124,13 @@ export const makeWith = (writes: EventWrites, timeout: Duration.Duration, option
           remember(key, { api: "v1", name: stamp.name, count: 1 })
         }
       })
+
+    /**
+     * Another recorder (another runner, or this one before a restart) may have taken the
+     * name at the same instant: the next instant is another name.
+     */
+    const create = (occurrence: Occurrence, key: string): Effect.Effect<void, WriteFailure> =>
+      createOnce(occurrence, key).pipe(Effect.retry({ while: (failure) => failure._tag === "AlreadyExists", times: 5 }))
 
     const repeat = (occurrence: Occurrence, key: string, entry: Series): Effect.Effect<void, WriteFailure> =>
       Effect.gen(function*() {

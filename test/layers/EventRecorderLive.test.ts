@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Fiber, Layer, Option, TestClock } from "effect"
-import { LocalCluster } from "../../src/cluster/LocalCluster.js"
+import { type ClusterHandle, LocalCluster } from "../../src/cluster/LocalCluster.js"
 import { Fault } from "../../src/cluster/Faults.js"
 import { EventReason, type Occurrence, podReference } from "../../src/domain/KubeEvents.js"
 import type { CoreEvent, EventV1, Namespace } from "../../src/domain/Objects.js"
@@ -19,6 +19,14 @@ const occurrence = (reason: Occurrence["reason"], note: string): Occurrence => (
   action: "WatchRoute"
 })
 
+/** A recorder named `instance` over `cluster`'s in-memory client. */
+const recorderOn = (cluster: ClusterHandle, instance: string, config: RouterConfigLive.RouterConfigValues = {}) =>
+  EventRecorderLive.make({ instance }).pipe(
+    Effect.provide(
+      Layer.merge(LocalCluster.layerKubeClient(cluster), Layer.orDie(RouterConfigLive.layerFrom({ sessionNamespace: NS, ...config })))
+    )
+  )
+
 /** An in-memory cluster with the session namespace, and a recorder over it. */
 const setUp = (config: RouterConfigLive.RouterConfigValues = {}) =>
   Effect.gen(function* () {
@@ -28,11 +36,7 @@ const setUp = (config: RouterConfigLive.RouterConfigValues = {}) =>
       kind: "Namespace",
       metadata: { name: NS }
     } as Namespace))
-    const recorder = yield* EventRecorderLive.make({ instance: "test" }).pipe(
-      Effect.provide(
-        Layer.merge(LocalCluster.layerKubeClient(cluster), Layer.orDie(RouterConfigLive.layerFrom({ sessionNamespace: NS, ...config })))
-      )
-    )
+    const recorder = yield* recorderOn(cluster, "test", config)
     const coreEvents = Effect.map(Effect.orDie(cluster.store.list(EventResource, NS)), (list) => list.items as ReadonlyArray<CoreEvent>)
     const v1Events = Effect.map(Effect.orDie(cluster.store.list(EventV1Resource, NS)), (list) => list.items as ReadonlyArray<EventV1>)
     return { cluster, recorder, coreEvents, v1Events }
@@ -90,7 +94,7 @@ describe("EventRecorderLive", () => {
   it.scoped("reports a missing create permission once and never fails the caller", () =>
     Effect.gen(function* () {
       const { cluster, recorder } = yield* setUp()
-      yield* cluster.faults.add({ verb: "create", resource: EventV1Resource, action: Fault.forbid() })
+      yield* cluster.faults.add({ verbs: ["create"], resource: EventV1Resource, action: Fault.forbid() })
       const first = yield* recorder.record(occurrence(EventReason.RouteProgrammed, "a"))
       const second = yield* recorder.record(occurrence(EventReason.RouteProgrammed, "b"))
       expect(Option.getOrThrow(first)).toMatch(
@@ -102,7 +106,7 @@ describe("EventRecorderLive", () => {
   it.scoped("gives up on a write at the API time limit", () =>
     Effect.gen(function* () {
       const { cluster, recorder } = yield* setUp({ apiTimeoutMs: 3000 })
-      yield* cluster.faults.add({ verb: "create", resource: EventV1Resource, action: Fault.hang })
+      yield* cluster.faults.add({ verbs: ["create"], resource: EventV1Resource, action: Fault.hang })
       const fiber = yield* Effect.fork(recorder.record(occurrence(EventReason.RouteProgrammed, "a")))
       yield* TestClock.adjust(Duration.seconds(3))
       expect(yield* Fiber.join(fiber)).toEqual(
@@ -124,4 +128,15 @@ describe("EventRecorderLive", () => {
       const recorder = yield* EventRecorder
       expect(yield* recorder.record(occurrence(EventReason.RouteProgrammed, "a"))).toEqual(Option.none())
     }).pipe(Effect.provide(EventRecorderLive.layerNone)))
+})
+
+describe("EventRecorderLive beside another recorder", () => {
+  it.scoped("takes the next name when another recorder took one at the same instant", () =>
+    Effect.gen(function* () {
+      const { cluster, recorder, v1Events } = yield* setUp()
+      const other = yield* recorderOn(cluster, "other")
+      yield* other.record(occurrence(EventReason.RoutesPublished, "from the other runner"))
+      expect(yield* recorder.record(occurrence(EventReason.RoutesPublished, "from this one"))).toEqual(Option.none())
+      expect((yield* v1Events).map((e) => e.note).sort()).toEqual(["from the other runner", "from this one"])
+    }))
 })
