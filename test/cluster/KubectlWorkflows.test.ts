@@ -10,8 +10,14 @@ import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect } from "effect"
 import type { ClusterMetrics } from "../../src/cluster/Metrics.js"
 import * as SessionCluster from "../../src/cluster/SessionCluster.js"
-import type { HttpRoute, Ingress, KubeObject } from "../../src/domain/Objects.js"
-import { HttpRouteResource, IngressResource, type ResourceType, ServiceResource } from "../../src/domain/Resources.js"
+import type { HttpRoute, Ingress, KubeObject, Pod } from "../../src/domain/Objects.js"
+import {
+  HttpRouteResource,
+  IngressResource,
+  PodResource,
+  type ResourceType,
+  ServiceResource
+} from "../../src/domain/Resources.js"
 import { type Kubectl, kubectls, kubectlWorkspace, requireKubectl } from "../support/Kubectl.js"
 
 const NS = SessionCluster.DEFAULT_SESSION_NAMESPACE
@@ -55,10 +61,15 @@ spec:
 `
 
 /** The session cluster, with controllers that answer in 300 ms unless `quiet`, and a workspace whose kubectl talks to it. */
-const setUp = (kubectl: Kubectl, quiet: boolean) =>
+const setUp = (kubectl: Kubectl, quiet: boolean, options: { readonly controllerManager?: boolean } = {}) =>
   Effect.gen(function*() {
     const controller = quiet ? false : { delay: Duration.millis(300) }
-    const session = yield* SessionCluster.make({ ingress: controller, gateway: controller, dataPlane: false })
+    const session = yield* SessionCluster.make({
+      ingress: controller,
+      gateway: controller,
+      dataPlane: false,
+      ...options
+    })
     const workspace = yield* kubectlWorkspace(kubectl, "kubectl-workflows-")
     yield* session.cluster.writeKubeconfig(workspace.kubeconfig)
     const store = session.cluster.store
@@ -93,6 +104,38 @@ spec:
   - name: admin
     port: 9000
 `
+
+const podYaml = (...names: ReadonlyArray<string>) =>
+  names.map((name) =>
+    `apiVersion: v1
+kind: Pod
+metadata:
+  name: ${name}
+  namespace: ${NS}
+spec:
+  containers:
+  - name: main
+    image: registry.example/app:1.0
+`
+  ).join("---\n")
+
+/** An Ingress owned by `owner`, as the session router writes one for its Pod. */
+const ownedIngress = (name: string, owner: Pod): Ingress => ({
+  apiVersion: "networking.k8s.io/v1",
+  kind: "Ingress",
+  metadata: {
+    name,
+    ownerReferences: [{
+      apiVersion: "v1",
+      kind: "Pod",
+      name: owner.metadata!.name!,
+      uid: owner.metadata!.uid!,
+      controller: true,
+      blockOwnerDeletion: true
+    }]
+  },
+  spec: { rules: [{ host: `${name}.sessions.localtest.me` }] }
+})
 
 const portOf = (ingress: Ingress) => ingress.spec?.rules?.[0]?.http?.paths[0]?.backend.service?.port?.number
 
@@ -154,6 +197,47 @@ describe("kubectl workflows against the session cluster", () => {
             { name: "http", port: 80, protocol: "TCP", targetPort: 8081 },
             { name: "admin", port: 9000, protocol: "TCP", targetPort: 9000 }
           ])
+        }),
+      90_000
+    )
+
+    it.scopedLive(
+      "deletes a Pod with --cascade=foreground after what it owns, background before it, orphan leaving it",
+      () =>
+        Effect.gen(function*() {
+          const { file, run, store } = yield* setUp(kubectl, true, { controllerManager: true })
+          const created = yield* run("apply", "-f", yield* file("pods.yaml", podYaml("fg", "bg", "orphan")))
+          expect(created.code, created.stderr).toBe(0)
+          for (const name of ["fg", "bg", "orphan"]) {
+            const owner = yield* Effect.orDie(store.get(PodResource, NS, name))
+            yield* Effect.orDie(store.create(IngressResource, NS, ownedIngress(name, owner)))
+          }
+          const exists = (resource: ResourceType<KubeObject>, name: string) =>
+            Effect.map(Effect.either(store.get(resource, NS, name)), (got) => got._tag === "Right")
+          const pods = PodResource as ResourceType<KubeObject>
+          const ingresses = IngressResource as ResourceType<KubeObject>
+
+          // Foreground: the Pod waits, marked for deletion, until the collector removed what
+          // it owns; kubectl waits for the Pod, so both are gone when it returns.
+          const foreground = yield* run("delete", "pod", "fg", "--cascade=foreground")
+          expect(foreground.code, foreground.stderr).toBe(0)
+          expect([yield* exists(pods, "fg"), yield* exists(ingresses, "fg")]).toEqual([false, false])
+
+          // Background: the Pod goes at once, the Ingress once the collector gets to it.
+          const background = yield* run("delete", "pod", "bg", "--cascade=background")
+          expect(background.code, background.stderr).toBe(0)
+          expect(yield* exists(pods, "bg")).toBe(false)
+          const collected = yield* run("wait", "--for=delete", "ingress/bg", "--timeout=20s")
+          // kubectl 1.20 fails the wait for an object already gone ("no matching resources").
+          if (kubectl.minor > 20) expect(collected.code, collected.stderr).toBe(0)
+          expect(yield* exists(ingresses, "bg")).toBe(false)
+
+          // Orphan: the Ingress stays, no longer owned.
+          const orphaned = yield* run("delete", "pod", "orphan", "--cascade=orphan")
+          expect(orphaned.code, orphaned.stderr).toBe(0)
+          expect(yield* exists(pods, "orphan")).toBe(false)
+          expect((yield* Effect.orDie(store.get(IngressResource, NS, "orphan"))).metadata?.ownerReferences)
+            .toBeUndefined()
         }),
       90_000
     )
