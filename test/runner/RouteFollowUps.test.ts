@@ -1,116 +1,83 @@
 /**
- * A session's Events and probes end to end, over HTTP with the live client against
- * LocalCluster (controllers, the EndpointSlice controller and the data plane, all on
- * 127.0.0.1): a host programmed and served, one programmed whose Pod serves nothing
- * (503, no ready endpoint), and what `kubectl events` and `kubectl describe pod` show.
+ * Follow-ups on TestClock with scripted services: a slow probe holds back no route
+ * event, a recorder's failure is one session event, and without the services the
+ * events pass through untouched.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Duration, Effect, Layer, Stream } from "effect"
-import * as Http from "node:http"
-import type { AddressInfo } from "node:net"
-import * as SessionCluster from "../../src/cluster/SessionCluster.js"
-import { createSessionPod, type SessionPod } from "../../src/cluster/SessionPods.js"
-import { judgeAnswer } from "../../src/domain/RouteProbe.js"
-import { httpProbe } from "../../src/layers/internal/HttpProbe.js"
-import { SessionRouter } from "../../src/layers/SessionRouterLayers.js"
-import { publishSession, type SessionEvent } from "../../src/runner/SessionRunner.js"
-import { kubectls, kubectlWorkspace, requireKubectl } from "../support/Kubectl.js"
-import { BASE_DOMAIN, kubeClientLayer, routerConfigLayer } from "../support/RouterHarness.js"
+import { Chunk, Duration, Effect, Fiber, Layer, Option, Ref, Stream, TestClock } from "effect"
+import type { Occurrence } from "../../src/domain/KubeEvents.js"
+import * as RouterConfigLive from "../../src/layers/RouterConfigLive.js"
+import { type FollowedEvent, withFollowUps } from "../../src/runner/RouteFollowUps.js"
+import { EventRecorder } from "../../src/services/EventRecorder.js"
+import { RouteProbe } from "../../src/services/RouteProbe.js"
 
-/** A workload on 127.0.0.1 that answers every request with 200, for the scope. */
-const workload = Effect.acquireRelease(
-  Effect.async<Http.Server>((resume) => {
-    const server = Http.createServer((_, res) => res.end("hello"))
-    server.listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
-  }),
-  (server) => Effect.sync(() => {
-    server.closeAllConnections()
-    server.close()
-  })
-).pipe(Effect.map((server) => (server.address() as AddressInfo).port))
+const session = { sessionId: "s1", podName: "telo-run-s1", podUid: "uid-1" }
+const programmed = (port: number): FollowedEvent => ({ type: "route", port, host: `${port}-s1.example.com`, state: "programmed" })
 
-/** Publishes one port of `pod`'s session with probes on and returns every event until it settles. */
-const publishProbed = (sc: SessionCluster.SessionCluster, pod: SessionPod, sessionId: string) =>
-  Effect.scoped(Effect.gen(function* () {
-    const session = yield* publishSession({ sessionId, podName: pod.name, podUid: pod.uid, ports: [{ port: 8080, protocol: "tcp" }] })
-    return yield* Stream.runCollect(session.events)
-  })).pipe(
-    Effect.provide(SessionRouter.layerConfig.pipe(
-      Layer.provideMerge(kubeClientLayer("over HTTP", sc.cluster)),
-      Layer.provideMerge(routerConfigLayer(sc, {
-        routeProbe: "http",
-        routeProbeAddress: "127.0.0.1",
-        routeProbePort: sc.dataPlane?.port ?? 0
-      }))
-    )),
-    Effect.orDie,
-    Effect.map((events): ReadonlyArray<SessionEvent> => [...events])
-  )
-
-const startCluster = SessionCluster.make({
-  baseDomain: BASE_DOMAIN,
-  ingress: { delay: Duration.millis(20) },
-  gateway: { delay: Duration.millis(20) },
-  controllerManager: true
-}).pipe(Effect.orDie)
-
-describe("a session's Events and probes over LocalCluster", () => {
-  it.scopedLive("reports a served host ok, a host whose Pod serves nothing 503 with no ready endpoint, and an unrouted host 404", () =>
-    Effect.gen(function* () {
-      const sc = yield* startCluster
-      const plane = sc.dataPlane!
-      const served = yield* Effect.orDie(createSessionPod(sc.cluster.store, { namespace: sc.namespace, sessionId: "served", ports: [8080] }))
-      yield* Effect.orDie(plane.registerPod(served, { host: "127.0.0.1", port: yield* workload }))
-      const idle = yield* Effect.orDie(createSessionPod(sc.cluster.store, { namespace: sc.namespace, sessionId: "idle", ports: [8080] }))
-
-      const ok = yield* publishProbed(sc, served, "served")
-      expect(ok.filter((e) => e.type !== "route" && e.type !== "published")).toEqual([
-        { type: "probe", port: 8080, host: `8080-served.${BASE_DOMAIN}`, ok: true, status: 200 }
-      ])
-
-      const unserved = yield* publishProbed(sc, idle, "idle")
-      const probe = unserved.find((e) => e.type === "probe")
-      expect(probe).toMatchObject({ type: "probe", port: 8080, host: `8080-idle.${BASE_DOMAIN}`, ok: false, status: 503 })
-      expect(unserved.find((e) => e.type === "endpoints")).toEqual({
-        type: "endpoints",
-        port: 8080,
-        host: `8080-idle.${BASE_DOMAIN}`,
-        ready: false,
-        reason:
-          "the session Pod is not Ready, or nothing listens on its port 8080: the Service has no ready endpoint for it, so the routing layer has nowhere to send traffic"
-      })
-
-      const target = { scheme: "http" as const, host: `8080-nobody.${BASE_DOMAIN}`, address: "127.0.0.1", port: plane.port }
-      const unrouted = judgeAnswer(target, yield* httpProbe(target, Duration.seconds(5)))
-      expect(unrouted).toMatchObject({ ok: false, status: 404 })
-      expect(unrouted.reason).toContain("404 from the routing layer")
-    }), { timeout: 30_000 })
-
-  describe("kubectl", () => {
-    if (kubectls.length === 0) return requireKubectl()
-    const kubectl = kubectls[0]!
-    it.scopedLive(`${kubectl.name} shows the session's Events with kubectl events and describe pod`, () =>
-      Effect.gen(function* () {
-        const sc = yield* startCluster
-        const pod = yield* Effect.orDie(createSessionPod(sc.cluster.store, { namespace: sc.namespace, sessionId: "seen", ports: [8080] }))
-        yield* Effect.orDie(sc.dataPlane!.registerPod(pod, { host: "127.0.0.1", port: yield* workload }))
-        yield* publishProbed(sc, pod, "seen")
-        const { kubeconfig, run } = yield* kubectlWorkspace(kubectl, "session-events-")
-        yield* Effect.orDie(sc.cluster.writeKubeconfig(kubeconfig))
-
-        const events = yield* run("events", "-n", sc.namespace, "--for", `pod/${pod.name}`, "-o", "json")
-        expect(events.code, events.stderr).toBe(0)
-        const items = (JSON.parse(events.stdout) as { items: ReadonlyArray<Record<string, any>> }).items
-        expect(items.map((e) => [e.type, e.reason, e.involvedObject.name, e.source?.component ?? e.reportingComponent]).sort()).toEqual([
-          ["Normal", "RouteProgrammed", pod.name, "session-routing"],
-          ["Normal", "RoutesPublished", pod.name, "session-routing"]
+/** A recorder that keeps what it was asked and refuses every write with `problem` (reported on the first only). */
+const recorder = (problem?: string) =>
+  Effect.gen(function* () {
+    const seen = yield* Ref.make<ReadonlyArray<Occurrence>>([])
+    const service = EventRecorder.of({
+      record: (occurrence) =>
+        Ref.modify(seen, (all) => [
+          problem !== undefined && all.length === 0 ? Option.some(problem) : Option.none<string>(),
+          [...all, occurrence]
         ])
-
-        const described = yield* run("describe", "pod", pod.name, "-n", sc.namespace)
-        expect(described.code, described.stderr).toBe(0)
-        // describe prints the Events table under its own heading: type, reason, and the note.
-        expect(described.stdout).toMatch(/Events:[\s\S]*Normal\s+RoutesPublished[\s\S]*published 1 host of session seen via ingress/)
-        expect(described.stdout).toMatch(/Normal\s+RouteProgrammed[\s\S]*8080-seen\.sessions\.localtest\.me \(port 8080\) is programmed/)
-      }), { timeout: 60_000 })
+    })
+    return { seen: Ref.get(seen), layer: Layer.succeed(EventRecorder, service) }
   })
+
+/** A probe whose answer for port 8080 takes 3 s and for any other port comes at once. */
+const slowProbe = Layer.succeed(
+  RouteProbe,
+  RouteProbe.of({
+    probe: (_, route) => Effect.as(Effect.sleep(Duration.seconds(route.port === 8080 ? 3 : 0)), { ok: true, status: 200 }),
+    endpoints: () => Effect.succeed("ready" as const)
+  })
+)
+
+const config = Layer.orDie(RouterConfigLive.layerFrom({ baseDomain: "example.com", routeProbe: "http" }))
+
+describe("withFollowUps", () => {
+  it.effect("lets route events through while a probe is slow, and ends after the probe", () =>
+    Effect.gen(function* () {
+      const { layer, seen } = yield* recorder()
+      const collected = yield* Stream.make(programmed(8080), programmed(9090)).pipe(
+        withFollowUps(session),
+        Stream.runCollect,
+        Effect.provide(Layer.mergeAll(layer, slowProbe, config)),
+        Effect.fork
+      )
+      yield* TestClock.adjust(Duration.seconds(3))
+      const events = Chunk.toReadonlyArray(yield* Fiber.join(collected))
+      expect(events.map((e) => `${e.type}:${"port" in e ? e.port : ""}`)).toEqual([
+        "route:8080",
+        "route:9090",
+        "probe:9090",
+        "probe:8080"
+      ])
+      expect((yield* seen).map((o) => [o.reason, o.note])).toEqual([
+        ["RouteProgrammed", "8080-s1.example.com (port 8080) is programmed"],
+        ["RouteProgrammed", "9090-s1.example.com (port 9090) is programmed"]
+      ])
+    }))
+
+  it.effect("reports what the recorder could not write as one event-error", () =>
+    Effect.gen(function* () {
+      const { layer } = yield* recorder("could not record Event: forbidden")
+      const events = yield* Stream.make(
+        { type: "published", layer: "ingress", routes: [{ host: "8080-s1.example.com", port: 8080 }] } as FollowedEvent,
+        { type: "read-error", reason: "503" } as FollowedEvent
+      ).pipe(withFollowUps(session), Stream.runCollect, Effect.provide(layer))
+      expect(Chunk.toReadonlyArray(events).filter((e) => e.type === "event-error")).toEqual([
+        { type: "event-error", reason: "could not record Event: forbidden" }
+      ])
+    }))
+
+  it.effect("passes events through untouched with neither a recorder nor a probe", () =>
+    Effect.gen(function* () {
+      const events = yield* Stream.make(programmed(8080)).pipe(withFollowUps(session), Stream.runCollect)
+      expect(Chunk.toReadonlyArray(events)).toEqual([programmed(8080)])
+    }))
 })
