@@ -40,21 +40,33 @@ export interface CheckReport {
   readonly ok: boolean
 }
 
+/** The Pod that owns the probe session's objects. */
+export interface ProbeOwner {
+  readonly podName: string
+  readonly podUid: string
+}
+
 export interface CheckOptions {
   /** Also publish a probe session, watch it to a verdict and unpublish it. */
   readonly roundTrip?: boolean
+  /**
+   * A running Pod to own the probe's objects. Without one they name a Pod that does
+   * not exist, which a cluster's garbage collector deletes them for, often before a
+   * controller programs them.
+   */
+  readonly probeOwner?: ProbeOwner
 }
 
 /** The probe session's id: the dry run and the round trip use it. */
 export const PROBE_SESSION_ID = "routing-check"
 const PROBE_PORT = 8080
-/** The API server accepts any uid; the probe is unpublished at once, before a collector could act on it. */
-const PROBE_SPEC: SessionSpec = {
+/** The probe session, owned by `owner` or else by a placeholder Pod (the dry run stores nothing). */
+const probeSpec = (owner: ProbeOwner | undefined): SessionSpec => ({
   sessionId: PROBE_SESSION_ID,
-  podName: `session-routing-${PROBE_SESSION_ID}`,
-  podUid: "00000000-0000-0000-0000-000000000000",
+  podName: owner?.podName ?? `session-routing-${PROBE_SESSION_ID}`,
+  podUid: owner?.podUid ?? "00000000-0000-0000-0000-000000000000",
   ports: [{ port: PROBE_PORT, protocol: "tcp" }]
-}
+})
 
 const result = (id: string, status: CheckStatus, line: string, hint?: string): CheckResult => ({
   id,
@@ -114,8 +126,10 @@ export const checkRouting = (
 
     const host = hostForPort(settings.baseDomain, PROBE_SESSION_ID, PROBE_PORT)
     checks.push(yield* pathCheck(router, mode, host))
-    checks.push(yield* dryRunCheck(kube, buildSessionObjects(mode, settings, PROBE_SPEC)))
-    if (options.roundTrip === true) checks.push(yield* roundTripCheck)
+    checks.push(yield* dryRunCheck(kube, buildSessionObjects(mode, settings, probeSpec(options.probeOwner))))
+    if (options.roundTrip === true) {
+      checks.push(yield* roundTripCheck(probeSpec(options.probeOwner), options.probeOwner !== undefined))
+    }
     return reportOf(checks)
   })
 
@@ -303,37 +317,52 @@ const dryRunCheck = (kube: KubeClient.Service, objects: ReadonlyArray<KubeObject
   )
 
 /** Publishes the probe session, waits for its verdict, and always unpublishes it. */
-const roundTripCheck: Effect.Effect<CheckResult, never, SessionRouter | RouterConfig> = Effect.gen(function*() {
-  const started = yield* Clock.currentTimeMillis
-  const outcome = yield* Effect.scoped(
-    Effect.gen(function*() {
-      const session = yield* publishSession(PROBE_SPEC)
-      const events = yield* Stream.runCollect(session.events)
-      return [...events].filter((e): e is SessionEvent & { readonly type: "route" } =>
-        e.type === "route" && e.state !== "pending"
+const roundTripCheck = (
+  spec: SessionSpec,
+  owned: boolean
+): Effect.Effect<CheckResult, never, SessionRouter | RouterConfig> =>
+  Effect.gen(function*() {
+    const started = yield* Clock.currentTimeMillis
+    const outcome = yield* Effect.scoped(
+      Effect.gen(function*() {
+        const session = yield* publishSession(spec)
+        const events = yield* Stream.runCollect(session.events)
+        return [...events].filter((e): e is SessionEvent & { readonly type: "route" } =>
+          e.type === "route" && e.state !== "pending"
+        )
+      })
+    ).pipe(Effect.either)
+    const removed = yield* Effect.either(unpublishSession(PROBE_SESSION_ID))
+    const took = (yield* Clock.currentTimeMillis) - started
+    if (Either.isLeft(removed)) {
+      return result(
+        "round-trip",
+        "fail",
+        `could not unpublish probe session ${PROBE_SESSION_ID}: ${removed.left.message}`,
+        `remove its objects by hand: kubectl delete service,ingress,httproute -l ${sessionSelector(PROBE_SESSION_ID)}`
       )
-    })
-  ).pipe(Effect.either)
-  const removed = yield* Effect.either(unpublishSession(PROBE_SESSION_ID))
-  const took = (yield* Clock.currentTimeMillis) - started
-  if (Either.isLeft(removed)) {
+    }
+    if (Either.isLeft(outcome)) {
+      return result(
+        "round-trip",
+        "fail",
+        `could not publish probe session ${PROBE_SESSION_ID}: ${outcome.left.message}`
+      )
+    }
+    const failed = outcome.right.find((e) => e.state === "unprogrammed")
+    if (failed !== undefined) {
+      return result(
+        "round-trip",
+        "fail",
+        `probe host ${failed.host} ended unprogrammed: ${failed.reason ?? ""}`,
+        owned
+          ? undefined
+          : "if the cluster's garbage collector removed the probe's objects (their owner Pod does not exist), name a running Pod with --pod and --pod-uid"
+      )
+    }
     return result(
       "round-trip",
-      "fail",
-      `could not unpublish probe session ${PROBE_SESSION_ID}: ${removed.left.message}`,
-      `remove its objects by hand: kubectl delete service,ingress,httproute -l ${sessionSelector(PROBE_SESSION_ID)}`
+      "ok",
+      `probe session ${PROBE_SESSION_ID} published, programmed and unpublished in ${took} ms`
     )
-  }
-  if (Either.isLeft(outcome)) {
-    return result("round-trip", "fail", `could not publish probe session ${PROBE_SESSION_ID}: ${outcome.left.message}`)
-  }
-  const failed = outcome.right.find((e) => e.state === "unprogrammed")
-  if (failed !== undefined) {
-    return result("round-trip", "fail", `probe host ${failed.host} ended unprogrammed: ${failed.reason ?? ""}`)
-  }
-  return result(
-    "round-trip",
-    "ok",
-    `probe session ${PROBE_SESSION_ID} published, programmed and unpublished in ${took} ms`
-  )
-})
+  })

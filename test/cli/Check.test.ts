@@ -221,6 +221,22 @@ describe("session-routing check", () => {
       })
     ))
 
+  it.live("refuses --pod without --pod-uid in one line, before asking the cluster anything", () =>
+    Effect.scoped(
+      Effect.gen(function*() {
+        const cluster = yield* cliCluster()
+        const result = yield* runCli(
+          ["check", "--kubeconfig", cluster.kubeconfig, "--round-trip", "--pod", "runner-0"],
+          cluster.env
+        )
+        expect(result).toEqual({
+          exitCode: 1,
+          stdout: "",
+          stderr: "error: --pod and --pod-uid go together: name the Pod and its metadata.uid\n"
+        })
+      })
+    ))
+
   it.live("has nothing to check in mode none, says so, and exits 0", () =>
     Effect.scoped(
       Effect.gen(function*() {

@@ -4,7 +4,7 @@
  * Exit 0 when none failed, 1 otherwise; a kubeconfig that cannot be loaded is a failed check.
  */
 import { Command, Options } from "@effect/cli"
-import { Console, Effect, Either, Layer } from "effect"
+import { Console, Effect, Either, Layer, Option } from "effect"
 import * as RouterConfigLive from "../../layers/RouterConfigLive.js"
 import { SessionRouter } from "../../layers/SessionRouterLayers.js"
 import { type CheckReport, checkRouting, nothingToCheck, reportOf } from "../../runner/Check.js"
@@ -13,8 +13,18 @@ import { cliError, ExitCode } from "../CliError.js"
 import { globalOptions, kubeClientLayer, routerConfigOverrides, routesSessions } from "../GlobalOptions.js"
 import { reportJson, reportLines } from "../present/CheckView.js"
 import { logsToStderr, outputOption, parseOutputFormat, stdoutColor } from "../present/Presenter.js"
+import { parsePodFlags } from "../SessionFlags.js"
 
-/** `session-routing check [--round-trip] [-o table|json] [--kubeconfig PATH] [--context NAME] [-n NS] [--mode MODE]`. */
+/** `--pod` and `--pod-uid` together, checked as `publish` checks them; neither is fine too. */
+const probeOwnerOf = (pod: Option.Option<string>, podUid: Option.Option<string>) => {
+  if (Option.isNone(pod) && Option.isNone(podUid)) return Either.right(undefined)
+  if (Option.isNone(pod) || Option.isNone(podUid)) {
+    return Either.left(cliError("--pod and --pod-uid go together: name the Pod and its metadata.uid"))
+  }
+  return Either.mapLeft(parsePodFlags(pod.value, podUid.value), (line) => cliError(line))
+}
+
+/** `session-routing check [--round-trip [--pod NAME --pod-uid UID]] [-o table|json] [--kubeconfig PATH] [--context NAME] [-n NS] [--mode MODE]`. */
 export const checkCommand = Command.make(
   "check",
   {
@@ -22,15 +32,21 @@ export const checkCommand = Command.make(
     output: outputOption,
     roundTrip: Options.boolean("round-trip").pipe(
       Options.withDescription("Also publish a probe session, wait for its verdict and unpublish it")
-    )
+    ),
+    pod: Options.text("pod").pipe(
+      Options.withDescription("With --round-trip: a running Pod to own the probe's objects (with --pod-uid)"),
+      Options.optional
+    ),
+    podUid: Options.text("pod-uid").pipe(Options.withDescription("The metadata.uid of --pod"), Options.optional)
   },
   (flags) =>
     Effect.gen(function*() {
       const config = yield* RouterConfigLive.fromEnv(routerConfigOverrides(flags))
       const format = yield* Either.mapLeft(parseOutputFormat(flags.output), (line) => cliError(line))
+      const probeOwner = yield* probeOwnerOf(flags.pod, flags.podUid)
       for (const warning of config.warnings) yield* Console.error(`warning: ${warning}`)
       const report: CheckReport = routesSessions(config)
-        ? yield* checkRouting({ roundTrip: flags.roundTrip }).pipe(
+        ? yield* checkRouting({ roundTrip: flags.roundTrip, ...(probeOwner !== undefined ? { probeOwner } : {}) }).pipe(
           Effect.provide(
             SessionRouter.layerConfig.pipe(
               Layer.provideMerge(kubeClientLayer(flags)),
