@@ -15,7 +15,7 @@ import {
   sameStatusIgnoringTimes,
   stampCondition
 } from "./GatewayAttachment.js"
-import type { Gateway, HttpRoute, KubeObject, Namespace, Service, Status } from "../domain/Objects.js"
+import type { Gateway, HttpRoute, KubeObject, Namespace, RouteParentStatus, Service, Status } from "../domain/Objects.js"
 import {
   GatewayClassResource,
   GatewayResource,
@@ -24,6 +24,7 @@ import {
   type ResourceType,
   ServiceResource
 } from "../domain/Resources.js"
+import { makeRecorder } from "./ControllerEvents.js"
 import { type ControllerDelay, followWatch, keyOf, makeWorkQueue, splitKey } from "./Reconciler.js"
 import type { ClusterStore } from "./Store.js"
 
@@ -75,6 +76,7 @@ export const run = (store: ClusterStore, options: GatewayControllerOptions): Eff
       controllerName: options.controllerName ?? DEFAULT_GATEWAY_CONTROLLER_NAME
     }
     const addresses = options.addresses ?? DEFAULT_ADDRESSES
+    const recorder = yield* makeRecorder(store, identity.controllerName)
 
     const listAll = <A extends KubeObject>(resource: ResourceType<A>) =>
       store.list(resource, undefined).pipe(Effect.map((list) => list.items))
@@ -111,7 +113,27 @@ export const run = (store: ClusterStore, options: GatewayControllerOptions): Eff
           { ...route, status: { ...route.status, parents } },
           { fieldManager: identity.controllerName }
         )
+        yield* Effect.forEach(parents, (parent) => recordVerdict(route, parent), { discard: true })
       })
+
+    // Each verdict written is also told as an Event, worded by its condition: accepted, or refused and why.
+    const recordVerdict = (route: HttpRoute, parent: RouteParentStatus) => {
+      if (parent.controllerName !== identity.controllerName) return Effect.void
+      const accepted = parent.conditions?.find((c) => c.type === "Accepted")
+      const resolved = parent.conditions?.find((c) => c.type === "ResolvedRefs")
+      const refusal = accepted?.status === "False" ? accepted : resolved?.status === "False" ? resolved : undefined
+      if (refusal !== undefined) {
+        return recorder.record({ resource: HttpRouteResource, object: route, type: "Warning", reason: refusal.reason, message: refusal.message })
+      }
+      if (accepted?.status !== "True") return Effect.void
+      return recorder.record({
+        resource: HttpRouteResource,
+        object: route,
+        type: "Normal",
+        reason: accepted.reason,
+        message: `${accepted.message} (parent Gateway ${parent.parentRef.namespace ?? route.metadata?.namespace ?? ""}/${parent.parentRef.name})`
+      })
+    }
 
     const reconcileGateway = (key: string) =>
       Effect.gen(function*() {

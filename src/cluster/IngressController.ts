@@ -7,6 +7,7 @@
 import { Duration, Effect, type Scope } from "effect"
 import type { Ingress, IngressClass, LoadBalancerIngress } from "../domain/Objects.js"
 import { apiVersionOf, IngressClassResource, IngressResource } from "../domain/Resources.js"
+import { makeRecorder } from "./ControllerEvents.js"
 import { jsonEqual } from "./GatewayAttachment.js"
 import { claimsIngress, DEFAULT_INGRESS_CLASS_ANNOTATION, type IngressClassSelector } from "./RouteTable.js"
 import { type ControllerDelay, followWatch, keyOf, makeWorkQueue, splitKey } from "./Reconciler.js"
@@ -28,6 +29,9 @@ export interface IngressControllerOptions {
   /** Wait before writing status, or `"never"` to never write it. Default 1 second. */
   readonly delay?: ControllerDelay
 }
+
+/** The `source.component` of the controller's Events, as ingress-nginx names itself in them. */
+export const INGRESS_EVENT_COMPONENT = "nginx-ingress-controller"
 
 /** The default delay: long enough to see `pending`, short enough for a demo. */
 export const DEFAULT_INGRESS_DELAY = Duration.seconds(1)
@@ -69,6 +73,7 @@ export const run = (store: ClusterStore, options: IngressControllerOptions): Eff
     }
     const addresses = options.addresses ?? DEFAULT_ADDRESSES
     const fieldManager = options.controllerName ?? DEFAULT_INGRESS_CONTROLLER_NAME
+    const recorder = yield* makeRecorder(store, INGRESS_EVENT_COMPONENT)
 
     const reconcile = (key: string) =>
       Effect.gen(function*() {
@@ -78,6 +83,8 @@ export const run = (store: ClusterStore, options: IngressControllerOptions): Eff
           Effect.catchIf((status) => status.code === 404, () => Effect.succeed(undefined))
         )
         if (ingress === undefined || !claimsIngress(ingress, selector) || hasAddresses(ingress, addresses)) return
+        // What ingress-nginx tells `kubectl describe ingress` when it takes an Ingress on.
+        yield* recorder.record({ resource: IngressResource, object: ingress, type: "Normal", reason: "Sync", message: "Scheduled for sync" })
         yield* store.replaceStatus(
           IngressResource,
           namespace,

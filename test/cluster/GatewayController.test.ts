@@ -17,6 +17,7 @@ import type {
   Service
 } from "../../src/domain/Objects.js"
 import {
+  EventResource,
   GatewayResource,
   HttpRouteResource,
   NamespaceResource,
@@ -371,5 +372,29 @@ describe("GatewayController", () => {
 
       expect(parentsOf(yield* getRoute(store))).toEqual([])
       expect((yield* store.get(GatewayResource, NS, "gw")).metadata?.resourceVersion).toBe(gw.metadata?.resourceVersion)
+    }))
+
+  it.scoped("records an Event for each verdict it writes: accepted, then refused with the condition's reason", () =>
+    Effect.gen(function*() {
+      const store = yield* cluster()
+      yield* store.create(GatewayResource, NS, gateway([httpListener({ hostname: "*.example.test" })]))
+      yield* store.create(ServiceResource, NS, service("web", 8080))
+      yield* store.create(HttpRouteResource, NS, webRoute())
+      yield* elapse(DELAY)
+      const live = yield* getRoute(store)
+      yield* store.replace(HttpRouteResource, NS, "web", { ...live, spec: { ...live.spec, hostnames: ["8080-abc.other.test"] } })
+      yield* elapse(DELAY)
+
+      const events = yield* store.list(EventResource, NS, { fieldSelector: "involvedObject.kind=HTTPRoute,involvedObject.name=web" })
+      expect(events.items.map((e) => [e.type, e.reason, e.message, e.source?.component, e.count])).toEqual([
+        ["Normal", "Accepted", `Route is accepted (parent Gateway ${NS}/gw)`, CONTROLLER, 1],
+        [
+          "Warning",
+          "NoMatchingListenerHostname",
+          condition(ours(yield* getRoute(store))[0], "Accepted")?.message,
+          CONTROLLER,
+          1
+        ]
+      ])
     }))
 })

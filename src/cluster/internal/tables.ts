@@ -5,8 +5,10 @@
 import type { KubeObject } from "../../domain/Objects.js"
 import { apiVersionOf, type ResourceType } from "../../domain/Resources.js"
 import { isObject } from "../ServerSideApply.js"
+import { workloadColumns } from "./workloadTables.js"
 
-interface Column {
+/** One column of a type's table: its definition and how a row's cell is read. */
+export interface Column {
   readonly name: string
   readonly type: string
   readonly format?: string
@@ -43,12 +45,13 @@ export const humanDuration = (seconds: number): string => {
   return `${years}y`
 }
 
-const age = (object: Record<string, unknown>, now: number): string => {
-  const created = path(object, "metadata", "creationTimestamp")
-  if (typeof created !== "string") return "<unknown>"
-  const at = Date.parse(created)
+const since = (timestamp: unknown, now: number): string => {
+  if (typeof timestamp !== "string") return "<unknown>"
+  const at = Date.parse(timestamp)
   return Number.isNaN(at) ? "<unknown>" : humanDuration((now - at) / 1000)
 }
+
+const age = (object: Record<string, unknown>, now: number): string => since(path(object, "metadata", "creationTimestamp"), now)
 
 const nameColumn: Column = {
   name: "Name",
@@ -163,7 +166,7 @@ const columnsFor = (resource: ResourceType<unknown>): ReadonlyArray<Column> => {
         ageColumn
       ]
     default:
-      return [nameColumn, ageColumn]
+      return workloadColumns(resource.group, resource.kind, { name: nameColumn, age: ageColumn, since }) ?? [nameColumn, ageColumn]
   }
 }
 
