@@ -242,6 +242,49 @@ describe("kubectl workflows against the session cluster", () => {
       90_000
     )
 
+    it.scopedLive("lists Pods, and the Events about one by the object they involve", () =>
+      Effect.gen(function*() {
+        const { file, run, store } = yield* setUp(kubectl, true)
+        expect((yield* run("apply", "-f", yield* file("pod.yaml", podYaml("web")))).code).toBe(0)
+        const pods = yield* run("get", "pods", "-o", "name")
+        expect([pods.code, pods.stdout.trim()], pods.stderr).toEqual([0, "pod/web"])
+        const owner = yield* Effect.orDie(store.get(PodResource, NS, "web"))
+        const event = yield* file(
+          "event.yaml",
+          `apiVersion: v1
+kind: Event
+metadata:
+  name: web.scheduled
+  namespace: ${NS}
+involvedObject:
+  apiVersion: v1
+  kind: Pod
+  name: web
+  namespace: ${NS}
+  uid: ${owner.metadata?.uid}
+reason: Scheduled
+message: assigned to a node
+type: Normal
+`
+        )
+        expect((yield* run("create", "-f", event)).code).toBe(0)
+        const selected = yield* run(
+          "get",
+          "events",
+          "--field-selector",
+          "involvedObject.kind=Pod,involvedObject.name=web",
+          "-o",
+          "name"
+        )
+        expect([selected.code, selected.stdout.trim()], selected.stderr).toEqual([0, "event/web.scheduled"])
+        // `kubectl events` came in 1.26 (as `alpha events`), and became a command of its own in 1.28.
+        if (kubectl.minor >= 28) {
+          const about = yield* run("events", "--for", "pod/web", "-o", "json")
+          expect(about.code, about.stderr).toBe(0)
+          expect(JSON.parse(about.stdout).items.map((e: { reason: string }) => e.reason)).toEqual(["Scheduled"])
+        }
+      }), 90_000)
+
     // kubectl 1.20 first asks the OpenAPI v2 document whether each type's PATCH takes
     // dryRun (and, for a custom resource, the CRD API); LocalCluster's v2 document has no
     // paths, so it refuses to diff. Later kubectls dropped that check.
