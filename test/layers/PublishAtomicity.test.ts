@@ -12,7 +12,7 @@ import * as RouterConfigLive from "../../src/layers/RouterConfigLive.js"
 import { SessionRouter } from "../../src/layers/SessionRouterLayers.js"
 import { KubeClient } from "../../src/services/KubeClient.js"
 import { type KubeError, Transport } from "../../src/services/KubeError.js"
-import type { PublishError } from "../../src/services/SessionRouter.js"
+import type { PublishError, SessionRouter as SessionRouterService } from "../../src/services/SessionRouter.js"
 import {
   BASE_DOMAIN,
   type KubeCall,
@@ -313,6 +313,31 @@ const routerConfigValues = {
   gatewayName: "sessions"
 }
 
+/** An in-memory cluster, and a client over it that gives up on a hung call after 10 s as the live client does. */
+const clusterWithCallLimit = Effect.gen(function* () {
+  const cluster = yield* LocalCluster.makeInMemory({ namespaces: ["telo-sessions"] })
+  const inMemory = yield* Effect.provide(KubeClient, LocalCluster.layerKubeClient(cluster))
+  const limited = <A>(self: Effect.Effect<A, KubeError>) =>
+    Effect.timeoutFail(self, {
+      duration: "10 seconds",
+      onTimeout: () => new Transport({ reason: "could not reach the API server: no answer within 10s" })
+    })
+  const kube: KubeClient.Service = {
+    ...inMemory,
+    list: (resource, namespace, options) => limited(inMemory.list(resource, namespace, options)),
+    delete: (resource, namespace, name) => limited(inMemory.delete(resource, namespace, name))
+  }
+  return { cluster, kube }
+})
+
+/** The failure of unpublishing the session with `router`, the clock moved on a minute meanwhile. */
+const unpublishForAMinute = (router: SessionRouterService.Service) =>
+  Effect.gen(function* () {
+    const fiber = yield* Effect.fork(failureOf(router.unpublish(sessionId)))
+    yield* TestClock.adjust("1 minute")
+    return yield* Fiber.join(fiber)
+  })
+
 /** A router of `layer` over `kube`, counting the calls it makes. */
 const countingRouter = (layer: RouterLayer, mode: "ingress" | "gateway", kube: KubeClient.Service) =>
   Effect.gen(function* () {
@@ -349,28 +374,35 @@ describe("unpublishing from a server that does not answer", () => {
   it.effect("stops after the first call that gets no answer within its time limit", () =>
     Effect.scoped(
       Effect.gen(function* () {
-        const cluster = yield* LocalCluster.makeInMemory({ namespaces: ["telo-sessions"] })
+        const { cluster, kube } = yield* clusterWithCallLimit
         yield* cluster.faults.add({ action: Fault.hang })
-        const inMemory = yield* Effect.provide(KubeClient, LocalCluster.layerKubeClient(cluster))
-        // What the live client does to a call that hangs: give up after its limit.
-        const limited = <A>(self: Effect.Effect<A, KubeError>) =>
-          Effect.timeoutFail(self, {
-            duration: "10 seconds",
-            onTimeout: () => new Transport({ reason: "could not reach the API server: no answer within 10s" })
-          })
-        const kube: KubeClient.Service = {
-          ...inMemory,
-          list: (resource, namespace, options) => limited(inMemory.list(resource, namespace, options)),
-          delete: (resource, namespace, name) => limited(inMemory.delete(resource, namespace, name))
-        }
         const { calls, router } = yield* countingRouter(SessionRouter.layerGateway, "gateway", kube)
-        const fiber = yield* Effect.fork(failureOf(router.unpublish(sessionId)))
-        yield* TestClock.adjust("1 minute")
-        const failure = yield* Fiber.join(fiber)
+        const failure = yield* unpublishForAMinute(router)
         expect(yield* Ref.get(calls)).toBe(1)
         expect(failure.reason).toContain("the session's HTTPRoute objects (could not list them: ")
         expect(failure.reason).toContain("the session's Ingress objects (not tried: the API server stopped answering)")
         expect(failure.reason).toContain("the session's Service objects (not tried: the API server stopped answering)")
+      })
+    ))
+
+  it.effect("stops at a delete that gets no answer, and names the session's other objects as not tried", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const { cluster, kube } = yield* clusterWithCallLimit
+        const { calls, router } = yield* countingRouter(SessionRouter.layerGateway, "gateway", kube)
+        yield* router.publish({ ...spec, ports: tcp(8080, 9090) })
+        yield* cluster.faults.add({ resource: HttpRouteResource, verbs: ["delete"], name: route(8080), action: Fault.hang })
+        const before = yield* Ref.get(calls)
+        const failure = yield* unpublishForAMinute(router)
+        // The list of the session's HTTPRoutes, then the delete that hung: nothing after it.
+        expect((yield* Ref.get(calls)) - before).toBe(2)
+        const notTried = "not tried: the API server stopped answering"
+        expect(failure.reason).toBe(
+          `could not remove every object of session ${sessionId}; these may remain: ` +
+            `HTTPRoute telo-sessions/${route(8080)} (could not delete it: could not reach the API server: no answer within 10s); ` +
+            `HTTPRoute telo-sessions/${route(9090)} (${notTried}); ` +
+            `the session's Ingress objects (${notTried}); the session's Service objects (${notTried})`
+        )
       })
     ))
 })
