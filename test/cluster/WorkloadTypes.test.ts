@@ -78,6 +78,21 @@ describe("Pods", () => {
       expect(written.status).toMatchObject(ready)
     }))
 
+  it.effect("lets an update change a container's image but nothing else of the spec", () =>
+    Effect.gen(function*() {
+      const store = yield* fresh
+      const created = yield* store.create(PodResource, NS, pod("web"))
+      const spec = created.spec!
+      const image = yield* store.replace(PodResource, NS, "web", {
+        ...created,
+        spec: { ...spec, containers: [{ ...spec.containers[0]!, image: "registry.example/app:2.0" }] }
+      })
+      expect(image.object.spec?.containers[0]?.image).toBe("registry.example/app:2.0")
+      const refused = yield* Effect.flip(store.replace(PodResource, NS, "web", { ...image.object, spec: { ...image.object.spec!, restartPolicy: "Never" } }))
+      expect([refused.code, refused.details?.causes?.[0]?.field]).toEqual([422, "spec"])
+      expect(refused.message).toContain("pod updates may not change fields other than `spec.containers[*].image`")
+    }))
+
   it.effect("selects Pods by status.phase and spec.nodeName, and refuses other fields as a built-in type does", () =>
     Effect.gen(function*() {
       const store = yield* fresh

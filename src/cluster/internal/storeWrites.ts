@@ -13,6 +13,7 @@ import type { WriteOptions, WriteResult } from "../Store.js"
 import { checkName, checkNamespace, decodeBody, validate } from "./storeAdmission.js"
 import type { makeAllocator } from "./storeAllocation.js"
 import { defaulted, pruned } from "./storeDefaults.js"
+import { workloadUpdateErrors } from "./workloadValidation.js"
 import type { Bucket, Buckets, StoreState } from "./storeHistory.js"
 import { asJson, generatedName, type Json, metaOf, objectKey, ordered, rfc3339, specPart, withMeta } from "./storeObjects.js"
 import {
@@ -160,6 +161,7 @@ export const makeWrites = (state: StoreState, buckets: Buckets, allocator: Retur
       })
     }
     if (resource === ServiceResource) extraErrors.push(...serviceUpdateErrors(live, object))
+    extraErrors.push(...workloadUpdateErrors(resource.group, resource.kind, live, object))
     return object
   }
 

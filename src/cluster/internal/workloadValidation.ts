@@ -17,6 +17,7 @@ import {
 } from "../../domain/Validation.js"
 import { invalidStatus } from "../Validation.js"
 import { toCoreEvent } from "./eventViews.js"
+import { jsonEqual } from "./json.js"
 import { child, duplicate, type FieldError, index, invalid, notSupported, required, tooMany } from "./fieldErrors.js"
 import { asArray, asNumber, asRecord, asString, isPresent, type JsonRecord, nameIsDnsSubdomain, validateObjectMeta } from "./objectMeta.js"
 
@@ -238,6 +239,48 @@ export const validateEndpointSlice = (object: JsonRecord): Array<FieldError> => 
     else errs.push(...oneOf(child(at, "protocol"), protocol, PROTOCOLS))
   })
   return errs
+}
+
+// ---------------------------------------------------------------------------
+// Updates
+// ---------------------------------------------------------------------------
+
+const POD_UPDATE_RULE =
+  "pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)"
+
+const defined = (record: JsonRecord): JsonRecord => Object.fromEntries(Object.entries(record).filter(([, v]) => v !== undefined))
+
+// The parts of a Pod spec an update may change, taken from `from` so that only the rest is compared.
+const withMutableFrom = (spec: JsonRecord, from: JsonRecord): JsonRecord => {
+  const images = (key: string) =>
+    asArray(spec[key]).map((c, i) => ({ ...asRecord(c), image: asRecord(asArray(from[key])[i]).image }))
+  return {
+    ...spec,
+    containers: images("containers"),
+    initContainers: images("initContainers"),
+    activeDeadlineSeconds: from.activeDeadlineSeconds,
+    tolerations: from.tolerations,
+    terminationGracePeriodSeconds: from.terminationGracePeriodSeconds
+  }
+}
+
+/**
+ * What an update may not change, beyond what every write checks: a Pod's spec
+ * except images, deadlines and tolerations (`ValidatePodUpdate`); an EndpointSlice's
+ * address type. Compared as stored, defaults filled in.
+ */
+export const workloadUpdateErrors = (group: string, kind: string, live: KubeObject, next: KubeObject): Array<FieldError> => {
+  const before = live as unknown as JsonRecord
+  const after = next as unknown as JsonRecord
+  if (group === "" && kind === "Pod") {
+    const was = asRecord(before.spec)
+    const same = jsonEqual(defined(withMutableFrom(asRecord(after.spec), was)), defined(withMutableFrom(was, was)))
+    return same ? [] : [{ reason: "FieldValueForbidden", field: "spec", message: `Forbidden: ${POD_UPDATE_RULE}` }]
+  }
+  if (group === "discovery.k8s.io" && kind === "EndpointSlice" && before.addressType !== after.addressType) {
+    return [invalid("addressType", after.addressType, "field is immutable")]
+  }
+  return []
 }
 
 /** The field errors of a workload type, or undefined for a type this module does not describe. */
