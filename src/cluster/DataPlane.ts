@@ -8,9 +8,9 @@
  */
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
-import { Clock, Data, Effect, FiberSet, HashMap, Option, Random, Ref, type Scope } from "effect"
+import { Data, Effect, FiberSet, HashMap, Option, Random, Ref, type Scope } from "effect"
 import { DEFAULT_GATEWAY_CONTROLLER_NAME } from "./GatewayController.js"
-import type { Gateway, HttpRoute, Ingress, KubeObject, Namespace, PodCondition, Service, Status } from "../domain/Objects.js"
+import type { Gateway, HttpRoute, Ingress, KubeObject, Namespace, Service, Status } from "../domain/Objects.js"
 import {
   EndpointSliceResource,
   GatewayResource,
@@ -21,7 +21,7 @@ import {
   type ResourceType,
   ServiceResource
 } from "../domain/Resources.js"
-import { kubeTime } from "./GatewayAttachment.js"
+import { setPodReady } from "./internal/podReadiness.js"
 import { type EndpointChoice, type ReadyEndpoint, readyEndpoints } from "./internal/readyEndpoints.js"
 import {
   decideRoute,
@@ -284,36 +284,6 @@ export const make = (
         return { host: endpoint.address, port: endpoint.port ?? 80 }
       })
 
-    /** The Pod's readiness, as its kubelet would report it once a probe passed (or failed). */
-    const setReady = (pod: PodRef, address: BackendAddress | undefined) =>
-      Effect.gen(function*() {
-        const live = yield* store.get(PodResource, pod.namespace, pod.name)
-        const now = kubeTime(yield* Clock.currentTimeMillis)
-        const ready = address !== undefined
-        const status = ready ? "True" : "False"
-        const before = live.status?.conditions ?? []
-        const condition = (type: string): PodCondition => {
-          const previous = before.find((c) => c.type === type)
-          return {
-            type,
-            status,
-            lastProbeTime: null,
-            lastTransitionTime: previous?.status === status ? previous.lastTransitionTime ?? now : now,
-            ...(ready ? {} : { reason: "ContainersNotReady", message: "containers with unready status: [main]" })
-          }
-        }
-        const others = before.filter((c) => c.type !== "Ready" && c.type !== "ContainersReady")
-        yield* store.replaceStatus(PodResource, pod.namespace, pod.name, {
-          ...live,
-          status: {
-            ...live.status,
-            phase: "Running",
-            ...(address !== undefined ? { podIP: address.host, podIPs: [{ ip: address.host }] } : {}),
-            conditions: [...others, condition("ContainersReady"), condition("Ready")]
-          }
-        }, { fieldManager: "kubelet" })
-      })
-
     const handle = (req: Http.IncomingMessage, res: Http.ServerResponse): Effect.Effect<void> =>
       Effect.gen(function*() {
         const requestHost = hostOfHeader(req.headers.host)
@@ -397,7 +367,7 @@ export const make = (
       registerBackend: (key, address) => Ref.update(registry, HashMap.set(backendKeyString(key), address)),
       unregisterBackend: (key) => Ref.update(registry, HashMap.remove(backendKeyString(key))),
       registerPod: (pod, address) =>
-        Effect.zipRight(Ref.update(pods, HashMap.set(podKey(pod), address)), setReady(pod, address)),
-      unregisterPod: (pod) => Effect.zipRight(Ref.update(pods, HashMap.remove(podKey(pod))), setReady(pod, undefined))
+        Effect.zipRight(Ref.update(pods, HashMap.set(podKey(pod), address)), setPodReady(store, pod, address.host)),
+      unregisterPod: (pod) => Effect.zipRight(Ref.update(pods, HashMap.remove(podKey(pod))), setPodReady(store, pod, undefined))
     } satisfies DataPlane
   })

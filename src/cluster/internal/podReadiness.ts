@@ -1,0 +1,49 @@
+/**
+ * A Pod's readiness written as its kubelet reports it: Running, its address, and the
+ * Ready and ContainersReady conditions True once a readiness probe passes, False
+ * (with the kubelet's reason) once one fails. LocalCluster runs no kubelet, so the
+ * data plane writes this for the workloads standing in for Pods.
+ */
+import { Clock, Effect } from "effect"
+import type { PodCondition, Status } from "../../domain/Objects.js"
+import { PodResource } from "../../domain/Resources.js"
+import { kubeTime } from "../GatewayAttachment.js"
+import type { ClusterStore } from "../Store.js"
+
+/** The field manager of the status writes, as a kubelet's show in managedFields. */
+export const KUBELET_MANAGER = "kubelet"
+
+/** Marks the Pod ready at `ip`, or (undefined) not ready, keeping each condition's transition time while it holds. */
+export const setPodReady = (
+  store: ClusterStore,
+  pod: { readonly namespace: string; readonly name: string },
+  ip: string | undefined
+): Effect.Effect<void, Status> =>
+  Effect.gen(function*() {
+    const live = yield* store.get(PodResource, pod.namespace, pod.name)
+    const now = kubeTime(yield* Clock.currentTimeMillis)
+    const ready = ip !== undefined
+    const status = ready ? "True" : "False"
+    const before = live.status?.conditions ?? []
+    const containers = (live.spec?.containers ?? []).map((c) => c.name).join(" ")
+    const condition = (type: string): PodCondition => {
+      const previous = before.find((c) => c.type === type)
+      return {
+        type,
+        status,
+        lastProbeTime: null,
+        lastTransitionTime: previous?.status === status ? previous.lastTransitionTime ?? now : now,
+        ...(ready ? {} : { reason: "ContainersNotReady", message: `containers with unready status: [${containers}]` })
+      }
+    }
+    const others = before.filter((c) => c.type !== "Ready" && c.type !== "ContainersReady")
+    yield* store.replaceStatus(PodResource, pod.namespace, pod.name, {
+      ...live,
+      status: {
+        ...live.status,
+        phase: "Running",
+        ...(ip !== undefined ? { podIP: ip, podIPs: [{ ip }] } : {}),
+        conditions: [...others, condition("ContainersReady"), condition("Ready")]
+      }
+    }, { fieldManager: KUBELET_MANAGER })
+  })
