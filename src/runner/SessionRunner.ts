@@ -100,15 +100,17 @@ export const publishSession = (
       publishesRoutes: router.layer !== "none"
     })
     const published: SessionEvent = { type: "published", layer: router.layer, routes, endpoints }
-    // Started inside the publish span, so each host's span is its child.
-    const tracked = trackHosts({ mode: router.layer, sessionId: spec.sessionId, publish: { routes, publishedAt } })
-    const health = yield* Stream.unwrapScoped(Effect.map(tracked, (tracker) =>
-      watchRouteHealth({
-        sessionId: spec.sessionId,
-        routes,
-        timeoutMs: config.routeReadyTimeoutMs,
-        intervalMs: config.routePollIntervalMs
-      }).pipe(Stream.map(toSessionEvent), Stream.tap(tracker.observe), Stream.concat(Stream.execute(tracker.release))))).pipe(
+    // Inside the publish span, so each host's span is its child; in the caller's scope, so
+    // the hosts stay in the gauge until it closes (a settled session is still published).
+    const tracker = yield* trackHosts({ mode: router.layer, sessionId: spec.sessionId, publish: { routes, publishedAt } })
+    const health = yield* watchRouteHealth({
+      sessionId: spec.sessionId,
+      routes,
+      timeoutMs: config.routeReadyTimeoutMs,
+      intervalMs: config.routePollIntervalMs
+    }).pipe(
+      Stream.map(toSessionEvent),
+      Stream.tap(tracker.observe),
       // Events on the Pod and probes follow the route events, `published` included.
       (health) => Stream.concat(Stream.make(published), health),
       withFollowUps(spec),

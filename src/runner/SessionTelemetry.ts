@@ -5,6 +5,7 @@
  * the runner emits them, so route health itself stays free of it.
  */
 import { Clock, Effect, Exit, Metric, type Scope, type Tracer } from "effect"
+import { globalValue } from "effect/GlobalValue"
 import type { PublishedRoute, RouteState, RoutingMode } from "../domain/Routes.js"
 import {
   hosts,
@@ -19,11 +20,7 @@ import type { SessionEvent } from "./SessionRunner.js"
 /** Sees each of a session's events as it is emitted. */
 export interface HostTracker {
   readonly observe: (event: SessionEvent) => Effect.Effect<void>
-  /**
-   * The hosts leave the gauge and open spans end; later calls do nothing. The scope
-   * does it too, but a stream run into an outer scope (`Mailbox.fromStream`) releases
-   * its own resources only when that scope closes, so a stream that ends calls it.
-   */
+  /** Lets go of the hosts and ends the spans still open, as closing the scope does; later calls do nothing. */
   readonly release: Effect.Effect<void>
 }
 
@@ -43,26 +40,49 @@ const hostsIn = (mode: RoutingMode, state: RouteState) =>
   hosts.pipe(Metric.tagged("mode", mode), Metric.tagged("state", state))
 
 /**
- * Tracks a session's hosts until `release` or the end of the scope: then they leave
- * the gauge, and a host span still open (the watch was stopped before a verdict) ends
- * with its last state.
+ * Every host a tracker holds, by mode, session and host: its last reported state and
+ * how many trackers hold it. A session's publish and the follow after it both hold its
+ * hosts, and the gauge counts each host once however many trackers hold it.
+ */
+const held = globalValue(
+  Symbol.for("session-routing/SessionTelemetry/held"),
+  () => new Map<string, { state: RouteState; holders: number }>()
+)
+
+/**
+ * Tracks a session's hosts until `release` or the end of the scope: while any tracker
+ * holds a host it counts in the gauge under its last reported state, and a host span
+ * still open at the end (stopped before a verdict) ends with that state.
  */
 export const trackHosts = (input: TrackHostsInput): Effect.Effect<HostTracker, never, Scope.Scope> =>
   Effect.gen(function*() {
     const { mode } = input
-    const states = new Map<string, RouteState>()
+    const keyOf = (host: string) => `${mode}\u0000${input.sessionId}\u0000${host}`
+    const mine = new Set<string>()
     const spans = new Map<string, Tracer.Span>()
 
+    const gauge = (changes: ReadonlyArray<readonly [RouteState, number]>) =>
+      Effect.forEach(changes, ([state, by]) => Metric.modify(hostsIn(mode, state), by), { discard: true })
+
+    /** Holds `host` (once per tracker) and sets its state. */
     const move = (host: string, next: RouteState) =>
       Effect.suspend(() => {
-        const previous = states.get(host)
-        if (previous === next) return Effect.void
-        states.set(host, next)
-        return Effect.zipRight(
-          previous !== undefined ? Metric.modify(hostsIn(mode, previous), -1) : Effect.void,
-          Metric.modify(hostsIn(mode, next), 1)
-        )
+        const key = keyOf(host)
+        const entry = held.get(key)
+        const firstHold = !mine.has(key)
+        mine.add(key)
+        if (entry === undefined) {
+          held.set(key, { state: next, holders: 1 })
+          return gauge([[next, 1]])
+        }
+        if (firstHold) entry.holders += 1
+        if (entry.state === next) return Effect.void
+        const previous = entry.state
+        entry.state = next
+        return gauge([[previous, -1], [next, 1]])
       })
+
+    const stateOf = (host: string): RouteState => held.get(keyOf(host))?.state ?? "pending"
 
     const end = (host: string, exit: Exit.Exit<unknown, string>) =>
       Effect.flatMap(Clock.currentTimeNanos, (now) =>
@@ -70,20 +90,27 @@ export const trackHosts = (input: TrackHostsInput): Effect.Effect<HostTracker, n
           const span = spans.get(host)
           if (span === undefined) return
           spans.delete(host)
-          span.attribute(SpanAttribute.state, states.get(host) ?? "pending")
+          span.attribute(SpanAttribute.state, stateOf(host))
           span.end(now, exit)
         }))
 
     const release = Effect.gen(function*() {
       for (const host of [...spans.keys()]) yield* end(host, Exit.void)
-      const left = [...states.values()]
-      states.clear()
-      for (const state of left) yield* Metric.modify(hostsIn(mode, state), -1)
+      const gone: Array<readonly [RouteState, number]> = []
+      for (const key of mine) {
+        const entry = held.get(key)
+        if (entry === undefined || --entry.holders > 0) continue
+        held.delete(key)
+        gone.push([entry.state, -1])
+      }
+      mine.clear()
+      yield* gauge(gone)
     })
     yield* Effect.addFinalizer(() => release)
 
     for (const row of input.known ?? []) yield* move(row.host, row.state)
     for (const route of input.publish?.routes ?? []) {
+      yield* move(route.host, "pending")
       const span = yield* Effect.makeSpan(SpanName.host, {
         attributes: {
           [SpanAttribute.sessionId]: input.sessionId,
@@ -100,7 +127,11 @@ export const trackHosts = (input: TrackHostsInput): Effect.Effect<HostTracker, n
         const now = yield* Clock.currentTimeNanos
         // Only a host whose span is still open gets its first verdict now.
         const first = spans.has(event.host)
-        spans.get(event.host)?.event(event.state, now, event.reason !== undefined ? { [SpanAttribute.reason]: event.reason } : {})
+        spans.get(event.host)?.event(
+          event.state,
+          now,
+          event.reason !== undefined ? { [SpanAttribute.reason]: event.reason } : {}
+        )
         yield* move(event.host, event.state)
         if (event.state === "pending" || !first) return
         if (event.state === "programmed" && input.publish !== undefined) {
@@ -119,7 +150,9 @@ export const trackHosts = (input: TrackHostsInput): Effect.Effect<HostTracker, n
           return Effect.flatMap(Clock.currentTimeNanos, (now) =>
             Effect.zipRight(
               Effect.sync(() => {
-                for (const span of spans.values()) span.event("read-error", now, { [SpanAttribute.reason]: event.reason })
+                for (const span of spans.values()) {
+                  span.event("read-error", now, { [SpanAttribute.reason]: event.reason })
+                }
               }),
               Metric.increment(Metric.tagged(readErrors, "mode", mode))
             ))
@@ -133,10 +166,16 @@ export const trackHosts = (input: TrackHostsInput): Effect.Effect<HostTracker, n
 
 /** Runs `publish`, recording how long it took by mode and result. */
 export const timedPublish = <A, E, R>(mode: RoutingMode, publish: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.flatMap(Clock.currentTimeMillis, (start) =>
-    Effect.onExit(publish, (exit) =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) =>
-        Metric.update(
-          publishDuration.pipe(Metric.tagged("mode", mode), Metric.tagged("result", Exit.isSuccess(exit) ? "ok" : "error")),
-          (now - start) / 1000
-        ))))
+  Effect.flatMap(
+    Clock.currentTimeMillis,
+    (start) =>
+      Effect.onExit(publish, (exit) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) =>
+          Metric.update(
+            publishDuration.pipe(
+              Metric.tagged("mode", mode),
+              Metric.tagged("result", Exit.isSuccess(exit) ? "ok" : "error")
+            ),
+            (now - start) / 1000
+          )))
+  )

@@ -59,9 +59,9 @@ export const publishToProgrammed = Metric.histogram(
   "Seconds from the start of a publish until a controller programmed the host"
 )
 
-/** Hosts being watched or followed now, by their last reported state (labels: mode, state). */
+/** Hosts of the sessions this process published and still holds, each once, by last reported state (labels: mode, state). */
 export const hosts = Metric.gauge(`${METRIC_PREFIX}hosts`, {
-  description: "Hosts this process watches or follows now, by their last reported state"
+  description: "Hosts of the sessions this process published and still holds, by their last reported state"
 })
 
 /** Kubernetes API requests, one per attempt (labels: verb, resource, code; code `none` when no answer came). */
@@ -96,4 +96,6 @@ export const readErrors = Metric.counter(`${METRIC_PREFIX}read_errors_total`, {
 })
 
 /** The code label of a request: its HTTP status, or `none` when no answer came. */
-export const codeLabel = (code: number | undefined): string => (code === undefined || code === 0 ? "none" : String(code))
+export const codeLabel = (
+  code: number | undefined
+): string => (code === undefined || code === 0 ? "none" : String(code))

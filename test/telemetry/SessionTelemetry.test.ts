@@ -52,14 +52,21 @@ describe("trackHosts", () => {
       expect([timed.count, timed.sum]).toEqual([1, 1.5])
       expect((yield* Metric.value(Metric.tagged(readErrors, "mode", "gateway"))).count).toBe(1)
 
-      expect(recorder.named("session-routing.host").map((span) => ({
-        host: span.attributes.get("session.host"),
-        state: span.attributes.get("session_routing.route.state"),
-        events: span.events.map((event) => event.name),
-        ended: span.ended
-      }))).toEqual([
+      expect(
+        recorder.named("session-routing.host").map((span) => ({
+          host: span.attributes.get("session.host"),
+          state: span.attributes.get("session_routing.route.state"),
+          events: span.events.map((event) => event.name),
+          ended: span.ended
+        }))
+      ).toEqual([
         { host: routes[0]!.host, state: "programmed", events: ["pending", "programmed"], ended: "ok" },
-        { host: routes[1]!.host, state: "unprogrammed", events: ["pending", "read-error", "unprogrammed"], ended: "error" }
+        {
+          host: routes[1]!.host,
+          state: "unprogrammed",
+          events: ["pending", "read-error", "unprogrammed"],
+          ended: "error"
+        }
       ])
 
       yield* Scope.close(scope, Exit.void)
@@ -82,7 +89,38 @@ describe("trackHosts", () => {
         })
       ).pipe(recorder.traced)
       expect(yield* gauge).toEqual([0, 0, 0])
-      expect(recorder.named("session-routing.host").map((span) => [span.attributes.get("session_routing.route.state"), span.ended]))
+      expect(
+        recorder.named("session-routing.host").map((
+          span
+        ) => [span.attributes.get("session_routing.route.state"), span.ended])
+      )
         .toEqual([["pending", "ok"]])
+    }))
+
+  it.effect("counts a host once while both its publish and its follow hold it, until the last lets go", () =>
+    Effect.gen(function*() {
+      const publishScope = yield* Scope.make()
+      const published = yield* trackHosts({ mode: "gateway", sessionId: "s2", publish: { routes, publishedAt: 0 } })
+        .pipe(
+          Scope.extend(publishScope)
+        )
+      yield* published.observe(route(8080, "programmed"))
+      yield* published.observe(route(9090, "programmed"))
+      expect(yield* gauge).toEqual([0, 2, 0])
+
+      const followScope = yield* Scope.make()
+      const followed = yield* trackHosts({
+        mode: "gateway",
+        sessionId: "s2",
+        known: routes.map((r) => ({ host: r.host, state: "programmed" as const }))
+      }).pipe(Scope.extend(followScope))
+      expect(yield* gauge).toEqual([0, 2, 0])
+      yield* followed.observe(route(9090, "unprogrammed", "gone"))
+      expect(yield* gauge).toEqual([0, 1, 1])
+
+      yield* Scope.close(followScope, Exit.void)
+      expect(yield* gauge).toEqual([0, 1, 1])
+      yield* Scope.close(publishScope, Exit.void)
+      expect(yield* gauge).toEqual([0, 0, 0])
     }))
 })

@@ -4,13 +4,14 @@
  * with an event per state change, and the unpublish with its own requests.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Stream } from "effect"
+import { Effect, Layer, Metric, Stream } from "effect"
 import { Fault } from "../../src/cluster/Faults.js"
 import type { PortMapping } from "../../src/domain/Session.js"
 import { SessionRouter } from "../../src/layers/SessionRouterLayers.js"
 import { publishSession, unpublishSession } from "../../src/runner/SessionRunner.js"
-import { BASE_DOMAIN, kubeClientLayer, routerConfigLayer, startCluster } from "../support/RouterHarness.js"
+import { hosts } from "../../src/services/Telemetry.js"
 import { type RecordedSpan, recordingTracer } from "../support/RecordingTracer.js"
+import { BASE_DOMAIN, kubeClientLayer, routerConfigLayer, startCluster } from "../support/RouterHarness.js"
 
 const sessionId = "tr4ced"
 const ports: ReadonlyArray<PortMapping> = [
@@ -20,6 +21,8 @@ const ports: ReadonlyArray<PortMapping> = [
 ]
 const spec = { sessionId, podName: `telo-run-${sessionId}`, podUid: "7d1c7c43-5b7e-4c3e-9d59-2b5f7f0c1a11", ports }
 const host = (port: number) => `${port}-${sessionId}.${BASE_DOMAIN}`
+const hostsIn = (state: string) =>
+  Effect.map(Metric.value(hosts.pipe(Metric.tagged("mode", "ingress"), Metric.tagged("state", state))), (g) => g.value)
 
 /** What a request span says, in a form a test compares whole. */
 const request = (span: RecordedSpan) => ({
@@ -40,7 +43,12 @@ describe("tracing", () => {
         Effect.gen(function*() {
           const sc = yield* startCluster({ gateway: false })
           // The Ingress's first write (its dry run) is refused once and sent again.
-          yield* sc.cluster.faults.add({ resource: "ingresses", verbs: ["patch"], action: Fault.respond(503), times: 1 })
+          yield* sc.cluster.faults.add({
+            resource: "ingresses",
+            verbs: ["patch"],
+            action: Fault.respond(503),
+            times: 1
+          })
           const layers = SessionRouter.layerIngress.pipe(
             Layer.provideMerge(kubeClientLayer("over HTTP", sc.cluster)),
             Layer.provideMerge(routerConfigLayer(sc, { routePollIntervalMs: 50 }))
@@ -49,9 +57,12 @@ describe("tracing", () => {
             Effect.gen(function*() {
               const session = yield* publishSession(spec)
               yield* Stream.runDrain(session.events)
+              // Settled, and still published while the session's scope is open.
+              expect(yield* hostsIn("programmed")).toBe(2)
               yield* unpublishSession(sessionId)
             })
           ).pipe(Effect.provide(layers), recorder.traced)
+          expect(yield* hostsIn("programmed")).toBe(0)
           return sc.namespace
         })
       )
