@@ -6,16 +6,20 @@
 import { Options } from "@effect/cli"
 import { Console, Effect, Option } from "effect"
 import { DEFAULT_METRICS_HOST, serve } from "../layers/MetricsServer.js"
-import { cliError, type CliError } from "./CliError.js"
+import { type CliError, cliError } from "./CliError.js"
 
 /** The metrics options, spread into a command's own. */
 export const metricsOptions = {
   metricsPort: Options.integer("metrics-port").pipe(
-    Options.withDescription("Serve Prometheus metrics at http://HOST:PORT/metrics while the command runs (0: any free port)"),
+    Options.withDescription(
+      "Serve Prometheus metrics at http://HOST:PORT/metrics while the command runs (0: any free port)"
+    ),
     Options.optional
   ),
   metricsHost: Options.text("metrics-host").pipe(
-    Options.withDescription(`Address the metrics server binds (default ${DEFAULT_METRICS_HOST}; 0.0.0.0 for every interface)`),
+    Options.withDescription(
+      `Address the metrics server binds (default ${DEFAULT_METRICS_HOST}; 0.0.0.0 for every interface)`
+    ),
     Options.withDefault(DEFAULT_METRICS_HOST)
   )
 } as const
@@ -31,22 +35,24 @@ export interface MetricsFlags {
  * `metrics: <url>` line on stderr (the bound port, when 0 asked for any). A port that
  * cannot be bound fails before `self` starts.
  */
-export const withMetricsServer = (flags: MetricsFlags) =>
-<A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | CliError, R> =>
-  Option.match(flags.metricsPort, {
-    onNone: () => self,
-    onSome: (port) =>
-      port < 0 || port > 65535
-        ? Effect.fail(cliError(`--metrics-port ${port} must be a TCP port from 0 to 65535`))
-        : Effect.scoped(
-          serve({ port, host: flags.metricsHost }).pipe(
-            Effect.mapError((error) =>
-              cliError(`cannot serve metrics on ${flags.metricsHost} port ${port}: ${
-                error.cause instanceof Error ? error.cause.message : String(error.cause)
-              }`)
-            ),
-            Effect.flatMap(({ url }) => Console.error(`metrics: ${url}`)),
-            Effect.zipRight(self)
+export const withMetricsServer =
+  (flags: MetricsFlags) => <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | CliError, R> =>
+    Option.match(flags.metricsPort, {
+      onNone: () => self,
+      onSome: (port) =>
+        port < 0 || port > 65535
+          ? Effect.fail(cliError(`--metrics-port ${port} must be a TCP port from 0 to 65535`))
+          : Effect.scoped(
+            serve({ port, host: flags.metricsHost }).pipe(
+              Effect.mapError((error) =>
+                cliError(
+                  `cannot serve metrics on ${flags.metricsHost} port ${port}: ${
+                    error.cause instanceof Error ? error.cause.message : String(error.cause)
+                  }`
+                )
+              ),
+              Effect.flatMap(({ url }) => Console.error(`metrics: ${url}`)),
+              Effect.zipRight(self)
+            )
           )
-        )
-  })
+    })

@@ -3,9 +3,9 @@
  * has no endpoint of its own (the CLI's `--metrics-port`). It binds 127.0.0.1 unless
  * told otherwise: metrics name sessions' namespaces and are not for the whole network.
  */
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import type { ServeError } from "@effect/platform/HttpServerError"
-import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Effect, type Scope } from "effect"
 import { createServer } from "node:http"
 import { httpApp } from "./RoutingMetrics.js"
@@ -21,7 +21,9 @@ export interface MetricsServerOptions {
 export const DEFAULT_METRICS_HOST = "127.0.0.1"
 
 /** Serves `/metrics` until the scope closes; succeeds with the URL it is reachable at once it listens. */
-export const serve = (options: MetricsServerOptions): Effect.Effect<{ readonly url: string }, ServeError, Scope.Scope> =>
+export const serve = (
+  options: MetricsServerOptions
+): Effect.Effect<{ readonly url: string }, ServeError, Scope.Scope> =>
   Effect.gen(function*() {
     const server = yield* NodeHttpServer.make(() => createServer(), {
       port: options.port,

@@ -12,11 +12,16 @@ import { PROMETHEUS_CONTENT_TYPE, prometheusText as encode } from "./internal/Pr
 export { PROMETHEUS_CONTENT_TYPE }
 
 /** Every `session_routing_*` metric now, in the Prometheus text format. */
-export const prometheusText: Effect.Effect<string> = Effect.map(Metric.snapshot, (pairs) => encode(pairs, METRIC_PREFIX))
+export const prometheusText: Effect.Effect<string> = Effect.map(
+  Metric.snapshot,
+  (pairs) => encode(pairs, METRIC_PREFIX)
+)
 
 /** The scrape as an HTTP response: mount it at `/metrics` on any `@effect/platform` server. */
-export const httpApp: Effect.Effect<HttpServerResponse.HttpServerResponse> = Effect.map(prometheusText, (text) =>
-  HttpServerResponse.text(text, { contentType: PROMETHEUS_CONTENT_TYPE }))
+export const httpApp: Effect.Effect<HttpServerResponse.HttpServerResponse> = Effect.map(
+  prometheusText,
+  (text) => HttpServerResponse.text(text, { contentType: PROMETHEUS_CONTENT_TYPE })
+)
 
 /** Adds `GET <path>` (default `/metrics`) answering with the scrape to the runner's `HttpLayerRouter`. */
 export const layerRoute = (path: `/${string}` = "/metrics"): Layer.Layer<never, never, HttpLayerRouter.HttpRouter> =>

@@ -46,7 +46,11 @@ export const exportTarget = (settings: ExportSettings): Either.Either<ExportTarg
   const listed = settings.exporter.split(",").map((name) => name.trim().toLowerCase()).filter((name) => name !== "")
   const unknown = listed.find((name) => name !== "otlp" && name !== "console" && name !== "none")
   if (unknown !== undefined) {
-    return Either.left({ key: OTEL_ENV.exporter, value: settings.exporter, expected: "otlp, console or none (comma-separated)" })
+    return Either.left({
+      key: OTEL_ENV.exporter,
+      value: settings.exporter,
+      expected: "otlp, console or none (comma-separated)"
+    })
   }
   const endpointSet = settings.endpoint !== "" || settings.tracesEndpoint !== ""
   const exporters = listed.length > 0 ? listed : endpointSet ? ["otlp"] : []
@@ -87,7 +91,10 @@ export const layer: Layer.Layer<never, RouterConfigError> = Layer.unwrapScoped(
   Effect.gen(function*() {
     // Every field has a default and none is parsed by Config, so reading cannot fail.
     const settings = yield* Effect.orDie(exportSettings)
-    const target = yield* Either.mapLeft(exportTarget(settings), (problem) => new RouterConfigError({ problems: [problem] }))
+    const target = yield* Either.mapLeft(
+      exportTarget(settings),
+      (problem) => new RouterConfigError({ problems: [problem] })
+    )
     if (target === undefined) return Layer.empty
     const otel = yield* Effect.promise(() => import("./internal/OtelExport.js"))
     return otel.layer(target)

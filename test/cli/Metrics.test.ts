@@ -35,9 +35,33 @@ describe("session-routing publish --metrics-port", () => {
       Effect.gen(function*() {
         const cluster = yield* cliCluster({ ingress: { delay: Duration.millis(50) }, gateway: false })
         // The first write of the Ingress (its dry run) gets a 503 and is sent again.
-        yield* cluster.cluster.faults.add({ resource: "ingresses", verbs: ["patch"], action: Fault.respond(503), times: 1 })
+        yield* cluster.cluster.faults.add({
+          resource: "ingresses",
+          verbs: ["patch"],
+          action: Fault.respond(503),
+          times: 1
+        })
         const cli = yield* streamingCli(
-          ["publish", "--session", sessionId, "--pod", `telo-run-${sessionId}`, "--pod-uid", "u-1", "--port", "8080", "--port", "9090", "--kubeconfig", cluster.kubeconfig, "--follow", "-o", "json", "--metrics-port", "0"],
+          [
+            "publish",
+            "--session",
+            sessionId,
+            "--pod",
+            `telo-run-${sessionId}`,
+            "--pod-uid",
+            "u-1",
+            "--port",
+            "8080",
+            "--port",
+            "9090",
+            "--kubeconfig",
+            cluster.kubeconfig,
+            "--follow",
+            "-o",
+            "json",
+            "--metrics-port",
+            "0"
+          ],
           cluster.env
         )
         const announced = yield* cli.stderrLine((line) => line.startsWith("metrics: "))
@@ -59,17 +83,17 @@ describe("session-routing publish --metrics-port", () => {
         const values = samples(scrape.body)
         const series = (name: string, labels: string) => values.get(`${name}{${labels}}`)
         // Followed now, both hosts programmed; none left pending.
-        expect(series("session_routing_hosts", 'mode="ingress",state="programmed"')).toBe(2)
-        expect(series("session_routing_hosts", 'mode="ingress",state="pending"')).toBe(0)
+        expect(series("session_routing_hosts", "mode=\"ingress\",state=\"programmed\"")).toBe(2)
+        expect(series("session_routing_hosts", "mode=\"ingress\",state=\"pending\"")).toBe(0)
         const requests = (code: string, resource: string, verb: string) =>
           series("session_routing_api_requests_total", `code="${code}",resource="${resource}",verb="${verb}"`)
         expect(requests("503", "ingresses.networking.k8s.io", "apply")).toBe(1)
         // Dry run, then the write: each created, each a request the server answered.
         expect(requests("201", "ingresses.networking.k8s.io", "apply")).toBe(2)
         expect(requests("201", "services", "apply")).toBe(2)
-        expect(series("session_routing_publish_duration_seconds_count", 'mode="ingress",result="ok"')).toBe(1)
-        expect(series("session_routing_publish_to_programmed_seconds_count", 'mode="ingress"')).toBe(2)
-        expect(series("session_routing_publish_to_programmed_seconds_bucket", 'mode="ingress",le="+Inf"')).toBe(2)
+        expect(series("session_routing_publish_duration_seconds_count", "mode=\"ingress\",result=\"ok\"")).toBe(1)
+        expect(series("session_routing_publish_to_programmed_seconds_count", "mode=\"ingress\"")).toBe(2)
+        expect(series("session_routing_publish_to_programmed_seconds_bucket", "mode=\"ingress\",le=\"+Inf\"")).toBe(2)
 
         expect((yield* get(url.replace(/\/metrics$/, "/other"))).status).toBe(404)
         yield* Fiber.interrupt(cli.fiber)
@@ -79,7 +103,19 @@ describe("session-routing publish --metrics-port", () => {
   // Both fail before anything is published: the flags reach no cluster.
   const publishWith = (metricsPort: string) =>
     runCli(
-      ["publish", "--session", sessionId, "--pod", `telo-run-${sessionId}`, "--pod-uid", "u-1", "--port", "8080", "--metrics-port", metricsPort],
+      [
+        "publish",
+        "--session",
+        sessionId,
+        "--pod",
+        `telo-run-${sessionId}`,
+        "--pod-uid",
+        "u-1",
+        "--port",
+        "8080",
+        "--metrics-port",
+        metricsPort
+      ],
       { SESSION_ROUTING_BASE_DOMAIN: "sessions.localtest.me" }
     )
 

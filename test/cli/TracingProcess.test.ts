@@ -37,7 +37,22 @@ const publishProcess = (cluster: CliCluster, session: string, env: Readonly<Reco
   Effect.gen(function*() {
     const log = join(yield* tempDir, "modules.log")
     const cli = yield* startCli(
-      ["publish", "--session", session, "--pod", `telo-run-${session}`, "--pod-uid", "u-1", "--port", "8080", "--kubeconfig", cluster.kubeconfig, "--watch", "-o", "json"],
+      [
+        "publish",
+        "--session",
+        session,
+        "--pod",
+        `telo-run-${session}`,
+        "--pod-uid",
+        "u-1",
+        "--port",
+        "8080",
+        "--kubeconfig",
+        cluster.kubeconfig,
+        "--watch",
+        "-o",
+        "json"
+      ],
       { ...cluster.env, ...env, NODE_OPTIONS: `--import=${REGISTER}`, MODULE_LOG: log }
     )
     const ended = yield* cli.ended(Duration.seconds(60))
@@ -55,44 +70,50 @@ interface OtlpSpan {
 
 interface OtlpBody {
   readonly resourceSpans: ReadonlyArray<{
-    readonly resource: { readonly attributes: ReadonlyArray<{ readonly key: string; readonly value: { readonly stringValue?: string } }> }
+    readonly resource: {
+      readonly attributes: ReadonlyArray<{ readonly key: string; readonly value: { readonly stringValue?: string } }>
+    }
     readonly scopeSpans: ReadonlyArray<{ readonly spans: ReadonlyArray<OtlpSpan> }>
   }>
 }
 
 describe("span export in a process", () => {
-  it.live("loads no OpenTelemetry module without OTEL variables, and exports the spans over OTLP with them", () =>
-    Effect.scoped(
-      Effect.gen(function*() {
-        const cluster = yield* cliCluster({ ingress: { delay: Duration.millis(20) }, gateway: false })
+  it.live(
+    "loads no OpenTelemetry module without OTEL variables, and exports the spans over OTLP with them",
+    () =>
+      Effect.scoped(
+        Effect.gen(function*() {
+          const cluster = yield* cliCluster({ ingress: { delay: Duration.millis(20) }, gateway: false })
 
-        const plain = yield* publishProcess(cluster, "pl4in", {})
-        // The log is real: it holds the modules the run did load.
-        expect(plain.some((url) => url.includes("/node_modules/@kubernetes/client-node/"))).toBe(true)
-        expect(plain.filter(otel)).toEqual([])
+          const plain = yield* publishProcess(cluster, "pl4in", {})
+          // The log is real: it holds the modules the run did load.
+          expect(plain.some((url) => url.includes("/node_modules/@kubernetes/client-node/"))).toBe(true)
+          expect(plain.filter(otel)).toEqual([])
 
-        const receiver = yield* otlpReceiver
-        const exported = yield* publishProcess(cluster, "exp0rt", {
-          OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
-          OTEL_SERVICE_NAME: "session-routing-test"
-        })
-        expect(exported.some((url) => url.includes("/node_modules/@effect/opentelemetry/"))).toBe(true)
+          const receiver = yield* otlpReceiver
+          const exported = yield* publishProcess(cluster, "exp0rt", {
+            OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+            OTEL_SERVICE_NAME: "session-routing-test"
+          })
+          expect(exported.some((url) => url.includes("/node_modules/@effect/opentelemetry/"))).toBe(true)
 
-        const bodies = receiver.bodies as ReadonlyArray<OtlpBody>
-        const services = bodies.flatMap((body) =>
-          body.resourceSpans.flatMap((resource) =>
-            resource.resource.attributes.filter((a) => a.key === "service.name").map((a) => a.value.stringValue)
+          const bodies = receiver.bodies as ReadonlyArray<OtlpBody>
+          const services = bodies.flatMap((body) =>
+            body.resourceSpans.flatMap((resource) =>
+              resource.resource.attributes.filter((a) => a.key === "service.name").map((a) => a.value.stringValue)
+            )
           )
-        )
-        expect(new Set(services)).toEqual(new Set(["session-routing-test"]))
-        const spans = bodies.flatMap((body) =>
-          body.resourceSpans.flatMap((resource) => resource.scopeSpans.flatMap((scope) => scope.spans))
-        )
-        const [publish, ...others] = spans.filter((span) => span.name === "session-routing.publish")
-        expect(others).toEqual([])
-        const children = spans.filter((span) => span.parentSpanId === publish!.spanId).map((span) => span.name)
-        expect(children.filter((name) => name === "kube.apply")).toHaveLength(4)
-        expect(children.filter((name) => name === "session-routing.host")).toHaveLength(1)
-      })
-    ), 120_000) // two processes, each compiling the sources with tsx: slow on a busy machine
+          expect(new Set(services)).toEqual(new Set(["session-routing-test"]))
+          const spans = bodies.flatMap((body) =>
+            body.resourceSpans.flatMap((resource) => resource.scopeSpans.flatMap((scope) => scope.spans))
+          )
+          const [publish, ...others] = spans.filter((span) => span.name === "session-routing.publish")
+          expect(others).toEqual([])
+          const children = spans.filter((span) => span.parentSpanId === publish!.spanId).map((span) => span.name)
+          expect(children.filter((name) => name === "kube.apply")).toHaveLength(4)
+          expect(children.filter((name) => name === "session-routing.host")).toHaveLength(1)
+        })
+      ),
+    120_000
+  ) // two processes, each compiling the sources with tsx: slow on a busy machine
 })

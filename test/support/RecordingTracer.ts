@@ -73,7 +73,8 @@ export const recordingTracer = () => {
     /** The spans named `name`. */
     named: (name: string): ReadonlyArray<RecordedSpan> => spans.filter((span) => span.name === name),
     /** The spans whose parent is `parent`. */
-    childrenOf: (parent: RecordedSpan): ReadonlyArray<RecordedSpan> => spans.filter((span) => span.parentId === parent.spanId),
+    childrenOf: (parent: RecordedSpan): ReadonlyArray<RecordedSpan> =>
+      spans.filter((span) => span.parentId === parent.spanId),
     /** Runs `self` with this tracer. */
     traced: <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => Effect.withTracer(self, tracer)
   }

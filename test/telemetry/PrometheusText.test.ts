@@ -22,16 +22,16 @@ describe("prometheusText", () => {
       expect(prometheusText(yield* Metric.snapshot, "t1_")).toBe(
         [
           "# TYPE t1_hosts gauge",
-          't1_hosts{state="say \\"hi\\"\\\\"} 3',
+          "t1_hosts{state=\"say \\\"hi\\\"\\\\\"} 3",
           "# HELP t1_requests_total Requests\\nby verb",
           "# TYPE t1_requests_total counter",
-          't1_requests_total{code="200",verb="get"} 2',
-          't1_requests_total{code="none",verb="apply"} 1',
+          "t1_requests_total{code=\"200\",verb=\"get\"} 2",
+          "t1_requests_total{code=\"none\",verb=\"apply\"} 1",
           "# HELP t1_seconds Seconds",
           "# TYPE t1_seconds histogram",
-          't1_seconds_bucket{le="0.1"} 1',
-          't1_seconds_bucket{le="1"} 2',
-          't1_seconds_bucket{le="+Inf"} 3',
+          "t1_seconds_bucket{le=\"0.1\"} 1",
+          "t1_seconds_bucket{le=\"1\"} 2",
+          "t1_seconds_bucket{le=\"+Inf\"} 3",
           "t1_seconds_sum 7.55",
           "t1_seconds_count 3",
           ""

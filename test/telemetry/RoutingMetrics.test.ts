@@ -2,9 +2,9 @@
  * The scrape a runner mounts on its own server: `RoutingMetrics.layerRoute` added to an
  * `HttpLayerRouter` served on 127.0.0.1 answers with the session_routing_* metrics.
  */
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as HttpLayerRouter from "@effect/platform/HttpLayerRouter"
 import * as HttpServer from "@effect/platform/HttpServer"
-import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Metric } from "effect"
 import { createServer } from "node:http"
@@ -25,7 +25,7 @@ describe("RoutingMetrics.layerRoute", () => {
         const response = yield* Effect.promise(() => fetch(`http://127.0.0.1:${address.port}/internal/metrics`))
         expect(response.headers.get("content-type")).toBe("text/plain; version=0.0.4; charset=utf-8")
         expect((yield* Effect.promise(() => response.text())).split("\n")).toContain(
-          'session_routing_watch_relists_total{resource="httproutes.gateway.networking.k8s.io"} 1'
+          "session_routing_watch_relists_total{resource=\"httproutes.gateway.networking.k8s.io\"} 1"
         )
       })
     ))

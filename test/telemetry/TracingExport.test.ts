@@ -7,7 +7,13 @@ import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Either, Layer } from "effect"
 import { type ExportSettings, exportSettings, exportTarget, layer } from "../../src/layers/TracingExport.js"
 
-const unset: ExportSettings = { disabled: false, exporter: "", endpoint: "", tracesEndpoint: "", serviceName: "session-routing" }
+const unset: ExportSettings = {
+  disabled: false,
+  exporter: "",
+  endpoint: "",
+  tracesEndpoint: "",
+  serviceName: "session-routing"
+}
 
 describe("exportTarget", () => {
   it("exports nothing when no variable names an exporter or an endpoint", () => {
@@ -70,10 +76,12 @@ describe("TracingExport.layer", () => {
       const error = yield* Layer.build(layer).pipe(
         Effect.scoped,
         Effect.flip,
-        Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["OTEL_TRACES_EXPORTER", "zipkin"]]), { pathDelim: "_" }))
+        Effect.withConfigProvider(
+          ConfigProvider.fromMap(new Map([["OTEL_TRACES_EXPORTER", "zipkin"]]), { pathDelim: "_" })
+        )
       )
       expect(error.message).toBe(
-        'invalid configuration: OTEL_TRACES_EXPORTER="zipkin" must be otlp, console or none (comma-separated)'
+        "invalid configuration: OTEL_TRACES_EXPORTER=\"zipkin\" must be otlp, console or none (comma-separated)"
       )
     }))
 })

@@ -5,7 +5,12 @@
  */
 import * as NodeSdk from "@effect/opentelemetry/NodeSdk"
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http"
-import { BatchSpanProcessor, ConsoleSpanExporter, SimpleSpanProcessor, type SpanProcessor } from "@opentelemetry/sdk-trace-base"
+import {
+  BatchSpanProcessor,
+  ConsoleSpanExporter,
+  SimpleSpanProcessor,
+  type SpanProcessor
+} from "@opentelemetry/sdk-trace-base"
 import type { Layer } from "effect"
 import type { ExportTarget } from "../TracingExport.js"
 
@@ -13,7 +18,9 @@ import type { ExportTarget } from "../TracingExport.js"
 export const layer = (target: ExportTarget): Layer.Layer<never> =>
   NodeSdk.layer(() => {
     const processors: Array<SpanProcessor> = []
-    if (target.otlpUrl !== undefined) processors.push(new BatchSpanProcessor(new OTLPTraceExporter({ url: target.otlpUrl })))
+    if (target.otlpUrl !== undefined) {
+      processors.push(new BatchSpanProcessor(new OTLPTraceExporter({ url: target.otlpUrl })))
+    }
     if (target.console) processors.push(new SimpleSpanProcessor(new ConsoleSpanExporter()))
     return { resource: { serviceName: target.serviceName }, spanProcessor: processors }
   }) as Layer.Layer<never>

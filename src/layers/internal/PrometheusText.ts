@@ -34,7 +34,9 @@ const seriesLines = (name: string, labels: Labels, state: MetricState.MetricStat
   if (MetricState.isCounterState(state)) return [sample(name, labels, state.count)]
   if (MetricState.isGaugeState(state)) return [sample(name, labels, state.value)]
   if (MetricState.isHistogramState(state)) {
-    const buckets = state.buckets.map(([bound, count]) => sample(`${name}_bucket`, [...labels, ["le", formatNumber(bound)]], count))
+    const buckets = state.buckets.map(([bound, count]) =>
+      sample(`${name}_bucket`, [...labels, ["le", formatNumber(bound)]], count)
+    )
     // Effect's boundaries end at +Inf already; a histogram built without it still needs the bucket.
     const hasInf = state.buckets.some(([bound]) => bound === Number.POSITIVE_INFINITY)
     return [
@@ -58,7 +60,10 @@ const typeOf = (state: MetricState.MetricState.Untyped): string | undefined =>
 
 /** The exposition of every metric whose name starts with `prefix`. */
 export const prometheusText = (pairs: ReadonlyArray<MetricPair.MetricPair.Untyped>, prefix: string): string => {
-  const families = new Map<string, { help: string | undefined; type: string; series: Array<{ key: string; lines: ReadonlyArray<string> }> }>()
+  const families = new Map<
+    string,
+    { help: string | undefined; type: string; series: Array<{ key: string; lines: ReadonlyArray<string> }> }
+  >()
   for (const pair of pairs) {
     const { name, description, tags } = pair.metricKey
     const type = typeOf(pair.metricState)

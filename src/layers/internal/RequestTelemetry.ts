@@ -9,14 +9,23 @@ import type { KubeError, RequestContext } from "../../services/KubeError.js"
 import { apiRequests, codeLabel, SpanAttribute, SpanName } from "../../services/Telemetry.js"
 
 /** The HTTP method of each verb: server-side apply is a PATCH, list and watch are GETs. */
-const METHODS: Readonly<Record<string, string>> = { apply: "PATCH", get: "GET", delete: "DELETE", list: "GET", watch: "GET" }
+const METHODS: Readonly<Record<string, string>> = {
+  apply: "PATCH",
+  get: "GET",
+  delete: "DELETE",
+  list: "GET",
+  watch: "GET"
+}
 
 /** The status of an attempt that failed: the server's answer, or none (no answer, cut short). */
 const failedCode = (cause: Cause.Cause<KubeError>): number | undefined =>
   Option.match(Cause.failureOption(cause), { onNone: () => undefined, onSome: (error) => error.code })
 
 /** Wraps one attempt so it is counted; `answered` gives the status of an attempt that succeeded. */
-export type ObserveAttempt = <A>(attempt: Effect.Effect<A, KubeError>, answered: () => number) => Effect.Effect<A, KubeError>
+export type ObserveAttempt = <A>(
+  attempt: Effect.Effect<A, KubeError>,
+  answered: () => number
+) => Effect.Effect<A, KubeError>
 
 /**
  * Runs `call` (a whole call, its retries included) in a `kube.<verb>` span. `call`
