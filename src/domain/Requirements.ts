@@ -4,6 +4,8 @@
  * about each; a Role granting these is what a runner needs.
  */
 import {
+  EndpointSliceResource,
+  EventV1Resource,
   GatewayClassResource,
   GatewayResource,
   HttpRouteResource,
@@ -34,11 +36,37 @@ export interface NeedsSettings {
   readonly gatewayNamespace?: string
   /** The shared watch lists and watches the routed kind; polling only gets. */
   readonly watch: boolean
+  /** Events are recorded on the session Pod (`SESSION_ROUTING_EVENTS`). */
+  readonly events?: boolean
+  /** Programmed hosts are probed, reading the Service's EndpointSlices (`SESSION_ROUTE_PROBE`). */
+  readonly probe?: boolean
 }
 
 const WRITE_VERBS = ["get", "list", "create", "patch", "delete"] as const
 
-/** The resource types and verbs `mode` uses, required ones first. */
+/** What the side features use (Events, probes): a refusal costs that feature, never the routing. */
+export const featureNeeds = (settings: NeedsSettings): ReadonlyArray<Need> => [
+  ...(settings.events === true
+    ? [{
+      resource: EventV1Resource,
+      verbs: ["create", "patch"],
+      namespace: settings.sessionNamespace,
+      required: false,
+      use: "Events on the session Pod"
+    }]
+    : []),
+  ...(settings.probe === true
+    ? [{
+      resource: EndpointSliceResource,
+      verbs: ["list"],
+      namespace: settings.sessionNamespace,
+      required: false,
+      use: "probing programmed hosts"
+    }]
+    : [])
+]
+
+/** The resource types and verbs routing in `mode` uses, required ones first. */
 export const routingNeeds = (mode: "ingress" | "gateway", settings: NeedsSettings): ReadonlyArray<Need> => {
   const ns = settings.sessionNamespace
   const routed = (resource: ResourceType<unknown>, use: string): Need => ({

@@ -8,7 +8,7 @@ import { Clock, Effect, Either, Stream } from "effect"
 import { causeReason } from "../domain/Diagnosis.js"
 import { buildSessionObjects, sessionSelector, type SessionSpec } from "../domain/Manifests.js"
 import type { HttpRoute, Ingress, KubeObject, Service } from "../domain/Objects.js"
-import { describeNeed, grantHint, type Need, routingNeeds } from "../domain/Requirements.js"
+import { describeNeed, featureNeeds, grantHint, type Need, routingNeeds } from "../domain/Requirements.js"
 import {
   HttpRouteResource,
   IngressResource,
@@ -115,14 +115,17 @@ export const checkRouting = (
     checks.push(server)
     if (server.status === "fail") return reportOf(checks)
 
-    const needs = routingNeeds(mode, {
+    const needsSettings = {
       sessionNamespace: config.sessionNamespace,
       ...(config.gateway !== undefined ? { gatewayNamespace: config.gateway.namespace } : {}),
-      watch: config.statusSource === "watch"
-    })
+      watch: config.statusSource === "watch",
+      events: config.events !== false,
+      probe: config.routeProbe !== undefined
+    }
+    const needs = routingNeeds(mode, needsSettings)
     checks.push(yield* apiCheck(queries, needs, mode))
     checks.push(yield* namespaceCheck(kube, config.sessionNamespace))
-    checks.push(...(yield* permissionChecks(queries, needs)))
+    checks.push(...(yield* permissionChecks(queries, [...needs, ...featureNeeds(needsSettings)])))
 
     const host = hostForPort(settings.baseDomain, PROBE_SESSION_ID, PROBE_PORT)
     checks.push(yield* pathCheck(router, mode, host))

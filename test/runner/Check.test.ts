@@ -67,6 +67,11 @@ describe("checkRouting's permissions", () => {
           id: "permissions:ingressclasses.networking.k8s.io",
           status: "ok",
           line: "may list ingressclasses.networking.k8s.io (cluster-wide)"
+        },
+        {
+          id: "permissions:events.events.k8s.io",
+          status: "ok",
+          line: `may create, patch events.events.k8s.io in ${NS}`
         }
       ])
       expect(report.ok).toBe(true)
@@ -100,12 +105,35 @@ describe("checkRouting's permissions", () => {
         ["permissions:services", "ok"],
         ["permissions:httproutes.gateway.networking.k8s.io", "ok"],
         ["permissions:gateways.gateway.networking.k8s.io", "ok"],
-        ["permissions:gatewayclasses.gateway.networking.k8s.io", "warn"]
+        ["permissions:gatewayclasses.gateway.networking.k8s.io", "warn"],
+        ["permissions:events.events.k8s.io", "ok"]
       ])
       expect(permissions(report)[3]?.line).toBe(
         "may not get gatewayclasses.gateway.networking.k8s.io (cluster-wide) (used only for the same, through the GatewayClass)"
       )
       expect(report.ok).toBe(true)
+    }))
+
+  it.live("asks for what Events and probes use only when they are on, and only warns when it is denied", () =>
+    Effect.gen(function*() {
+      const quiet = yield* reportWith("over HTTP", { events: false }, allowAll)
+      expect(permissions(quiet).map((c) => c.id)).not.toContain("permissions:events.events.k8s.io")
+      const probing = yield* reportWith("over HTTP", { routeProbe: "http" }, deny("create", "events"))
+      expect(permissions(probing).slice(3)).toEqual([
+        {
+          id: "permissions:events.events.k8s.io",
+          status: "warn",
+          line: `may not create events.events.k8s.io in ${NS} (used only for Events on the session Pod)`,
+          hint:
+            `grant them in a Role bound to this identity: kubectl create role session-routing -n ${DEFAULT_SESSION_NAMESPACE} --verb=create --resource=events.events.k8s.io`
+        },
+        {
+          id: "permissions:endpointslices.discovery.k8s.io",
+          status: "ok",
+          line: `may list endpointslices.discovery.k8s.io in ${NS}`
+        }
+      ])
+      expect(probing.ok).toBe(true)
     }))
 
   it.live("says the permissions were not checked, once, when access reviews are refused", () =>
