@@ -240,7 +240,8 @@ const resumableWatch = <A extends ReadableObject>(
       // A connection after the first is a restart, and a list after the first (or any
       // list of a watch that started from a resourceVersion) a relist: both cost the
       // API server, so a watch that keeps doing either shows in the metrics.
-      const counted = (metric: Metric.Metric.Counter<number>) => Metric.tagged(metric, "resource", qualifiedName(resource))
+      const counted = (metric: Metric.Metric.Counter<number>) =>
+        Metric.tagged(metric, "resource", qualifiedName(resource))
       let lists = fromList ? 0 : 1
       let connections = 0
 
