@@ -19,7 +19,8 @@ const flags = {
   writeKubeconfig: Option.none<string>(),
   noIngressController: false,
   noGatewayController: false,
-  controllerDelay: "1000"
+  controllerDelay: "1000",
+  controllerManager: false
 }
 
 /** GET `url` and its JSON body. */
@@ -58,7 +59,8 @@ describe("session-routing cluster flags", () => {
         kubeconfigPath: Option.none(),
         ingressController: true,
         gatewayController: true,
-        delay: Duration.millis(1000)
+        delay: Duration.millis(1000),
+        controllerManager: false
       })
     )
   })
@@ -68,6 +70,13 @@ describe("session-routing cluster flags", () => {
     expect(input._tag).toBe("Right")
     if (input._tag !== "Right") return
     expect(sessionClusterOptions(input.right)).toEqual({ port: 0, ingress: false, gateway: { delay: "never" } })
+  })
+
+  it("runs the garbage collector and the EndpointSlice controller only when --controller-manager asks", () => {
+    const input = parseClusterInput({ ...flags, controllerManager: true })
+    expect(input._tag).toBe("Right")
+    if (input._tag !== "Right") return
+    expect(sessionClusterOptions(input.right)).toMatchObject({ controllerManager: true })
   })
 
   it.effect("refuses a port outside 0..65535 with one line naming the flag", () =>

@@ -22,6 +22,7 @@ export interface ClusterFlags {
   readonly noIngressController: boolean
   readonly noGatewayController: boolean
   readonly controllerDelay: string
+  readonly controllerManager: boolean
 }
 
 /** What `cluster` needs, after every flag is checked. */
@@ -32,6 +33,8 @@ export interface ClusterInput {
   readonly ingressController: boolean
   readonly gatewayController: boolean
   readonly delay: ControllerDelay
+  /** Run the garbage collector and the EndpointSlice controller. */
+  readonly controllerManager: boolean
 }
 
 /** Checks the flags in order and stops at the first bad one, with a line naming it. */
@@ -59,7 +62,8 @@ export const parseClusterInput = (flags: ClusterFlags): Either.Either<ClusterInp
       kubeconfigPath,
       ingressController: !flags.noIngressController,
       gatewayController: !flags.noGatewayController,
-      delay
+      delay,
+      controllerManager: flags.controllerManager
     }
   })
 
@@ -67,7 +71,8 @@ export const parseClusterInput = (flags: ClusterFlags): Either.Either<ClusterInp
 export const sessionClusterOptions = (input: ClusterInput): SessionCluster.SessionClusterOptions => ({
   port: input.port,
   ingress: input.ingressController ? { delay: input.delay } : false,
-  gateway: input.gatewayController ? { delay: input.delay } : false
+  gateway: input.gatewayController ? { delay: input.delay } : false,
+  ...(input.controllerManager ? { controllerManager: true } : {})
 })
 
 const delayText = (delay: ControllerDelay): string =>
@@ -193,7 +198,7 @@ export const serveCluster = <E, R>(input: ClusterInput, until: (served: ServedCl
 
 /**
  * `session-routing cluster [--port N] [--write-kubeconfig PATH] [--no-ingress-controller]
- * [--no-gateway-controller] [--controller-delay MS|never]`.
+ * [--no-gateway-controller] [--controller-delay MS|never] [--controller-manager]`.
  */
 export const clusterCommand = Command.make(
   "cluster",
@@ -218,6 +223,11 @@ export const clusterCommand = Command.make(
       Options.withPseudoName("MS|never"),
       Options.withDescription("Milliseconds each controller waits before writing status, or never"),
       Options.withDefault(String(DEFAULT_CONTROLLER_DELAY_MS))
+    ),
+    controllerManager: Options.boolean("controller-manager").pipe(
+      Options.withDescription(
+        "Also run the garbage collector and the EndpointSlice controller: objects whose owner Pod is gone (or never existed) are deleted"
+      )
     )
   },
   (flags) =>
