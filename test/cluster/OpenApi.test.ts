@@ -113,3 +113,34 @@ describe("HttpApi OpenAPI v3", () => {
       expect(Object.keys(without.components.schemas)).not.toContain("io.k8s.networking.gateway.v1.HTTPRoute")
     }))
 })
+
+describe("HttpApi OpenAPI v2", () => {
+  it.scopedLive("names dryRun on each served kind's PATCH, in JSON and in the protobuf kubectl 1.20 asks for", () =>
+    Effect.gen(function*() {
+      const { url } = yield* LocalCluster.make({ namespaces: [NS] })
+      const document = (yield* call(url, "/openapi/v2")).body
+      const patch = document.paths["/apis/networking.k8s.io/v1/namespaces/{namespace}/ingresses/{name}"].patch
+      expect(patch["x-kubernetes-group-version-kind"]).toEqual({
+        group: "networking.k8s.io",
+        kind: "Ingress",
+        version: "v1"
+      })
+      expect(patch.parameters.map((p: { name: string }) => p.name)).toContain("dryRun")
+      expect(Object.keys(document.paths)).toContain(
+        "/apis/gateway.networking.k8s.io/v1/namespaces/{namespace}/httproutes/{name}"
+      )
+
+      const proto = yield* Effect.promise(async () => {
+        const response = await fetch(`${url}/openapi/v2`, {
+          headers: { accept: "application/com.github.proto-openapi.spec.v2@v1.0+protobuf" }
+        })
+        return { type: response.headers.get("content-type"), bytes: Buffer.from(await response.arrayBuffer()) }
+      })
+      expect(proto.type).toBe("application/com.github.proto-openapi.spec.v2.v1.0+protobuf")
+      // Paths (field 8) hold more than 127 bytes: the lengths are varints, not single bytes.
+      expect(proto.bytes.includes(Buffer.from(`{"group":"networking.k8s.io","kind":"Ingress","version":"v1"}`))).toBe(
+        true
+      )
+      expect(proto.bytes.includes(Buffer.from("dryRun"))).toBe(true)
+    }))
+})

@@ -10,6 +10,7 @@ import { EXPOSITION_CONTENT_TYPE, type ClusterMetrics } from "../Metrics.js"
 import type { ClusterStore } from "../Store.js"
 import { json, pageNotFound, type Reply } from "./httpReply.js"
 import { openApiV3 } from "./openApi.js"
+import { OPENAPI_V2_PROTOBUF, OPENAPI_V2_PROTOBUF_RESPONSE, openApiV2Json, openApiV2Protobuf } from "./openApiV2.js"
 
 // ---------------------------------------------------------------------------
 // Discovery
@@ -44,26 +45,6 @@ const statusResource = (resource: ResourceType<unknown>) => ({
 })
 
 const groupVersion = (group: string, version: string) => ({ groupVersion: `${group}/${version}`, version })
-
-// A minimal OpenAPI v2 document in protobuf (gnostic's Document): swagger, info, empty
-// paths. kubectl validates against it and, finding no definition for a kind, skips
-// client-side validation instead of failing without --validate=false.
-const protoString = (field: number, value: string): Array<number> => {
-  const bytes = [...Buffer.from(value, "utf8")]
-  return [(field << 3) | 2, bytes.length, ...bytes]
-}
-const protoMessage = (field: number, body: Array<number>): Array<number> => [(field << 3) | 2, body.length, ...body]
-
-const openApiProtobuf = (gitVersion: string): Uint8Array =>
-  Uint8Array.from([
-    ...protoString(1, "2.0"),
-    ...protoMessage(2, [...protoString(1, "Kubernetes"), ...protoString(2, gitVersion)]),
-    ...protoMessage(8, [])
-  ])
-
-const OPENAPI_PROTOBUF = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
-// Go's mime parser refuses the `@` of the requested type, so the server answers with a dot.
-const OPENAPI_PROTOBUF_RESPONSE = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
 
 export interface Target {
   readonly resource: ResourceType<KubeObject>
@@ -140,16 +121,15 @@ export const makeRouter = ({ gitVersion, metrics, serverAddress, store }: Router
       if (root === "metrics" && rest.length === 0) {
         return reply(Effect.map(metrics.exposition, (body) => ({ code: 200, contentType: EXPOSITION_CONTENT_TYPE, body })))
       }
+      const servedNow = Effect.filter(allResources as ReadonlyArray<ResourceType<KubeObject>>, served)
       if (root === "openapi" && rest.length === 1 && rest[0] === "v2") {
-        return reply(Effect.succeed(
-          accept !== undefined && accept.includes(OPENAPI_PROTOBUF)
-            ? { code: 200, contentType: OPENAPI_PROTOBUF_RESPONSE, body: openApiProtobuf(gitVersion) }
-            : json(200, { swagger: "2.0", info: { title: "Kubernetes", version: gitVersion }, paths: {}, definitions: {} })
-        ))
+        return reply(Effect.map(servedNow, (all) =>
+          accept !== undefined && accept.includes(OPENAPI_V2_PROTOBUF)
+            ? { code: 200, contentType: OPENAPI_V2_PROTOBUF_RESPONSE, body: openApiV2Protobuf(all, gitVersion) }
+            : json(200, openApiV2Json(all, gitVersion))))
       }
       if (root === "openapi" && rest[0] === "v3") {
-        const resources = Effect.filter(allResources as ReadonlyArray<ResourceType<KubeObject>>, served)
-        return reply(Effect.map(resources, (all) => openApiV3(all, gitVersion, rest.slice(1))))
+        return reply(Effect.map(servedNow, (all) => openApiV3(all, gitVersion, rest.slice(1))))
       }
       if (root === "api") {
         if (rest.length === 0) {
