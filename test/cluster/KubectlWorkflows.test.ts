@@ -4,140 +4,25 @@
  * apply over it (the 409 and --force-conflicts), diff, wait (for the controller's
  * address, a condition, a delete), get -w seeing a status change, and explain. The assertions
  * read what the server did (objects, resourceVersions, managedFields, its Status
- * messages), not kubectl's sentences.
+ * messages), not kubectl's sentences. Pods, Events and the background and foreground
+ * cascades are in KubectlWorkloads.test.ts.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Duration, Effect } from "effect"
-import type { ClusterMetrics } from "../../src/cluster/Metrics.js"
-import * as SessionCluster from "../../src/cluster/SessionCluster.js"
-import type { HttpRoute, Ingress, KubeObject, Pod } from "../../src/domain/Objects.js"
+import { Effect } from "effect"
+import type { HttpRoute } from "../../src/domain/Objects.js"
+import { HttpRouteResource, IngressResource, PodResource, ServiceResource } from "../../src/domain/Resources.js"
+import { kubectls, requireKubectl } from "../support/Kubectl.js"
 import {
-  HttpRouteResource,
-  IngressResource,
-  PodResource,
-  type ResourceType,
-  ServiceResource
-} from "../../src/domain/Resources.js"
-import { type Kubectl, kubectls, kubectlWorkspace, requireKubectl } from "../support/Kubectl.js"
-
-const NS = SessionCluster.DEFAULT_SESSION_NAMESPACE
-
-const ingressYaml = (port: number) =>
-  `apiVersion: networking.k8s.io/v1
-kind: Ingress
-metadata:
-  name: web
-  namespace: ${NS}
-spec:
-  ingressClassName: local
-  rules:
-  - host: web.sessions.localtest.me
-    http:
-      paths:
-      - path: /
-        pathType: Prefix
-        backend:
-          service:
-            name: web
-            port:
-              number: ${port}
-`
-
-const routeYaml = (port: number) =>
-  `apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata:
-  name: web
-  namespace: ${NS}
-spec:
-  parentRefs:
-  - name: sessions
-  hostnames:
-  - web.sessions.localtest.me
-  rules:
-  - backendRefs:
-    - name: web
-      port: ${port}
-`
-
-/** The session cluster, with controllers that answer in 300 ms unless `quiet`, and a workspace whose kubectl talks to it. */
-const setUp = (kubectl: Kubectl, quiet: boolean, options: { readonly controllerManager?: boolean } = {}) =>
-  Effect.gen(function*() {
-    const controller = quiet ? false : { delay: Duration.millis(300) }
-    const session = yield* SessionCluster.make({
-      ingress: controller,
-      gateway: controller,
-      dataPlane: false,
-      ...options
-    })
-    const workspace = yield* kubectlWorkspace(kubectl, "kubectl-workflows-")
-    yield* session.cluster.writeKubeconfig(workspace.kubeconfig)
-    const store = session.cluster.store
-    const read = <A extends KubeObject>(resource: ResourceType<A>) => Effect.orDie(store.get(resource, NS, "web"))
-    return { ...workspace, store, read, metrics: session.cluster.metrics }
-  })
-
-/**
- * Until the server holds kubectl's watch on Ingresses open, and a moment more for it to
- * reach the store. kubectl 1.20 reads one object with a GET and then watches from
- * version 0, whose first event it takes for what it already printed: a change made
- * before that watch starts would be lost to it, as on a real server.
- */
-const watchOpen = (metrics: ClusterMetrics) =>
-  metrics.waitFor((snapshot) =>
-    snapshot.longRunning.some((w) => w.verb === "WATCH" && w.resource === "ingresses" && w.count > 0) ? true : undefined
-  ).pipe(Effect.zipRight(Effect.sleep(Duration.millis(100))))
-
-const serviceYaml = (targetPort: number) =>
-  `apiVersion: v1
-kind: Service
-metadata:
-  name: web
-  namespace: ${NS}
-spec:
-  selector:
-    app: web
-  ports:
-  - name: http
-    port: 80
-    targetPort: ${targetPort}
-  - name: admin
-    port: 9000
-`
-
-const podYaml = (...names: ReadonlyArray<string>) =>
-  names.map((name) =>
-    `apiVersion: v1
-kind: Pod
-metadata:
-  name: ${name}
-  namespace: ${NS}
-spec:
-  containers:
-  - name: main
-    image: registry.example/app:1.0
-`
-  ).join("---\n")
-
-/** An Ingress owned by `owner`, as the session router writes one for its Pod. */
-const ownedIngress = (name: string, owner: Pod): Ingress => ({
-  apiVersion: "networking.k8s.io/v1",
-  kind: "Ingress",
-  metadata: {
-    name,
-    ownerReferences: [{
-      apiVersion: "v1",
-      kind: "Pod",
-      name: owner.metadata!.name!,
-      uid: owner.metadata!.uid!,
-      controller: true,
-      blockOwnerDeletion: true
-    }]
-  },
-  spec: { rules: [{ host: `${name}.sessions.localtest.me` }] }
-})
-
-const portOf = (ingress: Ingress) => ingress.spec?.rules?.[0]?.http?.paths[0]?.backend.service?.port?.number
+  ingressYaml,
+  NS,
+  ownedIngress,
+  podYaml,
+  portOf,
+  routeYaml,
+  serviceYaml,
+  setUp,
+  watchOpen
+} from "./KubectlWorkflowFixtures.js"
 
 describe("kubectl workflows against the session cluster", () => {
   if (kubectls.length === 0) return requireKubectl()
@@ -201,94 +86,27 @@ describe("kubectl workflows against the session cluster", () => {
       90_000
     )
 
+    // Background and foreground cascades are in KubectlWorkloads.test.ts.
     it.scopedLive(
-      "deletes a Pod with --cascade=foreground after what it owns, background before it, orphan leaving it",
+      "deletes a Pod with --cascade=orphan and leaves what it owned, no longer owned",
       () =>
         Effect.gen(function*() {
           const { file, run, store } = yield* setUp(kubectl, true, { controllerManager: true })
-          const created = yield* run("apply", "-f", yield* file("pods.yaml", podYaml("fg", "bg", "orphan")))
-          expect(created.code, created.stderr).toBe(0)
-          for (const name of ["fg", "bg", "orphan"]) {
-            const owner = yield* Effect.orDie(store.get(PodResource, NS, name))
-            yield* Effect.orDie(store.create(IngressResource, NS, ownedIngress(name, owner)))
-          }
-          const exists = (resource: ResourceType<KubeObject>, name: string) =>
-            Effect.map(Effect.either(store.get(resource, NS, name)), (got) => got._tag === "Right")
-          const pods = PodResource as ResourceType<KubeObject>
-          const ingresses = IngressResource as ResourceType<KubeObject>
-
-          // Foreground: the Pod waits, marked for deletion, until the collector removed what
-          // it owns; kubectl waits for the Pod, so both are gone when it returns.
-          const foreground = yield* run("delete", "pod", "fg", "--cascade=foreground")
-          expect(foreground.code, foreground.stderr).toBe(0)
-          expect([yield* exists(pods, "fg"), yield* exists(ingresses, "fg")]).toEqual([false, false])
-
-          // Background: the Pod goes at once, the Ingress once the collector gets to it.
-          const background = yield* run("delete", "pod", "bg", "--cascade=background")
-          expect(background.code, background.stderr).toBe(0)
-          expect(yield* exists(pods, "bg")).toBe(false)
-          const collected = yield* run("wait", "--for=delete", "ingress/bg", "--timeout=20s")
-          // kubectl 1.20 fails the wait for an object already gone ("no matching resources").
-          if (kubectl.minor > 20) expect(collected.code, collected.stderr).toBe(0)
-          expect(yield* exists(ingresses, "bg")).toBe(false)
-
-          // Orphan: the Ingress stays, no longer owned.
-          const orphaned = yield* run("delete", "pod", "orphan", "--cascade=orphan")
+          expect((yield* run("apply", "-f", yield* file("pod.yaml", podYaml("web")))).code).toBe(0)
+          const owner = yield* Effect.orDie(store.get(PodResource, NS, "web"))
+          yield* Effect.orDie(store.create(IngressResource, NS, ownedIngress("web", owner)))
+          // The Pod carries the orphan finalizer until the collector has let go of the Ingress;
+          // kubectl waits for the Pod to be gone.
+          const orphaned = yield* run("delete", "pod", "web", "--cascade=orphan")
           expect(orphaned.code, orphaned.stderr).toBe(0)
-          expect(yield* exists(pods, "orphan")).toBe(false)
-          expect((yield* Effect.orDie(store.get(IngressResource, NS, "orphan"))).metadata?.ownerReferences)
-            .toBeUndefined()
+          expect((yield* Effect.either(store.get(PodResource, NS, "web")))._tag).toBe("Left")
+          expect((yield* Effect.orDie(store.get(IngressResource, NS, "web"))).metadata?.ownerReferences).toBeUndefined()
         }),
       90_000
     )
 
-    it.scopedLive("lists Pods, and the Events about one by the object they involve", () =>
-      Effect.gen(function*() {
-        const { file, run, store } = yield* setUp(kubectl, true)
-        expect((yield* run("apply", "-f", yield* file("pod.yaml", podYaml("web")))).code).toBe(0)
-        const pods = yield* run("get", "pods", "-o", "name")
-        expect([pods.code, pods.stdout.trim()], pods.stderr).toEqual([0, "pod/web"])
-        const owner = yield* Effect.orDie(store.get(PodResource, NS, "web"))
-        const event = yield* file(
-          "event.yaml",
-          `apiVersion: v1
-kind: Event
-metadata:
-  name: web.scheduled
-  namespace: ${NS}
-involvedObject:
-  apiVersion: v1
-  kind: Pod
-  name: web
-  namespace: ${NS}
-  uid: ${owner.metadata?.uid}
-reason: Scheduled
-message: assigned to a node
-type: Normal
-`
-        )
-        expect((yield* run("create", "-f", event)).code).toBe(0)
-        const selected = yield* run(
-          "get",
-          "events",
-          "--field-selector",
-          "involvedObject.kind=Pod,involvedObject.name=web",
-          "-o",
-          "name"
-        )
-        expect([selected.code, selected.stdout.trim()], selected.stderr).toEqual([0, "event/web.scheduled"])
-        // `kubectl events` came in 1.26 (as `alpha events`), and became a command of its own in 1.28.
-        if (kubectl.minor >= 28) {
-          const about = yield* run("events", "--for", "pod/web", "-o", "json")
-          expect(about.code, about.stderr).toBe(0)
-          expect(JSON.parse(about.stdout).items.map((e: { reason: string }) => e.reason)).toEqual(["Scheduled"])
-        }
-      }), 90_000)
-
-    // kubectl 1.20 first asks the OpenAPI v2 document whether each type's PATCH takes
-    // dryRun (and, for a custom resource, the CRD API); LocalCluster's v2 document has no
-    // paths, so it refuses to diff. Later kubectls dropped that check.
-    it.scopedLive.runIf(kubectl.minor > 20)(
+    // kubectl 1.20 first asks the OpenAPI v2 document whether each kind's PATCH takes dryRun.
+    it.scopedLive(
       "diffs a file against the server's dry run: exit 0 when it matches, 1 with the change when not, and nothing written",
       () =>
         Effect.gen(function*() {
