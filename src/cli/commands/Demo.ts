@@ -6,19 +6,18 @@
  * exists to catch: a route no controller claims, reported unprogrammed with why.
  */
 import * as Http from "node:http"
-import type { AddressInfo } from "node:net"
 import { Command, Options } from "@effect/cli"
 import { FileSystem, Path } from "@effect/platform"
-import { Clock, Console, Duration, Effect, Either, Layer, Option, type Scope } from "effect"
+import { Clock, Console, Duration, Effect, Either, Layer, Option } from "effect"
 import type { DataPlane } from "../../cluster/DataPlane.js"
 import * as SessionCluster from "../../cluster/SessionCluster.js"
-import { sessionObjectName } from "../../domain/Manifests.js"
 import type { IngressClass } from "../../domain/Objects.js"
 import { apiVersionOf, GatewayClassResource, GatewayResource, IngressClassResource } from "../../domain/Resources.js"
 import type { PortMapping } from "../../domain/Session.js"
 import * as RouterConfigLive from "../../layers/RouterConfigLive.js"
 import { publishSession, unpublishSession } from "../../runner/SessionRunner.js"
 import { cliError } from "../CliError.js"
+import { podEvents, startSessionPod, workloadAnswer } from "../internal/DemoWorkload.js"
 import { sessionLayer } from "../GlobalOptions.js"
 import { asCliError, logsToStderr, type Presentation, presentationFor, presentWatch } from "../present/Presenter.js"
 import type { HostRow } from "../present/SessionView.js"
@@ -63,7 +62,7 @@ export const UNSERVED_INGRESS_CLASS = "nginx"
 export const UNSERVED_GATEWAY = "external"
 
 /** What the workload answers; the test and the demo's own check expect exactly this. */
-export const workloadAnswer = (sessionId: string, port: number): string => `hello from session ${sessionId} port ${port}`
+export { workloadAnswer }
 
 /** One step of the demo: a session published in one mode, and what must come of it. */
 interface Scenario {
@@ -84,7 +83,11 @@ export const scenariosFor = (sc: SessionCluster.SessionCluster, modes: ReadonlyA
     baseDomain: sc.baseDomain,
     sessionNamespace: sc.namespace,
     routePollIntervalMs: DEMO_TIMING.pollIntervalMs,
-    routeReadyTimeoutMs: DEMO_TIMING.routeDeadlineMs
+    routeReadyTimeoutMs: DEMO_TIMING.routeDeadlineMs,
+    // Each programmed host is requested through the address its controller published
+    // (127.0.0.1 here), on the data plane's port.
+    routeProbe: "http",
+    ...(sc.dataPlane !== undefined ? { routeProbePort: sc.dataPlane.port } : {})
   }
   const served = (mode: DemoMode): Scenario =>
     mode === "ingress"
@@ -191,41 +194,6 @@ const seedUnservedClasses = (sc: SessionCluster.SessionCluster) =>
     )
   })
 
-/** One loopback listener of the workload: answers every request with `workloadAnswer`. */
-const listen = (sessionId: string, port: number): Effect.Effect<number, never, Scope.Scope> =>
-  Effect.acquireRelease(
-    Effect.async<Http.Server>((resume) => {
-      const server = Http.createServer((_req, res) => {
-        const body = `${workloadAnswer(sessionId, port)}\n`
-        res.writeHead(200, { "content-type": "text/plain; charset=utf-8", "content-length": Buffer.byteLength(body) })
-        res.end(body)
-      })
-      server.listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
-    }),
-    (server) =>
-      Effect.async<void>((resume) => {
-        server.close(() => resume(Effect.void))
-        server.closeAllConnections()
-      })
-  ).pipe(Effect.map((server) => (server.address() as AddressInfo).port))
-
-/**
- * Starts the session's stand-in workload (one listener per port, as a Pod has) and
- * registers each as the backend of the session Service's port, which is what a
- * real cluster's Endpoints would do. Both go with the scope.
- */
-const startWorkload = (dataPlane: DataPlane, namespace: string, sessionId: string, ports: ReadonlyArray<PortMapping>) =>
-  Effect.forEach(ports, ({ port }) =>
-    Effect.gen(function* () {
-      const local = yield* listen(sessionId, port)
-      const key = { namespace, service: sessionObjectName(sessionId), port }
-      yield* Effect.acquireRelease(dataPlane.registerBackend(key, { host: "127.0.0.1", port: local }), () =>
-        dataPlane.unregisterBackend(key)
-      )
-      return { port, local }
-    })
-  )
-
 /** An answer through the data plane. */
 export interface Answer {
   readonly status: number
@@ -297,6 +265,19 @@ export const unexpected = (
   return undefined
 }
 
+/** Why the probes or the Pod's Events did not say what the demo says they do, or undefined when they did. */
+export const unexpectedFollowUps = (
+  expect: Scenario["expect"],
+  rows: ReadonlyArray<HostRow>,
+  reasons: ReadonlyArray<string>
+): string | undefined => {
+  const unprobed = rows.find((row) => expect === "served" && row.probe !== "200")
+  if (unprobed !== undefined) return `${unprobed.host}'s probe said ${unprobed.probe ?? "nothing"}, expected 200`
+  const wanted = expect === "served" ? ["RoutesPublished", "RouteProgrammed"] : ["RoutesPublished", "RouteUnprogrammed"]
+  const missing = wanted.filter((reason) => !reasons.includes(reason))
+  return missing.length > 0 ? `the session Pod has no ${missing.join(" or ")} Event` : undefined
+}
+
 const runScenario = (
   sc: SessionCluster.SessionCluster & { readonly dataPlane: DataPlane },
   kubeconfigPath: string,
@@ -309,9 +290,9 @@ const runScenario = (
     Effect.gen(function* () {
       yield* Console.log(`\n[${index}/${count}] ${scenario.title}`)
       for (const note of scenario.notes) yield* Console.log(`      ${note}`)
-      const workload = yield* startWorkload(sc.dataPlane, sc.namespace, scenario.sessionId, scenario.ports)
+      const { local, pod } = yield* startSessionPod(sc, scenario.sessionId, scenario.ports)
       yield* Console.log(
-        `      workload: ${workload.map((w) => `port ${w.port} on 127.0.0.1:${w.local}`).join(", ")} (stands in for the session Pod)`
+        `      workload: Pod ${pod.name}, ${scenario.ports.length === 1 ? "port" : "ports"} ${scenario.ports.map((p) => p.port).join(", ")} on 127.0.0.1:${local} (stands in for its containers)`
       )
 
       const config = yield* RouterConfigLive.make(scenario.config)
@@ -326,8 +307,8 @@ const runScenario = (
         Effect.gen(function* () {
           const session = yield* publishSession({
             sessionId: scenario.sessionId,
-            podName: sessionObjectName(scenario.sessionId),
-            podUid: `00000000-0000-4000-8000-00000000000${index}`,
+            podName: pod.name,
+            podUid: pod.uid,
             ports: scenario.ports
           })
           const view = yield* presentWatch(presentation, session.events)
@@ -344,10 +325,15 @@ const runScenario = (
         })
       )
 
+      yield* Console.log(`      $ kubectl events -n ${sc.namespace} --for pod/${pod.name}`)
+      const recorded = yield* podEvents(sc, pod)
+      for (const line of recorded.lines) yield* Console.log(`      ${line}`)
+
       yield* unpublishSession(scenario.sessionId).pipe(Effect.provide(services), Effect.mapError(asCliError))
       yield* Console.log(`      unpublished session ${scenario.sessionId}`)
 
-      const problem = unexpected(scenario.expect, rows, answers)
+      const problem = unexpected(scenario.expect, rows, answers) ??
+        unexpectedFollowUps(scenario.expect, rows, recorded.events.map((e) => e.reason ?? ""))
       if (problem !== undefined) return yield* cliError(`demo: ${problem}`)
       const outcome: Outcome =
         scenario.expect === "served" ? { served: rows.length, unclaimed: 0 } : { served: 0, unclaimed: rows.length }
@@ -368,7 +354,7 @@ export const runDemo = (modes: ReadonlyArray<DemoMode>) =>
       const delay = Duration.millis(DEMO_TIMING.controllerDelayMs)
 
       yield* Console.log("session-routing demo: a session's routes, published and checked, on an embedded cluster")
-      const sc = yield* SessionCluster.make({ ingress: { delay }, gateway: { delay } }).pipe(
+      const sc = yield* SessionCluster.make({ ingress: { delay }, gateway: { delay }, controllerManager: true }).pipe(
         Effect.mapError((error) => cliError(`cannot start the local cluster: ${error.reason}`))
       )
       const dataPlane = sc.dataPlane
