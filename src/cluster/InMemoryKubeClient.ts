@@ -164,8 +164,14 @@ const primitives = (
 
   const events: EventWrites = {
     create: (resource, namespace, event) =>
-      call("create", resource, namespace, undefined, contextOf("create", resource, namespace), store.create(resource, namespace, event))
-        .pipe(counted(labelsOf("POST", resource, namespace, undefined), () => 201)),
+      call(
+        "create",
+        resource,
+        namespace,
+        undefined,
+        contextOf("create", resource, namespace),
+        store.create(resource, namespace, event)
+      ).pipe(counted(labelsOf("POST", resource, namespace, undefined), () => 201)),
     // What the HTTP face does with a merge patch: read, patch, write back on the version read.
     patch: (resource, namespace, name, patch) => {
       const ctx = contextOf("patch", resource, namespace, name)

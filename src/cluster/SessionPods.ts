@@ -22,17 +22,21 @@ export const createSessionPod = (
   options: { readonly namespace: string; readonly sessionId: string; readonly ports: ReadonlyArray<number> }
 ): Effect.Effect<SessionPod, Status> =>
   Effect.map(
-    store.create(PodResource, options.namespace, {
-      apiVersion: "v1",
-      kind: "Pod",
-      metadata: { name: sessionObjectName(options.sessionId), labels: { [LABEL_SESSION_ID]: options.sessionId } },
-      spec: {
-        containers: [{
-          name: "session",
-          image: "registry.example/session:1",
-          ports: options.ports.map((port) => ({ name: `p${port}`, containerPort: port, protocol: "TCP" as const }))
-        }]
-      }
-    } satisfies Pod),
+    store.create(
+      PodResource,
+      options.namespace,
+      {
+        apiVersion: "v1",
+        kind: "Pod",
+        metadata: { name: sessionObjectName(options.sessionId), labels: { [LABEL_SESSION_ID]: options.sessionId } },
+        spec: {
+          containers: [{
+            name: "session",
+            image: "registry.example/session:1",
+            ports: options.ports.map((port) => ({ name: `p${port}`, containerPort: port, protocol: "TCP" as const }))
+          }]
+        }
+      } satisfies Pod
+    ),
     (pod) => ({ namespace: options.namespace, name: pod.metadata?.name ?? "", uid: pod.metadata?.uid ?? "" })
   )

@@ -48,7 +48,9 @@ export const podReference = (namespace: string, name: string, uid: string): Obje
  * five hosts shows one `RouteProgrammed` line, seen five times, with the last host's note.
  */
 export const occurrenceKey = (occurrence: Occurrence): string =>
-  `${occurrence.regarding.namespace ?? ""}/${occurrence.regarding.name ?? ""}/${occurrence.regarding.uid ?? ""}/${occurrence.reason}`
+  `${occurrence.regarding.namespace ?? ""}/${occurrence.regarding.name ?? ""}/${
+    occurrence.regarding.uid ?? ""
+  }/${occurrence.reason}`
 
 /** `<object>.<hex of a nanosecond instant>`, client-go's naming, unique per recorder. */
 export const eventName = (objectName: string, nanos: bigint): string => `${objectName}.${nanos.toString(16)}`
@@ -56,7 +58,8 @@ export const eventName = (objectName: string, nanos: bigint): string => `${objec
 const twoDigits = (n: number): string => String(n).padStart(2, "0")
 
 /** RFC 3339 with seconds, as `metav1.Time` is written. */
-export const formatTime = (millis: number): string => new Date(Math.floor(millis / 1000) * 1000).toISOString().replace(".000Z", "Z")
+export const formatTime = (millis: number): string =>
+  new Date(Math.floor(millis / 1000) * 1000).toISOString().replace(".000Z", "Z")
 
 /**
  * RFC 3339 with exactly six fractional digits, as `metav1.MicroTime` is parsed: the
@@ -66,12 +69,14 @@ export const formatMicroTime = (nanos: bigint): string => {
   const millis = Number(nanos / 1_000_000n)
   const micros = Number((nanos / 1000n) % 1_000_000n)
   const d = new Date(millis)
-  return `${d.getUTCFullYear()}-${twoDigits(d.getUTCMonth() + 1)}-${twoDigits(d.getUTCDate())}T${twoDigits(d.getUTCHours())}:${
-    twoDigits(d.getUTCMinutes())
-  }:${twoDigits(d.getUTCSeconds())}.${String(micros).padStart(6, "0")}Z`
+  return `${d.getUTCFullYear()}-${twoDigits(d.getUTCMonth() + 1)}-${twoDigits(d.getUTCDate())}T${
+    twoDigits(d.getUTCHours())
+  }:${twoDigits(d.getUTCMinutes())}:${twoDigits(d.getUTCSeconds())}.${String(micros).padStart(6, "0")}Z`
 }
 
-const cut = (note: string): string => (note.length <= MAX_NOTE_LENGTH ? note : `${note.slice(0, MAX_NOTE_LENGTH - 3)}...`)
+const cut = (
+  note: string
+): string => (note.length <= MAX_NOTE_LENGTH ? note : `${note.slice(0, MAX_NOTE_LENGTH - 3)}...`)
 
 /** Where and when an Event is written. */
 export interface EventStamp {

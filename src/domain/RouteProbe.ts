@@ -65,7 +65,10 @@ export const judgeAnswer = (target: ProbeTarget, answer: ProbeAnswer): ProbeOutc
       return { ok: false, status, reason: `${via(target)}: ${why}` }
     }
     case "Refused":
-      return { ok: false, reason: `${via(target)}: connection refused: nothing listens on ${target.address}:${target.port}` }
+      return {
+        ok: false,
+        reason: `${via(target)}: connection refused: nothing listens on ${target.address}:${target.port}`
+      }
     case "TimedOut":
       return { ok: false, reason: `${via(target)}: no answer within ${answer.afterMs} ms` }
     case "Tls": {
@@ -80,7 +83,10 @@ export const judgeAnswer = (target: ProbeTarget, answer: ProbeAnswer): ProbeOutc
 }
 
 /** The names a certificate covers, from Node's `subjectaltname` (`DNS:a, DNS:b, IP Address:1.2.3.4`) and its CN. */
-export const certificateNames = (subjectAltName: string | undefined, commonName: string | undefined): ReadonlyArray<string> => {
+export const certificateNames = (
+  subjectAltName: string | undefined,
+  commonName: string | undefined
+): ReadonlyArray<string> => {
   const names = (subjectAltName ?? "")
     .split(",")
     .map((entry) => entry.trim().replace(/^DNS:/, "").replace(/^IP Address:/, ""))
@@ -102,10 +108,14 @@ export const endpointReadiness = (
 ): EndpointReadiness => {
   const carries = (slice: EndpointSlice) =>
     (slice.ports ?? []).some((p) =>
-      servicePort.name !== undefined && p.name !== undefined && p.name !== "" ? p.name === servicePort.name : p.port === servicePort.targetPort
+      servicePort.name !== undefined && p.name !== undefined && p.name !== ""
+        ? p.name === servicePort.name
+        : p.port === servicePort.targetPort
     )
   // A slice with no endpoints has `endpoints: null` on the wire (the field has no omitempty).
-  const ready = slices.some((slice) => carries(slice) && (slice.endpoints ?? []).some((e) => e.conditions?.ready !== false))
+  const ready = slices.some((slice) =>
+    carries(slice) && (slice.endpoints ?? []).some((e) => e.conditions?.ready !== false)
+  )
   return ready ? "ready" : "not-ready"
 }
 

@@ -12,8 +12,8 @@ import {
   newEventV1,
   type Occurrence,
   occurrenceKey,
-  REPORTING_CONTROLLER,
-  repeatPatch
+  repeatPatch,
+  REPORTING_CONTROLLER
 } from "../domain/KubeEvents.js"
 import { EventResource, EventV1Resource } from "../domain/Resources.js"
 import { EventRecorder, noEvents } from "../services/EventRecorder.js"
@@ -114,13 +114,14 @@ export const makeWith = (writes: EventWrites, timeout: Duration.Duration, option
           api = "v1"
         }
         if (api === "v1") {
-          yield* bounded("creating an Event", writes.create(EventResource, namespace, newCoreEvent(occurrence, stamp))).pipe(
-            Effect.tapError((failure) =>
-              Effect.sync(() => {
-                if (failure._tag === "NotServed") api = "none"
-              })
+          yield* bounded("creating an Event", writes.create(EventResource, namespace, newCoreEvent(occurrence, stamp)))
+            .pipe(
+              Effect.tapError((failure) =>
+                Effect.sync(() => {
+                  if (failure._tag === "NotServed") api = "none"
+                })
+              )
             )
-          )
           remember(key, { api: "v1", name: stamp.name, count: 1 })
         }
       })
@@ -171,7 +172,9 @@ export const makeWith = (writes: EventWrites, timeout: Duration.Duration, option
   })
 
 /** The recorder the configuration asks for: none when Events are off or the client cannot write them. */
-export const make = (options: EventRecorderOptions = {}): Effect.Effect<EventRecorder.Service, never, KubeClient | RouterConfig> =>
+export const make = (
+  options: EventRecorderOptions = {}
+): Effect.Effect<EventRecorder.Service, never, KubeClient | RouterConfig> =>
   Effect.gen(function*() {
     const config = yield* RouterConfig
     const client = yield* KubeClient

@@ -17,8 +17,8 @@ import {
   type ProbeTarget
 } from "../domain/RouteProbe.js"
 import { KubeClient } from "../services/KubeClient.js"
-import { RouterConfig } from "../services/RouterConfig.js"
 import { RouteProbe } from "../services/RouteProbe.js"
+import { RouterConfig } from "../services/RouterConfig.js"
 import { httpProbe, type ProbeRequest } from "./internal/HttpProbe.js"
 import { ENV } from "./RouterConfigLive.js"
 
@@ -58,12 +58,16 @@ export const makeWith = (request: ProbeRequest, schedule: Schedule.Schedule<unkn
         Effect.mapError((error) => `could not read the published address (${where}): ${error.message}`),
         Effect.filterOrFail(
           (address): address is string => address !== undefined,
-          () => `the routing layer published no address (${where} is empty): set ${ENV.routeProbeAddress} to where it serves`
+          () =>
+            `the routing layer published no address (${where} is empty): set ${ENV.routeProbeAddress} to where it serves`
         )
       )
     }
 
-    const probe = (sessionId: string, route: { readonly host: string; readonly port: number }): Effect.Effect<ProbeOutcome> =>
+    const probe = (
+      sessionId: string,
+      route: { readonly host: string; readonly port: number }
+    ): Effect.Effect<ProbeOutcome> =>
       publishedAddress(sessionId).pipe(
         Effect.matchEffect({
           onFailure: (reason) => Effect.succeed<ProbeOutcome>({ ok: false, reason }),
@@ -99,7 +103,10 @@ export const makeWith = (request: ProbeRequest, schedule: Schedule.Schedule<unkn
   })
 
 /** `RouteProbe` with real requests. Needs `KubeClient` and `RouterConfig`. */
-export const layer: Layer.Layer<RouteProbe, never, KubeClient | RouterConfig> = Layer.effect(RouteProbe, makeWith(httpProbe))
+export const layer: Layer.Layer<RouteProbe, never, KubeClient | RouterConfig> = Layer.effect(
+  RouteProbe,
+  makeWith(httpProbe)
+)
 
 /** `RouteProbeLive.layer`, `.makeWith` under one name. */
 export const RouteProbeLive = { layer, makeWith, probeSchedule } as const

@@ -189,7 +189,9 @@ export const config: Config.Config<SourcedValues> = Config.all({
   ),
   events: variable(ENV.events).pipe(
     Config.withDefault(defaultOf(ENV.events, "true")),
-    Config.withDescription("Record Kubernetes Events (RoutesPublished, RouteProgrammed, ...) on the session Pod: true or false")
+    Config.withDescription(
+      "Record Kubernetes Events (RoutesPublished, RouteProgrammed, ...) on the session Pod: true or false"
+    )
   ),
   routeProbe: variable(ENV.routeProbe).pipe(
     Config.withDefault(defaultOf(ENV.routeProbe, DEFAULTS.routeProbe)),
@@ -254,7 +256,11 @@ const statusSourceRule: Rule<"watch" | "poll"> = (value) =>
 
 const booleanRule: Rule<boolean> = (value) => {
   const v = typeof value === "string" ? value.trim().toLowerCase() : value
-  return v === true || v === "true" ? Either.right(true) : v === false || v === "false" ? Either.right(false) : Either.left("true or false")
+  return v === true || v === "true"
+    ? Either.right(true)
+    : v === false || v === "false"
+    ? Either.right(false)
+    : Either.left("true or false")
 }
 
 const probeRule: Rule<"off" | "http" | "https"> = (value) =>
@@ -270,7 +276,11 @@ const probeAddressRule: Rule<string> = text((v) =>
 )
 
 const portRule: Rule<number> = (value) => {
-  const n = typeof value === "number" ? value : /^\d+$/.test(String(value).trim()) ? Number(String(value).trim()) : Number.NaN
+  const n = typeof value === "number"
+    ? value
+    : /^\d+$/.test(String(value).trim())
+    ? Number(String(value).trim())
+    : Number.NaN
   return Number.isInteger(n) && n >= 1 && n <= 65535 ? Either.right(n) : Either.left("a port number from 1 to 65535")
 }
 

@@ -6,10 +6,10 @@
 import { Effect, Layer } from "effect"
 import { RouterConfig } from "../services/RouterConfig.js"
 import { SessionRouter as SessionRouterTag } from "../services/SessionRouter.js"
+import * as EventRecorderLive from "./EventRecorderLive.js"
 import * as GatewayRouter from "./GatewayRouter.js"
 import * as IngressRouter from "./IngressRouter.js"
 import * as NoneRouter from "./NoneRouter.js"
-import * as EventRecorderLive from "./EventRecorderLive.js"
 import * as RouteProbeLive from "./RouteProbeLive.js"
 import { RouteStatusSource } from "./RouteStatusSourceLayers.js"
 
@@ -19,7 +19,9 @@ import { RouteStatusSource } from "./RouteStatusSourceLayers.js"
  * Pod and, when configured, probes of the public path.
  */
 const withStatusSource = <E, R>(router: Layer.Layer<SessionRouterTag, E, R>) =>
-  Layer.mergeAll(RouteStatusSource.layerConfig, EventRecorderLive.layer, RouteProbeLive.layer).pipe(Layer.provideMerge(router))
+  Layer.mergeAll(RouteStatusSource.layerConfig, EventRecorderLive.layer, RouteProbeLive.layer).pipe(
+    Layer.provideMerge(router)
+  )
 
 /** Picks the layer `RouterConfig` names; without a base domain nothing is published, whatever the mode. */
 const layerConfig = Layer.unwrapEffect(

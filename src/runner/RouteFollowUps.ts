@@ -7,35 +7,41 @@
  */
 import { Effect, Fiber, Mailbox, Option, Stream } from "effect"
 import { EventReason, type Occurrence, podReference } from "../domain/KubeEvents.js"
-import type { PublishedRoute, RoutingMode } from "../domain/Routes.js"
 import { notReadyReason } from "../domain/RouteProbe.js"
+import type { PublishedRoute, RoutingMode } from "../domain/Routes.js"
 import { EventRecorder } from "../services/EventRecorder.js"
-import { RouterConfig } from "../services/RouterConfig.js"
 import { RouteProbe } from "../services/RouteProbe.js"
+import { RouterConfig } from "../services/RouterConfig.js"
 
 /** The session events follow-ups add, beside the route events they follow. */
 export type FollowUpEvent =
   | {
-      readonly type: "probe"
-      readonly port: number
-      readonly host: string
-      readonly ok: boolean
-      readonly status?: number
-      readonly reason?: string
-    }
-  | { readonly type: "endpoints"; readonly port: number; readonly host: string; readonly ready: false; readonly reason: string }
+    readonly type: "probe"
+    readonly port: number
+    readonly host: string
+    readonly ok: boolean
+    readonly status?: number
+    readonly reason?: string
+  }
+  | {
+    readonly type: "endpoints"
+    readonly port: number
+    readonly host: string
+    readonly ready: false
+    readonly reason: string
+  }
   | { readonly type: "event-error"; readonly reason: string }
 
 /** The route events follow-ups react to (the runner's own `SessionEvent` members). */
 export type FollowedEvent =
   | { readonly type: "published"; readonly layer: RoutingMode; readonly routes: ReadonlyArray<PublishedRoute> }
   | {
-      readonly type: "route"
-      readonly port: number
-      readonly host: string
-      readonly state: "pending" | "programmed" | "unprogrammed"
-      readonly reason?: string
-    }
+    readonly type: "route"
+    readonly port: number
+    readonly host: string
+    readonly state: "pending" | "programmed" | "unprogrammed"
+    readonly reason?: string
+  }
   | { readonly type: "read-error"; readonly reason: string }
 
 /** The session a stream of events belongs to. */
@@ -59,9 +65,9 @@ export const occurrenceFor = (
         type: "Normal",
         reason: EventReason.RoutesPublished,
         action: "Publish",
-        note: `published ${event.routes.length} ${event.routes.length === 1 ? "host" : "hosts"} of session ${session.sessionId} via ${event.layer}: ${
-          event.routes.map((r) => r.host).join(", ")
-        }`
+        note: `published ${event.routes.length} ${
+          event.routes.length === 1 ? "host" : "hosts"
+        } of session ${session.sessionId} via ${event.layer}: ${event.routes.map((r) => r.host).join(", ")}`
       }
     case "route":
       if (event.state === "programmed") {
@@ -125,7 +131,10 @@ export const withFollowUps = (session: FollowedSession) =>
       if (occurrence === undefined || Option.isNone(recorder)) return Effect.succeed([])
       return Effect.map(
         recorder.value.record(occurrence),
-        Option.match({ onNone: () => [], onSome: (reason): ReadonlyArray<FollowUpEvent> => [{ type: "event-error", reason }] })
+        Option.match({
+          onNone: () => [],
+          onSome: (reason): ReadonlyArray<FollowUpEvent> => [{ type: "event-error", reason }]
+        })
       )
     }
 
@@ -135,7 +144,13 @@ export const withFollowUps = (session: FollowedSession) =>
         { concurrency: 2 }
       ).pipe(Effect.map(([outcome, readiness]): ReadonlyArray<FollowUpEvent> => [
         ...(readiness === "not-ready"
-          ? [{ type: "endpoints" as const, port: route.port, host: route.host, ready: false as const, reason: notReadyReason(route.port) }]
+          ? [{
+            type: "endpoints" as const,
+            port: route.port,
+            host: route.host,
+            ready: false as const,
+            reason: notReadyReason(route.port)
+          }]
           : []),
         { type: "probe", port: route.port, host: route.host, ...outcome }
       ]))

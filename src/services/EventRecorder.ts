@@ -19,7 +19,9 @@ export declare namespace EventRecorder {
   }
 }
 
-export class EventRecorder extends Context.Tag("session-routing/EventRecorder")<EventRecorder, EventRecorder.Service>() {}
+export class EventRecorder
+  extends Context.Tag("session-routing/EventRecorder")<EventRecorder, EventRecorder.Service>()
+{}
 
 /** Records nothing: Events turned off, or a client that cannot write them. */
 export const noEvents: EventRecorder.Service = { record: () => Effect.succeed(Option.none()) }

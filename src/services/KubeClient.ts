@@ -41,7 +41,11 @@ export type EventObject = CoreEvent | EventV1
  * a merge patch (RFC 7386) that counts each repeat.
  */
 export interface EventWrites {
-  readonly create: <A extends EventObject>(resource: ResourceType<A>, namespace: string, event: A) => Effect.Effect<A, KubeError>
+  readonly create: <A extends EventObject>(
+    resource: ResourceType<A>,
+    namespace: string,
+    event: A
+  ) => Effect.Effect<A, KubeError>
   readonly patch: <A extends EventObject>(
     resource: ResourceType<A>,
     namespace: string,
@@ -161,6 +165,8 @@ export interface AccessAnswer {
 export interface ClusterQueries {
   /** The server URL the client talks to. */
   readonly server: string
+  /** The kubeconfig context that named it, when one did. */
+  readonly context?: string
   readonly version: Effect.Effect<ServerVersion, KubeError>
   /** The plurals a group version serves (discovery); `NotServed` when it serves none. */
   readonly servedResources: (group: string, version: string) => Effect.Effect<ReadonlyArray<string>, KubeError>

@@ -20,21 +20,30 @@ const slice = (ready: boolean | undefined, port = { name: "p8080", port: 8080 })
 
 describe("RouteProbe rules", () => {
   it("takes the first published address, an IP before a hostname", () => {
-    expect(ingressAddress({ status: { loadBalancer: { ingress: [{ hostname: "lb.example.com", ip: "203.0.113.10" }] } } }))
+    expect(
+      ingressAddress({ status: { loadBalancer: { ingress: [{ hostname: "lb.example.com", ip: "203.0.113.10" }] } } })
+    )
       .toBe("203.0.113.10")
-    expect(ingressAddress({ status: { loadBalancer: { ingress: [{ hostname: "lb.example.com" }] } } })).toBe("lb.example.com")
+    expect(ingressAddress({ status: { loadBalancer: { ingress: [{ hostname: "lb.example.com" }] } } })).toBe(
+      "lb.example.com"
+    )
     expect(ingressAddress({ status: { loadBalancer: { ingress: [] } } })).toBeUndefined()
-    expect(gatewayAddress({ status: { addresses: [{ type: "IPAddress", value: "198.51.100.4" }] } })).toBe("198.51.100.4")
+    expect(gatewayAddress({ status: { addresses: [{ type: "IPAddress", value: "198.51.100.4" }] } })).toBe(
+      "198.51.100.4"
+    )
     expect(gatewayAddress(undefined)).toBeUndefined()
   })
 
   it("calls any answer below 400 served, and says what a 404, 502 and 503 mean", () => {
     expect(judgeAnswer(target, { _tag: "Answered", status: 302 })).toEqual({ ok: true, status: 302 })
-    expect(judgeAnswer(target, { _tag: "Answered", status: 404 }).reason).toMatch(/^https:\/\/8080-s1\.example\.com via 203\.0\.113\.10:443: 404 from the routing layer/)
+    expect(judgeAnswer(target, { _tag: "Answered", status: 404 }).reason).toMatch(
+      /^https:\/\/8080-s1\.example\.com via 203\.0\.113\.10:443: 404 from the routing layer/
+    )
     expect(judgeAnswer(target, { _tag: "Answered", status: 503 })).toEqual({
       ok: false,
       status: 503,
-      reason: `${via}: 503: the routing layer has no ready endpoint for the session Service's port (the session Pod is not Ready, or nothing listens on the port)`
+      reason:
+        `${via}: 503: the routing layer has no ready endpoint for the session Service's port (the session Pod is not Ready, or nothing listens on the port)`
     })
     expect(judgeAnswer(target, { _tag: "Answered", status: 502 }).ok).toBe(false)
   })
@@ -45,7 +54,13 @@ describe("RouteProbe rules", () => {
       reason: `${via}: connection refused: nothing listens on 203.0.113.10:443`
     })
     expect(judgeAnswer(target, { _tag: "TimedOut", afterMs: 5000 }).reason).toBe(`${via}: no answer within 5000 ms`)
-    expect(judgeAnswer(target, { _tag: "Tls", message: "Hostname/IP does not match", certificateNames: ["*.other.example", "other.example"] }))
+    expect(
+      judgeAnswer(target, {
+        _tag: "Tls",
+        message: "Hostname/IP does not match",
+        certificateNames: ["*.other.example", "other.example"]
+      })
+    )
       .toEqual({
         ok: false,
         reason: `${via}: TLS error: Hostname/IP does not match (the certificate names *.other.example, other.example)`
@@ -74,7 +89,11 @@ describe("RouteProbe rules", () => {
 
 describe("RouteProbe rules on the wire's shapes", () => {
   it("reads a slice whose endpoints are null, as the API sends an empty list, as not ready", () => {
-    const empty = { addressType: "IPv4", ports: [{ name: "p8080", port: 8080 }], endpoints: null } as unknown as EndpointSlice
+    const empty = {
+      addressType: "IPv4",
+      ports: [{ name: "p8080", port: 8080 }],
+      endpoints: null
+    } as unknown as EndpointSlice
     expect(endpointReadiness([empty], { name: "p8080", targetPort: 8080 })).toBe("not-ready")
   })
 })

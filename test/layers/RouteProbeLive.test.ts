@@ -18,7 +18,7 @@ const route = { host: "8080-s1.sessions.localtest.me", port: 8080 }
 
 /** A probe whose requests answer `answers` in turn (the last one repeats), and the targets it was asked for. */
 const scripted = (answers: ReadonlyArray<ProbeAnswer>, config: RouterConfigLive.RouterConfigValues) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const cluster = yield* LocalCluster.makeInMemory()
     yield* Effect.orDie(cluster.store.create(NamespaceResource, undefined, { metadata: { name: NS } } as Namespace))
     const asked = yield* Ref.make<ReadonlyArray<ProbeTarget>>([])
@@ -27,7 +27,9 @@ const scripted = (answers: ReadonlyArray<ProbeAnswer>, config: RouterConfigLive.
     const probe = yield* RouteProbeLive.makeWith(request).pipe(
       Effect.provide(Layer.merge(
         LocalCluster.layerKubeClient(cluster),
-        Layer.orDie(RouterConfigLive.layerFrom({ sessionNamespace: NS, baseDomain: "sessions.localtest.me", ...config }))
+        Layer.orDie(
+          RouterConfigLive.layerFrom({ sessionNamespace: NS, baseDomain: "sessions.localtest.me", ...config })
+        )
       ))
     )
     return { cluster, probe, asked: Ref.get(asked) }
@@ -35,7 +37,7 @@ const scripted = (answers: ReadonlyArray<ProbeAnswer>, config: RouterConfigLive.
 
 describe("RouteProbeLive on TestClock", () => {
   it.scoped("asks again a second later while the routing layer still answers 404, and reports the answer that served", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { probe, asked } = yield* scripted(
         [{ _tag: "Answered", status: 404 }, { _tag: "Answered", status: 200 }],
         { routeProbe: "http", routeProbeAddress: "127.0.0.1" }
@@ -50,7 +52,7 @@ describe("RouteProbeLive on TestClock", () => {
     }))
 
   it.scoped("stops after five attempts and reports the last failure", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { probe, asked } = yield* scripted([{ _tag: "Answered", status: 503 }], {
         routeProbe: "https",
         routeProbeAddress: "127.0.0.1",
@@ -65,17 +67,25 @@ describe("RouteProbeLive on TestClock", () => {
     }))
 
   it.scoped("reads the address the Ingress controller published, and says so when there is none", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { cluster, probe, asked } = yield* scripted([{ _tag: "Answered", status: 200 }], { routeProbe: "http" })
       const missing = yield* probe.probe("s1", route)
       expect(missing.ok).toBe(false)
-      expect(missing.reason).toMatch(/^could not read the published address \(Ingress telo-sessions\/telo-run-s1 status\.loadBalancer\.ingress\): /)
+      expect(missing.reason).toMatch(
+        /^could not read the published address \(Ingress telo-sessions\/telo-run-s1 status\.loadBalancer\.ingress\): /
+      )
       const ingress: Ingress = {
         metadata: { name: "telo-run-s1" },
         spec: {
           rules: [{
             host: route.host,
-            http: { paths: [{ path: "/", pathType: "Prefix", backend: { service: { name: "telo-run-s1", port: { number: 8080 } } } }] }
+            http: {
+              paths: [{
+                path: "/",
+                pathType: "Prefix",
+                backend: { service: { name: "telo-run-s1", port: { number: 8080 } } }
+              }]
+            }
           }]
         }
       }
@@ -96,9 +106,12 @@ describe("RouteProbeLive on TestClock", () => {
 
 describe("the live probe request", () => {
   it.live("reports a refused connection on 127.0.0.1", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       // Port 1 on loopback: nothing listens there on a test machine.
-      const refused = yield* httpProbe({ scheme: "http", host: route.host, address: "127.0.0.1", port: 1 }, Duration.seconds(2))
+      const refused = yield* httpProbe(
+        { scheme: "http", host: route.host, address: "127.0.0.1", port: 1 },
+        Duration.seconds(2)
+      )
       expect(refused).toEqual({ _tag: "Refused" })
     }))
 })

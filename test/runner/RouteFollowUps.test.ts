@@ -12,11 +12,16 @@ import { EventRecorder } from "../../src/services/EventRecorder.js"
 import { RouteProbe } from "../../src/services/RouteProbe.js"
 
 const session = { sessionId: "s1", podName: "telo-run-s1", podUid: "uid-1" }
-const programmed = (port: number): FollowedEvent => ({ type: "route", port, host: `${port}-s1.example.com`, state: "programmed" })
+const programmed = (port: number): FollowedEvent => ({
+  type: "route",
+  port,
+  host: `${port}-s1.example.com`,
+  state: "programmed"
+})
 
 /** A recorder that keeps what it was asked and refuses every write with `problem` (reported on the first only). */
 const recorder = (problem?: string) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const seen = yield* Ref.make<ReadonlyArray<Occurrence>>([])
     const service = EventRecorder.of({
       record: (occurrence) =>
@@ -32,7 +37,8 @@ const recorder = (problem?: string) =>
 const slowProbe = Layer.succeed(
   RouteProbe,
   RouteProbe.of({
-    probe: (_, route) => Effect.as(Effect.sleep(Duration.seconds(route.port === 8080 ? 3 : 0)), { ok: true, status: 200 }),
+    probe: (_, route) =>
+      Effect.as(Effect.sleep(Duration.seconds(route.port === 8080 ? 3 : 0)), { ok: true, status: 200 }),
     endpoints: () => Effect.succeed("ready" as const)
   })
 )
@@ -41,7 +47,7 @@ const config = Layer.orDie(RouterConfigLive.layerFrom({ baseDomain: "example.com
 
 describe("withFollowUps", () => {
   it.effect("lets route events through while a probe is slow, and ends after the probe", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { layer, seen } = yield* recorder()
       const collected = yield* Stream.make(programmed(8080), programmed(9090)).pipe(
         withFollowUps(session),
@@ -64,7 +70,7 @@ describe("withFollowUps", () => {
     }))
 
   it.effect("reports what the recorder could not write as one event-error", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { layer } = yield* recorder("could not record Event: forbidden")
       const events = yield* Stream.make(
         { type: "published", layer: "ingress", routes: [{ host: "8080-s1.example.com", port: 8080 }] } as FollowedEvent,
@@ -76,7 +82,7 @@ describe("withFollowUps", () => {
     }))
 
   it.effect("passes events through untouched with neither a recorder nor a probe", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const events = yield* Stream.make(programmed(8080)).pipe(withFollowUps(session), Stream.runCollect)
       expect(Chunk.toReadonlyArray(events)).toEqual([programmed(8080)])
     }))

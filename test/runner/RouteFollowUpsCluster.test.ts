@@ -23,16 +23,22 @@ const workload = Effect.acquireRelease(
     const server = Http.createServer((_, res) => res.end("hello"))
     server.listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
   }),
-  (server) => Effect.sync(() => {
-    server.closeAllConnections()
-    server.close()
-  })
+  (server) =>
+    Effect.sync(() => {
+      server.closeAllConnections()
+      server.close()
+    })
 ).pipe(Effect.map((server) => (server.address() as AddressInfo).port))
 
 /** Publishes one port of `pod`'s session with probes on and returns every event until it settles. */
 const publishProbed = (sc: SessionCluster.SessionCluster, pod: SessionPod, sessionId: string) =>
-  Effect.scoped(Effect.gen(function* () {
-    const session = yield* publishSession({ sessionId, podName: pod.name, podUid: pod.uid, ports: [{ port: 8080, protocol: "tcp" }] })
+  Effect.scoped(Effect.gen(function*() {
+    const session = yield* publishSession({
+      sessionId,
+      podName: pod.name,
+      podUid: pod.uid,
+      ports: [{ port: 8080, protocol: "tcp" }]
+    })
     return yield* Stream.runCollect(session.events)
   })).pipe(
     Effect.provide(SessionRouter.layerConfig.pipe(
@@ -55,62 +61,94 @@ const startCluster = SessionCluster.make({
 }).pipe(Effect.orDie)
 
 describe("a session's Events and probes over LocalCluster", () => {
-  it.scopedLive("reports a served host ok, a host whose Pod serves nothing 503 with no ready endpoint, and an unrouted host 404", () =>
-    Effect.gen(function* () {
-      const sc = yield* startCluster
-      const plane = sc.dataPlane!
-      const served = yield* Effect.orDie(createSessionPod(sc.cluster.store, { namespace: sc.namespace, sessionId: "served", ports: [8080] }))
-      yield* Effect.orDie(plane.registerPod(served, { host: "127.0.0.1", port: yield* workload }))
-      const idle = yield* Effect.orDie(createSessionPod(sc.cluster.store, { namespace: sc.namespace, sessionId: "idle", ports: [8080] }))
+  it.scopedLive(
+    "reports a served host ok, a host whose Pod serves nothing 503 with no ready endpoint, and an unrouted host 404",
+    () =>
+      Effect.gen(function*() {
+        const sc = yield* startCluster
+        const plane = sc.dataPlane!
+        const served = yield* Effect.orDie(
+          createSessionPod(sc.cluster.store, { namespace: sc.namespace, sessionId: "served", ports: [8080] })
+        )
+        yield* Effect.orDie(plane.registerPod(served, { host: "127.0.0.1", port: yield* workload }))
+        const idle = yield* Effect.orDie(
+          createSessionPod(sc.cluster.store, { namespace: sc.namespace, sessionId: "idle", ports: [8080] })
+        )
 
-      const ok = yield* publishProbed(sc, served, "served")
-      expect(ok.filter((e) => e.type !== "route" && e.type !== "published")).toEqual([
-        { type: "probe", port: 8080, host: `8080-served.${BASE_DOMAIN}`, ok: true, status: 200 }
-      ])
+        const ok = yield* publishProbed(sc, served, "served")
+        expect(ok.filter((e) => e.type !== "route" && e.type !== "published")).toEqual([
+          { type: "probe", port: 8080, host: `8080-served.${BASE_DOMAIN}`, ok: true, status: 200 }
+        ])
 
-      const unserved = yield* publishProbed(sc, idle, "idle")
-      const probe = unserved.find((e) => e.type === "probe")
-      expect(probe).toMatchObject({ type: "probe", port: 8080, host: `8080-idle.${BASE_DOMAIN}`, ok: false, status: 503 })
-      expect(unserved.find((e) => e.type === "endpoints")).toEqual({
-        type: "endpoints",
-        port: 8080,
-        host: `8080-idle.${BASE_DOMAIN}`,
-        ready: false,
-        reason:
-          "the session Pod is not Ready, or nothing listens on its port 8080: the Service has no ready endpoint for it, so the routing layer has nowhere to send traffic"
-      })
+        const unserved = yield* publishProbed(sc, idle, "idle")
+        const probe = unserved.find((e) => e.type === "probe")
+        expect(probe).toMatchObject({
+          type: "probe",
+          port: 8080,
+          host: `8080-idle.${BASE_DOMAIN}`,
+          ok: false,
+          status: 503
+        })
+        expect(unserved.find((e) => e.type === "endpoints")).toEqual({
+          type: "endpoints",
+          port: 8080,
+          host: `8080-idle.${BASE_DOMAIN}`,
+          ready: false,
+          reason:
+            "the session Pod is not Ready, or nothing listens on its port 8080: the Service has no ready endpoint for it, so the routing layer has nowhere to send traffic"
+        })
 
-      const target = { scheme: "http" as const, host: `8080-nobody.${BASE_DOMAIN}`, address: "127.0.0.1", port: plane.port }
-      const unrouted = judgeAnswer(target, yield* httpProbe(target, Duration.seconds(5)))
-      expect(unrouted).toMatchObject({ ok: false, status: 404 })
-      expect(unrouted.reason).toContain("404 from the routing layer")
-    }), { timeout: 30_000 })
+        const target = {
+          scheme: "http" as const,
+          host: `8080-nobody.${BASE_DOMAIN}`,
+          address: "127.0.0.1",
+          port: plane.port
+        }
+        const unrouted = judgeAnswer(target, yield* httpProbe(target, Duration.seconds(5)))
+        expect(unrouted).toMatchObject({ ok: false, status: 404 })
+        expect(unrouted.reason).toContain("404 from the routing layer")
+      }),
+    { timeout: 30_000 }
+  )
 
   describe("kubectl", () => {
     if (kubectls.length === 0) return requireKubectl()
     const kubectl = kubectls[0]!
-    it.scopedLive(`${kubectl.name} shows the session's Events with kubectl events and describe pod`, () =>
-      Effect.gen(function* () {
-        const sc = yield* startCluster
-        const pod = yield* Effect.orDie(createSessionPod(sc.cluster.store, { namespace: sc.namespace, sessionId: "seen", ports: [8080] }))
-        yield* Effect.orDie(sc.dataPlane!.registerPod(pod, { host: "127.0.0.1", port: yield* workload }))
-        yield* publishProbed(sc, pod, "seen")
-        const { kubeconfig, run } = yield* kubectlWorkspace(kubectl, "session-events-")
-        yield* Effect.orDie(sc.cluster.writeKubeconfig(kubeconfig))
+    it.scopedLive(
+      `${kubectl.name} shows the session's Events with kubectl events and describe pod`,
+      () =>
+        Effect.gen(function*() {
+          const sc = yield* startCluster
+          const pod = yield* Effect.orDie(
+            createSessionPod(sc.cluster.store, { namespace: sc.namespace, sessionId: "seen", ports: [8080] })
+          )
+          yield* Effect.orDie(sc.dataPlane!.registerPod(pod, { host: "127.0.0.1", port: yield* workload }))
+          yield* publishProbed(sc, pod, "seen")
+          const { kubeconfig, run } = yield* kubectlWorkspace(kubectl, "session-events-")
+          yield* Effect.orDie(sc.cluster.writeKubeconfig(kubeconfig))
 
-        const events = yield* run("events", "-n", sc.namespace, "--for", `pod/${pod.name}`, "-o", "json")
-        expect(events.code, events.stderr).toBe(0)
-        const items = (JSON.parse(events.stdout) as { items: ReadonlyArray<Record<string, any>> }).items
-        expect(items.map((e) => [e.type, e.reason, e.involvedObject.name, e.source?.component ?? e.reportingComponent]).sort()).toEqual([
-          ["Normal", "RouteProgrammed", pod.name, "session-routing"],
-          ["Normal", "RoutesPublished", pod.name, "session-routing"]
-        ])
+          const events = yield* run("events", "-n", sc.namespace, "--for", `pod/${pod.name}`, "-o", "json")
+          expect(events.code, events.stderr).toBe(0)
+          const items = (JSON.parse(events.stdout) as { items: ReadonlyArray<Record<string, any>> }).items
+          expect(
+            items.map((e) => [e.type, e.reason, e.involvedObject.name, e.source?.component ?? e.reportingComponent])
+              .sort()
+          ).toEqual([
+            ["Normal", "RouteProgrammed", pod.name, "session-routing"],
+            ["Normal", "RoutesPublished", pod.name, "session-routing"]
+          ])
 
-        const described = yield* run("describe", "pod", pod.name, "-n", sc.namespace)
-        expect(described.code, described.stderr).toBe(0)
-        // describe prints the Events table under its own heading: type, reason, and the note.
-        expect(described.stdout).toMatch(/Events:[\s\S]*Normal\s+RoutesPublished[\s\S]*published 1 host of session seen via ingress/)
-        expect(described.stdout).toMatch(/Normal\s+RouteProgrammed[\s\S]*8080-seen\.sessions\.localtest\.me \(port 8080\) is programmed/)
-      }), { timeout: 60_000 })
+          const described = yield* run("describe", "pod", pod.name, "-n", sc.namespace)
+          expect(described.code, described.stderr).toBe(0)
+          // describe prints the Events table under its own heading: type, reason, and the note.
+          expect(described.stdout).toMatch(
+            /Events:[\s\S]*Normal\s+RoutesPublished[\s\S]*published 1 host of session seen via ingress/
+          )
+          expect(described.stdout).toMatch(
+            /Normal\s+RouteProgrammed[\s\S]*8080-seen\.sessions\.localtest\.me \(port 8080\) is programmed/
+          )
+        }),
+      { timeout: 60_000 }
+    )
   })
 })

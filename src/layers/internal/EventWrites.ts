@@ -47,11 +47,19 @@ export const liveEventWrites = (
       request(ctxOf("create", resource, namespace), (options) =>
         isEventsV1(resource)
           ? events.createNamespacedEvent({ namespace, body: event as unknown as k8s.EventsV1Event }, options)
-          : core.createNamespacedEvent({ namespace, body: event as unknown as k8s.CoreV1Event }, options)) as Effect.Effect<
+          : core.createNamespacedEvent(
+            { namespace, body: event as unknown as k8s.CoreV1Event },
+            options
+          )) as Effect.Effect<
           A,
           KubeError
         >,
-    patch: <A extends EventObject>(resource: ResourceType<A>, namespace: string, name: string, patch: Record<string, unknown>) =>
+    patch: <A extends EventObject>(
+      resource: ResourceType<A>,
+      namespace: string,
+      name: string,
+      patch: Record<string, unknown>
+    ) =>
       request(
         ctxOf("patch", resource, namespace, name),
         (options) =>
