@@ -337,8 +337,10 @@ const clusterQueries = (kc: k8s.KubeConfig, server: string, pools: ConnectionPoo
   const core = new k8s.CoreV1Api(configuration)
   const custom = new k8s.CustomObjectsApi(configuration)
   const authorization = new k8s.AuthorizationV1Api(configuration)
+  const context = kc.getCurrentContext()
   return {
     server,
+    ...(context !== "" ? { context } : {}),
     version: request({ verb: "get", resource: "version" }, (options) => version.getCode({}, options)).pipe(
       Effect.map((raw) => {
         const info = raw as { gitVersion?: string; platform?: string }

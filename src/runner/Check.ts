@@ -146,7 +146,15 @@ const serverCheck = (queries: ClusterQueries | undefined): Effect.Effect<CheckRe
       )
     )
     : queries.version.pipe(
-      Effect.map((v) => result("server", "ok", `the kubeconfig reaches ${queries.server}: Kubernetes ${v.gitVersion}`)),
+      Effect.map((v) =>
+        result(
+          "server",
+          "ok",
+          `the kubeconfig${
+            queries.context !== undefined ? `'s context "${queries.context}"` : ""
+          } reaches ${queries.server}: Kubernetes ${v.gitVersion}`
+        )
+      ),
       Effect.catchAll((error) =>
         Effect.succeed(
           result(

@@ -61,7 +61,7 @@ describe("session-routing check", () => {
         })
         expect(report.ok).toBe(true)
         expect(lineOf(report, "server")).toMatch(
-          /^the kubeconfig reaches http:\/\/127\.0\.0\.1:\d+: Kubernetes v\d+\.\d+/
+          /^the kubeconfig's context "local-cluster" reaches http:\/\/127\.0\.0\.1:\d+: Kubernetes v\d+\.\d+/
         )
         expect(lineOf(report, "api")).toBe(
           "the API server serves services, ingresses.networking.k8s.io, ingressclasses.networking.k8s.io"
@@ -112,7 +112,7 @@ describe("session-routing check", () => {
         })
         expect(result.exitCode).toBe(1)
         const lines = result.stdout.split("\n")
-        expect(lines[0]).toMatch(/^✓ the kubeconfig reaches http:/)
+        expect(lines[0]).toMatch(/^✓ the kubeconfig's context "local-cluster" reaches http:/)
         expect(lines).toContain("✓ may get, list, create, patch, delete services in namespace \"telo-sessions\"")
         expect(lines).toContain(
           "✗ IngressClassNotFound: the session Ingress names IngressClass \"nginx\", which does not exist (the cluster has \"local\"): set SESSION_INGRESS_CLASS to a class the cluster has, or install the ingress controller that provides \"nginx\""
