@@ -70,7 +70,7 @@ describe("kubectl workflows against the session cluster", () => {
     )
 
     it.scopedLive(
-      "applies a change to one Service port as a strategic merge, keeping the other ports whole",
+      "applies and patches one Service port as a strategic merge, keeping the other ports whole",
       () =>
         Effect.gen(function*() {
           const { file, read, run } = yield* setUp(kubectl, true)
@@ -81,6 +81,18 @@ describe("kubectl workflows against the session cluster", () => {
           expect((yield* read(ServiceResource)).spec?.ports).toEqual([
             { name: "http", port: 80, protocol: "TCP", targetPort: 8081 },
             { name: "admin", port: 9000, protocol: "TCP", targetPort: 9000 }
+          ])
+          // `kubectl patch` sends a strategic merge patch by default: one item, by its key.
+          const patched = yield* run(
+            "patch",
+            "service",
+            "web",
+            "-p",
+            `{"spec":{"ports":[{"port":9000,"$patch":"delete"}]}}`
+          )
+          expect(patched.code, patched.stderr).toBe(0)
+          expect((yield* read(ServiceResource)).spec?.ports).toEqual([
+            { name: "http", port: 80, protocol: "TCP", targetPort: 8081 }
           ])
         }),
       90_000
