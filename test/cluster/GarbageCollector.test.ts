@@ -8,7 +8,14 @@ import { Effect } from "effect"
 import { LABEL_SESSION_ID } from "../../src/domain/Manifests.js"
 import type { Pod } from "../../src/domain/Objects.js"
 import { SessionRouter } from "../../src/layers/SessionRouterLayers.js"
-import { eventually, type RouterContext, sessionObjectNames, withRouter } from "../support/RouterHarness.js"
+import {
+  eventually,
+  type RouterContext,
+  type RouterLayer,
+  sessionObjectNames,
+  type TestConfig,
+  withRouter
+} from "../support/RouterHarness.js"
 import { pod } from "./ClusterFixtures.js"
 import { call, send } from "./WireFixtures.js"
 
@@ -32,12 +39,16 @@ const publishForPod = (ctx: RouterContext) =>
 const deletePod = (ctx: RouterContext, options: Record<string, unknown>) =>
   send(ctx.sc.cluster.url, "DELETE", podPath(ctx, POD), { kind: "DeleteOptions", apiVersion: "v1", ...options })
 
+/** Runs `body` with a router over HTTP on a cluster that runs the garbage collector. */
+const collecting = <A, E>(body: (ctx: RouterContext) => Effect.Effect<A, E>, layer: RouterLayer = SessionRouter.layerIngress, config: TestConfig = {}) =>
+  withRouter("over HTTP", layer, body, { cluster: { controllerManager: true }, config })
+
 const objects = (ctx: RouterContext) => sessionObjectNames(ctx.kube, ctx.sc.namespace, SESSION)
 const podStatus = (ctx: RouterContext) => Effect.map(call(ctx.sc.cluster.url, podPath(ctx, POD)), (a) => a.status)
 
 describe("garbage collection of a session's objects", () => {
   it.live("deletes the Pod at once in the background and then collects the Service and Ingress it owns", () =>
-    withRouter("over HTTP", SessionRouter.layerIngress, (ctx) =>
+    collecting((ctx) =>
       Effect.gen(function*() {
         yield* publishForPod(ctx)
         expect(yield* objects(ctx)).toEqual({ services: [POD], ingresses: [POD], httpRoutes: [] })
@@ -45,10 +56,10 @@ describe("garbage collection of a session's objects", () => {
         expect([deleted.status, deleted.body.metadata.name]).toEqual([200, POD])
         expect(yield* podStatus(ctx)).toBe(404)
         yield* eventually(objects(ctx), (o) => JSON.stringify(o) === JSON.stringify(NONE))
-      }), { cluster: { controllerManager: true } }))
+      })))
 
   it.live("keeps a Pod deleted in the foreground, marked, until its HTTPRoutes and Service are gone", () =>
-    withRouter("over HTTP", SessionRouter.layerGateway, (ctx) =>
+    collecting((ctx) =>
       Effect.gen(function*() {
         yield* publishForPod(ctx)
         const deleted = yield* deletePod(ctx, { propagationPolicy: "Foreground" })
@@ -58,10 +69,10 @@ describe("garbage collection of a session's objects", () => {
         yield* eventually(podStatus(ctx), (status) => status === 404)
         // Every dependent blocks its owner's deletion: by the time the Pod is gone, they are too.
         expect(yield* objects(ctx)).toEqual(NONE)
-      }), { cluster: { controllerManager: true }, config: { mode: "gateway" } }))
+      }), SessionRouter.layerGateway, { mode: "gateway" }))
 
   it.live("orphans the session's objects when the Pod is deleted with Orphan: they stay, owned by nobody", () =>
-    withRouter("over HTTP", SessionRouter.layerIngress, (ctx) =>
+    collecting((ctx) =>
       Effect.gen(function*() {
         yield* publishForPod(ctx)
         expect((yield* deletePod(ctx, { propagationPolicy: "Orphan" })).body.metadata.finalizers).toEqual(["orphan"])
@@ -69,19 +80,19 @@ describe("garbage collection of a session's objects", () => {
         expect(yield* objects(ctx)).toEqual({ services: [POD], ingresses: [POD], httpRoutes: [] })
         const service = yield* call(ctx.sc.cluster.url, `/api/v1/namespaces/${ctx.sc.namespace}/services/${POD}`)
         expect(service.body.metadata.ownerReferences).toBeUndefined()
-      }), { cluster: { controllerManager: true } }))
+      })))
 
   it.live("collects objects that name a Pod uid that does not exist, as `render`'s placeholder warning says", () =>
-    withRouter("over HTTP", SessionRouter.layerIngress, (ctx) =>
+    collecting((ctx) =>
       Effect.gen(function*() {
         yield* Effect.orDie(
           ctx.router.publish({ sessionId: SESSION, podName: POD, podUid: "00000000-0000-0000-0000-000000000000", ports: PORTS })
         )
         yield* eventually(objects(ctx), (o) => JSON.stringify(o) === JSON.stringify(NONE))
-      }), { cluster: { controllerManager: true } }))
+      })))
 
   it.live("refuses an unknown propagation policy, and one given with orphanDependents, as the server words it", () =>
-    withRouter("over HTTP", SessionRouter.layerIngress, (ctx) =>
+    collecting((ctx) =>
       Effect.gen(function*() {
         yield* publishForPod(ctx)
         const unknown = yield* deletePod(ctx, { propagationPolicy: "Later" })
@@ -92,5 +103,5 @@ describe("garbage collection of a session's objects", () => {
         const both = yield* deletePod(ctx, { propagationPolicy: "Orphan", orphanDependents: true })
         expect(both.status).toBe(422)
         expect(yield* podStatus(ctx)).toBe(200)
-      }), { cluster: { controllerManager: true } }))
+      })))
 })
