@@ -66,6 +66,14 @@ export {
   type StatusSourceKind,
   WatchUnavailable
 } from "./services/RouteStatusSource.js"
+/** Kubernetes Events on the session Pod: the recorder, its live layer, and the reasons it records. */
+export { EventRecorder } from "./services/EventRecorder.js"
+export { EventRecorderLive } from "./layers/EventRecorderLive.js"
+export { EventReason } from "./domain/KubeEvents.js"
+/** Probes of a programmed host's public path (`SESSION_ROUTE_PROBE`), and the follow-up events they add. */
+export { RouteProbe } from "./services/RouteProbe.js"
+export { RouteProbeLive } from "./layers/RouteProbeLive.js"
+export type { FollowUpEvent } from "./runner/RouteFollowUps.js"
 /** The live KubeClient on @kubernetes/client-node, from a kubeconfig. */
 export { KubeClientLive, KubeConfigError } from "./layers/KubeClientLive.js"
 /** RouterConfig from the environment (`layer`, `layerFromEnv`) or from values (`layerFrom`). */
