@@ -3,7 +3,7 @@
  * the last seen resourceVersion, and relist on 410 Expired emitting only the
  * difference, so a consumer sees each change exactly once whatever the wire did.
  */
-import { Effect, Metric, Option, Ref, Schedule, Stream } from "effect"
+import { Context, Effect, Metric, Option, Ref, Schedule, Stream, Tracer } from "effect"
 import type { KubeObject } from "../domain/Objects.js"
 import { qualifiedName, type ResourceType } from "../domain/Resources.js"
 import type {
@@ -175,7 +175,9 @@ const resumableWatch = <A extends ReadableObject>(
             // broken, and reconnecting in a hot loop would only hammer it.
             return backoff(
               new Transport({
-                reason: `the API server keeps closing the watch on ${qualifiedName(resource)} in namespace "${namespace}" without sending anything`
+                reason: `the API server keeps closing the watch on ${
+                  qualifiedName(resource)
+                } in namespace "${namespace}" without sending anything`
               })
             )
           case "Failed":
@@ -197,7 +199,12 @@ const resumableWatch = <A extends ReadableObject>(
           expiries: s.expiries
         })
         return Stream.fromIterable(events)
-      }).pipe(Effect.catchAll((error) => onFailure(error).pipe(Effect.as(Stream.empty))))
+      }).pipe(
+        Effect.catchAll((error) => onFailure(error).pipe(Effect.as(Stream.empty))),
+        // A watch outlives the call that opened it (the shared one serves every session),
+        // so its lists start traces of their own rather than hang under that call's span.
+        Effect.mapInputContext((context: Context.Context<never>) => Context.omit(Tracer.ParentSpan)(context))
+      )
 
       const handle = (raw: RawWatchEvent<A>): Effect.Effect<Option.Option<WatchEvent<A>> | typeof END, KubeError> => {
         switch (raw.type) {

@@ -121,6 +121,11 @@ describe("tracing", () => {
         ended: "ok"
       })))
 
+      // The shared status watch outlives this session: its connection is a trace of its own.
+      const watches = recorder.named("kube.watch")
+      expect(watches.length).toBeGreaterThan(0)
+      expect(watches.map((span) => span.parentId)).toEqual(watches.map(() => undefined))
+
       const [unpublish, ...otherUnpublishes] = recorder.named("session-routing.unpublish")
       expect(otherUnpublishes).toEqual([])
       expect(unpublish!.parentId).toBeUndefined()

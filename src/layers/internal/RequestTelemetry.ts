@@ -55,6 +55,8 @@ export const observeRequest = <A>(
       ),
       Effect.withSpan(SpanName.kubeRequest(ctx.verb), {
         kind: "client",
+        // A watch connection outlives the call that opened it: a trace of its own.
+        root: ctx.verb === "watch",
         attributes: {
           [SpanAttribute.method]: METHODS[ctx.verb] ?? ctx.verb.toUpperCase(),
           [SpanAttribute.verb]: ctx.verb,
