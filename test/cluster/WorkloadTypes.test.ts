@@ -93,6 +93,23 @@ describe("Pods", () => {
       expect(refused.message).toContain("pod updates may not change fields other than `spec.containers[*].image`")
     }))
 
+  it.effect("applies a Pod server-side, merging containers by name, and answers its delete with the Pod", () =>
+    Effect.gen(function*() {
+      const store = yield* fresh
+      const first = yield* store.apply(PodResource, NS, "web", pod("web"), { fieldManager: "runner" })
+      expect(first.created).toBe(true)
+      const again = yield* store.apply(PodResource, NS, "web", {
+        ...pod("web"),
+        spec: { containers: [{ name: "main", image: "registry.example/app:2.0" }] }
+      }, { fieldManager: "runner" })
+      expect([again.created, again.object.spec?.containers.map((c) => [c.name, c.image])]).toEqual([
+        false,
+        [["main", "registry.example/app:2.0"]]
+      ])
+      const deleted = yield* store.delete(PodResource, NS, "web")
+      expect("object" in deleted && deleted.object.metadata?.uid).toBe(first.object.metadata?.uid)
+    }))
+
   it.effect("selects Pods by status.phase and spec.nodeName, and refuses other fields as a built-in type does", () =>
     Effect.gen(function*() {
       const store = yield* fresh
@@ -139,6 +156,20 @@ describe("Events", () => {
       expect(asCore.metadata?.uid).toBe(newer.metadata?.uid)
       const listed = yield* store.list(EventV1Resource, NS)
       expect([listed.kind, listed.apiVersion, names(listed.items)]).toEqual(["EventList", "events.k8s.io/v1", ["web.1", "web.2"]])
+    }))
+
+  it.effect("applies an events.k8s.io Event server-side and patches it through core/v1", () =>
+    Effect.gen(function*() {
+      const store = yield* fresh
+      const applied = yield* store.apply(EventV1Resource, NS, "web.3", eventV1("web.3"), { fieldManager: "kubelet" })
+      expect([applied.created, applied.object.note, applied.object.apiVersion]).toEqual([true, "Started container main", "events.k8s.io/v1"])
+      const core = yield* store.get(EventResource, NS, "web.3")
+      const updated = yield* store.replace(EventResource, NS, "web.3", { ...core, series: { count: 2, lastObservedTime: "2024-01-01T00:01:00.000000Z" } })
+      const seen = yield* store.get(EventV1Resource, NS, "web.3")
+      expect([seen.series, seen.metadata?.resourceVersion]).toEqual([
+        { count: 2, lastObservedTime: "2024-01-01T00:01:00.000000Z" },
+        updated.object.metadata?.resourceVersion
+      ])
     }))
 
   it.effect("selects Events by the involved object, reason, type and source, in either API", () =>
