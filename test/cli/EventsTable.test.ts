@@ -21,8 +21,8 @@ describe("eventsTable", () => {
       event("RoutesPublished", 0, 0, 1, "published 2 hosts")
     ], Date.UTC(2026, 10, 30, 20, 0, 3))).toEqual([
       "LAST SEEN         TYPE     REASON            OBJECT            MESSAGE",
-      "3s                Normal   RoutesPublished   pod/telo-run-s1   published 2 hosts",
-      "1s (x2 over 1s)   Normal   RouteProgrammed   pod/telo-run-s1   9090-s1.example.com (port 9090) is programmed"
+      "3s                Normal   RoutesPublished   Pod/telo-run-s1   published 2 hosts",
+      "1s (x2 over 1s)   Normal   RouteProgrammed   Pod/telo-run-s1   9090-s1.example.com (port 9090) is programmed"
     ])
     expect(eventsTable([], 0)).toEqual([])
   })

@@ -38,7 +38,7 @@ const rowOf = (event: CoreEvent): Row => {
     count: event.series?.count ?? event.count ?? 1,
     type: event.type ?? "",
     reason: event.reason ?? "",
-    object: `${(event.involvedObject.kind ?? "").toLowerCase()}/${event.involvedObject.name ?? ""}`,
+    object: `${event.involvedObject.kind ?? ""}/${event.involvedObject.name ?? ""}`,
     message: event.message ?? ""
   }
 }
