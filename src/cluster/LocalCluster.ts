@@ -3,12 +3,13 @@
  * store, serves it over HTTP on 127.0.0.1 with a kubeconfig to reach it, offers the
  * same cluster as an in-memory KubeClient, and runs the simulated controllers.
  */
-import { writeFile } from "node:fs/promises"
 import { Context, Data, Effect, Layer, type Scope, Stream } from "effect"
+import { writeFile } from "node:fs/promises"
 import { stringify } from "yaml"
 import type { KubeObject } from "../domain/Objects.js"
 import { allResources, type ResourceType } from "../domain/Resources.js"
 import type { KubeClient } from "../services/KubeClient.js"
+import { ADMIN, type ClusterAccess, type Credential, makeClusterAccess } from "./ClusterAccess.js"
 import * as EndpointSliceController from "./EndpointSliceController.js"
 import { type Faults, makeFaults } from "./Faults.js"
 import * as GarbageCollector from "./GarbageCollector.js"
@@ -65,6 +66,14 @@ export interface LocalClusterOptions extends MemoryStoreOptions {
    * Pods they never create.
    */
   readonly controllerManager?: boolean
+  /**
+   * Serve HTTPS with a CA made at start and authenticate every request, as a real API
+   * server does: client certificates, bearer tokens, exec plugins (see `kubeconfigAs`).
+   * `rbac: true` also authorizes every request by RBAC (Roles and bindings in the store,
+   * bootstrap ones written at start); without it everything authenticated is allowed.
+   * Unset (the default): plain HTTP, no authentication, everything allowed.
+   */
+  readonly auth?: { readonly rbac?: boolean }
 }
 
 /** Writing the kubeconfig failed. */
@@ -76,10 +85,14 @@ export class KubeconfigWriteError extends Data.TaggedError("KubeconfigWriteError
 /** The running cluster's service interface. */
 export declare namespace LocalCluster {
   export interface Service extends ClusterHandle {
-    /** `http://127.0.0.1:<port>`. */
+    /** `http://127.0.0.1:<port>`, or `https://` with `auth`. */
     readonly url: string
-    /** A kubeconfig (YAML) whose current context reaches this cluster. */
+    /** A kubeconfig (YAML) whose current context reaches this cluster (with `auth`, as the admin: group system:masters). */
     readonly kubeconfig: () => string
+    /** With `auth`: the CA, and kubeconfigs for any user by any way of authenticating. */
+    readonly access?: ClusterAccess
+    /** A kubeconfig for `credential`'s user; without `auth` there is no one to be, and it is `kubeconfig()`. */
+    readonly kubeconfigAs: (credential: Credential) => Effect.Effect<string>
     readonly writeKubeconfig: (path: string) => Effect.Effect<void, KubeconfigWriteError>
   }
 }
@@ -145,26 +158,43 @@ export const makeInMemory = (options: LocalClusterOptions = {}): Effect.Effect<C
   })
 
 /** The whole cluster: store, faults, controllers and the HTTP API, for the life of the scope. */
-export const make = (options: LocalClusterOptions = {}): Effect.Effect<LocalCluster.Service, HttpApiError, Scope.Scope> =>
+export const make = (
+  options: LocalClusterOptions = {}
+): Effect.Effect<LocalCluster.Service, HttpApiError, Scope.Scope> =>
   Effect.gen(function*() {
     const handle = yield* makeInMemory(options)
+    const access = options.auth === undefined ? undefined : yield* makeClusterAccess(handle.store, options.auth)
     const api = yield* serve({
       store: handle.store,
       faults: handle.faults,
       metrics: handle.metrics,
-      ...(options.port !== undefined ? { port: options.port } : {})
+      ...(options.port !== undefined ? { port: options.port } : {}),
+      ...(access !== undefined ? { tls: access.tls, security: access.security } : {})
     })
-    const kubeconfig = () => kubeconfigFor(api.url, options.contextName, options.contextNamespace)
+    const names = {
+      ...(options.contextName !== undefined ? { name: options.contextName } : {}),
+      ...(options.contextNamespace !== undefined ? { namespace: options.contextNamespace } : {})
+    }
+    const admin = access === undefined
+      ? kubeconfigFor(api.url, options.contextName, options.contextNamespace)
+      : yield* access.kubeconfigFor(api.url, ADMIN, names)
+    const kubeconfig = () => admin
     return {
       ...handle,
       url: api.url,
       kubeconfig,
+      ...(access !== undefined ? { access } : {}),
+      kubeconfigAs: (
+        credential
+      ) => (access === undefined ? Effect.succeed(admin) : access.kubeconfigFor(api.url, credential, names)),
       writeKubeconfig: (path: string) =>
         Effect.tryPromise({
           try: () => writeFile(path, kubeconfig(), { mode: 0o600 }),
           catch: (cause) =>
             new KubeconfigWriteError({
-              reason: `cannot write the kubeconfig to ${path}: ${cause instanceof Error ? cause.message : String(cause)}`,
+              reason: `cannot write the kubeconfig to ${path}: ${
+                cause instanceof Error ? cause.message : String(cause)
+              }`,
               cause
             })
         })

@@ -13,6 +13,7 @@ import { applyDefaults, validateCustomResource } from "./internal/crdSchema.js"
 import { type FieldError, fieldErrorText, goQuote } from "./internal/fieldErrors.js"
 import { schemaFor } from "./internal/gatewaySchemas.js"
 import { asRecord, nameIsDnsSubdomain, validateObjectMeta } from "./internal/objectMeta.js"
+import { validateRbac } from "./internal/rbacValidation.js"
 import { validateWorkload } from "./internal/workloadValidation.js"
 
 export { type FieldError, type FieldErrorReason, fieldErrorText, goQuote } from "./internal/fieldErrors.js"
@@ -49,6 +50,8 @@ export const validateObject = (resource: ResourceType<unknown>, object: KubeObje
   }
   const workload = validateWorkload(resource.group, resource.kind, body)
   if (workload !== undefined) return workload
+  const rbac = validateRbac(resource.group, resource.kind, body)
+  if (rbac !== undefined) return rbac
   if (resource.group === "networking.k8s.io") {
     if (resource.kind === "Ingress") return validateIngress(body)
     if (resource.kind === "IngressClass") return validateIngressClass(body)

@@ -16,6 +16,7 @@ import {
   topLevel,
   unknown
 } from "./shape.js"
+import { rbacShapes } from "./rbacShapes.js"
 import { workloadShapes } from "./workloadShapes.js"
 
 const portStatus = atomicList(struct(scalars("port", "protocol", "error")))
@@ -247,7 +248,8 @@ const shapes: ReadonlyMap<string, Shape> = new Map([
   ["gateways.gateway.networking.k8s.io", gatewayShape],
   ["gatewayclasses.gateway.networking.k8s.io", gatewayClassShape],
   ["httproutes.gateway.networking.k8s.io", httpRouteShape],
-  ...workloadShapes
+  ...workloadShapes,
+  ...rbacShapes
 ])
 
 /** The structural schema of a served type; an untyped one for anything else. */

@@ -1,0 +1,55 @@
+/**
+ * Helpers for tests against a LocalCluster with authentication and RBAC on: the live
+ * client as a given identity, and grants written as the Role and RoleBinding an admin
+ * would apply.
+ */
+import * as k8s from "@kubernetes/client-node"
+import { Effect, Layer } from "effect"
+import type { Credential } from "../../src/cluster/ClusterAccess.js"
+import type { LocalCluster } from "../../src/cluster/LocalCluster.js"
+import type { PolicyRule, RoleBinding } from "../../src/domain/Objects.js"
+import { RoleBindingResource, RoleResource } from "../../src/domain/Resources.js"
+import { KubeClientLive } from "../../src/layers/KubeClientLive.js"
+import type { KubeClient } from "../../src/services/KubeClient.js"
+
+/** The live KubeClient over HTTPS, authenticated by `credential`. */
+export const liveClientAs = (cluster: LocalCluster.Service, credential: Credential): Layer.Layer<KubeClient> =>
+  Layer.unwrapEffect(
+    Effect.map(cluster.kubeconfigAs(credential), (text) => {
+      const kc = new k8s.KubeConfig()
+      kc.loadFromString(text)
+      return Layer.orDie(KubeClientLive.layerFromKubeConfig(kc))
+    })
+  )
+
+/** Who a binding names: a user by name, or a ServiceAccount. */
+export type Grantee = { readonly user: string } | { readonly serviceAccount: string }
+
+/** Writes Role `name` with `rules` in `namespace`, bound to `grantee`. */
+export const grant = (
+  cluster: LocalCluster.Service,
+  namespace: string,
+  name: string,
+  grantee: Grantee,
+  rules: ReadonlyArray<PolicyRule>
+) =>
+  Effect.gen(function*() {
+    yield* cluster.store.create(RoleResource, namespace, {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "Role",
+      metadata: { name, namespace },
+      rules
+    })
+    const binding: RoleBinding = {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "RoleBinding",
+      metadata: { name, namespace },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name },
+      subjects: [
+        "user" in grantee
+          ? { kind: "User", apiGroup: "rbac.authorization.k8s.io", name: grantee.user }
+          : { kind: "ServiceAccount", name: grantee.serviceAccount, namespace }
+      ]
+    }
+    yield* cluster.store.create(RoleBindingResource, namespace, binding)
+  }).pipe(Effect.orDie)
