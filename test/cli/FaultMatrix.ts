@@ -17,7 +17,10 @@ import { DIAGNOSIS_CODES } from "../../src/domain/Diagnosis.js"
 export const LIMITS = {
   SESSION_API_TIMEOUT_MS: "1000",
   SESSION_ROUTE_READY_TIMEOUT_MS: "1500",
-  SESSION_ROUTE_POLL_INTERVAL_MS: "100"
+  SESSION_ROUTE_POLL_INTERVAL_MS: "100",
+  // A fault here hits every request, Event writes too; each cell asserts the route events
+  // exactly, and the Events' own failures are tested in EventRecorderLive.test.ts.
+  SESSION_ROUTING_EVENTS: "false"
 } as const
 
 /**
