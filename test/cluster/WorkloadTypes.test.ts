@@ -221,6 +221,9 @@ describe("Events", () => {
         involvedObject: { kind: "Pod", name: "web", namespace: "other" }
       } as CoreEvent))
       expect(elsewhere.message).toBe(`Event "y" is invalid: involvedObject.namespace: Invalid value: "other": does not match event.namespace`)
+      // A body of another kind is a decode error, before any validation.
+      const wrongKind = yield* Effect.flip(store.create(EventV1Resource, NS, { ...eventV1("z"), kind: "Pod", eventTime: null }))
+      expect([wrongKind.code, wrongKind.reason]).toEqual([400, "BadRequest"])
       const missing = yield* Effect.flip(store.get(EventV1Resource, NS, "nope"))
       expect(missing.message).toBe(`events.events.k8s.io "nope" not found`)
     }))

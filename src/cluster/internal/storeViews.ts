@@ -58,9 +58,10 @@ export const withEventView = <S extends ClusterStore>(
     create: (resource, namespace, body, options) => {
       if (!isView(resource)) return store.create(resource, namespace, body, options)
       return served(Effect.gen(function*() {
+        // The body is decoded (kind, apiVersion, field types) before anything validates it.
+        const converted = yield* incoming(body, false)
         const refused = admitCreate(body, namespace)
         if (refused !== undefined) return yield* Effect.fail(refused)
-        const converted = yield* incoming(body, false)
         return yield* out(store.create(core, namespace, converted, options), toEventV1)
       })).pipe(Effect.mapError(viewStatus)) as never
     },
