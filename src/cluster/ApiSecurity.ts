@@ -9,8 +9,8 @@ import type { IncomingMessage } from "node:http"
 import type { Status } from "../domain/Objects.js"
 import { answerReview, AUTHORIZATION_GROUP, discovery, reviewOf } from "./AccessReview.js"
 import { anonymousUser, type Authenticator, unauthorizedStatus } from "./Authentication.js"
-import { failure, methodNotAllowed, readBody, type Reply, statusReply } from "./internal/httpReply.js"
-import type { Route } from "./internal/httpRouting.js"
+import { failure, mediaType, methodNotAllowed, readBody, type Reply, statusReply } from "./internal/httpReply.js"
+import type { Route, Target } from "./internal/httpRouting.js"
 import { alwaysAllow, type Authorizer, type RequestAttributes } from "./Rbac.js"
 
 /** How a server tells who is asking and what they may do. */
@@ -19,6 +19,8 @@ export interface ApiSecurity {
   readonly authenticator?: Authenticator
   /** Unset: everything is allowed. */
   readonly authorizer?: Authorizer
+  /** Whether a routed object exists: an apply that would create it is also authorized as `create`. */
+  readonly exists?: (target: Target) => Effect.Effect<boolean>
 }
 
 const qualified = (group: string, resource: string): string => (group === "" ? resource : `${resource}.${group}`)
@@ -147,6 +149,17 @@ export const makeGate = (security: ApiSecurity = {}) => {
         : attributesOf(user, method, url, routed)
       const decision = yield* authorizer.authorize(attributes)
       if (!decision.allowed) return statusReply(forbiddenFor(attributes, decision.reason))
+      // Server-side apply creates what is missing, and the server then also asks for
+      // `create` (dry runs included): `patch` alone may change objects, not make them.
+      if (
+        routed._tag === "Resource" && attributes.verb === "patch" && attributes.subresource === "" &&
+        mediaType(req) === "application/apply-patch+yaml" && security.exists !== undefined &&
+        !(yield* security.exists(routed.target))
+      ) {
+        const create = { ...attributes, verb: "create" }
+        const creating = yield* authorizer.authorize(create)
+        if (!creating.allowed) return statusReply(forbiddenFor(create, creating.reason))
+      }
       if (groupDiscovery !== undefined) return groupDiscovery
       if (review === undefined) return undefined
       if (method !== "POST") return statusReply(methodNotAllowed())

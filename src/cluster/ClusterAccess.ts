@@ -112,7 +112,13 @@ export const makeClusterAccess = (
     return {
       ca: authority.cert,
       tls: { ...serving, ca: authority.cert },
-      security: { authenticator, authorizer: options.rbac === true ? makeRbacAuthorizer(store) : alwaysAllow },
+      security: {
+        authenticator,
+        authorizer: options.rbac === true ? makeRbacAuthorizer(store) : alwaysAllow,
+        exists: (target) =>
+          Effect.map(Effect.either(store.get(target.resource, target.namespace, target.name ?? "")), (got) =>
+            got._tag === "Right")
+      },
       kubeconfigFor: (url, credential, names = {}) =>
         Effect.map(userEntry(credential), (user) => {
           const name = names.name ?? "local-cluster"

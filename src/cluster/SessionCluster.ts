@@ -80,6 +80,8 @@ export interface SessionClusterOptions {
   readonly namespaceLabels?: Readonly<Record<string, string>>
   /** More IngressClasses, served by no controller (a class of another cluster, a second default). */
   readonly ingressClasses?: ReadonlyArray<IngressClass>
+  /** HTTPS, authentication and (with `rbac`) authorization, as `LocalClusterOptions.auth`; default off. */
+  readonly auth?: { readonly rbac?: boolean }
 }
 
 export interface SessionCluster {
@@ -184,7 +186,8 @@ export const make = (
       controllers,
       contextNamespace: namespace,
       ...(options.port !== undefined ? { port: options.port } : {}),
-      ...(options.controllerManager !== undefined ? { controllerManager: options.controllerManager } : {})
+      ...(options.controllerManager !== undefined ? { controllerManager: options.controllerManager } : {}),
+      ...(options.auth !== undefined ? { auth: options.auth } : {})
     })
     const store = cluster.store
 

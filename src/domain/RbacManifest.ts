@@ -1,0 +1,129 @@
+/**
+ * The least privilege a runner needs, as RBAC objects: a ServiceAccount, a Role in the
+ * session namespace with exactly the verbs the routers use (server-side apply is
+ * `patch`, and also `create` when the object does not exist yet, dry runs included), read access
+ * to what the gateway verdict and diagnosis read, and `create` on Events.
+ */
+import type { KubeObject, PolicyRule, Role, RoleBinding, ServiceAccount } from "./Objects.js"
+
+/** What decides the grants: the mode, the namespaces, and how route status is read. */
+export interface RbacSettings {
+  readonly mode: "ingress" | "gateway"
+  readonly sessionNamespace: string
+  /** The Gateway the routes attach to (gateway mode); its namespace defaults to the session namespace. */
+  readonly gateway?: { readonly name: string; readonly namespace?: string }
+  /** `watch` lists and watches the routed kind; `poll` only gets it. */
+  readonly statusSource: "watch" | "poll"
+  /** The ServiceAccount's name; default `session-routing`. */
+  readonly serviceAccount?: string
+}
+
+const RBAC_API = "rbac.authorization.k8s.io/v1"
+const RBAC_GROUP = "rbac.authorization.k8s.io"
+/** The name of every object of the manifest. */
+export const RBAC_NAME = "session-routing"
+const LABELS = { "app.kubernetes.io/name": "session-routing", "app.kubernetes.io/component": "rbac" }
+
+const rule = (
+  apiGroup: string,
+  resource: string,
+  verbs: ReadonlyArray<string>,
+  resourceNames?: ReadonlyArray<string>
+): PolicyRule => ({
+  apiGroups: [apiGroup],
+  resources: [resource],
+  ...(resourceNames !== undefined ? { resourceNames } : {}),
+  verbs: [...verbs].sort()
+})
+
+/**
+ * The rules of the Role in the session namespace. The routed kind is written (`patch`, `create` the first time),
+ * read back (`get`: `status`, polling), found by label to unpublish (`list`) and deleted;
+ * the shared watch adds `list` and `watch`. The Service is applied, found by label and
+ * deleted, never read alone. The namespace itself is read (check, the gateway's
+ * allowedRoutes): a request on a namespace is authorized in that namespace, so a Role can grant it.
+ */
+export const sessionRules = (settings: RbacSettings): ReadonlyArray<PolicyRule> => {
+  const routedVerbs = [
+    "create",
+    "delete",
+    "get",
+    "list",
+    "patch",
+    ...(settings.statusSource === "watch" ? ["watch"] : [])
+  ]
+  const gatewayNamespace = settings.gateway?.namespace ?? settings.sessionNamespace
+  return [
+    rule("", "services", ["create", "delete", "list", "patch"]),
+    settings.mode === "ingress"
+      ? rule("networking.k8s.io", "ingresses", routedVerbs)
+      : rule("gateway.networking.k8s.io", "httproutes", routedVerbs),
+    rule("events.k8s.io", "events", ["create"]),
+    rule("", "namespaces", ["get"], [settings.sessionNamespace]),
+    ...(settings.mode === "gateway" && settings.gateway !== undefined && gatewayNamespace === settings.sessionNamespace
+      ? [rule("gateway.networking.k8s.io", "gateways", ["get"])]
+      : [])
+  ]
+}
+
+/** The cluster-scoped reads: IngressClasses (which one is default, which controller), or GatewayClasses (the Gateway's controller). */
+export const clusterRules = (settings: RbacSettings): ReadonlyArray<PolicyRule> =>
+  settings.mode === "ingress"
+    ? [rule("networking.k8s.io", "ingressclasses", ["list"])]
+    : [rule("gateway.networking.k8s.io", "gatewayclasses", ["get"])]
+
+const meta = (name: string, namespace?: string) => ({
+  name,
+  ...(namespace !== undefined ? { namespace } : {}),
+  labels: LABELS
+})
+
+const binding = (
+  kind: "RoleBinding" | "ClusterRoleBinding",
+  name: string,
+  namespace: string | undefined,
+  sa: ServiceAccount
+): RoleBinding => ({
+  apiVersion: RBAC_API,
+  kind,
+  metadata: meta(name, namespace),
+  roleRef: { apiGroup: RBAC_GROUP, kind: kind === "RoleBinding" ? "Role" : "ClusterRole", name },
+  subjects: [{ kind: "ServiceAccount", name: sa.metadata!.name!, namespace: sa.metadata!.namespace! }]
+})
+
+/** Every object to apply, in the order `kubectl apply -f` needs them. */
+export const rbacManifest = (settings: RbacSettings): ReadonlyArray<KubeObject> => {
+  const name = settings.serviceAccount ?? RBAC_NAME
+  const sa: ServiceAccount = {
+    apiVersion: "v1",
+    kind: "ServiceAccount",
+    metadata: meta(name, settings.sessionNamespace)
+  }
+  const role = (
+    kind: "Role" | "ClusterRole",
+    namespace: string | undefined,
+    rules: ReadonlyArray<PolicyRule>
+  ): Role => ({
+    apiVersion: RBAC_API,
+    kind,
+    metadata: meta(name, namespace),
+    rules
+  })
+  const gatewayNamespace = settings.gateway?.namespace ?? settings.sessionNamespace
+  // A Gateway in another namespace is read there, through a Role and binding of its own.
+  const gatewayElsewhere =
+    settings.mode === "gateway" && settings.gateway !== undefined && gatewayNamespace !== settings.sessionNamespace
+      ? [
+        role("Role", gatewayNamespace, [rule("gateway.networking.k8s.io", "gateways", ["get"])]),
+        binding("RoleBinding", name, gatewayNamespace, sa)
+      ]
+      : []
+  return [
+    sa,
+    role("Role", settings.sessionNamespace, sessionRules(settings)),
+    binding("RoleBinding", name, settings.sessionNamespace, sa),
+    ...gatewayElsewhere,
+    role("ClusterRole", undefined, clusterRules(settings)),
+    binding("ClusterRoleBinding", name, undefined, sa)
+  ]
+}
