@@ -44,7 +44,11 @@ export const makeRecorder = (store: ClusterStore, component: string): Effect.Eff
           const repeated = yield* Effect.either(store.get(EventResource, namespace, existing))
           if (repeated._tag === "Right") {
             const previous = repeated.right
-            yield* store.replace(EventResource, namespace, existing, { ...previous, count: (previous.count ?? 1) + 1, lastTimestamp: now })
+            yield* store.replace(EventResource, namespace, existing, {
+              ...previous,
+              count: (previous.count ?? 1) + 1,
+              lastTimestamp: now
+            })
             return
           }
         }
@@ -75,7 +79,9 @@ export const makeRecorder = (store: ClusterStore, component: string): Effect.Eff
         yield* store.create(EventResource, namespace, body, { fieldManager: component })
         yield* Ref.update(seen, (m) => new Map(m).set(key, name))
       }).pipe(
-        Effect.catchAll((status) => Effect.logDebug(`${component}: could not record ${event.reason}: ${status.message ?? status.code}`))
+        Effect.catchAll((status) =>
+          Effect.logDebug(`${component}: could not record ${event.reason}: ${status.message ?? status.code}`)
+        )
       )
 
     return { record }

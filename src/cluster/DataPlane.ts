@@ -277,7 +277,8 @@ export const make = (
     const endpointAddress = (endpoints: ReadonlyArray<ReadyEndpoint>, key: string) =>
       Effect.gen(function*() {
         const endpoint = endpoints[Math.floor((yield* Random.next) * endpoints.length)]!
-        const byPod = endpoint.pod === undefined ? Option.none() : HashMap.get(yield* Ref.get(pods), podKey(endpoint.pod))
+        const registered = yield* Ref.get(pods)
+        const byPod = endpoint.pod === undefined ? Option.none() : HashMap.get(registered, podKey(endpoint.pod))
         if (Option.isSome(byPod)) return byPod.value
         const byService = HashMap.get(yield* Ref.get(registry), key)
         if (Option.isSome(byService)) return byService.value
@@ -368,6 +369,7 @@ export const make = (
       unregisterBackend: (key) => Ref.update(registry, HashMap.remove(backendKeyString(key))),
       registerPod: (pod, address) =>
         Effect.zipRight(Ref.update(pods, HashMap.set(podKey(pod), address)), setPodReady(store, pod, address.host)),
-      unregisterPod: (pod) => Effect.zipRight(Ref.update(pods, HashMap.remove(podKey(pod))), setPodReady(store, pod, undefined))
+      unregisterPod: (pod) =>
+        Effect.zipRight(Ref.update(pods, HashMap.remove(podKey(pod))), setPodReady(store, pod, undefined))
     } satisfies DataPlane
   })

@@ -5,10 +5,19 @@
  * `ready` from each Pod's Ready condition, ports from the Service's targetPorts.
  */
 import { Duration, Effect, type Scope } from "effect"
-import type { ContainerPort, Endpoint, EndpointPort, EndpointSlice, KubeObject, Pod, Service, Status } from "../domain/Objects.js"
+import type {
+  ContainerPort,
+  Endpoint,
+  EndpointPort,
+  EndpointSlice,
+  KubeObject,
+  Pod,
+  Service,
+  Status
+} from "../domain/Objects.js"
 import { apiVersionOf, EndpointSliceResource, PodResource, ServiceResource } from "../domain/Resources.js"
-import { jsonEqual } from "./ServerSideApply.js"
 import { followWatch, keyOf, makeWorkQueue, splitKey } from "./Reconciler.js"
+import { jsonEqual } from "./ServerSideApply.js"
 import type { ClusterStore } from "./Store.js"
 
 /** The label naming a slice's Service, which clients (and the data plane) select slices by. */
@@ -36,14 +45,22 @@ const servable = (pod: Pod): boolean =>
   (pod.status?.podIP ?? "") !== "" && pod.status?.phase !== "Succeeded" && pod.status?.phase !== "Failed"
 
 /** The slice content the controller wants for `service` over `pods` (its metadata aside). */
-export const desiredSlice = (service: Service, pods: ReadonlyArray<Pod>): Pick<EndpointSlice, "addressType" | "endpoints" | "ports"> => {
+export const desiredSlice = (
+  service: Service,
+  pods: ReadonlyArray<Pod>
+): Pick<EndpointSlice, "addressType" | "endpoints" | "ports"> => {
   const members = pods.filter(servable).sort((a, b) => (a.metadata?.name ?? "").localeCompare(b.metadata?.name ?? ""))
   const endpoints = members.map((pod): Endpoint => {
     const ready = isPodReady(pod) && pod.metadata?.deletionTimestamp === undefined
     return {
       addresses: [pod.status!.podIP!],
       conditions: { ready, serving: isPodReady(pod), terminating: pod.metadata?.deletionTimestamp !== undefined },
-      targetRef: { kind: "Pod", namespace: pod.metadata?.namespace ?? "", name: pod.metadata?.name ?? "", uid: pod.metadata?.uid ?? "" },
+      targetRef: {
+        kind: "Pod",
+        namespace: pod.metadata?.namespace ?? "",
+        name: pod.metadata?.name ?? "",
+        uid: pod.metadata?.uid ?? ""
+      },
       ...(pod.spec?.nodeName !== undefined ? { nodeName: pod.spec.nodeName } : {})
     }
   })
@@ -58,7 +75,10 @@ export const desiredSlice = (service: Service, pods: ReadonlyArray<Pod>): Pick<E
   return { addressType: ipv6 ? "IPv6" : "IPv4", endpoints, ports }
 }
 
-const sameContent = (slice: EndpointSlice, wanted: Pick<EndpointSlice, "addressType" | "endpoints" | "ports">): boolean =>
+const sameContent = (
+  slice: EndpointSlice,
+  wanted: Pick<EndpointSlice, "addressType" | "endpoints" | "ports">
+): boolean =>
   slice.addressType === wanted.addressType &&
   jsonEqual(slice.endpoints ?? [], wanted.endpoints) &&
   jsonEqual(slice.ports ?? [], wanted.ports ?? [])
@@ -70,7 +90,9 @@ const sameContent = (slice: EndpointSlice, wanted: Pick<EndpointSlice, "addressT
 export const run = (store: ClusterStore): Effect.Effect<void, never, Scope.Scope> =>
   Effect.gen(function*() {
     const slicesOf = (namespace: string | undefined, name: string) =>
-      store.list(EndpointSliceResource, namespace, { labelSelector: `${SERVICE_NAME_LABEL}=${name},${MANAGED_BY_LABEL}=${CONTROLLER_NAME}` })
+      store.list(EndpointSliceResource, namespace, {
+        labelSelector: `${SERVICE_NAME_LABEL}=${name},${MANAGED_BY_LABEL}=${CONTROLLER_NAME}`
+      })
 
     const reconcile = (key: string): Effect.Effect<void, Status> =>
       Effect.gen(function*() {
@@ -84,7 +106,11 @@ export const run = (store: ClusterStore): Effect.Effect<void, never, Scope.Scope
         const pods = yield* store.list(PodResource, namespace, { labelSelector: labelSelectorOf(selector) })
         const wanted = desiredSlice(service, pods.items)
         const [current, ...extra] = (yield* slicesOf(namespace, name)).items
-        yield* Effect.forEach(extra, (slice) => store.delete(EndpointSliceResource, namespace, slice.metadata?.name ?? ""), { discard: true })
+        yield* Effect.forEach(
+          extra,
+          (slice) => store.delete(EndpointSliceResource, namespace, slice.metadata?.name ?? ""),
+          { discard: true }
+        )
         if (current !== undefined) {
           if (sameContent(current, wanted)) return
           const { endpoints: _e, ports: _p, ...rest } = current
@@ -125,13 +151,17 @@ export const run = (store: ClusterStore): Effect.Effect<void, never, Scope.Scope
       )
 
     yield* followWatch(store, ServiceResource, (event) =>
-      event.type === "ERROR" || event.type === "BOOKMARK" ? Effect.void : queue.enqueue(keyOf(event.object))
-    ).pipe(Effect.forkScoped)
+      event.type === "ERROR" || event.type === "BOOKMARK" ? Effect.void : queue.enqueue(keyOf(event.object))).pipe(
+        Effect.forkScoped
+      )
     yield* followWatch(store, PodResource, (event) =>
-      event.type === "ERROR" || event.type === "BOOKMARK" ? Effect.void : servicesIn((event.object as KubeObject).metadata?.namespace)
-    ).pipe(Effect.forkScoped)
+      event.type === "ERROR" || event.type === "BOOKMARK"
+        ? Effect.void
+        : servicesIn((event.object as KubeObject).metadata?.namespace)).pipe(Effect.forkScoped)
     yield* followWatch(store, EndpointSliceResource, (event) => {
-      if (event.type === "ERROR" || event.type === "BOOKMARK") return Effect.void
+      if (event.type === "ERROR" || event.type === "BOOKMARK") {
+        return Effect.void
+      }
       const service = event.object.metadata?.labels?.[SERVICE_NAME_LABEL]
       return service === undefined ? Effect.void : queue.enqueue(`${event.object.metadata?.namespace ?? ""}/${service}`)
     }).pipe(Effect.forkScoped)

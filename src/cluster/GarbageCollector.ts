@@ -109,7 +109,10 @@ export const run = (store: ClusterStore): Effect.Effect<void, never, Scope.Scope
 
     const withoutOwners = (uids: ReadonlySet<string>) => (object: KubeObject): KubeObject => ({
       ...object,
-      metadata: { ...object.metadata, ownerReferences: (object.metadata?.ownerReferences ?? []).filter((r) => !uids.has(r.uid)) }
+      metadata: {
+        ...object.metadata,
+        ownerReferences: (object.metadata?.ownerReferences ?? []).filter((r) => !uids.has(r.uid))
+      }
     })
 
     const remove = (entry: Entry, propagationPolicy: NonNullable<DeleteOptions["propagationPolicy"]>) =>
@@ -128,13 +131,16 @@ export const run = (store: ClusterStore): Effect.Effect<void, never, Scope.Scope
         const dependents = graph.dependents.get(uidOf(entry.object)) ?? []
         if (finalizers.includes(ORPHAN)) {
           const owner = new Set([uidOf(entry.object)])
-          yield* Effect.forEach(dependents, ({ entry: dependent }) => updateMeta(dependent, withoutOwners(owner)), { discard: true })
+          yield* Effect.forEach(dependents, ({ entry: dependent }) => updateMeta(dependent, withoutOwners(owner)), {
+            discard: true
+          })
           return yield* updateMeta(entry, withoutFinalizer(ORPHAN))
         }
         if (!finalizers.includes(FOREGROUND)) return
         yield* Effect.forEach(
           dependents.filter(({ entry: dependent }) => !beingDeleted(dependent.object)),
-          ({ entry: dependent }) => remove(dependent, graph.dependents.has(uidOf(dependent.object)) ? "Foreground" : "Background"),
+          ({ entry: dependent }) =>
+            remove(dependent, graph.dependents.has(uidOf(dependent.object)) ? "Foreground" : "Background"),
           { discard: true }
         )
         if (!dependents.some(({ ref }) => ref.blockOwnerDeletion === true)) {
@@ -173,4 +179,3 @@ export const run = (store: ClusterStore): Effect.Effect<void, never, Scope.Scope
       { discard: true }
     )
   })
-

@@ -123,15 +123,22 @@ export const run = (store: ClusterStore, options: GatewayControllerOptions): Eff
       const resolved = parent.conditions?.find((c) => c.type === "ResolvedRefs")
       const refusal = accepted?.status === "False" ? accepted : resolved?.status === "False" ? resolved : undefined
       if (refusal !== undefined) {
-        return recorder.record({ resource: HttpRouteResource, object: route, type: "Warning", reason: refusal.reason, message: refusal.message })
+        return recorder.record({
+          resource: HttpRouteResource,
+          object: route,
+          type: "Warning",
+          reason: refusal.reason,
+          message: refusal.message
+        })
       }
       if (accepted?.status !== "True") return Effect.void
+      const gatewayNamespace = parent.parentRef.namespace ?? route.metadata?.namespace ?? ""
       return recorder.record({
         resource: HttpRouteResource,
         object: route,
         type: "Normal",
         reason: accepted.reason,
-        message: `${accepted.message} (parent Gateway ${parent.parentRef.namespace ?? route.metadata?.namespace ?? ""}/${parent.parentRef.name})`
+        message: `${accepted.message} (parent Gateway ${gatewayNamespace}/${parent.parentRef.name})`
       })
     }
 

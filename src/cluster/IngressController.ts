@@ -84,7 +84,13 @@ export const run = (store: ClusterStore, options: IngressControllerOptions): Eff
         )
         if (ingress === undefined || !claimsIngress(ingress, selector) || hasAddresses(ingress, addresses)) return
         // What ingress-nginx tells `kubectl describe ingress` when it takes an Ingress on.
-        yield* recorder.record({ resource: IngressResource, object: ingress, type: "Normal", reason: "Sync", message: "Scheduled for sync" })
+        yield* recorder.record({
+          resource: IngressResource,
+          object: ingress,
+          type: "Normal",
+          reason: "Sync",
+          message: "Scheduled for sync"
+        })
         yield* store.replaceStatus(
           IngressResource,
           namespace,

@@ -381,4 +381,7 @@ export const matchesFields = (
   requirements: ReadonlyArray<FieldRequirement>,
   fields: Readonly<Record<string, string>>
 ): boolean =>
-  requirements.every((r) => (r.operator === "=" ? (fields[r.field] ?? "") === r.value : (fields[r.field] ?? "") !== r.value))
+  requirements.every((r) => {
+    const value = fields[r.field] ?? ""
+    return r.operator === "=" ? value === r.value : value !== r.value
+  })

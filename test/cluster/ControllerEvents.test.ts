@@ -15,7 +15,13 @@ describe("ControllerEvents", () => {
       const store = yield* makeMemoryStore({ namespaces: [NS] })
       const object = yield* store.create(IngressResource, NS, ingress("web"))
       const recorder = yield* makeRecorder(store, "nginx-ingress-controller")
-      const sync = { resource: IngressResource, object, type: "Normal", reason: "Sync", message: "Scheduled for sync" } as const
+      const sync = {
+        resource: IngressResource,
+        object,
+        type: "Normal",
+        reason: "Sync",
+        message: "Scheduled for sync"
+      } as const
       yield* TestClock.adjust("5 seconds")
       yield* recorder.record(sync)
       yield* TestClock.adjust("1 minute")
@@ -25,7 +31,13 @@ describe("ControllerEvents", () => {
       expect(others).toEqual([])
       expect(event).toMatchObject({
         metadata: { name: expect.stringMatching(/^web\.[0-9a-f]+$/), namespace: NS },
-        involvedObject: { kind: "Ingress", apiVersion: "networking.k8s.io/v1", name: "web", namespace: NS, uid: object.metadata?.uid },
+        involvedObject: {
+          kind: "Ingress",
+          apiVersion: "networking.k8s.io/v1",
+          name: "web",
+          namespace: NS,
+          uid: object.metadata?.uid
+        },
         reason: "Sync",
         message: "Scheduled for sync",
         source: { component: "nginx-ingress-controller" },

@@ -27,7 +27,13 @@ describe("Events over HTTP", () => {
       yield* send(url, "POST", CORE, coreEvent("other.1", { kind: "Pod", name: "other" }))
       yield* send(url, "POST", CORE, coreEvent("web.1", { kind: "Pod", name: "web" }, { message: "Pulled image" }))
       const event = JSON.parse((yield* Effect.promise(next))!)
-      expect([event.type, event.object.apiVersion, event.object.metadata.name, event.object.note, event.object.regarding.name]).toEqual([
+      expect([
+        event.type,
+        event.object.apiVersion,
+        event.object.metadata.name,
+        event.object.note,
+        event.object.regarding.name
+      ]).toEqual([
         "ADDED",
         "events.k8s.io/v1",
         "web.1",
@@ -41,10 +47,19 @@ describe("Events over HTTP", () => {
       const { url } = yield* LocalCluster.make({ namespaces: [NS] })
       const refused = yield* call(url, `${CORE}?fieldSelector=spec.host%3Dx`)
       expect([refused.status, refused.body.message]).toEqual([400, "field label not supported: spec.host"])
-      yield* send(url, "POST", CORE, coreEvent("web.1", { kind: "Pod", name: "web" }, { type: "Warning", reason: "BackOff" }))
+      yield* send(
+        url,
+        "POST",
+        CORE,
+        coreEvent("web.1", { kind: "Pod", name: "web" }, { type: "Warning", reason: "BackOff" })
+      )
       for (const path of [CORE, NEWER]) {
         const table = yield* call(url, path, { headers: { accept: TABLE } })
-        expect(table.body.columnDefinitions.filter((c: { priority: number }) => c.priority === 0).map((c: { name: string }) => c.name)).toEqual([
+        expect(
+          table.body.columnDefinitions.filter((c: { priority: number }) => c.priority === 0).map((
+            c: { name: string }
+          ) => c.name)
+        ).toEqual([
           "Last Seen",
           "Type",
           "Reason",

@@ -10,13 +10,20 @@ import { Duration, Effect } from "effect"
 import * as IngressController from "../../src/cluster/IngressController.js"
 import { LocalCluster } from "../../src/cluster/LocalCluster.js"
 import type { KubeObject } from "../../src/domain/Objects.js"
-import { EventResource, IngressResource, PodResource, type ResourceType, ServiceResource } from "../../src/domain/Resources.js"
+import {
+  EventResource,
+  IngressResource,
+  PodResource,
+  type ResourceType,
+  ServiceResource
+} from "../../src/domain/Resources.js"
 import { kubectls, kubectlWorkspace, requireKubectl } from "../support/Kubectl.js"
 import { eventually } from "../support/RouterHarness.js"
 import { NS } from "./ClusterFixtures.js"
 import { send } from "./WireFixtures.js"
 
-const podYaml = (name: string) => `apiVersion: v1
+const podYaml = (name: string) =>
+  `apiVersion: v1
 kind: Pod
 metadata:
   name: ${name}
@@ -78,7 +85,8 @@ spec:
 }
 
 // What a kubelet reports when it starts a container, through the newer Events API.
-const startedYaml = (uid: string) => `apiVersion: events.k8s.io/v1
+const startedYaml = (uid: string) =>
+  `apiVersion: events.k8s.io/v1
 kind: Event
 metadata:
   name: web.started
@@ -120,12 +128,25 @@ describe("kubectl on Pods, Events and garbage collection", () => {
           const { file, kubeconfig, run } = yield* kubectlWorkspace(kubectl, "local-cluster-kubectl-pods-")
           yield* cluster.writeKubeconfig(kubeconfig)
           const names = (resource: ResourceType<KubeObject>) =>
-            Effect.map(Effect.orDie(cluster.store.list(resource, NS)), (list) => list.items.map((o) => o.metadata?.name))
+            Effect.map(
+              Effect.orDie(cluster.store.list(resource, NS)),
+              (list) => list.items.map((o) => o.metadata?.name)
+            )
           const createPod = (name: string) =>
             Effect.gen(function*() {
-              const created = yield* run("create", "-f", yield* file(`${name}.yaml`, podYaml(name)), "-o", "jsonpath={.metadata.uid}")
+              const created = yield* run(
+                "create",
+                "-f",
+                yield* file(`${name}.yaml`, podYaml(name)),
+                "-o",
+                "jsonpath={.metadata.uid}"
+              )
               expect(created.code, created.stderr).toBe(0)
-              const owned = yield* run("create", "-f", yield* file(`${name}-owned.yaml`, ownedYaml(name, created.stdout.trim())))
+              const owned = yield* run(
+                "create",
+                "-f",
+                yield* file(`${name}-owned.yaml`, ownedYaml(name, created.stdout.trim()))
+              )
               expect(owned.code, owned.stderr).toBe(0)
               return created.stdout.trim()
             })
@@ -138,10 +159,18 @@ describe("kubectl on Pods, Events and garbage collection", () => {
 
           // Readiness as a kubelet writes it, through the status subresource; the Pod's slice follows.
           const ready = yield* send(cluster.url, "PATCH", `/api/v1/namespaces/${NS}/pods/web/status`, {
-            status: { phase: "Running", podIP: "10.1.0.7", podIPs: [{ ip: "10.1.0.7" }], conditions: [{ type: "Ready", status: "True" }] }
+            status: {
+              phase: "Running",
+              podIP: "10.1.0.7",
+              podIPs: [{ ip: "10.1.0.7" }],
+              conditions: [{ type: "Ready", status: "True" }]
+            }
           }, "application/merge-patch+json")
           expect(ready.status, ready.text).toBe(200)
-          yield* eventually(run("get", "endpointslices", "-n", NS, "-l", "kubernetes.io/service-name=web"), (got) => got.stdout.includes("10.1.0.7"))
+          yield* eventually(
+            run("get", "endpointslices", "-n", NS, "-l", "kubernetes.io/service-name=web"),
+            (got) => got.stdout.includes("10.1.0.7")
+          )
           const slices = yield* run("get", "endpointslices", "-n", NS, "-l", "kubernetes.io/service-name=web")
           expect(slices.stdout.split("\n")[0]).toMatch(/^NAME\s+ADDRESSTYPE\s+PORTS\s+ENDPOINTS\s+AGE$/)
           expect(slices.stdout.split("\n")[1]).toMatch(/^web-\w{5}\s+IPv4\s+8080\s+10\.1\.0\.7\s+\S+$/)
@@ -152,7 +181,14 @@ describe("kubectl on Pods, Events and garbage collection", () => {
           const described = yield* run("describe", "ingress", "web", "-n", NS)
           expect(described.stdout).toMatch(/Normal\s+Sync\s+.*nginx-ingress-controller\s+Scheduled for sync/)
           const selected = yield* run(
-            "get", "events", "-n", NS, "--field-selector", "involvedObject.kind=Ingress,involvedObject.name=web", "-o", "jsonpath={.items[*].reason}"
+            "get",
+            "events",
+            "-n",
+            NS,
+            "--field-selector",
+            "involvedObject.kind=Ingress,involvedObject.name=web",
+            "-o",
+            "jsonpath={.items[*].reason}"
           )
           expect([selected.code, selected.stdout], selected.stderr).toEqual([0, "Sync"])
 
@@ -170,13 +206,20 @@ describe("kubectl on Pods, Events and garbage collection", () => {
 
           const background = yield* run("delete", "pod", "web", "-n", NS, "--cascade=background")
           expect(background.code, background.stderr).toBe(0)
-          yield* eventually(Effect.all([names(ServiceResource), names(IngressResource)]), ([s, i]) => s.length + i.length === 0)
+          yield* eventually(
+            Effect.all([names(ServiceResource), names(IngressResource)]),
+            ([s, i]) => s.length + i.length === 0
+          )
 
           yield* createPod("api")
           // kubectl waits for the Pod to be gone: the collector first deletes what blocks it.
           const foreground = yield* run("delete", "pod", "api", "-n", NS, "--cascade=foreground", "--timeout=20s")
           expect(foreground.code, foreground.stderr).toBe(0)
-          expect(yield* Effect.all([names(PodResource), names(ServiceResource), names(IngressResource)])).toEqual([[], [], []])
+          expect(yield* Effect.all([names(PodResource), names(ServiceResource), names(IngressResource)])).toEqual([
+            [],
+            [],
+            []
+          ])
         }),
       60_000
     )

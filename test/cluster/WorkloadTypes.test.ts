@@ -63,7 +63,10 @@ describe("Pods", () => {
         ...pod("b"),
         spec: { containers: [{ name: "main", ports: [{ name: "http", containerPort: 70000 }] }] }
       } as Pod))
-      expect(bad.details?.causes?.map((c) => c.field)).toEqual(["spec.containers[0].image", "spec.containers[0].ports[0].containerPort"])
+      expect(bad.details?.causes?.map((c) => c.field)).toEqual([
+        "spec.containers[0].image",
+        "spec.containers[0].ports[0].containerPort"
+      ])
       expect(bad.message).toContain("Invalid value: 70000: must be between 1 and 65535, inclusive")
     }))
 
@@ -71,7 +74,11 @@ describe("Pods", () => {
     Effect.gen(function*() {
       const store = yield* fresh
       const created = yield* store.create(PodResource, NS, pod("web"))
-      const ready = { phase: "Running" as const, conditions: [{ type: "Ready", status: "True" as const }], podIP: "10.0.0.7" }
+      const ready = {
+        phase: "Running" as const,
+        conditions: [{ type: "Ready", status: "True" as const }],
+        podIP: "10.0.0.7"
+      }
       const replaced = yield* store.replace(PodResource, NS, "web", { ...created, status: ready })
       expect(replaced.object.status?.phase).toBe("Pending")
       const written = yield* store.replaceStatus(PodResource, NS, "web", { ...created, status: ready })
@@ -88,7 +95,12 @@ describe("Pods", () => {
         spec: { ...spec, containers: [{ ...spec.containers[0]!, image: "registry.example/app:2.0" }] }
       })
       expect(image.object.spec?.containers[0]?.image).toBe("registry.example/app:2.0")
-      const refused = yield* Effect.flip(store.replace(PodResource, NS, "web", { ...image.object, spec: { ...image.object.spec!, restartPolicy: "Never" } }))
+      const refused = yield* Effect.flip(
+        store.replace(PodResource, NS, "web", {
+          ...image.object,
+          spec: { ...image.object.spec!, restartPolicy: "Never" }
+        })
+      )
       expect([refused.code, refused.details?.causes?.[0]?.field]).toEqual([422, "spec"])
       expect(refused.message).toContain("pod updates may not change fields other than `spec.containers[*].image`")
     }))
@@ -129,7 +141,11 @@ describe("Events", () => {
   it.effect("serves one stored Event through both APIs, with the same uid and resourceVersion", () =>
     Effect.gen(function*() {
       const store = yield* fresh
-      const created = yield* store.create(EventResource, NS, coreEvent("web.1", { kind: "Pod", name: "web", uid: "u-1" }))
+      const created = yield* store.create(
+        EventResource,
+        NS,
+        coreEvent("web.1", { kind: "Pod", name: "web", uid: "u-1" })
+      )
       const seen = yield* store.get(EventV1Resource, NS, "web.1")
       expect(seen).toMatchObject({
         apiVersion: "events.k8s.io/v1",
@@ -155,16 +171,26 @@ describe("Events", () => {
       })
       expect(asCore.metadata?.uid).toBe(newer.metadata?.uid)
       const listed = yield* store.list(EventV1Resource, NS)
-      expect([listed.kind, listed.apiVersion, names(listed.items)]).toEqual(["EventList", "events.k8s.io/v1", ["web.1", "web.2"]])
+      expect([listed.kind, listed.apiVersion, names(listed.items)]).toEqual(["EventList", "events.k8s.io/v1", [
+        "web.1",
+        "web.2"
+      ]])
     }))
 
   it.effect("applies an events.k8s.io Event server-side and patches it through core/v1", () =>
     Effect.gen(function*() {
       const store = yield* fresh
       const applied = yield* store.apply(EventV1Resource, NS, "web.3", eventV1("web.3"), { fieldManager: "kubelet" })
-      expect([applied.created, applied.object.note, applied.object.apiVersion]).toEqual([true, "Started container main", "events.k8s.io/v1"])
+      expect([applied.created, applied.object.note, applied.object.apiVersion]).toEqual([
+        true,
+        "Started container main",
+        "events.k8s.io/v1"
+      ])
       const core = yield* store.get(EventResource, NS, "web.3")
-      const updated = yield* store.replace(EventResource, NS, "web.3", { ...core, series: { count: 2, lastObservedTime: "2024-01-01T00:01:00.000000Z" } })
+      const updated = yield* store.replace(EventResource, NS, "web.3", {
+        ...core,
+        series: { count: 2, lastObservedTime: "2024-01-01T00:01:00.000000Z" }
+      })
       const seen = yield* store.get(EventV1Resource, NS, "web.3")
       expect([seen.series, seen.metadata?.resourceVersion]).toEqual([
         { count: 2, lastObservedTime: "2024-01-01T00:01:00.000000Z" },
@@ -176,10 +202,17 @@ describe("Events", () => {
     Effect.gen(function*() {
       const store = yield* fresh
       yield* store.create(EventResource, NS, coreEvent("a", { kind: "Pod", name: "web" }))
-      yield* store.create(EventResource, NS, coreEvent("b", { kind: "Ingress", name: "web" }, { reason: "Failed", type: "Warning" }))
+      yield* store.create(
+        EventResource,
+        NS,
+        coreEvent("b", { kind: "Ingress", name: "web" }, { reason: "Failed", type: "Warning" })
+      )
       yield* store.create(EventV1Resource, NS, eventV1("c"))
       const pick = (fieldSelector: string) =>
-        Effect.all([store.list(EventResource, NS, { fieldSelector }), store.list(EventV1Resource, NS, { fieldSelector })]).pipe(
+        Effect.all([
+          store.list(EventResource, NS, { fieldSelector }),
+          store.list(EventV1Resource, NS, { fieldSelector })
+        ]).pipe(
           Effect.map(([core, newer]) => [names(core.items), names(newer.items)])
         )
       expect(yield* pick("involvedObject.kind=Pod,involvedObject.name=web")).toEqual([["a", "c"], ["a", "c"]])
@@ -197,9 +230,10 @@ describe("Events", () => {
         Stream.take(1),
         Stream.runCollect
       )
-      expect(Chunk.toReadonlyArray(events).map((e) => [e.type, (e.object as EventV1).note, e.object.apiVersion])).toEqual([
-        ["ADDED", "Scheduled for sync", "events.k8s.io/v1"]
-      ])
+      expect(Chunk.toReadonlyArray(events).map((e) => [e.type, (e.object as EventV1).note, e.object.apiVersion]))
+        .toEqual([
+          ["ADDED", "Scheduled for sync", "events.k8s.io/v1"]
+        ])
     }))
 
   it.effect("holds an events.k8s.io create to the newer API's rules, and a core one to the legacy rules", () =>
@@ -220,9 +254,13 @@ describe("Events", () => {
         ...coreEvent("y", { kind: "Pod", name: "web" }),
         involvedObject: { kind: "Pod", name: "web", namespace: "other" }
       } as CoreEvent))
-      expect(elsewhere.message).toBe(`Event "y" is invalid: involvedObject.namespace: Invalid value: "other": does not match event.namespace`)
+      expect(elsewhere.message).toBe(
+        `Event "y" is invalid: involvedObject.namespace: Invalid value: "other": does not match event.namespace`
+      )
       // A body of another kind is a decode error, before any validation.
-      const wrongKind = yield* Effect.flip(store.create(EventV1Resource, NS, { ...eventV1("z"), kind: "Pod", eventTime: null }))
+      const wrongKind = yield* Effect.flip(
+        store.create(EventV1Resource, NS, { ...eventV1("z"), kind: "Pod", eventTime: null })
+      )
       expect([wrongKind.code, wrongKind.reason]).toEqual([400, "BadRequest"])
       const missing = yield* Effect.flip(store.get(EventV1Resource, NS, "nope"))
       expect(missing.message).toBe(`events.events.k8s.io "nope" not found`)
@@ -244,12 +282,24 @@ describe("EndpointSlices", () => {
     Effect.gen(function*() {
       const store = yield* fresh
       const created = yield* store.create(EndpointSliceResource, NS, slice({}))
-      expect([created.metadata?.generation, created.ports]).toEqual([1, [{ name: "http", port: 8080, protocol: "TCP" }]])
+      expect([created.metadata?.generation, created.ports]).toEqual([1, [{
+        name: "http",
+        port: 8080,
+        protocol: "TCP"
+      }]])
       const updated = yield* store.replace(EndpointSliceResource, NS, "web-abc12", { ...created, endpoints: [] })
       expect(updated.object.metadata?.generation).toBe(2)
-      const noType = yield* Effect.flip(store.create(EndpointSliceResource, NS, slice({ metadata: { name: "a" }, addressType: "" as "IPv4" })))
+      const noType = yield* Effect.flip(
+        store.create(EndpointSliceResource, NS, slice({ metadata: { name: "a" }, addressType: "" as "IPv4" }))
+      )
       expect(noType.message).toBe(`EndpointSlice.discovery.k8s.io "a" is invalid: addressType: Required value`)
-      const v6 = yield* Effect.flip(store.create(EndpointSliceResource, NS, slice({ metadata: { name: "b" }, endpoints: [{ addresses: ["fd00::1"] }] })))
+      const v6 = yield* Effect.flip(
+        store.create(
+          EndpointSliceResource,
+          NS,
+          slice({ metadata: { name: "b" }, endpoints: [{ addresses: ["fd00::1"] }] })
+        )
+      )
       expect(v6.details?.causes?.map((c) => [c.field, c.message])).toEqual([
         ["endpoints[0].addresses[0]", `Invalid value: "fd00::1": must be a valid IPv4 address`]
       ])

@@ -56,7 +56,10 @@ const record = (value: unknown): Record<string, unknown> => (isObject(value) ? v
  * An object's selectable field values. Events are read in their stored (core/v1)
  * form; `source` is the source component, else the reporting controller.
  */
-export const fieldValuesOf = (resource: ResourceType<unknown>, object: KubeObject): Readonly<Record<string, string>> => {
+export const fieldValuesOf = (
+  resource: ResourceType<unknown>,
+  object: KubeObject
+): Readonly<Record<string, string>> => {
   const json = object as unknown as Record<string, unknown>
   const meta = record(json.metadata)
   const base = { "metadata.name": text(meta.name), "metadata.namespace": text(meta.namespace) }

@@ -19,8 +19,10 @@ export type EndpointChoice =
   | { readonly _tag: "NoneReady"; readonly message: string }
   | { readonly _tag: "Ready"; readonly endpoints: ReadonlyArray<ReadyEndpoint> }
 
-const matches = (selector: Readonly<Record<string, string>>, labels: Readonly<Record<string, string>> | undefined): boolean =>
-  Object.entries(selector).every(([k, v]) => labels?.[k] === v)
+const matches = (
+  selector: Readonly<Record<string, string>>,
+  labels: Readonly<Record<string, string>> | undefined
+): boolean => Object.entries(selector).every(([k, v]) => labels?.[k] === v)
 
 /** The ready endpoints of `service`'s `port`, from the Pods and slices of its namespace. */
 export const readyEndpoints = (
@@ -55,6 +57,8 @@ export const readyEndpoints = (
   const namespace = service.metadata?.namespace ?? ""
   return {
     _tag: "NoneReady",
-    message: `no ready endpoints for Service ${namespace}/${name} port ${port} (${selected.length} ${selected.length === 1 ? "Pod" : "Pods"} selected, none Ready)`
+    message: `no ready endpoints for Service ${namespace}/${name} port ${port} (${selected.length} ${
+      selected.length === 1 ? "Pod" : "Pods"
+    } selected, none Ready)`
   }
 }

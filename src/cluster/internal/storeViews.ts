@@ -51,7 +51,10 @@ export const withEventView = <S extends ClusterStore>(
   const core = EventResource as AnyResource
   // The view is served, or not, on its own: a type switched off answers 404 whatever backs it.
   const served = <A, R>(effect: Effect.Effect<A, Status, R>): Effect.Effect<A, Status, R> =>
-    Effect.flatMap(store.isServed(EventV1Resource as AnyResource), (on) => (on ? effect : Effect.fail(notServedStatus())))
+    Effect.flatMap(
+      store.isServed(EventV1Resource as AnyResource),
+      (on) => (on ? effect : Effect.fail(notServedStatus()))
+    )
 
   const view: ClusterStore = {
     ...store,
@@ -68,13 +71,22 @@ export const withEventView = <S extends ClusterStore>(
     replace: (resource, namespace, name, body, options) =>
       isView(resource)
         ? served(Effect.flatMap(incoming(body, false), (converted) =>
-          out(store.replace(core, namespace, name, converted, options), (r) => ({ ...r, object: toEventV1(r.object) })))) as never
+          out(
+            store.replace(core, namespace, name, converted, options),
+            (r) => ({ ...r, object: toEventV1(r.object) })
+          ))) as never
         : store.replace(resource, namespace, name, body, options),
     apply: (resource, namespace, name, body, options) =>
       isView(resource)
         ? served(Effect.flatMap(incoming(body, true), (converted) =>
           out(
-            store.apply(core, namespace, name, { ...converted, apiVersion: apiVersionOf(EventResource) } as KubeObject, options),
+            store.apply(
+              core,
+              namespace,
+              name,
+              { ...converted, apiVersion: apiVersionOf(EventResource) } as KubeObject,
+              options
+            ),
             (r) => ({ ...r, object: toEventV1(r.object) })
           ))).pipe(Effect.mapError(viewStatus)) as never
         : store.apply(resource, namespace, name, body, options),
@@ -84,7 +96,9 @@ export const withEventView = <S extends ClusterStore>(
           out(store.replaceStatus(core, namespace, name, converted, options), toEventV1))) as never
         : store.replaceStatus(resource, namespace, name, body, options),
     get: (resource, namespace, name) =>
-      isView(resource) ? served(out(store.get(core, namespace, name), toEventV1)) as never : store.get(resource, namespace, name),
+      isView(resource)
+        ? served(out(store.get(core, namespace, name), toEventV1)) as never
+        : store.get(resource, namespace, name),
     list: (resource, namespace, options) =>
       isView(resource)
         ? served(out(store.list(core, namespace, options), (list: ObjectList<KubeObject>) => ({
@@ -101,7 +115,10 @@ export const withEventView = <S extends ClusterStore>(
       isView(resource)
         ? served(out(store.delete(core, namespace, name, options), (result) =>
           "object" in result ? { object: toEventV1(result.object) } : {
-            status: { ...result.status, ...(result.status.details ? { details: { ...result.status.details, group: EventV1Resource.group } } : {}) }
+            status: {
+              ...result.status,
+              ...(result.status.details ? { details: { ...result.status.details, group: EventV1Resource.group } } : {})
+            }
           }))
         : store.delete(resource, namespace, name, options),
     watch: (resource, namespace, options) =>

@@ -38,7 +38,9 @@ const containerDefaults = (value: unknown): unknown => {
   orDefault(container, "imagePullPolicy", pullPolicyFor(container.image))
   orDefault(container, "resources", {})
   if (Array.isArray(container.ports)) {
-    container.ports = container.ports.map((p: unknown) => (isObject(p) && p.protocol === undefined ? { ...p, protocol: "TCP" } : p))
+    container.ports = container.ports.map((
+      p: unknown
+    ) => (isObject(p) && p.protocol === undefined ? { ...p, protocol: "TCP" } : p))
   }
   return container
 }

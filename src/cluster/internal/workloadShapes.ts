@@ -94,9 +94,12 @@ const podShape: Shape = struct({
   })
 })
 
-const objectReference = struct(scalars("kind", "namespace", "name", "uid", "apiVersion", "resourceVersion", "fieldPath"), {
-  atomic: true
-})
+const objectReference = struct(
+  scalars("kind", "namespace", "name", "uid", "apiVersion", "resourceVersion", "fieldPath"),
+  {
+    atomic: true
+  }
+)
 
 /** A core/v1 Event, the form both Event views are stored in. */
 const eventShape: Shape = struct({
@@ -105,7 +108,17 @@ const eventShape: Shape = struct({
   metadata: objectMeta,
   involvedObject: objectReference,
   related: objectReference,
-  ...scalars("reason", "message", "firstTimestamp", "lastTimestamp", "type", "eventTime", "action", "reportingComponent", "reportingInstance"),
+  ...scalars(
+    "reason",
+    "message",
+    "firstTimestamp",
+    "lastTimestamp",
+    "type",
+    "eventTime",
+    "action",
+    "reportingComponent",
+    "reportingInstance"
+  ),
   source: struct(scalars("component", "host")),
   count: int32,
   series: struct({ count: int32, lastObservedTime: scalar })

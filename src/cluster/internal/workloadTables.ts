@@ -14,7 +14,9 @@ export interface TableBase {
 
 type Json = Record<string, unknown>
 
-const record = (value: unknown): Json => (typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Json) : {})
+const record = (
+  value: unknown
+): Json => (typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Json) : {})
 const list = (value: unknown): ReadonlyArray<unknown> => (Array.isArray(value) ? value : [])
 const text = (value: unknown): string => (typeof value === "string" ? value : "")
 const column = (name: string, description: string, cell: Column["cell"], priority = 0): Column => ({
@@ -47,12 +49,24 @@ const podColumns = (base: TableBase): ReadonlyArray<Column> => [
   base.name,
   column("Ready", "The aggregate readiness state of this pod for accepting traffic.", podReady),
   column("Status", "The aggregate status of the containers in this pod.", podStatus),
-  column("Restarts", "The number of times the containers in this pod have been restarted and when the last container in this pod has restarted.", (o) =>
-    list(record(o.status).containerStatuses).reduce<number>((n, s) => n + (typeof record(s).restartCount === "number" ? (record(s).restartCount as number) : 0), 0)),
+  column(
+    "Restarts",
+    "The number of times the containers in this pod have been restarted and when the last container in this pod has restarted.",
+    (o) =>
+      list(record(o.status).containerStatuses).reduce<number>(
+        (n, s) => n + (typeof record(s).restartCount === "number" ? (record(s).restartCount as number) : 0),
+        0
+      )
+  ),
   base.age,
   column("IP", "The IP address assigned to the pod", (o) => text(record(o.status).podIP) || "<none>", 1),
   column("Node", "The name of the node assigned to the pod", (o) => text(record(o.spec).nodeName) || "<none>", 1),
-  column("Nominated Node", "The name of the node nominated by the scheduler", (o) => text(record(o.status).nominatedNodeName) || "<none>", 1),
+  column(
+    "Nominated Node",
+    "The name of the node nominated by the scheduler",
+    (o) => text(record(o.status).nominatedNodeName) || "<none>",
+    1
+  ),
   column("Readiness Gates", "The readiness gates of the pod", (o) => {
     const gates = list(record(o.spec).readinessGates)
     return gates.length === 0 ? "<none>" : `0/${gates.length}`
@@ -79,7 +93,11 @@ const eventFields = (o: Json) => {
 }
 
 const eventColumns = (base: TableBase): ReadonlyArray<Column> => [
-  column("Last Seen", "Time when last event from this series was seen", (o, now) => base.since(eventFields(o).last, now)),
+  column(
+    "Last Seen",
+    "Time when last event from this series was seen",
+    (o, now) => base.since(eventFields(o).last, now)
+  ),
   column("Type", "Type of this event", (o) => text(o.type)),
   column("Reason", "Reason is why the action was taken", (o) => text(o.reason)),
   column("Object", "The object that this event is about", (o) => {
@@ -107,7 +125,9 @@ const endpointSliceColumns = (base: TableBase): ReadonlyArray<Column> => [
     const addresses = list(o.endpoints).flatMap((e) => list(record(e).addresses).map(text))
     if (addresses.length === 0) return "<unset>"
     const shown = addresses.slice(0, MAX_SHOWN_ENDPOINTS).join(",")
-    return addresses.length > MAX_SHOWN_ENDPOINTS ? `${shown} + ${addresses.length - MAX_SHOWN_ENDPOINTS} more...` : shown
+    return addresses.length > MAX_SHOWN_ENDPOINTS
+      ? `${shown} + ${addresses.length - MAX_SHOWN_ENDPOINTS} more...`
+      : shown
   }),
   base.age
 ]

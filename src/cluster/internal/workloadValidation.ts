@@ -17,9 +17,18 @@ import {
 } from "../../domain/Validation.js"
 import { invalidStatus } from "../Validation.js"
 import { toCoreEvent } from "./eventViews.js"
-import { jsonEqual } from "./json.js"
 import { child, duplicate, type FieldError, index, invalid, notSupported, required, tooMany } from "./fieldErrors.js"
-import { asArray, asNumber, asRecord, asString, isPresent, type JsonRecord, nameIsDnsSubdomain, validateObjectMeta } from "./objectMeta.js"
+import { jsonEqual } from "./json.js"
+import {
+  asArray,
+  asNumber,
+  asRecord,
+  asString,
+  isPresent,
+  type JsonRecord,
+  nameIsDnsSubdomain,
+  validateObjectMeta
+} from "./objectMeta.js"
 
 const PROTOCOLS = ["SCTP", "TCP", "UDP"] as const
 const RESTART_POLICIES = ["Always", "Never", "OnFailure"] as const
@@ -59,7 +68,11 @@ const validateContainerPorts = (ports: ReadonlyArray<JsonRecord>, path: string):
   return errs
 }
 
-const validateContainers = (containers: ReadonlyArray<JsonRecord>, path: string, names: Set<string>): Array<FieldError> => {
+const validateContainers = (
+  containers: ReadonlyArray<JsonRecord>,
+  path: string,
+  names: Set<string>
+): Array<FieldError> => {
   const errs: Array<FieldError> = []
   containers.forEach((container, i) => {
     const at = index(path, i)
@@ -73,7 +86,11 @@ const validateContainers = (containers: ReadonlyArray<JsonRecord>, path: string,
     errs.push(...validateContainerPorts(asArray(container.ports).map(asRecord), child(at, "ports")))
     errs.push(...oneOf(child(at, "imagePullPolicy"), asString(container.imagePullPolicy), PULL_POLICIES))
     errs.push(
-      ...oneOf(child(at, "terminationMessagePolicy"), asString(container.terminationMessagePolicy), TERMINATION_MESSAGE_POLICIES)
+      ...oneOf(
+        child(at, "terminationMessagePolicy"),
+        asString(container.terminationMessagePolicy),
+        TERMINATION_MESSAGE_POLICIES
+      )
     )
   })
   return errs
@@ -81,7 +98,10 @@ const validateContainers = (containers: ReadonlyArray<JsonRecord>, path: string,
 
 /** `ValidatePodCreate`, for the spec fields LocalCluster models; the status, which create drops, is not checked. */
 export const validatePod = (object: JsonRecord): Array<FieldError> => {
-  const errs = validateObjectMeta(object.metadata as ObjectMeta | undefined, { namespaced: true, name: nameIsDnsSubdomain })
+  const errs = validateObjectMeta(object.metadata as ObjectMeta | undefined, {
+    namespaced: true,
+    name: nameIsDnsSubdomain
+  })
   const spec = asRecord(object.spec)
   const containers = asArray(spec.containers).map(asRecord)
   const names = new Set<string>()
@@ -127,12 +147,15 @@ export const validateEvent = (object: JsonRecord): Array<FieldError> => {
   const meta = asRecord(object.metadata)
   const name = asString(meta.name)
   const namespace = asString(meta.namespace)
-  if (name === "" && asString(meta.generateName) === "") errs.push(required("metadata.name", "name or generateName is required"))
-  else errs.push(...isValidPathSegmentName(name).map((m) => invalid("metadata.name", name, m)))
+  if (name === "" && asString(meta.generateName) === "") {
+    errs.push(required("metadata.name", "name or generateName is required"))
+  } else errs.push(...isValidPathSegmentName(name).map((m) => invalid("metadata.name", name, m)))
   const involvedNamespace = asString(asRecord(object.involvedObject).namespace)
   const mismatch = invalid("involvedObject.namespace", involvedNamespace, "does not match event.namespace")
   if (!isPresent(object.eventTime)) {
-    if (involvedNamespace === "" ? namespace !== "" && namespace !== "default" : namespace !== involvedNamespace) errs.push(mismatch)
+    if (involvedNamespace === "" ? namespace !== "" && namespace !== "default" : namespace !== involvedNamespace) {
+      errs.push(mismatch)
+    }
   } else {
     if (involvedNamespace === "" && namespace !== "default" && namespace !== "kube-system") errs.push(mismatch)
     const controller = asString(object.reportingComponent)
@@ -180,7 +203,9 @@ export const admitEventV1Create = (object: KubeObject, namespace: string | undef
   if (isPresent(core.lastTimestamp)) errs.push(invalid("lastTimestamp", "", "needs to be unset"))
   if (asNumber(core.count) !== 0) errs.push(invalid("count", "", "needs to be unset"))
   const source = asRecord(core.source)
-  if (asString(source.component) !== "" || asString(source.host) !== "") errs.push(invalid("source", "", "needs to be unset"))
+  if (asString(source.component) !== "" || asString(source.host) !== "") {
+    errs.push(invalid("source", "", "needs to be unset"))
+  }
   return errs.length === 0 ? undefined : invalidStatus(EventV1Resource, asString(meta.name), errs)
 }
 
@@ -204,7 +229,10 @@ const validateAddress = (addressType: string, address: string, path: string): Ar
 
 /** `ValidateEndpointSliceCreate`: address type, endpoints and their addresses, ports. */
 export const validateEndpointSlice = (object: JsonRecord): Array<FieldError> => {
-  const errs = validateObjectMeta(object.metadata as ObjectMeta | undefined, { namespaced: true, name: nameIsDnsSubdomain })
+  const errs = validateObjectMeta(object.metadata as ObjectMeta | undefined, {
+    namespaced: true,
+    name: nameIsDnsSubdomain
+  })
   const addressType = asString(object.addressType)
   if (addressType === "") errs.push(required("addressType"))
   else errs.push(...oneOf("addressType", addressType, ADDRESS_TYPES))
@@ -214,12 +242,18 @@ export const validateEndpointSlice = (object: JsonRecord): Array<FieldError> => 
     const at = index("endpoints", i)
     const addresses = asArray(endpoint.addresses).map(asString)
     if (addresses.length === 0) errs.push(required(child(at, "addresses"), "must contain at least 1 address"))
-    else if (addresses.length > MAX_ADDRESSES) errs.push(tooMany(child(at, "addresses"), addresses.length, MAX_ADDRESSES))
+    else if (addresses.length > MAX_ADDRESSES) {
+      errs.push(tooMany(child(at, "addresses"), addresses.length, MAX_ADDRESSES))
+    }
     if ((ADDRESS_TYPES as ReadonlyArray<string>).includes(addressType)) {
-      addresses.forEach((address, j) => errs.push(...validateAddress(addressType, address, index(child(at, "addresses"), j))))
+      addresses.forEach((address, j) =>
+        errs.push(...validateAddress(addressType, address, index(child(at, "addresses"), j)))
+      )
     }
     const nodeName = asString(endpoint.nodeName)
-    if (nodeName !== "") errs.push(...isDns1123Subdomain(nodeName).map((m) => invalid(child(at, "nodeName"), nodeName, m)))
+    if (nodeName !== "") {
+      errs.push(...isDns1123Subdomain(nodeName).map((m) => invalid(child(at, "nodeName"), nodeName, m)))
+    }
   })
   const ports = asArray(object.ports).map(asRecord)
   if (ports.length > MAX_PORTS) errs.push(tooMany("ports", ports.length, MAX_PORTS))
@@ -248,7 +282,8 @@ export const validateEndpointSlice = (object: JsonRecord): Array<FieldError> => 
 const POD_UPDATE_RULE =
   "pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)"
 
-const defined = (record: JsonRecord): JsonRecord => Object.fromEntries(Object.entries(record).filter(([, v]) => v !== undefined))
+const defined = (record: JsonRecord): JsonRecord =>
+  Object.fromEntries(Object.entries(record).filter(([, v]) => v !== undefined))
 
 // The parts of a Pod spec an update may change, taken from `from` so that only the rest is compared.
 const withMutableFrom = (spec: JsonRecord, from: JsonRecord): JsonRecord => {
@@ -269,7 +304,12 @@ const withMutableFrom = (spec: JsonRecord, from: JsonRecord): JsonRecord => {
  * except images, deadlines and tolerations (`ValidatePodUpdate`); an EndpointSlice's
  * address type. Compared as stored, defaults filled in.
  */
-export const workloadUpdateErrors = (group: string, kind: string, live: KubeObject, next: KubeObject): Array<FieldError> => {
+export const workloadUpdateErrors = (
+  group: string,
+  kind: string,
+  live: KubeObject,
+  next: KubeObject
+): Array<FieldError> => {
   const before = live as unknown as JsonRecord
   const after = next as unknown as JsonRecord
   if (group === "" && kind === "Pod") {
@@ -284,7 +324,11 @@ export const workloadUpdateErrors = (group: string, kind: string, live: KubeObje
 }
 
 /** The field errors of a workload type, or undefined for a type this module does not describe. */
-export const validateWorkload = (group: string, kind: string, object: JsonRecord): ReadonlyArray<FieldError> | undefined => {
+export const validateWorkload = (
+  group: string,
+  kind: string,
+  object: JsonRecord
+): ReadonlyArray<FieldError> | undefined => {
   if (group === "" && kind === "Pod") return validatePod(object)
   if (group === "" && kind === "Event") return validateEvent(object)
   if (group === "discovery.k8s.io" && kind === "EndpointSlice") return validateEndpointSlice(object)
