@@ -8,13 +8,14 @@ import { Console, Effect, Either, Option } from "effect"
 import * as YAML from "yaml"
 import { buildSessionObjects, sessionObjectName } from "../../domain/Manifests.js"
 import type { KubeObject } from "../../domain/Objects.js"
+import { rbacManifest } from "../../domain/RbacManifest.js"
 import { hostProblem } from "../../domain/Routes.js"
 import { parseSessionId, type PortMapping } from "../../domain/Session.js"
 import * as RouterConfigLive from "../../layers/RouterConfigLive.js"
 import { manifestSettingsOf, type RouterConfig } from "../../services/RouterConfig.js"
 import { cliError } from "../CliError.js"
-import { parsePodFlags, parsePortFlags } from "../SessionFlags.js"
 import { routerConfigOverrides, routingOptions } from "../GlobalOptions.js"
+import { parsePodFlags, parsePortFlags } from "../SessionFlags.js"
 
 /** The output formats of `render`. */
 export type RenderFormat = "yaml" | "json"
@@ -26,7 +27,6 @@ export type RenderFormat = "yaml" | "json"
  */
 export const PLACEHOLDER_POD_UID = "00000000-0000-0000-0000-000000000000"
 
-
 /**
  * The objects as text. YAML: one document per object separated by `---` (empty when
  * there is none). JSON: one `v1` `List`, the shape `kubectl get -o json` prints.
@@ -34,8 +34,8 @@ export const PLACEHOLDER_POD_UID = "00000000-0000-0000-0000-000000000000"
 export const formatObjects = (objects: ReadonlyArray<KubeObject>, format: RenderFormat): string =>
   format === "json"
     ? JSON.stringify({ apiVersion: "v1", kind: "List", items: objects }, null, 2) + "\n"
-    : // lineWidth 0: never fold a long value, so hosts and names stay greppable.
-      objects.map((object) => YAML.stringify(object, { lineWidth: 0 })).join("---\n")
+    // lineWidth 0: never fold a long value, so hosts and names stay greppable.
+    : objects.map((object) => YAML.stringify(object, { lineWidth: 0 })).join("---\n")
 
 /** What `render` needs, after every flag is checked. */
 export interface RenderInput {
@@ -57,7 +57,7 @@ export interface RenderFlags {
 
 /** Checks the flags in order and stops at the first bad one, with a line naming it. */
 export const parseRenderInput = (flags: RenderFlags): Either.Either<RenderInput, string> =>
-  Either.gen(function* () {
+  Either.gen(function*() {
     const format = flags.output
     if (format !== "yaml" && format !== "json") {
       return yield* Either.left(`--output=${JSON.stringify(format)} must be one of yaml, json`)
@@ -103,14 +103,35 @@ export const renderObjects = (
     podUid: input.podUid,
     ports: input.ports
   })
-  const notes =
-    input.podUid === PLACEHOLDER_POD_UID
-      ? [
-          `warning: no --pod-uid given: the owner reference carries the placeholder uid ${PLACEHOLDER_POD_UID}; the cluster's garbage collector deletes objects whose owner Pod does not exist, so pass the session Pod's uid before applying`
-        ]
-      : []
+  const notes = input.podUid === PLACEHOLDER_POD_UID
+    ? [
+      `warning: no --pod-uid given: the owner reference carries the placeholder uid ${PLACEHOLDER_POD_UID}; the cluster's garbage collector deletes objects whose owner Pod does not exist, so pass the session Pod's uid before applying`
+    ]
+    : []
   return Either.right({ objects, notes })
 }
+
+/**
+ * The RBAC objects a runner with this configuration needs, or why there are none: the
+ * ServiceAccount `session-routing` in the session namespace, its Role and binding there
+ * (and in the Gateway's namespace when that differs), and the ClusterRole for the classes.
+ */
+export const renderRbac = (
+  config: RouterConfig.Service
+): { readonly objects: ReadonlyArray<KubeObject>; readonly notes: ReadonlyArray<string> } =>
+  config.mode === "none"
+    ? { objects: [], notes: ["note: mode none publishes nothing, so it needs no permissions"] }
+    : {
+      objects: rbacManifest({
+        mode: config.mode,
+        sessionNamespace: config.sessionNamespace,
+        ...(config.gateway !== undefined
+          ? { gateway: { name: config.gateway.name, namespace: config.gateway.namespace } }
+          : {}),
+        statusSource: config.statusSource
+      }),
+      notes: []
+    }
 
 /**
  * `session-routing render --session ID --port 8080 [--port 5000/udp ...] [--pod NAME --pod-uid UID]
@@ -121,7 +142,13 @@ export const renderCommand = Command.make(
   {
     ...routingOptions,
     session: Options.text("session").pipe(
-      Options.withDescription("Session id: lower-case letters, digits and '-' (e.g. hzyayvabgyvz)")
+      Options.withDescription("Session id: lower-case letters, digits and '-' (e.g. hzyayvabgyvz)"),
+      Options.optional
+    ),
+    rbac: Options.boolean("rbac").pipe(
+      Options.withDescription(
+        "Print instead the RBAC objects a runner with this configuration needs (no --session or --port)"
+      )
     ),
     port: Options.text("port").pipe(
       Options.withDescription("A session port: PORT, PORT/tcp or PORT/udp; repeat for each port"),
@@ -142,11 +169,25 @@ export const renderCommand = Command.make(
     )
   },
   (flags) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       // Configuration first: a bad environment is a start-up failure whatever the flags say.
       const config = yield* RouterConfigLive.fromEnv(routerConfigOverrides(flags))
-      const input = yield* Either.mapLeft(parseRenderInput(flags), (line) => cliError(line))
-      const { objects, notes } = yield* Either.mapLeft(renderObjects(config, input), (line) => cliError(line))
+      if (flags.rbac) {
+        const format = flags.output
+        if (format !== "yaml" && format !== "json") {
+          return yield* cliError(`--output=${JSON.stringify(format)} must be one of yaml, json`)
+        }
+        const rbac = renderRbac(config)
+        for (const note of rbac.notes) yield* Console.error(note)
+        const text = formatObjects(rbac.objects, format)
+        if (text.length > 0) yield* Console.log(text.replace(/\n$/, ""))
+        return
+      }
+      if (Option.isNone(flags.session)) return yield* cliError("missing option --session for render")
+      const input = yield* Either.mapLeft(parseRenderInput({ ...flags, session: flags.session.value }), (line) =>
+        cliError(line))
+      const { objects, notes } = yield* Either.mapLeft(renderObjects(config, input), (line) =>
+        cliError(line))
       for (const warning of config.warnings) yield* Console.error(`warning: ${warning}`)
       for (const note of notes) yield* Console.error(note)
       const text = formatObjects(objects, input.format)
