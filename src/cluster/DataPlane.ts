@@ -9,6 +9,7 @@
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
 import { Data, Effect, FiberSet, HashMap, Option, Random, Ref, type Scope } from "effect"
+import { makeRecorder } from "./ControllerEvents.js"
 import { DEFAULT_GATEWAY_CONTROLLER_NAME } from "./GatewayController.js"
 import type { Gateway, HttpRoute, Ingress, KubeObject, Namespace, Service, Status } from "../domain/Objects.js"
 import {
@@ -21,7 +22,7 @@ import {
   type ResourceType,
   ServiceResource
 } from "../domain/Resources.js"
-import { setPodReady } from "./internal/podReadiness.js"
+import { KUBELET_MANAGER, setPodReady } from "./internal/podReadiness.js"
 import { type EndpointChoice, type ReadyEndpoint, readyEndpoints } from "./internal/readyEndpoints.js"
 import {
   decideRoute,
@@ -253,6 +254,7 @@ export const make = (
     )
 
     const pods = yield* Ref.make(HashMap.empty<string, BackendAddress>())
+    const kubelet = yield* makeRecorder(store, KUBELET_MANAGER)
     const podKey = (pod: PodRef): string => `${pod.namespace}/${pod.name}`
 
     /** When Pods stand behind the Service, only its ready endpoints take traffic (read from its EndpointSlices). */
@@ -368,8 +370,11 @@ export const make = (
       registerBackend: (key, address) => Ref.update(registry, HashMap.set(backendKeyString(key), address)),
       unregisterBackend: (key) => Ref.update(registry, HashMap.remove(backendKeyString(key))),
       registerPod: (pod, address) =>
-        Effect.zipRight(Ref.update(pods, HashMap.set(podKey(pod), address)), setPodReady(store, pod, address.host)),
+        Effect.zipRight(
+          Ref.update(pods, HashMap.set(podKey(pod), address)),
+          setPodReady(store, kubelet, pod, address.host)
+        ),
       unregisterPod: (pod) =>
-        Effect.zipRight(Ref.update(pods, HashMap.remove(podKey(pod))), setPodReady(store, pod, undefined))
+        Effect.zipRight(Ref.update(pods, HashMap.remove(podKey(pod))), setPodReady(store, kubelet, pod, undefined))
     } satisfies DataPlane
   })

@@ -16,6 +16,7 @@ import type { ClusterStore } from "../../src/cluster/Store.js"
 import type { EndpointSlice, HttpIngressPath, HttpRoute, Ingress, KubeObject } from "../../src/domain/Objects.js"
 import {
   EndpointSliceResource,
+  EventResource,
   GatewayResource,
   HttpRouteResource,
   IngressResource,
@@ -298,6 +299,10 @@ describe("DataPlane", () => {
       ])
       const ready = yield* get(plane, "web.example.test")
       expect([ready.status, (JSON.parse(ready.body) as { name: string }).name]).toEqual([200, "web"])
+      const started = yield* store.list(EventResource, NS, { fieldSelector: "involvedObject.kind=Pod,involvedObject.name=web-0" })
+      expect(started.items.map((e) => [e.type, e.reason, e.message, e.source?.component])).toEqual([
+        ["Normal", "Started", "Started container main", "kubelet"]
+      ])
 
       yield* plane.unregisterPod({ namespace: NS, name: "web-0" })
       yield* sliceOf(store, "web", (s) => s.endpoints?.[0]?.conditions?.ready === false)

@@ -1,12 +1,14 @@
 /**
  * A Pod's readiness written as its kubelet reports it: Running, its address, and the
  * Ready and ContainersReady conditions True once a readiness probe passes, False
- * (with the kubelet's reason) once one fails. LocalCluster runs no kubelet, so the
- * data plane writes this for the workloads standing in for Pods.
+ * (with the kubelet's reason) once one fails, each told as the kubelet's Event about
+ * the Pod. LocalCluster runs no kubelet, so the data plane writes this for the
+ * workloads standing in for Pods.
  */
 import { Clock, Effect } from "effect"
 import type { PodCondition, Status } from "../../domain/Objects.js"
 import { PodResource } from "../../domain/Resources.js"
+import type { EventRecorder } from "../ControllerEvents.js"
 import { kubeTime } from "../GatewayAttachment.js"
 import type { ClusterStore } from "../Store.js"
 
@@ -16,6 +18,7 @@ export const KUBELET_MANAGER = "kubelet"
 /** Marks the Pod ready at `ip`, or (undefined) not ready, keeping each condition's transition time while it holds. */
 export const setPodReady = (
   store: ClusterStore,
+  recorder: EventRecorder,
   pod: { readonly namespace: string; readonly name: string },
   ip: string | undefined
 ): Effect.Effect<void, Status> =>
@@ -37,7 +40,7 @@ export const setPodReady = (
       }
     }
     const others = before.filter((c) => c.type !== "Ready" && c.type !== "ContainersReady")
-    yield* store.replaceStatus(PodResource, pod.namespace, pod.name, {
+    const written = yield* store.replaceStatus(PodResource, pod.namespace, pod.name, {
       ...live,
       status: {
         ...live.status,
@@ -46,4 +49,22 @@ export const setPodReady = (
         conditions: [...others, condition("ContainersReady"), condition("Ready")]
       }
     }, { fieldManager: KUBELET_MANAGER })
+    // What the kubelet reports of the same moments: the container started, or its readiness probe failed.
+    yield* recorder.record(
+      ready
+        ? {
+          resource: PodResource,
+          object: written,
+          type: "Normal",
+          reason: "Started",
+          message: `Started container ${containers}`
+        }
+        : {
+          resource: PodResource,
+          object: written,
+          type: "Warning",
+          reason: "Unhealthy",
+          message: "Readiness probe failed: the workload standing in for the Pod was unregistered"
+        }
+    )
   })
