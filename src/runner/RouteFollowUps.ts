@@ -9,7 +9,7 @@ import { Effect, Fiber, Mailbox, Option, Stream } from "effect"
 import { EventReason, type Occurrence, podReference } from "../domain/KubeEvents.js"
 import { notReadyReason } from "../domain/RouteProbe.js"
 import type { PublishedRoute, RoutingMode } from "../domain/Routes.js"
-import { EventRecorder } from "../services/EventRecorder.js"
+import { EventRecorder, noEvents } from "../services/EventRecorder.js"
 import { RouteProbe } from "../services/RouteProbe.js"
 import { RouterConfig } from "../services/RouterConfig.js"
 
@@ -112,7 +112,8 @@ export const withFollowUps = (session: FollowedSession) =>
   events: Stream.Stream<E, Err, R>
 ): Stream.Stream<E | FollowUpEvent, Err, R> =>
   Stream.unwrapScoped(Effect.gen(function*() {
-    const recorder = yield* Effect.serviceOption(EventRecorder)
+    // Events turned off come as the recorder that records nothing: no follow-up at all then.
+    const recorder = Option.filter(yield* Effect.serviceOption(EventRecorder), (r) => r !== noEvents)
     const probe = yield* Effect.serviceOption(RouteProbe)
     const config = yield* Effect.serviceOption(RouterConfig)
     const namespace = Option.match(config, { onNone: () => "", onSome: (c) => c.sessionNamespace })

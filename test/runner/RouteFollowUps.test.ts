@@ -8,7 +8,7 @@ import { Chunk, Duration, Effect, Fiber, Layer, Option, Ref, Stream, TestClock }
 import type { Occurrence } from "../../src/domain/KubeEvents.js"
 import * as RouterConfigLive from "../../src/layers/RouterConfigLive.js"
 import { type FollowedEvent, withFollowUps } from "../../src/runner/RouteFollowUps.js"
-import { EventRecorder } from "../../src/services/EventRecorder.js"
+import { EventRecorder, noEvents } from "../../src/services/EventRecorder.js"
 import { RouteProbe } from "../../src/services/RouteProbe.js"
 
 const session = { sessionId: "s1", podName: "telo-run-s1", podUid: "uid-1" }
@@ -84,6 +84,18 @@ describe("withFollowUps", () => {
   it.effect("passes events through untouched with neither a recorder nor a probe", () =>
     Effect.gen(function*() {
       const events = yield* Stream.make(programmed(8080)).pipe(withFollowUps(session), Stream.runCollect)
+      expect(Chunk.toReadonlyArray(events)).toEqual([programmed(8080)])
+    }))
+})
+
+describe("withFollowUps with Events off", () => {
+  it.effect("adds nothing when the recorder records nothing and probes are off", () =>
+    Effect.gen(function*() {
+      const events = yield* Stream.make(programmed(8080)).pipe(
+        withFollowUps(session),
+        Stream.runCollect,
+        Effect.provide(Layer.succeed(EventRecorder, noEvents))
+      )
       expect(Chunk.toReadonlyArray(events)).toEqual([programmed(8080)])
     }))
 })
