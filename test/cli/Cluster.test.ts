@@ -20,7 +20,8 @@ const flags = {
   noIngressController: false,
   noGatewayController: false,
   controllerDelay: "1000",
-  controllerManager: false
+  controllerManager: false,
+  rbac: false
 }
 
 /** GET `url` and its JSON body. */
@@ -60,7 +61,8 @@ describe("session-routing cluster flags", () => {
         ingressController: true,
         gatewayController: true,
         delay: Duration.millis(1000),
-        controllerManager: false
+        controllerManager: false,
+        rbac: false
       })
     )
   })
@@ -154,6 +156,47 @@ describe("session-routing cluster as a process", () => {
           expect(proc.stderr()).toContain("SIGINT: stopping the cluster\ncluster stopped\n")
           // A kubeconfig the person asked for stays where they asked for it.
           expect(existsSync(kubeconfig)).toBe(true)
+        })
+      ),
+    60_000
+  )
+
+  it.live(
+    "with --rbac serves HTTPS to the admin, and writes a runner kubeconfig that may publish in ingress mode and nothing more",
+    () =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const dir = mkdtempSync(join(tmpdir(), "cluster-test-"))
+          yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(dir, { recursive: true, force: true })))
+          const kubeconfig = join(dir, "local.kubeconfig")
+          const proc = yield* startClusterProcess(["--rbac", "--write-kubeconfig", kubeconfig, "--controller-delay", "50"])
+          expect(proc.info.server).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/)
+          const runner = join(dir, "runner-local.kubeconfig")
+          yield* Effect.sync(() => proc.stdout()).pipe(
+            Effect.filterOrFail((out) => out.includes("runner: "), () => "runner lines not printed yet"),
+            Effect.retry({ schedule: Schedule.spaced(Duration.millis(50)), times: 100 })
+          )
+          expect(proc.stdout()).toContain(
+            `runner-kubeconfig: ${runner}\nrunner: system:serviceaccount:telo-sessions:session-routing\n`
+          )
+          const env = { SESSION_ROUTING_BASE_DOMAIN: "sessions.localtest.me", SESSION_INGRESS_CLASS: "local" }
+          const session = ["--session", "s1", "--pod", "telo-run-s1", "--pod-uid", "1", "--port", "8080"]
+          const published = yield* runCli(["publish", "--kubeconfig", runner, ...session, "--watch"], env)
+          expect([published.exitCode, published.stderr]).toEqual([0, ""])
+          expect(published.stdout).toContain("8080-s1.sessions.localtest.me programmed")
+          // Gateway mode is not in deploy/rbac.yaml: its first step is refused, nothing written.
+          const gateway = yield* runCli(["publish", "--kubeconfig", runner, "--mode", "gateway", ...session], {
+            SESSION_ROUTING_BASE_DOMAIN: "sessions.localtest.me",
+            SESSION_GATEWAY_NAME: "sessions"
+          })
+          expect(gateway.exitCode).toBe(1)
+          expect(gateway.stderr).toContain(
+            'User "system:serviceaccount:telo-sessions:session-routing" cannot list resource "httproutes"'
+          )
+          expect(gateway.stderr).toContain("nothing was changed")
+          expect((yield* runCli(["unpublish", "--kubeconfig", runner, "--session", "s1"], env)).exitCode).toBe(0)
+          proc.child.kill("SIGTERM")
+          expect(yield* proc.ended()).toEqual({ code: 0, signal: null })
         })
       ),
     60_000

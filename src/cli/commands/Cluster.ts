@@ -6,8 +6,12 @@
 import { Command, Options } from "@effect/cli"
 import { FileSystem, Path } from "@effect/platform"
 import { Console, Deferred, Duration, Effect, Either, Exit, Option, type Scope } from "effect"
+import { Credential } from "../../cluster/ClusterAccess.js"
 import type { ControllerDelay } from "../../cluster/Reconciler.js"
 import * as SessionCluster from "../../cluster/SessionCluster.js"
+import type { KubeObject } from "../../domain/Objects.js"
+import { RBAC_NAME, rbacManifest } from "../../domain/RbacManifest.js"
+import { allResources, apiVersionOf, type ResourceType } from "../../domain/Resources.js"
 import { ENV } from "../../layers/RouterConfigLive.js"
 import { cliError } from "../CliError.js"
 import { logsToStderr } from "../present/Presenter.js"
@@ -23,6 +27,7 @@ export interface ClusterFlags {
   readonly noGatewayController: boolean
   readonly controllerDelay: string
   readonly controllerManager: boolean
+  readonly rbac: boolean
 }
 
 /** What `cluster` needs, after every flag is checked. */
@@ -35,6 +40,8 @@ export interface ClusterInput {
   readonly delay: ControllerDelay
   /** Run the garbage collector and the EndpointSlice controller. */
   readonly controllerManager: boolean
+  /** HTTPS, authentication and RBAC, with a runner kubeconfig bound to deploy/rbac.yaml's grants. */
+  readonly rbac: boolean
 }
 
 /** Checks the flags in order and stops at the first bad one, with a line naming it. */
@@ -63,7 +70,8 @@ export const parseClusterInput = (flags: ClusterFlags): Either.Either<ClusterInp
       ingressController: !flags.noIngressController,
       gatewayController: !flags.noGatewayController,
       delay,
-      controllerManager: flags.controllerManager
+      controllerManager: flags.controllerManager,
+      rbac: flags.rbac
     }
   })
 
@@ -72,8 +80,35 @@ export const sessionClusterOptions = (input: ClusterInput): SessionCluster.Sessi
   port: input.port,
   ingress: input.ingressController ? { delay: input.delay } : false,
   gateway: input.gatewayController ? { delay: input.delay } : false,
-  ...(input.controllerManager ? { controllerManager: true } : {})
+  ...(input.controllerManager ? { controllerManager: true } : {}),
+  ...(input.rbac ? { auth: { rbac: true } } : {})
 })
+
+/** Where the runner's kubeconfig goes: beside the admin's, `runner-` before its name. */
+export const runnerKubeconfigPath = (kubeconfigPath: string): string => {
+  const slash = kubeconfigPath.lastIndexOf("/")
+  return `${kubeconfigPath.slice(0, slash + 1)}runner-${kubeconfigPath.slice(slash + 1)}`
+}
+
+/**
+ * With RBAC on: writes deploy/rbac.yaml's objects for the cluster's namespace (as an
+ * admin would apply them) and a kubeconfig for their ServiceAccount, with a token.
+ */
+const grantRunner = (sc: SessionCluster.SessionCluster, path: string) =>
+  Effect.gen(function* () {
+    const objects = rbacManifest({ mode: "ingress", sessionNamespace: sc.namespace, statusSource: "watch" })
+    for (const object of objects) {
+      const resource = allResources.find((r) => apiVersionOf(r) === object.apiVersion && r.kind === object.kind)
+      yield* Effect.orDie(
+        sc.cluster.store.create(resource as ResourceType<KubeObject>, object.metadata?.namespace, object)
+      )
+    }
+    const text = yield* sc.cluster.kubeconfigAs(Credential.serviceAccount(sc.namespace, RBAC_NAME))
+    const fs = yield* FileSystem.FileSystem
+    yield* fs.writeFileString(path, text, { mode: 0o600 }).pipe(
+      Effect.mapError((error) => cliError(`cannot write the runner kubeconfig to ${path}: ${error.message}`))
+    )
+  })
 
 const delayText = (delay: ControllerDelay): string =>
   delay === "never" ? "never writes status" : `writes status after ${Duration.toMillis(Duration.decode(delay))} ms`
@@ -189,7 +224,13 @@ export const serveCluster = <E, R>(input: ClusterInput, until: (served: ServedCl
           )
       })
       yield* sc.cluster.writeKubeconfig(kubeconfigPath).pipe(Effect.mapError((error) => cliError(error.reason)))
+      const runner = input.rbac ? runnerKubeconfigPath(kubeconfigPath) : undefined
+      if (runner !== undefined) yield* grantRunner(sc, runner)
       for (const line of describeCluster(sc, kubeconfigPath)) yield* Console.log(line)
+      if (runner !== undefined) {
+        yield* Console.log(`runner-kubeconfig: ${runner}`)
+        yield* Console.log(`runner: system:serviceaccount:${sc.namespace}:${RBAC_NAME}`)
+      }
       for (const line of usageHints(sc, input, kubeconfigPath)) yield* Console.error(line)
       const why = yield* until({ sc, kubeconfigPath })
       yield* Console.error(`${why}: stopping the cluster`)
@@ -223,6 +264,11 @@ export const clusterCommand = Command.make(
       Options.withPseudoName("MS|never"),
       Options.withDescription("Milliseconds each controller waits before writing status, or never"),
       Options.withDefault(String(DEFAULT_CONTROLLER_DELAY_MS))
+    ),
+    rbac: Options.boolean("rbac").pipe(
+      Options.withDescription(
+        "Serve HTTPS and authenticate and authorize every request by RBAC; the kubeconfig is the admin's, and runner-<name> beside it is a ServiceAccount bound to deploy/rbac.yaml"
+      )
     ),
     controllerManager: Options.boolean("controller-manager").pipe(
       Options.withDescription(
