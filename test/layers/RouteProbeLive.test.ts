@@ -5,7 +5,10 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Fiber, Layer, Ref, TestClock } from "effect"
+import * as Https from "node:https"
+import type { AddressInfo } from "node:net"
 import { LocalCluster } from "../../src/cluster/LocalCluster.js"
+import { makeCertificateAuthority } from "../../src/cluster/Pki.js"
 import type { Ingress, Namespace } from "../../src/domain/Objects.js"
 import { IngressResource, NamespaceResource } from "../../src/domain/Resources.js"
 import type { ProbeAnswer, ProbeTarget } from "../../src/domain/RouteProbe.js"
@@ -114,4 +117,29 @@ describe("the live probe request", () => {
       )
       expect(refused).toEqual({ _tag: "Refused" })
     }))
+
+  it.live("names the certificate's names when it does not cover the host, over TLS on 127.0.0.1", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const ca = yield* makeCertificateAuthority("probe-test-ca")
+      const serving = yield* ca.serving
+      const port = yield* Effect.acquireRelease(
+        Effect.async<Https.Server>((resume) => {
+          const server = Https.createServer({ cert: serving.cert, key: serving.key }, (_, res) => res.end("hi"))
+          server.listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
+        }),
+        (server) =>
+          Effect.sync(() => {
+            server.closeAllConnections()
+            server.close()
+          })
+      ).pipe(Effect.map((server) => (server.address() as AddressInfo).port))
+      const answer = yield* httpProbe(
+        { scheme: "https", host: route.host, address: "127.0.0.1", port },
+        Duration.seconds(5)
+      )
+      expect(answer._tag).toBe("Tls")
+      expect(answer._tag === "Tls" && answer.certificateNames).toEqual(
+        expect.arrayContaining(["127.0.0.1", "localhost"])
+      )
+    })))
 })
