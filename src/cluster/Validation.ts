@@ -10,8 +10,8 @@ import type { KubeObject, ObjectMeta, Status } from "../domain/Objects.js"
 import type { ResourceType } from "../domain/Resources.js"
 import { validateIngress, validateIngressClass, validateNamespace, validateService } from "./internal/coreValidation.js"
 import { applyDefaults, validateCustomResource } from "./internal/crdSchema.js"
+import { schemaFor } from "./internal/describedTypes.js"
 import { type FieldError, fieldErrorText, goQuote } from "./internal/fieldErrors.js"
-import { schemaFor } from "./internal/gatewaySchemas.js"
 import { asRecord, nameIsDnsSubdomain, validateObjectMeta } from "./internal/objectMeta.js"
 import { validateRbac } from "./internal/rbacValidation.js"
 import { validateWorkload } from "./internal/workloadValidation.js"
@@ -19,9 +19,10 @@ import { validateWorkload } from "./internal/workloadValidation.js"
 export { type FieldError, type FieldErrorReason, fieldErrorText, goQuote } from "./internal/fieldErrors.js"
 
 /**
- * `object` with the defaults its CRD schema declares filled in, as the server
- * stores it (HTTPRoute: parentRef group/kind, backendRef group/kind/weight, the
- * `/` PathPrefix match; Gateway: listener allowedRoutes). Other kinds unchanged.
+ * `object` with the defaults its CRD schema declares filled in (HTTPRoute: parentRef
+ * group/kind, backendRef group/kind/weight, the `/` PathPrefix match; Gateway:
+ * listener allowedRoutes, the Pending status). Built-in kinds unchanged. The store
+ * defaults through the shape derived from the same description, in the same pass.
  */
 export const withSchemaDefaults = <A extends KubeObject>(resource: ResourceType<unknown>, object: A): A => {
   const schema = schemaFor(resource)

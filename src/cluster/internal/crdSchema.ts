@@ -5,7 +5,19 @@
  */
 import type { ObjectMeta } from "../../domain/Objects.js"
 import type { ResourceType } from "../../domain/Resources.js"
-import { child, duplicate, type FieldError, goQuote, index, invalid, notSupported, required, tooLong, tooMany, typeInvalid } from "./fieldErrors.js"
+import {
+  child,
+  duplicate,
+  type FieldError,
+  goQuote,
+  index,
+  invalid,
+  notSupported,
+  required,
+  tooLong,
+  tooMany,
+  typeInvalid
+} from "./fieldErrors.js"
 import { asRecord, isRecord, type JsonRecord, nameIsDnsSubdomain, validateObjectMeta } from "./objectMeta.js"
 
 /** One `x-kubernetes-validations` rule: the CEL expression, written as a predicate on `self`. */
@@ -23,6 +35,8 @@ export interface ObjectSchema extends SchemaBase {
   readonly type: "object"
   readonly properties: Readonly<Record<string, Schema>>
   readonly required?: ReadonlyArray<string>
+  /** A map's values: every member, whatever its key. */
+  readonly additionalProperties?: Schema
 }
 
 export interface ArraySchema extends SchemaBase {
@@ -48,7 +62,17 @@ export interface IntegerSchema extends SchemaBase {
   readonly maximum?: number
 }
 
-export type Schema = ObjectSchema | ArraySchema | StringSchema | IntegerSchema
+export interface BooleanSchema extends SchemaBase {
+  readonly type: "boolean"
+}
+
+/** `x-kubernetes-preserve-unknown-fields`: any JSON, kept whole and not checked. */
+export interface PreservedSchema extends SchemaBase {
+  readonly type?: undefined
+  readonly "x-kubernetes-preserve-unknown-fields": true
+}
+
+export type Schema = ObjectSchema | ArraySchema | StringSchema | IntegerSchema | BooleanSchema | PreservedSchema
 
 export const rule = <A>(message: string, holds: (self: A) => boolean): CelRule => ({
   message,
@@ -91,7 +115,7 @@ export const runeLength = (value: string): number => [...value].length
 /** kube-openapi's checks (type, lengths, pattern, bounds, items, enum, required), depth first. */
 export const schemaErrors = (value: unknown, schema: Schema, path: string, errs: Array<FieldError>): void => {
   // Null fields were pruned by defaulting; a null left inside a list is a type error.
-  if (value === undefined) return
+  if (value === undefined || schema.type === undefined) return
   const actual = jsonType(value)
   if (actual !== schema.type) {
     errs.push(typeInvalid(path, actual, `${path} in body must be of type ${schema.type}: ${goQuote(actual)}`))
@@ -100,7 +124,9 @@ export const schemaErrors = (value: unknown, schema: Schema, path: string, errs:
   switch (schema.type) {
     case "string": {
       const text = value as string
-      if (schema.maxLength !== undefined && runeLength(text) > schema.maxLength) errs.push(tooLong(path, schema.maxLength))
+      if (schema.maxLength !== undefined && runeLength(text) > schema.maxLength) {
+        errs.push(tooLong(path, schema.maxLength))
+      }
       if (schema.minLength !== undefined && runeLength(text) < schema.minLength) {
         errs.push(invalid(path, text, `${path} in body should be at least ${schema.minLength} chars long`))
       }
@@ -137,9 +163,17 @@ export const schemaErrors = (value: unknown, schema: Schema, path: string, errs:
       for (const key of schema.required ?? []) {
         if (record[key] === undefined || record[key] === null) errs.push(required(child(path, key)))
       }
-      for (const [key, prop] of Object.entries(schema.properties)) schemaErrors(record[key], prop, child(path, key), errs)
+      for (const [key, prop] of Object.entries(schema.properties)) {
+        schemaErrors(record[key], prop, child(path, key), errs)
+      }
+      const values = schema.additionalProperties
+      if (values !== undefined) {
+        for (const [key, member] of Object.entries(record)) schemaErrors(member, values, child(path, key), errs)
+      }
       return
     }
+    case "boolean":
+      return
   }
 }
 
@@ -187,6 +221,14 @@ export const BLOCKING_REASONS: ReadonlySet<string> = new Set([
   "FieldValueTypeInvalid"
 ])
 
+/** Whether any node of `schema` carries `x-kubernetes-validations`. */
+export const hasRules = (schema: Schema): boolean =>
+  (schema.rules ?? []).length > 0 ||
+  (schema.type === "object" &&
+    (Object.values(schema.properties).some(hasRules) ||
+      (schema.additionalProperties !== undefined && hasRules(schema.additionalProperties)))) ||
+  (schema.type === "array" && hasRules(schema.items))
+
 export const validateCustomResource = (
   resource: ResourceType<unknown>,
   object: JsonRecord,
@@ -199,6 +241,8 @@ export const validateCustomResource = (
   })
   schemaErrors(defaulted, schema, "", errs)
   listMapErrors(defaulted, schema, "", errs)
+  // A schema without rules has no CEL validator, so nothing goes unchecked to report.
+  if (!hasRules(schema)) return errs
   if (errs.some((e) => BLOCKING_REASONS.has(e.reason))) {
     // What the apiserver says when a schema error kept it from evaluating the CEL rules.
     errs.push(

@@ -4,7 +4,6 @@
  */
 import type { KubeObject } from "../../domain/Objects.js"
 import { IngressResource, NamespaceResource, type ResourceType, ServiceResource } from "../../domain/Resources.js"
-import { withSchemaDefaults } from "../Validation.js"
 import { applyDefaults, isObject, prune, shapeOf } from "../ServerSideApply.js"
 import { asJson, type Json, metaOf } from "./storeObjects.js"
 import { workloadDefaults } from "./workloadDefaults.js"
@@ -19,9 +18,12 @@ export const pruned = (resource: ResourceType<KubeObject>, object: Json): Json =
   return out
 }
 
-/** The defaults the server fills in: the CRD schema's, and the built-in types' own. */
+/**
+ * The defaults the server fills in: those its type's description declares (a custom
+ * resource's CRD defaults among them), in one pass, then the built-in types' own rules.
+ */
 export const defaulted = (resource: ResourceType<KubeObject>, object: KubeObject): KubeObject => {
-  let out = applyDefaults(withSchemaDefaults(resource, object), shapeOf(resource)) as KubeObject
+  let out = applyDefaults(object, shapeOf(resource)) as KubeObject
   if (resource === ServiceResource) out = serviceDefaults(out)
   if (resource === NamespaceResource) out = namespaceDefaults(out)
   if (resource === IngressResource) out = ingressDefaults(out)
@@ -32,7 +34,10 @@ export const defaulted = (resource: ResourceType<KubeObject>, object: KubeObject
 export const ingressDefaults = (object: KubeObject): KubeObject => {
   const status = asJson(object).status
   const current = isObject(status) ? status : {}
-  return { ...object, status: { ...current, loadBalancer: isObject(current.loadBalancer) ? current.loadBalancer : {} } } as KubeObject
+  return {
+    ...object,
+    status: { ...current, loadBalancer: isObject(current.loadBalancer) ? current.loadBalancer : {} }
+  } as KubeObject
 }
 
 export const namespaceDefaults = (object: KubeObject): KubeObject => {
@@ -73,5 +78,9 @@ export const serviceDefaults = (object: KubeObject): KubeObject => {
     spec.allocateLoadBalancerNodePorts = true
   }
   const status = isObject(json.status) ? json.status : {}
-  return { ...object, spec, status: { ...status, loadBalancer: isObject(status.loadBalancer) ? status.loadBalancer : {} } } as KubeObject
+  return {
+    ...object,
+    spec,
+    status: { ...status, loadBalancer: isObject(status.loadBalancer) ? status.loadBalancer : {} }
+  } as KubeObject
 }

@@ -1,0 +1,30 @@
+/**
+ * The types LocalCluster knows from one description each, and what is derived from
+ * them: the structural shape server-side apply, pruning and defaulting read, and, for
+ * custom resources, the CRD schema validation and OpenAPI publish.
+ */
+import type { ResourceType } from "../../domain/Resources.js"
+import type { ObjectSchema } from "./crdSchema.js"
+import { gatewayClassDescription, gatewayDescription } from "./gatewayDescriptions.js"
+import { httpRouteDescription } from "./httpRouteDescription.js"
+import type { Shape } from "./shape.js"
+import { type KindDescription, kindSchema, kindShape } from "./typeDescription.js"
+
+const descriptions: ReadonlyArray<readonly [string, KindDescription]> = [
+  ["gateways.gateway.networking.k8s.io", gatewayDescription],
+  ["gatewayclasses.gateway.networking.k8s.io", gatewayClassDescription],
+  ["httproutes.gateway.networking.k8s.io", httpRouteDescription]
+]
+
+/** The shape of each described type, by `<plural>[.<group>]`. */
+export const describedShapes: ReadonlyArray<readonly [string, Shape]> = descriptions.map((
+  [name, description]
+) => [name, kindShape(description)])
+
+const schemas: ReadonlyMap<string, ObjectSchema> = new Map(
+  descriptions.map(([name, description]) => [name, kindSchema(description)])
+)
+
+/** The CRD schema of a custom resource LocalCluster serves; undefined for the built-in types. */
+export const schemaFor = (resource: ResourceType<unknown>): ObjectSchema | undefined =>
+  resource.custom ? schemas.get(`${resource.plural}.${resource.group}`) : undefined

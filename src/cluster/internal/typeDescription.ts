@@ -1,0 +1,223 @@
+/**
+ * The language each custom type is described in once: per node, what server-side apply
+ * needs (atomic, set and keyed lists, atomic maps) and what the CRD declares (JSON type,
+ * bounds, pattern, enum, required fields, CEL rules, default). The SSA shape and the CRD
+ * schema are both read off one description, so they cannot drift apart.
+ */
+import type { CelRule, ObjectSchema, Schema } from "./crdSchema.js"
+import { type GoType, type Shape, topLevel } from "./shape.js"
+
+interface Declared {
+  /** The CRD `default`: filled in when the field is absent and its parent present. */
+  readonly default?: unknown
+  /** `x-kubernetes-validations`, as predicates on `self`. */
+  readonly rules?: ReadonlyArray<CelRule>
+}
+
+export interface ScalarChecks {
+  readonly minLength?: number
+  readonly maxLength?: number
+  readonly pattern?: string
+  readonly enum?: ReadonlyArray<string>
+  readonly minimum?: number
+  readonly maximum?: number
+}
+
+export interface ListChecks {
+  readonly minItems?: number
+  readonly maxItems?: number
+}
+
+/** One node of a type: how it merges, what it accepts, what it defaults to. */
+export type Description =
+  | Declared & ScalarChecks & { readonly _tag: "Scalar"; readonly goType: GoType }
+  | Declared & {
+    readonly _tag: "Struct"
+    readonly fields: Readonly<Record<string, Description>>
+    readonly required?: ReadonlyArray<string>
+    /** `x-kubernetes-map-type: atomic`: owned and replaced as one value. */
+    readonly atomic?: boolean
+  }
+  | Declared & { readonly _tag: "Map"; readonly values: Description; readonly atomic?: boolean }
+  | Declared & ListChecks & {
+    readonly _tag: "List"
+    readonly listType: "atomic" | "set" | "map"
+    readonly keys?: ReadonlyArray<string>
+    readonly items: Description
+  }
+  | { readonly _tag: "Unknown" }
+
+/** A served kind: its spec and status, and which of them a body must carry. */
+export interface KindDescription {
+  readonly spec: Description
+  readonly status?: Description
+  readonly required?: ReadonlyArray<string>
+}
+
+type ScalarOptions = Declared & ScalarChecks
+type StructOptions = Declared & { readonly required?: ReadonlyArray<string>; readonly atomic?: boolean }
+type ListOptions = Declared & ListChecks
+
+export const string = (options: ScalarOptions = {}): Description => ({ _tag: "Scalar", goType: "string", ...options })
+export const int32 = (options: ScalarOptions = {}): Description => ({ _tag: "Scalar", goType: "int32", ...options })
+export const int64 = (options: ScalarOptions = {}): Description => ({ _tag: "Scalar", goType: "int64", ...options })
+export const unknown: Description = { _tag: "Unknown" }
+
+/** Plain strings, one per name. */
+export const strings = (...names: ReadonlyArray<string>): Record<string, Description> =>
+  Object.fromEntries(names.map((name) => [name, string()]))
+
+export const object = (fields: Record<string, Description>, options: StructOptions = {}): Description => ({
+  _tag: "Struct",
+  fields,
+  ...options
+})
+export const map = (
+  values: Description = string(),
+  options: Declared & { readonly atomic?: boolean } = {}
+): Description => ({
+  _tag: "Map",
+  values,
+  ...options
+})
+/** A list without `x-kubernetes-list-type`: atomic, replaced whole by an apply. */
+export const list = (items: Description, options: ListOptions = {}): Description => ({
+  _tag: "List",
+  listType: "atomic",
+  items,
+  ...options
+})
+export const setOf = (items: Description, options: ListOptions = {}): Description => ({
+  _tag: "List",
+  listType: "set",
+  items,
+  ...options
+})
+/** `x-kubernetes-list-type: map`: items merge by these keys, and two with the same key are refused. */
+export const listMap = (keys: ReadonlyArray<string>, items: Description, options: ListOptions = {}): Description => ({
+  _tag: "List",
+  listType: "map",
+  keys,
+  items,
+  ...options
+})
+
+/** `description` with a default of its own (a shared reference type defaulted where it is used). */
+export const defaulting = (description: Description, value: unknown): Description =>
+  description._tag === "Unknown" ? description : { ...description, default: value }
+
+const definedOnly = (record: Record<string, unknown>): Record<string, unknown> =>
+  Object.fromEntries(Object.entries(record).filter(([, v]) => v !== undefined))
+
+/** The structural shape server-side apply, pruning and defaulting read: defaults sit on the parent struct. */
+export const shapeOfDescription = (description: Description): Shape => {
+  switch (description._tag) {
+    case "Scalar":
+      return { _tag: "Scalar", goType: description.goType }
+    case "Unknown":
+      return { _tag: "Unknown" }
+    case "Map":
+      return { _tag: "Map", values: shapeOfDescription(description.values), ...atomicFlag(description.atomic) }
+    case "List":
+      return {
+        _tag: "List",
+        listType: description.listType,
+        ...(description.keys !== undefined ? { keys: description.keys } : {}),
+        items: shapeOfDescription(description.items)
+      }
+    case "Struct": {
+      const fields = Object.fromEntries(
+        Object.entries(description.fields).map(([key, field]) => [key, shapeOfDescription(field)])
+      )
+      const defaults = definedOnly(
+        Object.fromEntries(
+          Object.entries(description.fields).map((
+            [key, field]
+          ) => [key, "default" in field ? field.default : undefined])
+        )
+      )
+      return {
+        _tag: "Struct",
+        fields,
+        ...(Object.keys(defaults).length > 0 ? { defaults } : {}),
+        ...atomicFlag(description.atomic)
+      }
+    }
+  }
+}
+
+const atomicFlag = (atomic: boolean | undefined) => (atomic === true ? { atomic } : {})
+
+const JSON_TYPES: Readonly<Record<GoType, "string" | "integer" | "boolean" | undefined>> = {
+  string: "string",
+  int32: "integer",
+  int64: "integer",
+  bool: "boolean",
+  intstr: undefined
+}
+
+/** The CRD's structural schema: JSON types, every check and default, and the list-map keys. */
+export const schemaOfDescription = (description: Description): Schema => {
+  switch (description._tag) {
+    case "Unknown":
+      return { "x-kubernetes-preserve-unknown-fields": true }
+    case "Scalar": {
+      const { _tag: _scalar, goType, ...checks } = description
+      const type = JSON_TYPES[goType]
+      // An int-or-string has no one JSON type; its CRD says so with an extension we do not check.
+      return type === undefined
+        ? { "x-kubernetes-preserve-unknown-fields": true }
+        : ({ type, ...definedOnly(checks) } as Schema)
+    }
+    case "Map":
+      return {
+        type: "object",
+        properties: {},
+        additionalProperties: schemaOfDescription(description.values),
+        ...declaredOf(description)
+      }
+    case "List":
+      return {
+        type: "array",
+        items: schemaOfDescription(description.items),
+        ...(description.minItems !== undefined ? { minItems: description.minItems } : {}),
+        ...(description.maxItems !== undefined ? { maxItems: description.maxItems } : {}),
+        ...(description.listType === "map" && description.keys !== undefined ? { mapKeys: description.keys } : {}),
+        ...declaredOf(description)
+      }
+    case "Struct":
+      return {
+        type: "object",
+        properties: Object.fromEntries(
+          Object.entries(description.fields).map(([key, field]) => [key, schemaOfDescription(field)])
+        ),
+        ...(description.required !== undefined ? { required: description.required } : {}),
+        ...declaredOf(description)
+      }
+  }
+}
+
+const declaredOf = (declared: Declared): Declared =>
+  definedOnly({ default: declared.default, rules: declared.rules }) as Declared
+
+/** The SSA shape of a kind: its spec and status under the object layout every type shares. */
+export const kindShape = (kind: KindDescription): Shape =>
+  topLevel(
+    shapeOfDescription(kind.spec),
+    kind.status !== undefined ? shapeOfDescription(kind.status) : undefined,
+    kind.status !== undefined && "default" in kind.status && kind.status.default !== undefined
+      ? { status: kind.status.default }
+      : undefined
+  )
+
+/** The CRD schema of a kind: metadata is checked by the object-meta rules, not the schema. */
+export const kindSchema = (kind: KindDescription): ObjectSchema => ({
+  type: "object",
+  ...(kind.required !== undefined ? { required: kind.required } : {}),
+  properties: {
+    apiVersion: { type: "string" },
+    kind: { type: "string" },
+    spec: schemaOfDescription(kind.spec),
+    ...(kind.status !== undefined ? { status: schemaOfDescription(kind.status) } : {})
+  }
+})

@@ -1,0 +1,313 @@
+/**
+ * The Gateway API types are described once (`typeDescription.ts`); their SSA shapes,
+ * CRD schemas and OpenAPI schemas are derived. `typeDescriptions.before.json` holds
+ * those values as they were when each was written by hand (CEL rules as their
+ * messages), and the derived ones must equal them but for the differences listed here.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { readFileSync } from "node:fs"
+import { schemaFor } from "../../src/cluster/internal/describedTypes.js"
+import { kindSchema } from "../../src/cluster/internal/openApi.js"
+import { defaulted } from "../../src/cluster/internal/storeDefaults.js"
+import { shapeOf } from "../../src/cluster/internal/typeShapes.js"
+import { validateObject } from "../../src/cluster/Validation.js"
+import type { KubeObject } from "../../src/domain/Objects.js"
+import {
+  GatewayClassResource,
+  GatewayResource,
+  HttpRouteResource,
+  IngressClassResource,
+  IngressResource,
+  type ResourceType
+} from "../../src/domain/Resources.js"
+
+type Json = Record<string, any>
+
+const before: Record<string, { shape: Json; schema: Json | null; openApi: Json }> = JSON.parse(
+  readFileSync(new URL("./typeDescriptions.before.json", import.meta.url), "utf8")
+)
+
+/** A value as JSON holds it: functions (a CEL rule's predicate) and undefined dropped. */
+const plain = (value: unknown): Json => JSON.parse(JSON.stringify(value ?? null))
+
+const resources: ReadonlyArray<ResourceType<KubeObject>> = [
+  IngressResource,
+  IngressClassResource,
+  GatewayResource,
+  GatewayClassResource,
+  HttpRouteResource
+] as never
+
+/** The derived schema cut down to the properties the hand-written one had. */
+const restrict = (derived: Json, old: Json): Json => {
+  const out: Json = { ...derived }
+  if (old.properties !== undefined && derived.properties !== undefined) {
+    out.properties = Object.fromEntries(
+      Object.keys(old.properties).map((key) => [key, restrict(derived.properties[key] ?? {}, old.properties[key])])
+    )
+  }
+  if (old.items !== undefined && derived.items !== undefined) out.items = restrict(derived.items, old.items)
+  return out
+}
+
+/** The paths of the properties the derived schema has and the hand-written one lacked. */
+const gained = (derived: Json, old: Json, path = ""): Array<string> => [
+  ...Object.keys(derived.properties ?? {}).flatMap((key) =>
+    old.properties?.[key] === undefined
+      ? [`${path}.${key}`]
+      : gained(derived.properties[key], old.properties[key], `${path}.${key}`)
+  ),
+  ...(derived.items !== undefined && old.items !== undefined ? gained(derived.items, old.items, `${path}[]`) : [])
+]
+
+/** `value` with the node at `path` (property names, `[]` for a list's items) replaced. */
+const edit = (value: Json, path: ReadonlyArray<string>, replace: (node: Json) => Json): Json => {
+  if (path.length === 0) return replace(value)
+  const [head, ...rest] = path
+  return { ...value, [head!]: edit(value[head!], rest, replace) }
+}
+
+/** `.a.b[].c` as the steps through a shape (`fields`/`items`) or a schema (`properties`/`items`). */
+const steps = (path: string, field: string): Array<string> =>
+  path.split(".").slice(1).flatMap((name) => name.endsWith("[]") ? [field, name.slice(0, -2), "items"] : [field, name])
+
+// Deliberate differences from the hand-written values:
+// - Integer fields the shape had as strings are int32, as the CRDs declare them. Only
+//   the published OpenAPI read these types (custom resources are not decoded into Go
+//   types), but a schema checking them as strings would refuse every Gateway status
+//   (attachedRoutes) and every retry, mirror percentage and retry status code.
+const INTEGERS: Record<string, ReadonlyArray<string>> = {
+  Gateway: [".status.listeners[].attachedRoutes"],
+  HTTPRoute: [
+    ".spec.rules[].retry.codes[]",
+    ".spec.rules[].retry.attempts",
+    ".spec.rules[].filters[].requestMirror.percent",
+    ".spec.rules[].backendRefs[].filters[].requestMirror.percent"
+  ]
+}
+
+const withIntegers = (kind: string, value: Json, field: string, int32: Json): Json =>
+  (INTEGERS[kind] ?? []).reduce((out, path) => edit(out, steps(path, field), () => int32), value)
+
+const expectedShape: Record<string, Json> = Object.fromEntries(
+  Object.entries(before).map((
+    [kind, values]
+  ) => [kind, withIntegers(kind, values.shape, "fields", { _tag: "Scalar", goType: "int32" })])
+)
+// - A status parentRef is the spec's ParentReference, so it publishes (and checks) the
+//   spec's constraints: name required, patterns and bounds on group, kind, namespace,
+//   sectionName and port.
+/** Without documentation text (a field named `description` is an object and stays). */
+const undocumented = (value: unknown): unknown =>
+  Array.isArray(value)
+    ? value.map(undocumented)
+    : typeof value === "object" && value !== null
+    ? Object.fromEntries(
+      Object.entries(value).filter(([key, v]) => !(key === "description" && typeof v === "string")).map((
+        [k, v]
+      ) => [k, undocumented(v)])
+    )
+    : value
+const specParentRef = (openApi: Json): Json => undocumented(openApi.properties.spec.properties.parentRefs.items) as Json
+const expectedOpenApi: Record<string, Json> = Object.fromEntries(
+  Object.entries(before).map(([kind, values]) => {
+    const integers = withIntegers(kind, values.openApi, "properties", { type: "integer", format: "int32" })
+    return [
+      kind,
+      kind === "HTTPRoute"
+        ? edit(integers, steps(".status.parents[].parentRef", "properties"), () => specParentRef(values.openApi))
+        : integers
+    ]
+  })
+)
+
+// - The CRD schemas describe every field the shape has, so these fields, unchecked
+//   before, now get their JSON type checked (strings, integers, objects, arrays), keep
+//   their declared defaults (which defaulting applied already through the shape),
+//   and refuse two items with the same key in a keyed list (headers and query params
+//   by name, header modifiers' set/add by name, conditions by type, status listeners by
+//   name). A status parentRef has the spec's checks (required name, patterns, bounds).
+const GAINED: Record<string, ReadonlyArray<string>> = {
+  Gateway: [
+    ".spec.listeners[].tls.certificateRefs",
+    ".spec.listeners[].tls.options",
+    ".spec.listeners[].allowedRoutes.namespaces.selector",
+    ".spec.addresses",
+    ".spec.infrastructure",
+    ".status"
+  ],
+  HTTPRoute: [
+    ".spec.rules[].matches[].headers",
+    ".spec.rules[].matches[].queryParams",
+    ".spec.rules[].filters",
+    ".spec.rules[].backendRefs[].filters",
+    ".spec.rules[].timeouts",
+    ".spec.rules[].retry",
+    ".spec.rules[].sessionPersistence",
+    ".status"
+  ]
+}
+
+describe("type descriptions", () => {
+  // Object metadata and the documentation text are shared with every type and change
+  // on their own: the comparison holds them equal on both sides.
+  const sameMetadata = (shape: Json, like: Json): Json => ({
+    ...shape,
+    fields: { ...shape.fields, metadata: like.fields.metadata }
+  })
+
+  it("derive the server-side apply shapes the types had", () => {
+    for (const resource of resources) {
+      const derived = plain(shapeOf(resource))
+      expect(derived).toEqual(sameMetadata(expectedShape[resource.kind]!, derived))
+    }
+  })
+
+  it("derive the published OpenAPI schemas the types had", () => {
+    for (const resource of resources) {
+      expect(undocumented(plain(kindSchema(resource)))).toEqual(undocumented(expectedOpenApi[resource.kind]))
+    }
+  })
+
+  it("derive the CRD schemas the types had, with checks on the fields they lacked", () => {
+    for (const kind of ["Gateway", "HTTPRoute"] as const) {
+      const resource = kind === "Gateway" ? GatewayResource : HttpRouteResource
+      const derived = plain(schemaFor(resource))
+      const old = before[kind]!.schema!
+      expect(restrict(derived, old)).toEqual(old)
+      expect(gained(derived, old)).toEqual(GAINED[kind])
+    }
+  })
+
+  // - GatewayClass had no schema: it now has one, which checks types only.
+  it("gives GatewayClass a schema that checks field types", () => {
+    expect(before.GatewayClass!.schema).toBeNull()
+    expect(plain(schemaFor(GatewayClassResource))).toEqual({
+      type: "object",
+      properties: {
+        apiVersion: { type: "string" },
+        kind: { type: "string" },
+        spec: {
+          type: "object",
+          properties: {
+            controllerName: { type: "string" },
+            parametersRef: {
+              type: "object",
+              properties: {
+                group: { type: "string" },
+                kind: { type: "string" },
+                name: { type: "string" },
+                namespace: { type: "string" }
+              }
+            },
+            description: { type: "string" }
+          }
+        },
+        status: {
+          type: "object",
+          default: before.GatewayClass!.shape.defaults.status,
+          properties: {
+            conditions: plain(schemaFor(GatewayResource)).properties.status.properties.conditions,
+            supportedFeatures: { type: "array", items: { "x-kubernetes-preserve-unknown-fields": true } }
+          }
+        }
+      }
+    })
+  })
+
+  it("serve no CRD schema for the built-in types", () => {
+    expect(schemaFor(IngressResource)).toBeUndefined()
+    expect(schemaFor(IngressClassResource)).toBeUndefined()
+  })
+})
+
+const route = (rule: Json): KubeObject =>
+  ({
+    apiVersion: "gateway.networking.k8s.io/v1",
+    kind: "HTTPRoute",
+    metadata: { name: "r", namespace: "demo" },
+    spec: { parentRefs: [{ name: "gw" }], rules: [{ backendRefs: [{ name: "web", port: 80 }], ...rule }] }
+  }) as never
+
+describe("what the derived types do", () => {
+  // Defaults were filled in twice, the CRD schema's then the shape's; now once, from the
+  // description, with the same result: the CRD's defaults and those it lacked alike.
+  it("defaults a route in one pass, header matches, redirects and mirrors included", () => {
+    const object = defaulted(
+      HttpRouteResource,
+      route({
+        matches: [{ headers: [{ name: "x-session", value: "a" }] }],
+        filters: [
+          { type: "RequestRedirect", requestRedirect: { scheme: "https" } },
+          {
+            type: "RequestMirror",
+            requestMirror: { backendRef: { name: "copy", port: 80 }, fraction: { numerator: 5 } }
+          }
+        ]
+      })
+    ) as Json
+    expect(object.spec).toEqual({
+      parentRefs: [{ group: "gateway.networking.k8s.io", kind: "Gateway", name: "gw" }],
+      rules: [{
+        matches: [{
+          path: { type: "PathPrefix", value: "/" },
+          headers: [{ type: "Exact", name: "x-session", value: "a" }]
+        }],
+        filters: [
+          { type: "RequestRedirect", requestRedirect: { scheme: "https", statusCode: 302 } },
+          {
+            type: "RequestMirror",
+            requestMirror: {
+              backendRef: { group: "", kind: "Service", name: "copy", port: 80 },
+              fraction: { numerator: 5, denominator: 100 }
+            }
+          }
+        ],
+        backendRefs: [{ group: "", kind: "Service", name: "web", port: 80, weight: 1 }]
+      }]
+    })
+  })
+
+  it("accepts a retry's status codes as the integers the CRD declares", () => {
+    expect(validateObject(HttpRouteResource, route({ retry: { codes: [503], attempts: 2 } }))).toEqual([])
+  })
+
+  it("refuses a field the schema did not check before when its JSON type is wrong", () => {
+    expect(validateObject(HttpRouteResource, route({ timeouts: { request: 10 } }))).toEqual([
+      {
+        reason: "FieldValueTypeInvalid",
+        field: "spec.rules[0].timeouts.request",
+        message:
+          "Invalid value: \"integer\": spec.rules[0].timeouts.request in body must be of type string: \"integer\""
+      },
+      {
+        reason: "FieldValueInvalid",
+        field: "<nil>",
+        message:
+          "Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation"
+      }
+    ])
+  })
+
+  it("refuses two header matches of the same name, a keyed list in the CRD", () => {
+    const errors = validateObject(
+      HttpRouteResource,
+      route({ matches: [{ headers: [{ name: "x-a", value: "1" }, { name: "x-a", value: "2" }] }] })
+    )
+    expect(errors.map((e) => [e.reason, e.field])).toEqual([[
+      "FieldValueDuplicate",
+      "spec.rules[0].matches[0].headers[1]"
+    ]])
+  })
+
+  it("checks a GatewayClass's field types, and says nothing of CEL rules it has none of", () => {
+    const gatewayClass = (spec: Json, name = "local"): KubeObject =>
+      ({ apiVersion: "gateway.networking.k8s.io/v1", kind: "GatewayClass", metadata: { name }, spec }) as never
+    expect(validateObject(GatewayClassResource, gatewayClass({ controllerName: "example.com/local" }))).toEqual([])
+    expect(validateObject(GatewayClassResource, gatewayClass({ controllerName: 1 }, "Bad")).map((e) => e.field))
+      .toEqual([
+        "metadata.name",
+        "spec.controllerName"
+      ])
+  })
+})
