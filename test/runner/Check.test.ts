@@ -6,6 +6,8 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
+import { Credential } from "../../src/cluster/ClusterAccess.js"
+import * as SessionCluster from "../../src/cluster/SessionCluster.js"
 import { DEFAULT_SESSION_NAMESPACE } from "../../src/cluster/SessionCluster.js"
 import { SessionRouter } from "../../src/layers/SessionRouterLayers.js"
 import { type CheckReport, type CheckResult, checkRouting } from "../../src/runner/Check.js"
@@ -18,6 +20,7 @@ import {
   startCluster,
   type TestConfig
 } from "../support/RouterHarness.js"
+import { grant, liveClientAs } from "../support/SecuredCluster.js"
 
 type Reviewer = (question: AccessQuestion) => Effect.Effect<{ readonly allowed: boolean }, KubeError>
 
@@ -179,4 +182,51 @@ describe("checkRouting's permissions", () => {
         ["dry-run", "ok"]
       ])
     }))
+})
+
+describe("checkRouting against a LocalCluster that authorizes by RBAC (over HTTPS)", () => {
+  it.live("fails the verb a Role does not grant, and only warns about the reads the Role cannot cover", () =>
+    Effect.scoped(
+      Effect.gen(function*() {
+        const sc = yield* Effect.orDie(SessionCluster.make({ dataPlane: false, auth: { rbac: true } }))
+        const ns = sc.namespace
+        // What a namespaced Role can grant a runner: everything but watch on Ingresses.
+        yield* grant(sc.cluster, ns, "session-routing", { user: "runner" }, [
+          { verbs: ["get", "list", "create", "patch", "delete"], apiGroups: [""], resources: ["services"] },
+          {
+            verbs: ["get", "list", "create", "patch", "delete"],
+            apiGroups: ["networking.k8s.io"],
+            resources: ["ingresses"]
+          }
+        ])
+        const report = yield* checkRouting().pipe(
+          Effect.provide(
+            SessionRouter.layerConfig.pipe(
+              Layer.provideMerge(liveClientAs(sc.cluster, Credential.clientCertificate("runner"))),
+              Layer.provideMerge(routerConfigLayer(sc))
+            )
+          ),
+          Effect.orDie
+        )
+        expect(report.checks.map((c) => [c.id, c.status])).toEqual([
+          ["server", "ok"],
+          ["api", "ok"],
+          // Namespaces are cluster-scoped: a Role cannot grant reading one.
+          ["namespace", "warn"],
+          ["permissions:services", "ok"],
+          ["permissions:ingresses.networking.k8s.io", "fail"],
+          ["permissions:ingressclasses.networking.k8s.io", "warn"],
+          ["permissions:events.events.k8s.io", "warn"],
+          ["ingress-class", "warn"],
+          ["dry-run", "ok"]
+        ])
+        expect(report.checks.find((c) => c.id === "permissions:ingresses.networking.k8s.io")?.line).toBe(
+          `may not watch ingresses.networking.k8s.io in namespace "${ns}"`
+        )
+        expect(report.checks.find((c) => c.id === "ingress-class")?.line).toMatch(
+          /^could not read the IngressClasses: ingressclasses\.networking\.k8s\.io is forbidden: User "runner" cannot list/
+        )
+        expect(report.ok).toBe(false)
+      })
+    ))
 })
