@@ -36,12 +36,22 @@ const send = (target: ProbeTarget, signal: AbortSignal): Promise<ProbeAnswer> =>
     const onResponse = (response: http.IncomingMessage) => {
       if (target.scheme === "https") {
         const socket = response.socket as tls.TLSSocket
-        const names = namesOf(socket)
-        const identity = tls.checkServerIdentity(target.host, socket.getPeerCertificate())
-        const problem = !socket.authorized ? String(socket.authorizationError) : identity?.message
-        if (problem !== undefined) {
+        // A callback that threw would be an uncaught exception, not a probe result.
+        let problems: ReadonlyArray<string>
+        let names: ReadonlyArray<string> = []
+        try {
+          names = namesOf(socket)
+          const identity = tls.checkServerIdentity(target.host, socket.getPeerCertificate())
+          problems = [
+            ...(socket.authorized ? [] : [String(socket.authorizationError)]),
+            ...(identity !== undefined ? [identity.message] : [])
+          ]
+        } catch (error) {
+          problems = [String(error)]
+        }
+        if (problems.length > 0) {
           response.destroy()
-          return resolve({ _tag: "Tls", message: problem, certificateNames: names })
+          return resolve({ _tag: "Tls", message: problems.join("; "), certificateNames: names })
         }
       }
       // Only the status matters; the body is dropped.
