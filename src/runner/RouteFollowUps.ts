@@ -161,7 +161,10 @@ export const withFollowUps = (session: FollowedSession) =>
         out.offer(event),
         follow(
           event.type === "route" && event.state === "programmed"
-            ? Effect.zipWith(record(event), check({ host: event.host, port: event.port }), (a, b) => [...a, ...b])
+            // Side by side: a slow Event write must not hold back the probe.
+            ? Effect.zipWith(record(event), check({ host: event.host, port: event.port }), (a, b) => [...a, ...b], {
+              concurrent: true
+            })
             : record(event)
         )
       )
