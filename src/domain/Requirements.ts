@@ -1,7 +1,7 @@
 /**
  * What a routing mode needs of a cluster: the resource types it must find served and
  * the verbs it must be granted on each, in which namespace. `check` asks the server
- * about each; a Role granting these is what a runner needs.
+ * about each. `RbacManifest` grants the same; a test holds the two together.
  */
 import {
   EndpointSliceResource,
@@ -49,7 +49,7 @@ export const featureNeeds = (settings: NeedsSettings): ReadonlyArray<Need> => [
   ...(settings.events === true
     ? [{
       resource: EventV1Resource,
-      verbs: ["create", "patch"],
+      verbs: ["create"],
       namespace: settings.sessionNamespace,
       required: false,
       use: "Events on the session Pod"
@@ -76,9 +76,10 @@ export const routingNeeds = (mode: "ingress" | "gateway", settings: NeedsSetting
     required: true,
     use
   })
+  // Applied, found by label and deleted: never read alone.
   const service: Need = {
     resource: ServiceResource,
-    verbs: WRITE_VERBS,
+    verbs: ["list", "create", "patch", "delete"],
     namespace: ns,
     required: true,
     use: "the session Service"

@@ -60,7 +60,7 @@ describe("checkRouting's permissions", () => {
     Effect.gen(function*() {
       const report = yield* reportWith("over HTTP", {}, allowAll)
       expect(permissions(report)).toEqual([
-        { id: "permissions:services", status: "ok", line: `may get, list, create, patch, delete services in ${NS}` },
+        { id: "permissions:services", status: "ok", line: `may list, create, patch, delete services in ${NS}` },
         {
           id: "permissions:ingresses.networking.k8s.io",
           status: "ok",
@@ -74,7 +74,7 @@ describe("checkRouting's permissions", () => {
         {
           id: "permissions:events.events.k8s.io",
           status: "ok",
-          line: `may create, patch events.events.k8s.io in ${NS}`
+          line: `may create events.events.k8s.io in ${NS}`
         }
       ])
       expect(report.ok).toBe(true)
