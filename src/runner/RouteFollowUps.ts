@@ -8,10 +8,11 @@
 import { Effect, Fiber, Mailbox, Option, Stream } from "effect"
 import { EventReason, type Occurrence, podReference } from "../domain/KubeEvents.js"
 import { notReadyReason } from "../domain/RouteProbe.js"
-import type { PublishedRoute, RoutingMode } from "../domain/Routes.js"
+import type { PublishedRoute } from "../domain/Routes.js"
 import { EventRecorder, noEvents } from "../services/EventRecorder.js"
 import { RouteProbe } from "../services/RouteProbe.js"
 import { RouterConfig } from "../services/RouterConfig.js"
+import type { SessionEvent } from "./SessionRunner.js"
 
 /** The session events follow-ups add, beside the route events they follow. */
 export type FollowUpEvent =
@@ -32,17 +33,8 @@ export type FollowUpEvent =
   }
   | { readonly type: "event-error"; readonly reason: string }
 
-/** The route events follow-ups react to (the runner's own `SessionEvent` members). */
-export type FollowedEvent =
-  | { readonly type: "published"; readonly layer: RoutingMode; readonly routes: ReadonlyArray<PublishedRoute> }
-  | {
-    readonly type: "route"
-    readonly port: number
-    readonly host: string
-    readonly state: "pending" | "programmed" | "unprogrammed"
-    readonly reason?: string
-  }
-  | { readonly type: "read-error"; readonly reason: string }
+/** The route events follow-ups react to: the runner's own `SessionEvent` members. */
+export type FollowedEvent = Exclude<SessionEvent, FollowUpEvent>
 
 /** The session a stream of events belongs to. */
 export interface FollowedSession {

@@ -73,7 +73,12 @@ describe("withFollowUps", () => {
     Effect.gen(function*() {
       const { layer } = yield* recorder("could not record Event: forbidden")
       const events = yield* Stream.make(
-        { type: "published", layer: "ingress", routes: [{ host: "8080-s1.example.com", port: 8080 }] } as FollowedEvent,
+        {
+          type: "published",
+          layer: "ingress",
+          routes: [{ host: "8080-s1.example.com", port: 8080 }],
+          endpoints: []
+        } as FollowedEvent,
         { type: "read-error", reason: "503" } as FollowedEvent
       ).pipe(withFollowUps(session), Stream.runCollect, Effect.provide(layer))
       expect(Chunk.toReadonlyArray(events).filter((e) => e.type === "event-error")).toEqual([
