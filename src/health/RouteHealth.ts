@@ -237,6 +237,11 @@ const run = (
         diagnosis !== undefined
           ? diagnosis
           : Effect.flatMap(Effect.cached(diagnose(input.sessionId)), (once) => (diagnosis = once))
+      ).pipe(
+        // A host whose next read falls on the deadline starts the diagnosis on its own
+        // fiber, which the deadline timer may interrupt at once: the cache would keep that
+        // interruption as every other host's diagnosis, so it is dropped and read again.
+        Effect.onInterrupt(() => Effect.sync(() => (diagnosis = undefined)))
       )
     const watch: HostWatch = {
       router,
