@@ -11,6 +11,7 @@ import { answerReview, AUTHORIZATION_GROUP, discovery, reviewOf } from "./Access
 import { anonymousUser, type Authenticator, unauthorizedStatus } from "./Authentication.js"
 import { failure, mediaType, methodNotAllowed, readBody, type Reply, statusReply } from "./internal/httpReply.js"
 import type { Route, Target } from "./internal/httpRouting.js"
+import { decodeReview, isProtobuf } from "./internal/protobufReview.js"
 import { alwaysAllow, type Authorizer, type RequestAttributes } from "./Rbac.js"
 
 /** How a server tells who is asking and what they may do. */
@@ -123,6 +124,16 @@ const reviewAttributes = (user: RequestAttributes["user"], plural: string): Requ
   name: ""
 })
 
+/** A review body as JSON, from JSON or (kubectl's typed client) protobuf; a string says why it cannot be read. */
+const readReview = (body: Buffer): unknown => {
+  if (isProtobuf(body)) return decodeReview(body) ?? "the protobuf body of the review could not be read"
+  try {
+    return JSON.parse(body.toString("utf8"))
+  } catch (e) {
+    return `couldn't get version/kind; json parse error: ${e instanceof Error ? e.message : String(e)}`
+  }
+}
+
 /**
  * The gate in front of every handler: a reply to send instead of handling the request
  * (401, 403, a review's answer, the review group's discovery), or undefined to go on.
@@ -165,18 +176,8 @@ export const makeGate = (security: ApiSecurity = {}) => {
       if (method !== "POST") return statusReply(methodNotAllowed())
       const body = yield* Effect.either(readBody(req))
       if (body._tag === "Left") return statusReply(body.left)
-      let parsed: unknown
-      try {
-        parsed = JSON.parse(body.right.toString("utf8"))
-      } catch (e) {
-        return statusReply(
-          failure(
-            400,
-            "BadRequest",
-            `couldn't get version/kind; json parse error: ${e instanceof Error ? e.message : String(e)}`
-          )
-        )
-      }
+      const parsed = readReview(body.right)
+      if (typeof parsed === "string") return statusReply(failure(400, "BadRequest", parsed))
       return yield* answerReview(review, user, parsed, authorizer)
     })
 }
