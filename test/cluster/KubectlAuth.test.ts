@@ -44,13 +44,8 @@ describe("kubectl auth against LocalCluster", () => {
           expect(applied.code, applied.stderr).toBe(0)
 
           const runner = yield* kubectlWorkspace(kubectl, "local-cluster-auth-")
-          yield* Effect.promise(async () => {
-            const { writeFile } = await import("node:fs/promises")
-            await writeFile(
-              runner.kubeconfig,
-              await Effect.runPromise(cluster.kubeconfigAs(Credential.serviceAccount(NS, "session-routing")))
-            )
-          })
+          const text = yield* cluster.kubeconfigAs(Credential.serviceAccount(NS, "session-routing"))
+          yield* Effect.promise(() => writeFile(runner.kubeconfig, text))
           const canI = (...args: ReadonlyArray<string>) =>
             Effect.map(runner.run("auth", "can-i", ...args), (r) => r.stdout.trim())
           expect(yield* canI("patch", "ingresses.networking.k8s.io", "-n", NS)).toBe("yes")
