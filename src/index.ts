@@ -29,6 +29,8 @@ export {
 } from "./domain/Manifests.js"
 /** What an Ingress's or HTTPRoute's status says about its host. */
 export { httpRouteVerdict, ingressVerdict } from "./domain/Verdict.js"
+/** The least-privilege RBAC objects for a configuration, as `render --rbac` prints them. */
+export { clusterRules, RBAC_NAME, rbacManifest, type RbacSettings, sessionRules } from "./domain/RbacManifest.js"
 /** Kubernetes object shapes used throughout. */
 export type * from "./domain/Objects.js"
 /** Resource descriptors for KubeClient calls. */

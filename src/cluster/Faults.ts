@@ -8,6 +8,7 @@
 import { Clock, DateTime, Deferred, Duration, Effect, Ref, Stream } from "effect"
 import type { KubeObject, Status } from "../domain/Objects.js"
 import { qualifiedName, type ResourceType } from "../domain/Resources.js"
+import { forbiddenFor } from "./ApiSecurity.js"
 import { makeServerLifecycle, type ServerLifecycle } from "./ServerLifecycle.js"
 import type { StoreWatchEvent } from "./Store.js"
 
@@ -291,31 +292,18 @@ const jsonResponse = (status: Status, headers: Record<string, string> = {}): Fau
 })
 
 /** The authorizer's 403: `ingresses.networking.k8s.io "x" is forbidden: User "u" cannot get resource ...`. */
-export const forbiddenStatus = (request: FaultRequest, user: string): Status => {
-  const resource = request.subresource !== undefined && request.subresource !== ""
-    ? `${request.resource.plural}/${request.subresource}`
-    : request.resource.plural
-  const scope = request.namespace !== undefined && request.resource.namespaced
-    ? `in the namespace "${request.namespace}"`
-    : "at the cluster scope"
-  const reason = `User "${user}" cannot ${request.verb} resource "${resource}" in API group "${request.resource.group}" ${scope}`
-  const qualified = qualifiedName(request.resource)
-  const name = request.name ?? ""
-  return {
-    kind: "Status",
-    apiVersion: "v1",
-    metadata: {},
-    status: "Failure",
-    message: name === "" ? `${qualified} is forbidden: ${reason}` : `${qualified} "${name}" is forbidden: ${reason}`,
-    reason: "Forbidden",
-    details: {
-      ...(name !== "" ? { name } : {}),
-      ...(request.resource.group !== "" ? { group: request.resource.group } : {}),
-      kind: request.resource.plural
-    },
-    code: 403
-  }
-}
+export const forbiddenStatus = (request: FaultRequest, user: string): Status =>
+  forbiddenFor({
+    user: { name: user, groups: [] },
+    verb: request.verb,
+    resourceRequest: true,
+    path: "",
+    apiGroup: request.resource.group,
+    resource: request.resource.plural,
+    subresource: request.subresource ?? "",
+    namespace: request.namespace !== undefined && request.resource.namespaced ? request.namespace : "",
+    name: request.name ?? ""
+  })
 
 /** The Status a watch ERROR event carries when its version fell out of the window. */
 export const expiredStatus = (requested: string, oldest: string): Status => ({
