@@ -58,7 +58,9 @@ export const sessionRules = (settings: RbacSettings): ReadonlyArray<PolicyRule> 
     settings.mode === "ingress"
       ? rule("networking.k8s.io", "ingresses", routedVerbs)
       : rule("gateway.networking.k8s.io", "httproutes", routedVerbs),
-    rule("events.k8s.io", "events", ["create"]),
+    // A repeated reason is counted on the Event already written (series.count), as
+    // client-go's recorder does: that is a patch.
+    rule("events.k8s.io", "events", ["create", "patch"]),
     rule("", "namespaces", ["get"], [settings.sessionNamespace]),
     ...(settings.mode === "gateway" && settings.gateway !== undefined && gatewayNamespace === settings.sessionNamespace
       ? [rule("gateway.networking.k8s.io", "gateways", ["get"])]

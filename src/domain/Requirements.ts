@@ -49,7 +49,7 @@ export const featureNeeds = (settings: NeedsSettings): ReadonlyArray<Need> => [
   ...(settings.events === true
     ? [{
       resource: EventV1Resource,
-      verbs: ["create"],
+      verbs: ["create", "patch"],
       namespace: settings.sessionNamespace,
       required: false,
       use: "Events on the session Pod"

@@ -38,7 +38,9 @@ const spec = (sessionId: string) => ({
   sessionId,
   podName: `telo-run-${sessionId}`,
   podUid: "0b7e6a52-1111-4222-8333-444455556666",
-  ports: [{ port: 8080, protocol: "tcp" as const }]
+  // Two hosts: the second RouteProgrammed repeats the first's reason, which the Event
+  // recorder counts by patching the Event, so the journey needs every Events verb.
+  ports: [{ port: 8080, protocol: "tcp" as const }, { port: 9090, protocol: "tcp" as const }]
 })
 
 /** What one step said: its failure, the read errors and warnings it reported, or nothing. */
