@@ -63,7 +63,12 @@ export default tseslint.config(
   // Floor 3: layers and health build on services and the domain, never on each other's callers.
   {
     files: ["src/layers/**/*.ts", "src/health/**/*.ts"],
-    rules: forbid("src/layers and src/health never import the runner, the CLI or LocalCluster.", "**/runner/**", ...cli, ...cluster)
+    rules: forbid(
+      "src/layers and src/health never import the runner, the CLI or LocalCluster.",
+      "**/runner/**",
+      ...cli,
+      ...cluster
+    )
   },
   // Floor 4: the runner is library; it never reaches up into the CLI or across to LocalCluster.
   {

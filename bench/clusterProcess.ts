@@ -28,14 +28,28 @@ const program = Effect.scoped(
     const sc = yield* SessionCluster.make({ ingress: false, gateway: false, dataPlane: false })
     const startControllers = Effect.all([
       IngressController.run(sc.cluster.store, { className: sc.ingressClassName, delay: Duration.millis(delayMs) }),
-      GatewayController.run(sc.cluster.store, { gatewayClassName: sc.gateway.className, delay: Duration.millis(delayMs) })
+      GatewayController.run(sc.cluster.store, {
+        gatewayClassName: sc.gateway.className,
+        delay: Duration.millis(delayMs)
+      })
     ], { discard: true })
     const go = yield* Deferred.make<void>()
     process.stdin.on("data", (chunk) => {
       if (String(chunk).includes("go")) Effect.runSync(Deferred.succeed(go, undefined))
     })
     yield* Deferred.await(go).pipe(Effect.zipRight(startControllers), Effect.forkScoped)
-    process.stdout.write(`${JSON.stringify({ kubeconfig: sc.cluster.kubeconfig(), server: sc.cluster.url, namespace: sc.namespace, baseDomain: sc.baseDomain, ingressClassName: sc.ingressClassName, gateway: sc.gateway })}\n`)
+    process.stdout.write(
+      `${
+        JSON.stringify({
+          kubeconfig: sc.cluster.kubeconfig(),
+          server: sc.cluster.url,
+          namespace: sc.namespace,
+          baseDomain: sc.baseDomain,
+          ingressClassName: sc.ingressClassName,
+          gateway: sc.gateway
+        })
+      }\n`
+    )
     const written = new Set<string>()
     const follow = (resource: typeof IngressResource | typeof HttpRouteResource) =>
       sc.cluster.store.watch(resource, sc.namespace).pipe(

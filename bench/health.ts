@@ -72,7 +72,13 @@ interface ClusterInfo {
 export const clusterProcess = (writes: Map<string, number>, nodeFlags: ReadonlyArray<string> = []) =>
   Effect.acquireRelease(
     Effect.async<{ readonly info: ClusterInfo; readonly go: () => void; readonly kill: () => void }>((resume) => {
-      const child = spawn(process.execPath, [...nodeFlags, "--import", "tsx", path.join(here, "clusterProcess.ts"), String(CONTROLLER_DELAY_MS)], {
+      const child = spawn(process.execPath, [
+        ...nodeFlags,
+        "--import",
+        "tsx",
+        path.join(here, "clusterProcess.ts"),
+        String(CONTROLLER_DELAY_MS)
+      ], {
         stdio: ["pipe", "pipe", "inherit"]
       })
       let started = false
@@ -158,15 +164,18 @@ export const runScenario = (scenario: Scenario): Effect.Effect<Measured> =>
           { concurrency: 32 }
         )
         const routes = published.reduce((n, s) => n + s.routes.length, 0)
-        const verdicts = yield* Ref.make<Array<{ readonly object: string; readonly at: number; readonly programmed: boolean }>>([])
+        const verdicts = yield* Ref.make<
+          Array<{ readonly object: string; readonly at: number; readonly programmed: boolean }>
+        >([])
 
         // What one fiber per session costs the runner by itself, forked the same way the
         // watches are: a runner runs each session on a fiber of its own anyway.
         gc()
         const heapIdle = process.memoryUsage().heapUsed
-        const idle = yield* Effect.forEach(published, () => Effect.never, { concurrency: "unbounded", discard: true }).pipe(
-          Effect.fork
-        )
+        const idle = yield* Effect.forEach(published, () => Effect.never, { concurrency: "unbounded", discard: true })
+          .pipe(
+            Effect.fork
+          )
         yield* Effect.sleep("100 millis")
         gc()
         const fiberPerSessionKiB = (process.memoryUsage().heapUsed - heapIdle) / 1024 / published.length
@@ -183,7 +192,11 @@ export const runScenario = (scenario: Scenario): Effect.Effect<Measured> =>
               event._tag === "Route" && event.state !== "pending"
                 ? Effect.flatMap(Clock.currentTimeMillis, (at) =>
                   Ref.update(verdicts, (all) => {
-                    all.push({ object: objectOf(scenario.mode, sessionId, event.route), at, programmed: event.state === "programmed" })
+                    all.push({
+                      object: objectOf(scenario.mode, sessionId, event.route),
+                      at,
+                      programmed: event.state === "programmed"
+                    })
                     return all
                   }))
                 : Effect.void),

@@ -53,7 +53,9 @@ const checks = (all: ReadonlyArray<Measured>): ReadonlyArray<Check> => {
     out.push({
       name: `${mode}: watch runner CPU per route <= 1/20 of poll's`,
       ok: watch.cpuPerRouteMs * 20 <= poll.cpuPerRouteMs,
-      said: `${watch.cpuPerRouteMs.toFixed(2)} vs ${poll.cpuPerRouteMs.toFixed(2)} ms (1/${(poll.cpuPerRouteMs / watch.cpuPerRouteMs).toFixed(1)})`
+      said: `${watch.cpuPerRouteMs.toFixed(2)} vs ${poll.cpuPerRouteMs.toFixed(2)} ms (1/${
+        (poll.cpuPerRouteMs / watch.cpuPerRouteMs).toFixed(1)
+      })`
     })
     const heap = watch.heapPerRouteKiB
     out.push({

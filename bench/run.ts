@@ -4,9 +4,9 @@
  * cluster's store costs in memory per session. Each measure has a target; the run
  * exits 1 when one is missed. Run with `npm run bench` (loopback only).
  */
+import { NodeRuntime } from "@effect/platform-node"
 import * as k8s from "@kubernetes/client-node"
 import { Chunk, Clock, Duration, Effect, Fiber, Layer, Stream } from "effect"
-import { NodeRuntime } from "@effect/platform-node"
 import { LocalCluster } from "../src/cluster/LocalCluster.js"
 import * as SessionCluster from "../src/cluster/SessionCluster.js"
 import { IngressResource } from "../src/domain/Resources.js"
@@ -34,10 +34,11 @@ interface Result {
 /** A full collection when node runs with --expose-gc (the bench script passes it); otherwise a no-op. */
 const gc = (): void => (globalThis as { gc?: () => void }).gc?.()
 
-const percentile = (sorted: ReadonlyArray<number>, p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? 0
+const percentile = (sorted: ReadonlyArray<number>, p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? 0
 
 const timed = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const start = yield* Clock.currentTimeNanos
     const value = yield* effect
     const end = yield* Clock.currentTimeNanos
@@ -55,7 +56,7 @@ const spec = (i: number) => ({
 })
 
 const program = Effect.scoped(
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const results: Array<Result> = []
     const sc = yield* SessionCluster.make({ ingress: { delay: Duration.millis(10) }, dataPlane: false })
     const kc = new k8s.KubeConfig()
@@ -71,7 +72,7 @@ const program = Effect.scoped(
       )
     )
 
-    yield* Effect.gen(function* () {
+    yield* Effect.gen(function*() {
       const router = yield* SessionRouter
       const kube = yield* KubeClient
 
@@ -79,7 +80,12 @@ const program = Effect.scoped(
       const publishTimes: Array<number> = []
       for (let i = 0; i < SESSIONS; i++) publishTimes.push((yield* timed(router.publish(spec(i)))).ms)
       publishTimes.sort((a, b) => a - b)
-      results.push({ name: "publish p50 (Service + Ingress, HTTP)", value: percentile(publishTimes, 0.5), unit: "ms", target: 25 })
+      results.push({
+        name: "publish p50 (Service + Ingress, HTTP)",
+        value: percentile(publishTimes, 0.5),
+        unit: "ms",
+        target: 25
+      })
       results.push({ name: "publish p99", value: percentile(publishTimes, 0.99), unit: "ms", target: 250 })
 
       // Verdict reads: what the health watch does on every poll.
@@ -95,7 +101,7 @@ const program = Effect.scoped(
         .watch(IngressResource, sc.namespace, { labelSelector: "bench=watch" })
         .pipe(Stream.take(WATCHED_CHANGES), Stream.runCollect, Effect.fork)
       const { ms: watchMs } = yield* timed(
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           for (let i = 0; i < WATCHED_CHANGES; i++) {
             yield* kube.apply(IngressResource, benchIngress(i, sc.namespace))
           }
@@ -103,19 +109,26 @@ const program = Effect.scoped(
           if (Chunk.size(seen) !== WATCHED_CHANGES) yield* Effect.dieMessage("the watch lost events")
         })
       )
-      results.push({ name: "watch: apply + deliver one change", value: watchMs / WATCHED_CHANGES, unit: "ms", target: 25 })
+      results.push({
+        name: "watch: apply + deliver one change",
+        value: watchMs / WATCHED_CHANGES,
+        unit: "ms",
+        target: 25
+      })
     }).pipe(Effect.provide(layers))
 
     // Memory: the store's cost per published session (Service + Ingress), through the
     // in-memory face so that only the store's own objects are counted.
     const memory = yield* Effect.scoped(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const fresh = yield* SessionCluster.make({ ingress: false, gateway: false, dataPlane: false })
         const router = yield* Effect.provide(
           SessionRouter,
           SessionRouter.layerIngress.pipe(
             Layer.provide(LocalCluster.layerKubeClient(fresh.cluster)),
-            Layer.provide(RouterConfigLive.layerFrom({ sessionNamespace: fresh.namespace, baseDomain: fresh.baseDomain }))
+            Layer.provide(
+              RouterConfigLive.layerFrom({ sessionNamespace: fresh.namespace, baseDomain: fresh.baseDomain })
+            )
           )
         )
         gc()
@@ -138,7 +151,13 @@ const benchIngress = (i: number, namespace: string) => ({
     rules: [
       {
         host: `w${i}.bench.localtest.me`,
-        http: { paths: [{ path: "/", pathType: "Prefix" as const, backend: { service: { name: "svc", port: { number: 80 } } } }] }
+        http: {
+          paths: [{
+            path: "/",
+            pathType: "Prefix" as const,
+            backend: { service: { name: "svc", port: { number: 80 } } }
+          }]
+        }
       }
     ]
   }
@@ -159,8 +178,12 @@ const report = (results: ReadonlyArray<Result>): boolean => {
 const clusterApplies = Effect.map(applyThroughput(), (measured) => {
   const ok = measured.perSecond >= APPLIES_PER_SECOND
   console.log(
-    `\n${ok ? "ok  " : "MISS"} local cluster: ${measured.perSecond.toFixed(0)} server-side applies/s over HTTP (target >= ${APPLIES_PER_SECOND}), ` +
-      `${measured.applies} session objects, the cluster process at ${measured.clusterCpuPerApplyMs.toFixed(2)} ms CPU per apply`
+    `\n${ok ? "ok  " : "MISS"} local cluster: ${
+      measured.perSecond.toFixed(0)
+    } server-side applies/s over HTTP (target >= ${APPLIES_PER_SECOND}), ` +
+      `${measured.applies} session objects, the cluster process at ${
+        measured.clusterCpuPerApplyMs.toFixed(2)
+      } ms CPU per apply`
   )
   return ok
 })

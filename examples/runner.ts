@@ -4,11 +4,11 @@
  * this file; a test runs it, so it cannot rot.
  */
 import { Console, Effect, Layer, Stream } from "effect"
-import { KubeClientLive, publishSession, RouterConfigLive, SessionRouter, type SessionEvent } from "session-routing"
+import { KubeClientLive, publishSession, RouterConfigLive, type SessionEvent, SessionRouter } from "session-routing"
 
 /** Publishes one session and logs every event until each host is settled. */
 export const program = Effect.scoped(
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const session = yield* publishSession({
       sessionId: "hzyayvabgyvz",
       podName: "telo-run-hzyayvabgyvz",

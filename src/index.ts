@@ -6,7 +6,14 @@
 
 // Domain: the pure vocabulary.
 /** Session ids and ports: parsing and the rules every derived name must satisfy. */
-export { parsePorts, parsePortSpec, parseSessionId, type PortMapping, type Protocol, type SessionId } from "./domain/Session.js"
+export {
+  parsePorts,
+  parsePortSpec,
+  parseSessionId,
+  type PortMapping,
+  type Protocol,
+  type SessionId
+} from "./domain/Session.js"
 /** Hosts, endpoints, route states and verdicts. */
 export {
   type Endpoint,
@@ -69,13 +76,13 @@ export {
   WatchUnavailable
 } from "./services/RouteStatusSource.js"
 /** Kubernetes Events on the session Pod: the recorder, its live layer, and the reasons it records. */
-export { EventRecorder } from "./services/EventRecorder.js"
-export { EventRecorderLive } from "./layers/EventRecorderLive.js"
 export { EventReason } from "./domain/KubeEvents.js"
+export { EventRecorderLive } from "./layers/EventRecorderLive.js"
+export { EventRecorder } from "./services/EventRecorder.js"
 /** Probes of a programmed host's public path (`SESSION_ROUTE_PROBE`), and the follow-up events they add. */
-export { RouteProbe } from "./services/RouteProbe.js"
 export { RouteProbeLive } from "./layers/RouteProbeLive.js"
 export type { FollowUpEvent } from "./runner/RouteFollowUps.js"
+export { RouteProbe } from "./services/RouteProbe.js"
 /** The live KubeClient on @kubernetes/client-node, from a kubeconfig. */
 export { KubeClientLive, KubeConfigError } from "./layers/KubeClientLive.js"
 /** RouterConfig from the environment (`layer`, `layerFromEnv`) or from values (`layerFrom`). */
@@ -91,8 +98,8 @@ export { reportRouteHealth, type RouteHealthEvent, watchRouteHealth } from "./he
 /** Publish a session, stream its route events, read its status, unpublish it. */
 export {
   InvalidSession,
-  publishSession,
   type PublishedSession,
+  publishSession,
   type SessionEvent,
   sessionStatus,
   unpublishSession

@@ -45,7 +45,9 @@ describe("the library's import graph", () => {
     // route table) live in src/cluster: a domain module the main entry never
     // reaches would be simulator code in the library's floor.
     const graph = importGraph("src/index.ts", { types: true })
-    const domain = readdirSync(join(root, "src/domain")).filter((file) => file.endsWith(".ts")).map((file) => `src/domain/${file}`)
+    const domain = readdirSync(join(root, "src/domain")).filter((file) => file.endsWith(".ts")).map((file) =>
+      `src/domain/${file}`
+    )
     expect(domain.filter((file) => !graph.files.includes(file))).toEqual([])
   })
 
@@ -64,10 +66,21 @@ describe("the library's import graph", () => {
     const graph = importGraph("src/cluster/index.ts")
     expect(graph.files).toContain("src/cluster/LocalCluster.ts")
     // The API server's rules it applies are its own, not the library's.
-    for (const file of ["src/cluster/Validation.ts", "src/cluster/ServerSideApply.ts", "src/cluster/RouteTable.ts", "src/cluster/GatewayAttachment.ts"]) {
+    for (
+      const file of [
+        "src/cluster/Validation.ts",
+        "src/cluster/ServerSideApply.ts",
+        "src/cluster/RouteTable.ts",
+        "src/cluster/GatewayAttachment.ts"
+      ]
+    ) {
       expect(graph.files).toContain(file)
     }
     // It reaches the library only through the KubeClient contract and the shared domain.
-    expect(graph.files.filter((file) => file.startsWith("src/layers/") || file.startsWith("src/runner/") || file.startsWith("src/health/"))).toEqual([])
+    expect(
+      graph.files.filter((file) =>
+        file.startsWith("src/layers/") || file.startsWith("src/runner/") || file.startsWith("src/health/")
+      )
+    ).toEqual([])
   })
 })

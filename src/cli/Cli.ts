@@ -9,8 +9,6 @@ import packageJson from "../../package.json" with { type: "json" }
 import * as TracingExport from "../layers/TracingExport.js"
 import { RouterConfigError } from "../services/RouterConfig.js"
 import { CliError, ExitCode } from "./CliError.js"
-import { commandNames, helpDocLines, usageErrorLine } from "./internal/UsageError.js"
-import { stdoutColor } from "./present/Presenter.js"
 import { checkCommand } from "./commands/Check.js"
 import { clusterCommand } from "./commands/Cluster.js"
 import { demoCommand } from "./commands/Demo.js"
@@ -18,6 +16,8 @@ import { publishCommand } from "./commands/Publish.js"
 import { renderCommand } from "./commands/Render.js"
 import { statusCommand } from "./commands/Status.js"
 import { unpublishCommand } from "./commands/Unpublish.js"
+import { commandNames, helpDocLines, usageErrorLine } from "./internal/UsageError.js"
+import { stdoutColor } from "./present/Presenter.js"
 
 /**
  * Whether the fiber is inside a command's handler. Outside it, the only stderr
@@ -30,7 +30,9 @@ const inCommand = FiberRef.unsafeMake(false)
  * see GlobalOptions.ts); run alone it prints the help. Later commands join the list.
  */
 export const command = Command.make("session-routing").pipe(
-  Command.withDescription("Publishes Kubernetes routing objects for session Pods and reports whether they were programmed."),
+  Command.withDescription(
+    "Publishes Kubernetes routing objects for session Pods and reports whether they were programmed."
+  ),
   Command.withSubcommands([
     renderCommand,
     publishCommand,
@@ -95,12 +97,12 @@ const colourOnlyWhereWanted = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Ef
     color
       ? self
       : Effect.consoleWith((console) =>
-          Effect.withConsole(self, {
-            ...console,
-            log: (...args: ReadonlyArray<unknown>) =>
-              console.log(...args.map((arg) => (typeof arg === "string" ? arg.replace(SGR, "") : arg)))
-          })
-        ))
+        Effect.withConsole(self, {
+          ...console,
+          log: (...args: ReadonlyArray<unknown>) =>
+            console.log(...args.map((arg) => (typeof arg === "string" ? arg.replace(SGR, "") : arg)))
+        })
+      ))
 
 /**
  * Prints a failure as its one line on stderr and says which exit status it means.
@@ -108,7 +110,10 @@ const colourOnlyWhereWanted = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Ef
  */
 const report = (args: ReadonlyArray<string>) => (error: unknown): Effect.Effect<number> => {
   if (ValidationError.isValidationError(error)) {
-    return Effect.as(Console.error(`error: ${usageErrorLine(names, args, helpDocLines(error.error))}`), ExitCode.failure)
+    return Effect.as(
+      Console.error(`error: ${usageErrorLine(names, args, helpDocLines(error.error))}`),
+      ExitCode.failure
+    )
   }
   if (error instanceof CliError) {
     return error.message === ""

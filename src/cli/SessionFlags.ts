@@ -9,7 +9,7 @@ import { isDns1123Subdomain } from "../domain/Validation.js"
 
 /** `--port` values (`8080`, `9090/tcp`, `5000/udp`) as mappings: range, protocol and duplicates checked. */
 export const parsePortFlags = (specs: ReadonlyArray<string>): Either.Either<ReadonlyArray<PortMapping>, string> =>
-  Either.gen(function* () {
+  Either.gen(function*() {
     if (specs.length === 0) {
       // A Service without ports is refused by the API server.
       return yield* Either.left("at least one --port is required, e.g. --port 8080 or --port 5000/udp")
@@ -26,7 +26,9 @@ export const parsePodFlags = (
 ): Either.Either<{ readonly podName: string; readonly podUid: string }, string> => {
   if (isDns1123Subdomain(podName).length > 0) {
     return Either.left(
-      `--pod=${JSON.stringify(podName)} must be a Pod name: at most 253 characters of a-z, 0-9, '-' and '.', starting and ending with a letter or digit`
+      `--pod=${
+        JSON.stringify(podName)
+      } must be a Pod name: at most 253 characters of a-z, 0-9, '-' and '.', starting and ending with a letter or digit`
     )
   }
   // The owner reference is how the cluster collects the objects with the Pod: a

@@ -6,11 +6,9 @@
  * It answers the way real ones do: 404 for an unrouted host, 500 for an unresolved
  * backendRef, 502 for an unreachable backend, 503 for no (ready) endpoints.
  */
+import { Data, Effect, FiberSet, HashMap, Option, Random, Ref, type Scope } from "effect"
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
-import { Data, Effect, FiberSet, HashMap, Option, Random, Ref, type Scope } from "effect"
-import { makeRecorder } from "./ControllerEvents.js"
-import { DEFAULT_GATEWAY_CONTROLLER_NAME } from "./GatewayController.js"
 import type { Gateway, HttpRoute, Ingress, KubeObject, Namespace, Service, Status } from "../domain/Objects.js"
 import {
   EndpointSliceResource,
@@ -22,6 +20,8 @@ import {
   type ResourceType,
   ServiceResource
 } from "../domain/Resources.js"
+import { makeRecorder } from "./ControllerEvents.js"
+import { DEFAULT_GATEWAY_CONTROLLER_NAME } from "./GatewayController.js"
 import { KUBELET_MANAGER, setPodReady } from "./internal/podReadiness.js"
 import { type EndpointChoice, type ReadyEndpoint, readyEndpoints } from "./internal/readyEndpoints.js"
 import {
@@ -200,7 +200,9 @@ const forward = (
       respond(
         res,
         502,
-        `502 Bad Gateway: backend ${backend} at ${address.host}:${address.port} is unreachable (${error.code ?? error.message})`,
+        `502 Bad Gateway: backend ${backend} at ${address.host}:${address.port} is unreachable (${
+          error.code ?? error.message
+        })`,
         { [ROUTED_BY_HEADER]: routedBy }
       )
       finish()
@@ -341,7 +343,11 @@ export const make = (
       Effect.async<Http.Server, DataPlaneError>((resume) => {
         const s = Http.createServer()
         const onError = (cause: Error) =>
-          resume(Effect.fail(new DataPlaneError({ reason: `cannot listen on ${host}:${options.port ?? 0}: ${cause.message}`, cause })))
+          resume(
+            Effect.fail(
+              new DataPlaneError({ reason: `cannot listen on ${host}:${options.port ?? 0}: ${cause.message}`, cause })
+            )
+          )
         s.once("error", onError)
         s.listen(options.port ?? 0, host, () => {
           s.off("error", onError)

@@ -70,7 +70,10 @@ export interface FaultSpec extends FaultTarget {
 
 /** Builders for the actions. */
 export const Fault = {
-  respond: (code: number, options: { readonly retryAfterSeconds?: number; readonly message?: string } = {}): FaultAction => ({
+  respond: (
+    code: number,
+    options: { readonly retryAfterSeconds?: number; readonly message?: string } = {}
+  ): FaultAction => ({
     _tag: "Respond",
     code,
     ...options
@@ -78,7 +81,10 @@ export const Fault = {
   /** 429 as priority-and-fairness answers it. */
   throttle: (retryAfterSeconds = 1): FaultAction => ({ _tag: "Respond", code: 429, retryAfterSeconds }),
   forbid: (user = "system:serviceaccount:default:session-routing"): FaultAction => ({ _tag: "Forbid", user }),
-  latency: (duration: Duration.DurationInput): FaultAction => ({ _tag: "Latency", duration: Duration.decode(duration) }),
+  latency: (duration: Duration.DurationInput): FaultAction => ({
+    _tag: "Latency",
+    duration: Duration.decode(duration)
+  }),
   hang: { _tag: "Hang" } as FaultAction,
   reset: { _tag: "Reset" } as FaultAction,
   cutWatch: (afterEvents: number): FaultAction => ({ _tag: "CutWatch", afterEvents }),
@@ -174,11 +180,16 @@ const ended = (fault: FaultSpec, now: number) => fault.until !== undefined && no
 
 /** An empty fault registry. */
 export const makeFaults: Effect.Effect<Faults> = Effect.gen(function*() {
-  const state = yield* Ref.make<{ readonly next: number; readonly faults: ReadonlyArray<ActiveFault> }>({ next: 1, faults: [] })
+  const state = yield* Ref.make<{ readonly next: number; readonly faults: ReadonlyArray<ActiveFault> }>({
+    next: 1,
+    faults: []
+  })
 
   const watchesClosed = yield* Ref.make(yield* Deferred.make<void>())
-  const closeWatches = Effect.flatMap(Deferred.make<void>(), (next) =>
-    Effect.flatMap(Ref.getAndSet(watchesClosed, next), (current) => Deferred.succeed(current, undefined)))
+  const closeWatches = Effect.flatMap(
+    Deferred.make<void>(),
+    (next) => Effect.flatMap(Ref.getAndSet(watchesClosed, next), (current) => Deferred.succeed(current, undefined))
+  )
   // A dying server takes its open watches with it.
   const server = yield* makeServerLifecycle(closeWatches)
 
@@ -271,8 +282,10 @@ export const makeFaults: Effect.Effect<Faults> = Effect.gen(function*() {
     add,
     remove,
     clear: Ref.update(state, (s) => ({ ...s, faults: [] })),
-    active: Effect.flatMap(Clock.currentTimeMillis, (now) =>
-      Effect.map(Ref.get(state), (s) => s.faults.filter((f) => !ended(f, now)))),
+    active: Effect.flatMap(
+      Clock.currentTimeMillis,
+      (now) => Effect.map(Ref.get(state), (s) => s.faults.filter((f) => !ended(f, now)))
+    ),
     intercept,
     closeWatches,
     server
@@ -330,7 +343,9 @@ export const shapeWatch = <E>(
     const answering = decision.answering
     events = Stream.mapEffect(events, (event) => Effect.as(answering, event))
   }
-  if (decision._tag === "Proceed" && decision.closed !== undefined) events = Stream.interruptWhen(events, decision.closed)
+  if (decision._tag === "Proceed" && decision.closed !== undefined) {
+    events = Stream.interruptWhen(events, decision.closed)
+  }
   const modifier = decision._tag === "Proceed" ? decision.watch : undefined
   if (modifier?.cutAfter !== undefined) return Stream.take(events, modifier.cutAfter)
   if (modifier?.expireAfter !== undefined) {

@@ -5,6 +5,13 @@
  * objects, shared by LocalCluster's gateway controller and its data plane.
  */
 import { DateTime } from "effect"
+import {
+  hostnameMatches,
+  hostnamesIntersect,
+  listenerAdmitsNamespace as admitsNamespace,
+  listenerSupportsHttpRoute,
+  namespaceLabelsOf
+} from "../domain/GatewayListeners.js"
 import type {
   Condition,
   Gateway,
@@ -17,13 +24,6 @@ import type {
   RouteParentStatus,
   Service
 } from "../domain/Objects.js"
-import {
-  hostnameMatches,
-  hostnamesIntersect,
-  listenerAdmitsNamespace as admitsNamespace,
-  listenerSupportsHttpRoute,
-  namespaceLabelsOf
-} from "../domain/GatewayListeners.js"
 import { GatewayResource, HttpRouteResource } from "../domain/Resources.js"
 
 /** `gateway.networking.k8s.io`: the default group of a parentRef. */
@@ -40,7 +40,8 @@ export { hostnameMatches, hostnamesIntersect, listenerSupportsHttpRoute }
 
 /** A listener without a hostname admits every route hostname; a route without hostnames inherits the listener's. */
 const listenerAdmitsHostnames = (listener: GatewayListener, hostnames: ReadonlyArray<string>): boolean =>
-  listener.hostname === undefined || hostnames.length === 0 || hostnames.some((h) => hostnamesIntersect(listener.hostname!, h))
+  listener.hostname === undefined || hostnames.length === 0 ||
+  hostnames.some((h) => hostnamesIntersect(listener.hostname!, h))
 
 // ---------------------------------------------------------------------------
 // Parent references
@@ -136,7 +137,8 @@ export const attachRoute = (
   const gatewayNamespace = gateway.metadata?.namespace ?? ""
   const listeners = gateway.spec?.listeners ?? []
   const named = listeners.filter(
-    (l) => (ref.sectionName === undefined || l.name === ref.sectionName) && (ref.port === undefined || l.port === ref.port)
+    (l) =>
+      (ref.sectionName === undefined || l.name === ref.sectionName) && (ref.port === undefined || l.port === ref.port)
   )
   if (named.length === 0) {
     const wanted = [
@@ -157,7 +159,9 @@ export const attachRoute = (
     return {
       accepted: false,
       reason: "NotAllowedByListeners",
-      message: `no listener of Gateway ${gatewayKey(gateway)} admits HTTPRoutes from namespace "${routeNamespace}" (allowedRoutes.namespaces.from: ${froms})`
+      message: `no listener of Gateway ${
+        gatewayKey(gateway)
+      } admits HTTPRoutes from namespace "${routeNamespace}" (allowedRoutes.namespaces.from: ${froms})`
     }
   }
   const hostnames = route.spec?.hostnames ?? []
@@ -167,7 +171,9 @@ export const attachRoute = (
     return {
       accepted: false,
       reason: "NoMatchingListenerHostname",
-      message: `no hostname of the route (${hostnames.join(", ")}) matches a listener hostname of Gateway ${gatewayKey(gateway)} (${listenerHosts})`
+      message: `no hostname of the route (${hostnames.join(", ")}) matches a listener hostname of Gateway ${
+        gatewayKey(gateway)
+      } (${listenerHosts})`
     }
   }
   return { accepted: true, listeners: matching }
@@ -199,7 +205,9 @@ export const resolveBackendRef = (
     return {
       resolved: false,
       reason: "InvalidKind",
-      message: `backendRef ${ref.name} has unsupported kind ${group === "" ? kind : `${kind}.${group}`}; only core Services are supported`
+      message: `backendRef ${ref.name} has unsupported kind ${
+        group === "" ? kind : `${kind}.${group}`
+      }; only core Services are supported`
     }
   }
   const namespace = ref.namespace ?? routeNamespace
@@ -215,7 +223,11 @@ export const resolveBackendRef = (
     return { resolved: false, reason: "BackendNotFound", message: `Service ${namespace}/${ref.name} not found` }
   }
   if (ref.port === undefined) {
-    return { resolved: false, reason: "BackendNotFound", message: `backendRef to Service ${namespace}/${ref.name} has no port` }
+    return {
+      resolved: false,
+      reason: "BackendNotFound",
+      message: `backendRef to Service ${namespace}/${ref.name} has no port`
+    }
   }
   const ports = service.spec?.ports
   // A Service that lists ports and not this one has nowhere to send the traffic.
@@ -262,7 +274,10 @@ export const stampCondition = (
   now: string
 ): Condition => {
   const old = previous?.find((c) => c.type === input.type)
-  return { ...input, lastTransitionTime: old !== undefined && old.status === input.status ? old.lastTransitionTime : now }
+  return {
+    ...input,
+    lastTransitionTime: old !== undefined && old.status === input.status ? old.lastTransitionTime : now
+  }
 }
 
 /** Kubernetes `metav1.Time`: RFC 3339 with whole seconds. */
@@ -426,7 +441,9 @@ export const gatewayStatus = (
   now: string
 ): NonNullable<Gateway["status"]> => {
   const generation = gateway.metadata?.generation
-  const gen = (c: ConditionInput): ConditionInput => (generation === undefined ? c : { ...c, observedGeneration: generation })
+  const gen = (
+    c: ConditionInput
+  ): ConditionInput => (generation === undefined ? c : { ...c, observedGeneration: generation })
   const listeners = gateway.spec?.listeners ?? []
   const counts = attachedRoutesByListener(gateway, view)
   const previousListeners = gateway.status?.listeners ?? []

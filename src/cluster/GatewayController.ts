@@ -5,17 +5,15 @@
  * touching only its own entries. In `never` mode it stays silent.
  */
 import { Clock, Duration, Effect, type Scope } from "effect"
-import {
-  type ClusterView,
-  gatewayStatus,
-  type GatewayAddress,
-  type GatewayControllerIdentity,
-  kubeTime,
-  routeParents,
-  sameStatusIgnoringTimes,
-  stampCondition
-} from "./GatewayAttachment.js"
-import type { Gateway, HttpRoute, KubeObject, Namespace, RouteParentStatus, Service, Status } from "../domain/Objects.js"
+import type {
+  Gateway,
+  HttpRoute,
+  KubeObject,
+  Namespace,
+  RouteParentStatus,
+  Service,
+  Status
+} from "../domain/Objects.js"
 import {
   GatewayClassResource,
   GatewayResource,
@@ -25,6 +23,16 @@ import {
   ServiceResource
 } from "../domain/Resources.js"
 import { makeRecorder } from "./ControllerEvents.js"
+import {
+  type ClusterView,
+  type GatewayAddress,
+  type GatewayControllerIdentity,
+  gatewayStatus,
+  kubeTime,
+  routeParents,
+  sameStatusIgnoringTimes,
+  stampCondition
+} from "./GatewayAttachment.js"
 import { type ControllerDelay, followWatch, keyOf, makeWorkQueue, splitKey } from "./Reconciler.js"
 import type { ClusterStore } from "./Store.js"
 
@@ -190,14 +198,18 @@ export const run = (store: ClusterStore, options: GatewayControllerOptions): Eff
           : reconcileGateway(key.slice(GATEWAY_PREFIX.length))
     })
 
-    yield* Effect.forkScoped(followWatch(store, GatewayClassResource, (event) =>
-      event.type === "ADDED" || event.type === "MODIFIED"
-        ? queue.enqueue(CLASS_PREFIX + ((event.object as KubeObject).metadata?.name ?? ""))
-        : Effect.void))
+    yield* Effect.forkScoped(
+      followWatch(store, GatewayClassResource, (event) =>
+        event.type === "ADDED" || event.type === "MODIFIED"
+          ? queue.enqueue(CLASS_PREFIX + ((event.object as KubeObject).metadata?.name ?? ""))
+          : Effect.void)
+    )
 
     const enqueueRoutes = (namespace: string | undefined) =>
       store.list(HttpRouteResource, namespace).pipe(
-        Effect.flatMap((list) => Effect.forEach(list.items, (r) => queue.enqueue(ROUTE_PREFIX + keyOf(r)), { discard: true })),
+        Effect.flatMap((list) =>
+          Effect.forEach(list.items, (r) => queue.enqueue(ROUTE_PREFIX + keyOf(r)), { discard: true })
+        ),
         Effect.catchAll((status) => Effect.logDebug(`could not list HTTPRoutes: ${status.message ?? status.code}`))
       )
 

@@ -6,12 +6,23 @@
  * it (listener and connections closed) and restarts it on the same port. It counts
  * what it serves, and its connections, in `Metrics` (served on `/metrics`).
  */
+import { Cause, Data, Effect, FiberId, FiberSet, type Scope } from "effect"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import { createServer as createTlsServer } from "node:https"
 import type { Socket } from "node:net"
-import { Cause, Data, Effect, FiberId, FiberSet, type Scope } from "effect"
 import { type ApiSecurity, makeGate } from "./ApiSecurity.js"
-import { makeFaults, type Faults } from "./Faults.js"
+import { type Faults, makeFaults } from "./Faults.js"
+import {
+  failure,
+  makeWhenAnswering,
+  mediaType,
+  methodNotAllowed,
+  pageNotFound,
+  send,
+  statusReply
+} from "./internal/httpReply.js"
+import { makeResourceHandler } from "./internal/httpResource.js"
+import { makeRouter, type Route } from "./internal/httpRouting.js"
 import {
   type ClusterMetrics,
   makeMetrics,
@@ -21,9 +32,6 @@ import {
 } from "./Metrics.js"
 import { RestartError } from "./ServerLifecycle.js"
 import type { ClusterStore } from "./Store.js"
-import { failure, makeWhenAnswering, mediaType, methodNotAllowed, pageNotFound, send, statusReply } from "./internal/httpReply.js"
-import { makeResourceHandler } from "./internal/httpResource.js"
-import { makeRouter, type Route } from "./internal/httpRouting.js"
 
 /** How the server is set up. */
 export interface HttpApiOptions {
@@ -55,7 +63,9 @@ export interface HttpApi {
 }
 
 /** The server could not start (e.g. the port is taken). */
-export class HttpApiError extends Data.TaggedError("HttpApiError")<{ readonly reason: string; readonly cause?: unknown }> {}
+export class HttpApiError
+  extends Data.TaggedError("HttpApiError")<{ readonly reason: string; readonly cause?: unknown }>
+{}
 
 const HOST = "127.0.0.1"
 /**
@@ -105,7 +115,9 @@ export const serve = (options: HttpApiOptions): Effect.Effect<HttpApi, HttpApiEr
         if (routed._tag === "Reply") {
           const reply = yield* routed.reply
           // Discovery is read-only; a path nothing serves stays the plain 404 whatever the method.
-          const answer = method === "GET" || method === "HEAD" || reply === pageNotFound ? reply : statusReply(methodNotAllowed())
+          const answer = method === "GET" || method === "HEAD" || reply === pageNotFound
+            ? reply
+            : statusReply(methodNotAllowed())
           return yield* whenAnswering(res, Effect.sync(() => send(res, answer)))
         }
         const reply = yield* handleResource(req, res, url.searchParams, routed.target)
@@ -117,7 +129,12 @@ export const serve = (options: HttpApiOptions): Effect.Effect<HttpApi, HttpApiEr
             : whenAnswering(
               res,
               Effect.sync(() =>
-                send(res, statusReply(failure(500, "InternalError", `Internal error occurred: ${Cause.pretty(cause).split("\n")[0]}`)))
+                send(
+                  res,
+                  statusReply(
+                    failure(500, "InternalError", `Internal error occurred: ${Cause.pretty(cause).split("\n")[0]}`)
+                  )
+                )
               )
             )
         )
@@ -175,7 +192,8 @@ export const serve = (options: HttpApiOptions): Effect.Effect<HttpApi, HttpApiEr
 
     const listen = (on: number) =>
       Effect.async<number, HttpApiError>((resume) => {
-        const onError = (cause: Error) => resume(Effect.fail(new HttpApiError({ reason: `cannot listen on ${HOST}:${on}: ${cause.message}`, cause })))
+        const onError = (cause: Error) =>
+          resume(Effect.fail(new HttpApiError({ reason: `cannot listen on ${HOST}:${on}: ${cause.message}`, cause })))
         server.once("error", onError)
         server.listen(on, HOST, () => {
           server.off("error", onError)
@@ -197,7 +215,10 @@ export const serve = (options: HttpApiOptions): Effect.Effect<HttpApi, HttpApiEr
       stop: close,
       // The same port, so a kubeconfig written before the restart still reaches it.
       restart: Effect.asVoid(
-        Effect.mapError(listen(port), (e) => new RestartError({ reason: `the API server cannot restart: ${e.reason}`, cause: e }))
+        Effect.mapError(
+          listen(port),
+          (e) => new RestartError({ reason: `the API server cannot restart: ${e.reason}`, cause: e })
+        )
       )
     })
     return { url: `${options.tls === undefined ? "http" : "https"}://${HOST}:${port}`, port, metrics }

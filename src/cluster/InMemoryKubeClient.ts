@@ -15,7 +15,14 @@ import {
   type RawWatchEvent,
   type ReadableObject
 } from "../services/KubeClient.js"
-import { describeRequest, fromResponse, fromStatus, type KubeError, type RequestContext, Transport } from "../services/KubeError.js"
+import {
+  describeRequest,
+  fromResponse,
+  fromStatus,
+  type KubeError,
+  type RequestContext,
+  Transport
+} from "../services/KubeError.js"
 import { makeKubeClient, type ResumableWatchOptions } from "../services/ResumableWatch.js"
 import { type Decision, type Faults, shapeWatch, type Verb } from "./Faults.js"
 import { mergePatch } from "./internal/patches.js"
@@ -40,7 +47,12 @@ export const make = (store: ClusterStore, options: InMemoryKubeClientOptions = {
 export const layer = (store: ClusterStore, options: InMemoryKubeClientOptions = {}): Layer.Layer<KubeClient> =>
   Layer.effect(KubeClient, make(store, options))
 
-const contextOf = (verb: string, resource: ResourceType<unknown>, namespace: string | undefined, name?: string): RequestContext => ({
+const contextOf = (
+  verb: string,
+  resource: ResourceType<unknown>,
+  namespace: string | undefined,
+  name?: string
+): RequestContext => ({
   verb,
   resource: qualifiedName(resource),
   ...(resource.namespaced && namespace !== undefined ? { namespace } : {}),
@@ -53,7 +65,8 @@ const labelsOf = (
   resource: ResourceType<unknown>,
   namespace: string | undefined,
   name: string | undefined,
-  options: { readonly watch?: boolean; readonly apply?: boolean; readonly dryRun?: boolean; readonly merge?: boolean } = {}
+  options: { readonly watch?: boolean; readonly apply?: boolean; readonly dryRun?: boolean; readonly merge?: boolean } =
+    {}
 ): RequestLabels =>
   resourceRequestLabels({
     method,
@@ -122,15 +135,25 @@ const primitives = (
       switch (decision._tag) {
         case "Respond":
           return yield* Effect.fail(
-            fromResponse(ctx, decision.response.code, decision.response.status ?? decision.response.body, decision.response.headers["retry-after"])
+            fromResponse(
+              ctx,
+              decision.response.code,
+              decision.response.status ?? decision.response.body,
+              decision.response.headers["retry-after"]
+            )
           )
         case "Hang":
           return yield* Effect.never
         case "Reset":
-          return yield* Effect.fail(new Transport({ reason: `the connection to the API server was reset during ${describeRequest(ctx)}` }))
+          return yield* Effect.fail(
+            new Transport({ reason: `the connection to the API server was reset during ${describeRequest(ctx)}` })
+          )
         case "Refused":
           return yield* Effect.fail(
-            new Transport({ reason: `could not ${describeRequest(ctx)}: the connection to the API server was refused`, kind: "refused" })
+            new Transport({
+              reason: `could not ${describeRequest(ctx)}: the connection to the API server was refused`,
+              kind: "refused"
+            })
           )
         case "Proceed":
           break
@@ -149,7 +172,10 @@ const primitives = (
     ctx: RequestContext,
     effect: Effect.Effect<A, Status>
   ): Effect.Effect<A, KubeError> =>
-    Effect.zipRight(admit(verb, resource, namespace, name, ctx), Effect.mapError(effect, (status) => fromStatus(ctx, status)))
+    Effect.zipRight(
+      admit(verb, resource, namespace, name, ctx),
+      Effect.mapError(effect, (status) => fromStatus(ctx, status))
+    )
 
   const toRaw = <A>(ctx: RequestContext, event: StoreWatchEvent): RawWatchEvent<A> => {
     switch (event.type) {
@@ -214,13 +240,22 @@ const primitives = (
           ...(options?.dryRun === true ? { dryRun: true } : {})
         })
       ).pipe(
-        counted(labelsOf("PATCH", resource, namespace, name, { apply: true, dryRun: options?.dryRun === true }), (result) =>
-          result.created ? 201 : 200),
+        counted(
+          labelsOf("PATCH", resource, namespace, name, { apply: true, dryRun: options?.dryRun === true }),
+          (result) => result.created ? 201 : 200
+        ),
         Effect.map((result) => result.object)
       )
     },
     get: (resource, namespace, name) =>
-      call("get", resource, namespace, name, contextOf("get", resource, namespace, name), store.get(resource, namespace, name)).pipe(
+      call(
+        "get",
+        resource,
+        namespace,
+        name,
+        contextOf("get", resource, namespace, name),
+        store.get(resource, namespace, name)
+      ).pipe(
         counted(labelsOf("GET", resource, namespace, name), () => 200)
       ),
     delete: (resource, namespace, name) =>
@@ -239,7 +274,11 @@ const primitives = (
         namespace,
         undefined,
         contextOf("list", resource, namespace),
-        store.list(resource, namespace, options?.labelSelector !== undefined ? { labelSelector: options.labelSelector } : {})
+        store.list(
+          resource,
+          namespace,
+          options?.labelSelector !== undefined ? { labelSelector: options.labelSelector } : {}
+        )
       ).pipe(counted(labelsOf("GET", resource, namespace, undefined), () => 200)),
     watchFrom: <A extends ReadableObject>(
       resource: ResourceType<A>,
@@ -285,7 +324,11 @@ const primitives = (
               faults === undefined ? Effect.succeed("running") : faults.server.state,
               (state) =>
                 state === "stopped"
-                  ? Stream.fail(new Transport({ reason: `the connection to the API server was reset during ${describeRequest(ctx)}` }))
+                  ? Stream.fail(
+                    new Transport({
+                      reason: `the connection to the API server was reset during ${describeRequest(ctx)}`
+                    })
+                  )
                   : Stream.empty
             )))
           )

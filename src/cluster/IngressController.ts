@@ -9,8 +9,8 @@ import type { Ingress, IngressClass, LoadBalancerIngress } from "../domain/Objec
 import { apiVersionOf, IngressClassResource, IngressResource } from "../domain/Resources.js"
 import { makeRecorder } from "./ControllerEvents.js"
 import { jsonEqual } from "./GatewayAttachment.js"
-import { claimsIngress, DEFAULT_INGRESS_CLASS_ANNOTATION, type IngressClassSelector } from "./RouteTable.js"
 import { type ControllerDelay, followWatch, keyOf, makeWorkQueue, splitKey } from "./Reconciler.js"
+import { claimsIngress, DEFAULT_INGRESS_CLASS_ANNOTATION, type IngressClassSelector } from "./RouteTable.js"
 import type { ClusterStore } from "./Store.js"
 
 /** The controller value an IngressClass names for LocalCluster's ingress controller. */

@@ -235,13 +235,17 @@ const validated = (requirement: Requirement): Requirement => {
   if (operator === "gt" || operator === "lt") {
     values.forEach((v, i) => {
       if (!/^[+-]?\d+$/.test(v)) {
-        problems.push(`values[${i}]: Invalid value: ${goQuote(v)}: for 'Gt', 'Lt' operators, the value must be an integer`)
+        problems.push(
+          `values[${i}]: Invalid value: ${goQuote(v)}: for 'Gt', 'Lt' operators, the value must be an integer`
+        )
       }
     })
   }
   values.forEach((v, i) => {
     const problem = labelValueProblem(v)
-    if (problem !== undefined) problems.push(`values[${i}][${requirement.key}]: Invalid value: ${goQuote(v)}: ${problem}`)
+    if (problem !== undefined) {
+      problems.push(`values[${i}][${requirement.key}]: Invalid value: ${goQuote(v)}: ${problem}`)
+    }
   })
   if (problems.length === 1) throw new SelectorError(problems[0]!)
   if (problems.length > 1) throw new SelectorError(`[${problems.join(", ")}]`)

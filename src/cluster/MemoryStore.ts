@@ -7,7 +7,6 @@
 import { Duration, Effect } from "effect"
 import type { KubeObject } from "../domain/Objects.js"
 import { allResources, NamespaceResource, type ResourceType } from "../domain/Resources.js"
-import type { ClusterStore } from "./Store.js"
 import { makeAllocator } from "./internal/storeAllocation.js"
 import { makeApply } from "./internal/storeApply.js"
 import { makeDelete } from "./internal/storeDelete.js"
@@ -17,6 +16,7 @@ import { withEventView } from "./internal/storeViews.js"
 import { makeStoreWatch } from "./internal/storeWatch.js"
 import { makeWrites } from "./internal/storeWrites.js"
 import { admitEventV1Create } from "./internal/workloadValidation.js"
+import type { ClusterStore } from "./Store.js"
 
 /** How a store is set up. */
 export interface MemoryStoreOptions {

@@ -186,7 +186,10 @@ type Labels = ReadonlyArray<readonly [string, string]>
 const labelSet = (labels: Labels): string =>
   labels.length === 0
     ? ""
-    : `{${[...labels].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, v]) => `${k}="${escapeLabelValue(v)}"`).join(",")}}`
+    : `{${
+      [...labels].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, v]) => `${k}="${escapeLabelValue(v)}"`)
+        .join(",")
+    }}`
 
 interface Family {
   readonly name: string
@@ -199,7 +202,9 @@ const renderFamily = (family: Family): string => {
   const lines = family.series
     .map((s) => `${family.name}${labelSet(s.labels)} ${s.value}`)
     .sort()
-  return [`# HELP ${family.name} ${escapeHelp(family.help)}`, `# TYPE ${family.name} ${family.type}`, ...lines].join("\n")
+  return [`# HELP ${family.name} ${escapeHelp(family.help)}`, `# TYPE ${family.name} ${family.type}`, ...lines].join(
+    "\n"
+  )
 }
 
 const requestLabelPairs = (labels: Omit<RequestLabels, "dryRun"> & { readonly dryRun?: string }): Labels => [
@@ -218,13 +223,18 @@ export const exposition = (snapshot: MetricsSnapshot): string => {
   const families: Array<Family> = [
     {
       name: "apiserver_request_total",
-      help: "Requests the API server answered, by verb, dry run, group, version, resource, subresource, scope, component and HTTP status code.",
+      help:
+        "Requests the API server answered, by verb, dry run, group, version, resource, subresource, scope, component and HTTP status code.",
       type: "counter",
-      series: snapshot.requests.map((r) => ({ labels: [...requestLabelPairs(r), ["code", String(r.code)]], value: r.count }))
+      series: snapshot.requests.map((r) => ({
+        labels: [...requestLabelPairs(r), ["code", String(r.code)]],
+        value: r.count
+      }))
     },
     {
       name: "apiserver_longrunning_requests",
-      help: "Long-running requests (watches) being served now, by verb, group, version, resource, subresource, scope and component.",
+      help:
+        "Long-running requests (watches) being served now, by verb, group, version, resource, subresource, scope and component.",
       type: "gauge",
       series: snapshot.longRunning.map((r) => ({ labels: requestLabelPairs(r), value: r.count }))
     },
@@ -264,10 +274,21 @@ export const exposition = (snapshot: MetricsSnapshot): string => {
 // The counters
 
 const keyOf = (labels: RequestLabels): string =>
-  JSON.stringify([labels.verb, labels.dryRun, labels.group, labels.version, labels.resource, labels.subresource, labels.scope, labels.component])
+  JSON.stringify([
+    labels.verb,
+    labels.dryRun,
+    labels.group,
+    labels.version,
+    labels.resource,
+    labels.subresource,
+    labels.scope,
+    labels.component
+  ])
 
 const matches = (count: RequestCount, filter: RequestFilter): boolean =>
-  (Object.keys(filter) as Array<keyof RequestFilter>).every((key) => filter[key] === undefined || filter[key] === count[key])
+  (Object.keys(filter) as Array<keyof RequestFilter>).every((key) =>
+    filter[key] === undefined || filter[key] === count[key]
+  )
 
 const processUsage = (): ProcessUsage => {
   const { system, user } = process.cpuUsage()

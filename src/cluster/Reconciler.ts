@@ -32,7 +32,8 @@ export interface WorkQueue {
 }
 
 /** The object's `namespace/name` key; cluster-scoped objects are `/name`. */
-export const keyOf = (object: KubeObject): string => `${object.metadata?.namespace ?? ""}/${object.metadata?.name ?? ""}`
+export const keyOf = (object: KubeObject): string =>
+  `${object.metadata?.namespace ?? ""}/${object.metadata?.name ?? ""}`
 
 /** Splits a key made by `keyOf`. */
 export const splitKey = (key: string): { readonly namespace: string | undefined; readonly name: string } => {

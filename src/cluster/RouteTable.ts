@@ -3,12 +3,6 @@
  * for programmed Ingresses and accepted HTTPRoutes, with each API's precedence rules.
  * Pure functions of the objects and the request; the proxy does the I/O.
  */
-import {
-  attachRoute,
-  hostnameMatches,
-  resolveBackendRef,
-  resolveParentRef
-} from "./GatewayAttachment.js"
 import type {
   Gateway,
   HttpRoute,
@@ -18,6 +12,7 @@ import type {
   Namespace,
   Service
 } from "../domain/Objects.js"
+import { attachRoute, hostnameMatches, resolveBackendRef, resolveParentRef } from "./GatewayAttachment.js"
 
 // ---------------------------------------------------------------------------
 // Ingress classes
@@ -211,13 +206,19 @@ const ingressBackendTarget = (
   }
   const named = service.spec?.ports?.find((p) => p.name !== undefined && p.name === ref.port?.name)
   return named === undefined
-    ? { kind: "error", status: 503, message: `Service ${namespace}/${ref.name} has no port named "${ref.port?.name ?? ""}"` }
+    ? {
+      kind: "error",
+      status: 503,
+      message: `Service ${namespace}/${ref.name} has no port named "${ref.port?.name ?? ""}"`
+    }
     : { kind: "service", namespace, service: ref.name, port: named.port }
 }
 
 const ingressCandidates = (state: RoutingState, request: RouteRequest): ReadonlyArray<Candidate> =>
   state.ingresses
-    .filter((ing) => isIngressProgrammed(ing) && (state.ingressClass === undefined || claimsIngress(ing, state.ingressClass)))
+    .filter((ing) =>
+      isIngressProgrammed(ing) && (state.ingressClass === undefined || claimsIngress(ing, state.ingressClass))
+    )
     .flatMap((ing) => {
       const namespace = ing.metadata?.namespace ?? ""
       const name = ing.metadata?.name ?? ""

@@ -6,17 +6,34 @@
  */
 import type { KubeObject, ManagedFieldsEntry, StatusCause } from "../domain/Objects.js"
 import { apiVersionOf, type ResourceType } from "../domain/Resources.js"
-import { jsonEqual } from "./internal/json.js"
-import { FieldSet, fieldSetOf, fromFieldsV1, type Path, pathString, projection, type Scope, toFieldsV1 } from "./internal/fieldSets.js"
 import { isKeyField, isLeafPath, merge, removePath, valueAt } from "./internal/fieldMerge.js"
+import {
+  FieldSet,
+  fieldSetOf,
+  fromFieldsV1,
+  type Path,
+  pathString,
+  projection,
+  type Scope,
+  toFieldsV1
+} from "./internal/fieldSets.js"
+import { jsonEqual } from "./internal/json.js"
 import { shapeOf } from "./internal/typeShapes.js"
 
+export { merge, removePath, valueAt } from "./internal/fieldMerge.js"
+export {
+  FieldSet,
+  fieldSetOf,
+  fromFieldsV1,
+  pathString,
+  projection,
+  type Scope,
+  toFieldsV1
+} from "./internal/fieldSets.js"
 export { clone, isObject, jsonEqual } from "./internal/json.js"
 export type { GoType, Shape } from "./internal/shape.js"
-export { shapeOf } from "./internal/typeShapes.js"
 export { applyDefaults, decodeProblem, prune } from "./internal/shapeValues.js"
-export { FieldSet, fieldSetOf, fromFieldsV1, pathString, projection, type Scope, toFieldsV1 } from "./internal/fieldSets.js"
-export { merge, removePath, valueAt } from "./internal/fieldMerge.js"
+export { shapeOf } from "./internal/typeShapes.js"
 
 // ---------------------------------------------------------------------------
 // Managers
@@ -89,7 +106,11 @@ interface Comparison {
   readonly modified: FieldSet
 }
 
-const compare = (resource: ResourceType<unknown>, before: Record<string, unknown>, after: Record<string, unknown>): Comparison => {
+const compare = (
+  resource: ResourceType<unknown>,
+  before: Record<string, unknown>,
+  after: Record<string, unknown>
+): Comparison => {
   const shape = shapeOf(resource)
   const beforeSet = fieldSetOf(resource, before)
   const afterSet = fieldSetOf(resource, after)
@@ -109,7 +130,9 @@ export interface Conflict {
 }
 
 const describeManager = (m: Manager): string => {
-  const name = `${JSON.stringify(m.manager)}${m.subresource !== undefined ? ` with subresource ${JSON.stringify(m.subresource)}` : ""}`
+  const name = `${JSON.stringify(m.manager)}${
+    m.subresource !== undefined ? ` with subresource ${JSON.stringify(m.subresource)}` : ""
+  }`
   if (m.operation === "Apply") return name
   return m.time === undefined ? `${name} using ${m.apiVersion}` : `${name} using ${m.apiVersion} at ${m.time}`
 }
@@ -125,7 +148,10 @@ export const conflictReport = (
   }))
   if (conflicts.length === 1) {
     const c = conflicts[0]!
-    return { message: `Apply failed with 1 conflict: conflict with ${describeManager(c.manager)}: ${pathString(c.path)}`, causes }
+    return {
+      message: `Apply failed with 1 conflict: conflict with ${describeManager(c.manager)}: ${pathString(c.path)}`,
+      causes
+    }
   }
   const byManager = new Map<string, { manager: Manager; paths: Array<string> }>()
   for (const c of conflicts) {
@@ -260,7 +286,10 @@ export const settleApply = (input: {
   if ("conflicts" in moved) return moved
   const own = moved.managers.get(applied.applier)!
   // The applier keeps exactly what it applied, whatever the removal pass did.
-  const contentChanged = !jsonEqual(projection(resource, input.live, "main"), projection(resource, input.result, "main"))
+  const contentChanged = !jsonEqual(
+    projection(resource, input.live, "main"),
+    projection(resource, input.result, "main")
+  )
   moved.managers.set(applied.applier, {
     ...own,
     set: applied.managers.get(applied.applier)!.set,

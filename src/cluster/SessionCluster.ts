@@ -146,7 +146,7 @@ export const gatewayFor = (options: {
 export const make = (
   options: SessionClusterOptions = {}
 ): Effect.Effect<SessionCluster, HttpApiError | DataPlane.DataPlaneError, Scope.Scope> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const namespace = options.namespace ?? DEFAULT_SESSION_NAMESPACE
     const baseDomain = options.baseDomain ?? DEFAULT_BASE_DOMAIN
     const ingress = options.ingress === false ? undefined : (options.ingress ?? {})
@@ -231,11 +231,9 @@ export const make = (
       })
     )
 
-    const dataPlane =
-      options.dataPlane === false
-        ? undefined
-        : yield* DataPlane.make(store, { ingressClass: { className: ingressClassName } })
+    const dataPlane = options.dataPlane === false
+      ? undefined
+      : yield* DataPlane.make(store, { ingressClass: { className: ingressClassName } })
 
     return { cluster, dataPlane, namespace, baseDomain, ingressClassName, gateway }
   })
-

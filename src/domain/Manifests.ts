@@ -67,7 +67,12 @@ export const podOwnerReference = (podName: string, podUid: string): OwnerReferen
   blockOwnerDeletion: true
 })
 
-const metadataFor = (settings: ManifestSettings, spec: SessionSpec, name: string, extraLabels: Record<string, string> = {}) => ({
+const metadataFor = (
+  settings: ManifestSettings,
+  spec: SessionSpec,
+  name: string,
+  extraLabels: Record<string, string> = {}
+) => ({
   name,
   namespace: settings.sessionNamespace,
   labels: { ...sessionLabels(settings, spec.sessionId), ...extraLabels },

@@ -40,7 +40,9 @@ export interface ResourceType<A> {
   readonly _A?: A
 }
 
-const make = <A>(fields: Omit<ResourceType<A>, "_A" | "listKind"> & { readonly listKind?: string }): ResourceType<A> => ({
+const make = <A>(
+  fields: Omit<ResourceType<A>, "_A" | "listKind"> & { readonly listKind?: string }
+): ResourceType<A> => ({
   ...fields,
   listKind: fields.listKind ?? `${fields.kind}List`
 })
@@ -221,7 +223,11 @@ const rbac = (kind: string, plural: string, namespaced: boolean) =>
 export const RoleResource: ResourceType<Role> = rbac("Role", "roles", true)
 export const ClusterRoleResource: ResourceType<Role> = rbac("ClusterRole", "clusterroles", false)
 export const RoleBindingResource: ResourceType<RoleBinding> = rbac("RoleBinding", "rolebindings", true)
-export const ClusterRoleBindingResource: ResourceType<RoleBinding> = rbac("ClusterRoleBinding", "clusterrolebindings", false)
+export const ClusterRoleBindingResource: ResourceType<RoleBinding> = rbac(
+  "ClusterRoleBinding",
+  "clusterrolebindings",
+  false
+)
 
 export const allResources: ReadonlyArray<ResourceType<unknown>> = [
   NamespaceResource,

@@ -83,4 +83,7 @@ export const routesFor = (
   sessionId: string,
   ports: ReadonlyArray<PortMapping>
 ): ReadonlyArray<PublishedRoute> =>
-  ports.filter((p) => p.protocol === "tcp").map((p) => ({ host: hostForPort(baseDomain, sessionId, p.port), port: p.port }))
+  ports.filter((p) => p.protocol === "tcp").map((p) => ({
+    host: hostForPort(baseDomain, sessionId, p.port),
+    port: p.port
+  }))

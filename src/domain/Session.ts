@@ -83,7 +83,9 @@ const firstProblem = (error: ParseResult.ParseError): string => {
 
 /** Decodes a session id, or names what is wrong with it. */
 export const parseSessionId = (input: string): Either.Either<SessionId, string> =>
-  Schema.decodeUnknownEither(SessionId)(input).pipe(Either.mapLeft(() => sessionIdProblem(input) ?? "invalid session id"))
+  Schema.decodeUnknownEither(SessionId)(input).pipe(
+    Either.mapLeft(() => sessionIdProblem(input) ?? "invalid session id")
+  )
 
 /**
  * Parses `8080`, `8080/tcp` or `5000/udp` (protocol defaults to tcp), or names the

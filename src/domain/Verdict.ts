@@ -3,8 +3,8 @@
  * its host is programmed. Pure functions of the object, so the table of status
  * snapshots in `route-status-semantics.md` is tested directly.
  */
-import type { Condition, HttpRoute, Ingress, ParentReference, RouteParentStatus } from "./Objects.js"
 import { GATEWAY_API_GROUP } from "./Manifests.js"
+import type { Condition, HttpRoute, Ingress, ParentReference, RouteParentStatus } from "./Objects.js"
 import { RouteVerdict } from "./Routes.js"
 
 /**
@@ -83,7 +83,7 @@ export const httpRouteVerdict = (route: HttpRoute | undefined, options: HttpRout
   const verdicts = entries.map((entry) => entryVerdict(entry, generation))
   return (
     verdicts.find((v) => v.kind === "programmed") ??
-    verdicts.find((v) => v.kind === "rejected") ??
-    RouteVerdict.pending
+      verdicts.find((v) => v.kind === "rejected") ??
+      RouteVerdict.pending
   )
 }

@@ -8,6 +8,7 @@ import { Clock, Data, Duration, Effect, Exit, Mailbox, Option, Ref, Schedule, St
 import { deadlineReason, type RoutingPath } from "../domain/Diagnosis.js"
 import type { PublishedRoute } from "../domain/Routes.js"
 import { isPermanent, Transport } from "../services/KubeError.js"
+import { RouterConfig } from "../services/RouterConfig.js"
 import {
   type ChangeFeed,
   type Observation,
@@ -15,7 +16,6 @@ import {
   pollingThroughRouter,
   RouteStatusSource
 } from "../services/RouteStatusSource.js"
-import { RouterConfig } from "../services/RouterConfig.js"
 import { RouteReadError, SessionRouter } from "../services/SessionRouter.js"
 
 // ---------------------------------------------------------------------------
@@ -223,8 +223,7 @@ const run = (
     // One report at a time, whichever host's fiber has something to say (made only
     // when hosts settle on fibers of their own).
     let lock: Effect.Semaphore | undefined
-    const emit = (event: RouteHealthEvent) =>
-      lock === undefined ? report(event) : lock.withPermits(1)(report(event))
+    const emit = (event: RouteHealthEvent) => lock === undefined ? report(event) : lock.withPermits(1)(report(event))
     let readErrorReported = false
     // One diagnosis per session, read only if a host the cluster answered for is still
     // pending at the deadline, and its cache made only then: most sessions never need it,
@@ -332,7 +331,9 @@ const settleEach = (
       entries,
       (entry) =>
         settle(watch, entry.host, entry.evidence).pipe(
-          Effect.flatMap((event) => Effect.sync(() => (entry.settled = true)).pipe(Effect.zipRight(emit(event))))
+          Effect.flatMap((event) =>
+            Effect.sync(() => (entry.settled = true)).pipe(Effect.zipRight(emit(event)))
+          )
         ),
       { concurrency: "unbounded", discard: true }
     )
@@ -417,18 +418,18 @@ export const cutReadIsSilence = (outForMs: number, slowestAnswerMs: number, inte
  */
 const hostSchedule = (watch: HostWatch, evidence: Ref.Ref<HostEvidence>) =>
   Schedule.modifyDelayEffect(watch.source.cadence(watch.intervalMs), (_, delay) =>
-      Effect.gen(function*() {
-        const { lastReadAt, permanentStreak } = yield* Ref.get(evidence)
-        const pause = permanentStreak === 0
-          ? delay
-          : Duration.min(
-            Duration.times(delay, 2 ** Math.min(permanentStreak, 16)),
-            Duration.max(delay, PERMANENT_FAILURE_BACKOFF_CAP)
-          )
-        if (lastReadAt === undefined) return pause
-        const now = yield* Clock.currentTimeMillis
-        return Duration.millis(Math.max(0, lastReadAt + Duration.toMillis(pause) - now))
-      }))
+    Effect.gen(function*() {
+      const { lastReadAt, permanentStreak } = yield* Ref.get(evidence)
+      const pause = permanentStreak === 0
+        ? delay
+        : Duration.min(
+          Duration.times(delay, 2 ** Math.min(permanentStreak, 16)),
+          Duration.max(delay, PERMANENT_FAILURE_BACKOFF_CAP)
+        )
+      if (lastReadAt === undefined) return pause
+      const now = yield* Clock.currentTimeMillis
+      return Duration.millis(Math.max(0, lastReadAt + Duration.toMillis(pause) - now))
+    }))
 
 /** What one observation did to a host. */
 interface Taken {
@@ -448,7 +449,9 @@ const answered = (e: HostEvidence, error: RouteReadError | undefined, now: numbe
     ...e,
     last: error === undefined ? e.last : Option.some(error),
     readSince: undefined,
-    slowestAnswerMs: silent || e.readSince === undefined ? e.slowestAnswerMs : Math.max(e.slowestAnswerMs, now - e.readSince),
+    slowestAnswerMs: silent || e.readSince === undefined
+      ? e.slowestAnswerMs
+      : Math.max(e.slowestAnswerMs, now - e.readSince),
     permanentStreak: cause !== undefined && isPermanent(cause) ? e.permanentStreak + 1 : 0
   }
 }
@@ -472,7 +475,10 @@ const absorb = (route: PublishedRoute, e: HostEvidence, observation: Observation
         case "programmed":
           return { evidence, settled: RouteHealthEvent.programmed(route) }
         case "rejected":
-          return { evidence, settled: RouteHealthEvent.unprogrammed(route, rejectionReason(verdict.reason, verdict.message)) }
+          return {
+            evidence,
+            settled: RouteHealthEvent.unprogrammed(route, rejectionReason(verdict.reason, verdict.message))
+          }
         case "pending":
           return { evidence: { ...evidence, last: LAST_ANSWERED_PENDING } }
       }
@@ -494,7 +500,9 @@ const settle = (watch: HostWatch, host: Host, evidence: Ref.Ref<HostEvidence>): 
         if (watch.deadline - now <= 0) return yield* new RouteDeadlineReached({ route })
         // A polling source reads on each call: that read is out from now. (Asked each
         // time: a watching source that fell back to polling starts reading.)
-        if (watch.source.kind === "poll") yield* Ref.update(evidence, (e) => ({ ...e, readSince: now, lastReadAt: now }))
+        if (watch.source.kind === "poll") {
+          yield* Ref.update(evidence, (e) => ({ ...e, readSince: now, lastReadAt: now }))
+        }
         // No bound of its own: the watch's one deadline timer interrupts a read that
         // hangs (and its request with it) and judges the host on what it saw.
         const { observation, seq } = yield* watch.source.next(watch.sessionId, route, seen)
@@ -547,7 +555,8 @@ const atDeadline = (
   seen: HostEvidence
 ): Effect.Effect<RouteHealthEvent> => {
   const outFor = seen.readSince === undefined ? 0 : watch.deadline - seen.readSince
-  const silent = readCutOff && (Option.isNone(seen.last) || cutReadIsSilence(outFor, seen.slowestAnswerMs, watch.intervalMs))
+  const silent = readCutOff &&
+    (Option.isNone(seen.last) || cutReadIsSilence(outFor, seen.slowestAnswerMs, watch.intervalMs))
   if (!silent) {
     const last = Option.getOrUndefined(seen.last)
     return last?._tag === "RouteReadError"

@@ -6,6 +6,7 @@
 import { Duration, Effect, Layer } from "effect"
 import { gatewayPath } from "../domain/Diagnosis.js"
 import { buildSessionHttpRoutes, httpRouteName, managedBySelector, sessionSelector } from "../domain/Manifests.js"
+import type { HttpRoute } from "../domain/Objects.js"
 import {
   GatewayClassResource,
   GatewayResource,
@@ -13,13 +14,12 @@ import {
   IngressResource,
   ServiceResource
 } from "../domain/Resources.js"
-import type { HttpRoute } from "../domain/Objects.js"
 import { routesFor } from "../domain/Routes.js"
 import { httpRouteVerdict, type ParentTarget } from "../domain/Verdict.js"
 import { KubeClient } from "../services/KubeClient.js"
 import type { KubeError } from "../services/KubeError.js"
-import { PublishError, RouteReadError, RouterSetupError, SessionRouter } from "../services/SessionRouter.js"
 import { RouterConfig } from "../services/RouterConfig.js"
+import { PublishError, RouteReadError, RouterSetupError, SessionRouter } from "../services/SessionRouter.js"
 import { pathsFrom, readGatewayFacts } from "./internal/DiagnosisReads.js"
 import { runPublish } from "./internal/PublishPlan.js"
 import { plannedWrite, removeOtherModeObjects, removeSessionObjects } from "./internal/SessionObjects.js"
@@ -30,7 +30,7 @@ import { manifestSettings, publishStep, sessionServicePlan } from "./RouterSuppo
 const CONTROLLER_NAME_TTL = Duration.minutes(5)
 
 /** Builds the gateway router from the client and the configuration. */
-export const make = Effect.gen(function* () {
+export const make = Effect.gen(function*() {
   const kube = yield* KubeClient
   const config = yield* RouterConfig
   const settings = yield* manifestSettings(config, "gateway")
@@ -57,7 +57,7 @@ export const make = Effect.gen(function* () {
   // host of a burst shares it; a name learned is kept for a few minutes (a Gateway
   // rarely changes class), a failed lookup is tried again by the next verdict.
   const [cachedControllerName, forgetControllerName] = yield* Effect.cachedInvalidateWithTTL(
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const gw = yield* kube.get(GatewayResource, gateway.namespace, gateway.name)
       const className = gw.spec?.gatewayClassName
       if (className === undefined) return undefined
@@ -75,8 +75,7 @@ export const make = Effect.gen(function* () {
     object === undefined
       ? Effect.succeed(httpRouteVerdict(undefined, { target }))
       : Effect.map(learnControllerName, (owner) =>
-          httpRouteVerdict(object, { target, ...(owner !== undefined ? { controllerName: owner } : {}) })
-        )
+        httpRouteVerdict(object, { target, ...(owner !== undefined ? { controllerName: owner } : {}) }))
 
   // Only an unserved HTTPRoute type means "no Gateway API here"; any other failure
   // (a 403, a 422) keeps its own words, or a person would install CRDs they have.
@@ -93,7 +92,7 @@ export const make = Effect.gen(function* () {
     layer: "gateway",
 
     publish: (args) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const service = sessionServicePlan(kube, settings, args)
         const routes = buildSessionHttpRoutes(settings, args)
         const selector = sessionSelector(args.sessionId)
@@ -135,7 +134,10 @@ export const make = Effect.gen(function* () {
       `no Gateway controller accepted the HTTPRoute for ${route.host} on Gateway ${gatewayLabel}: check that the Gateway exists and is Programmed, that its listeners allow routes from namespace "${namespace}" (allowedRoutes.namespaces.from defaults to Same), and that a listener hostname covers *.${settings.baseDomain}`,
 
     diagnose: () =>
-      Effect.map(pathsFrom(readGatewayFacts(kube, target, namespace), gatewayPath), (path) => (route) => path(route.host)),
+      Effect.map(
+        pathsFrom(readGatewayFacts(kube, target, namespace), gatewayPath),
+        (path) => (route) => path(route.host)
+      ),
 
     routesOf: (sessionId) =>
       kube.list(HttpRouteResource, namespace, { labelSelector: sessionSelector(sessionId) }).pipe(

@@ -20,7 +20,7 @@ import { runUnpublish } from "./internal/Unpublish.js"
 import { manifestSettings, publishStep, sessionServicePlan } from "./RouterSupport.js"
 
 /** Builds the ingress router from the client and the configuration. */
-export const make = Effect.gen(function* () {
+export const make = Effect.gen(function*() {
   const kube = yield* KubeClient
   const config = yield* RouterConfig
   const settings = yield* manifestSettings(config, "ingress")
@@ -36,7 +36,7 @@ export const make = Effect.gen(function* () {
     layer: "ingress",
 
     publish: (args) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const service = sessionServicePlan(kube, settings, args)
         const { ingress, hosts } = buildSessionIngress(settings, args)
         const name = sessionObjectName(args.sessionId)
@@ -74,7 +74,10 @@ export const make = Effect.gen(function* () {
     unclaimedReason: () => unclaimed,
 
     diagnose: () =>
-      Effect.map(pathsFrom(readIngressFacts(kube, settings), (facts) => ingressPath(facts)), (path) => (route) => path(route.host)),
+      Effect.map(
+        pathsFrom(readIngressFacts(kube, settings), (facts) => ingressPath(facts)),
+        (path) => (route) => path(route.host)
+      ),
 
     routesOf: (sessionId) =>
       kube.get(IngressResource, namespace, sessionObjectName(sessionId)).pipe(

@@ -143,9 +143,13 @@ const families = (kc: k8s.KubeConfig, server: string, pools: ConnectionPools) =>
     const { group, plural, version } = resource
     return {
       apply: (_namespace, name, body, params, options) =>
-        custom.patchClusterCustomObject({ group, version, plural, name, body, fieldManager: FIELD_MANAGER, ...params }, options),
+        custom.patchClusterCustomObject(
+          { group, version, plural, name, body, fieldManager: FIELD_MANAGER, ...params },
+          options
+        ),
       get: (_namespace, name, options) => custom.getClusterCustomObject({ group, version, plural, name }, options),
-      delete: (_namespace, name, options) => custom.deleteClusterCustomObject({ group, version, plural, name }, options),
+      delete: (_namespace, name, options) =>
+        custom.deleteClusterCustomObject({ group, version, plural, name }, options),
       list: (_namespace, labelSelector, options) =>
         custom.listClusterCustomObject({ group, version, plural, ...selector(labelSelector) }, options)
     }
@@ -171,15 +175,22 @@ const families = (kc: k8s.KubeConfig, server: string, pools: ConnectionPools) =>
   const discovery = new k8s.DiscoveryV1Api(configuration)
   const endpointSlices = readOnly(
     (namespace, name, options) => discovery.readNamespacedEndpointSlice({ namespace, name }, options),
-    (namespace, labelSelector, options) => discovery.listNamespacedEndpointSlice({ namespace, ...selector(labelSelector) }, options)
+    (namespace, labelSelector, options) =>
+      discovery.listNamespacedEndpointSlice({ namespace, ...selector(labelSelector) }, options)
   )
   return (resource: ResourceType<unknown>): Effect.Effect<Family> => {
-    if (resource.group === "discovery.k8s.io" && resource.plural === "endpointslices") return Effect.succeed(endpointSlices)
+    if (resource.group === "discovery.k8s.io" && resource.plural === "endpointslices") {
+      return Effect.succeed(endpointSlices)
+    }
     if (resource.group === "" && resource.plural === "services") return Effect.succeed(services)
     if (resource.group === "" && resource.plural === "namespaces") return Effect.succeed(namespaces)
     if (resource.group === "networking.k8s.io" && resource.plural === "ingresses") return Effect.succeed(ingresses)
-    if (resource.group === "networking.k8s.io" && resource.plural === "ingressclasses") return Effect.succeed(ingressClasses)
-    if (resource.custom) return Effect.succeed(resource.namespaced ? customFamily(resource) : clusterCustomFamily(resource))
+    if (resource.group === "networking.k8s.io" && resource.plural === "ingressclasses") {
+      return Effect.succeed(ingressClasses)
+    }
+    if (resource.custom) {
+      return Effect.succeed(resource.namespaced ? customFamily(resource) : clusterCustomFamily(resource))
+    }
     // The KubeClient types admit only Services, Ingresses and Gateway API kinds:
     // anything else is a programming error, not a cluster answer.
     return Effect.dieMessage(`KubeClientLive does not handle ${qualifiedName(resource)}`)
@@ -190,7 +201,9 @@ const parseJson = (ctx: RequestContext, server: string, text: string | undefined
   Effect.try({
     try: () => JSON.parse(text ?? "") as unknown,
     catch: () =>
-      new Unexpected({ reason: `the API server at ${server} answered ${describeRequest(ctx)} with a body that is not JSON` })
+      new Unexpected({
+        reason: `the API server at ${server} answered ${describeRequest(ctx)} with a body that is not JSON`
+      })
   })
 
 /** Built-in list items come without kind/apiVersion; give them back so items read like `get` answers. */
@@ -203,7 +216,12 @@ const withTypeMeta = <A>(resource: ResourceType<A>, item: A): A => ({
 /** A server-side apply body refuses managedFields; one read back from the server carries them. */
 const applyBody = (resource: ResourceType<unknown>, object: KubeObject): KubeObject => {
   const { managedFields: _managedFields, ...metadata } = object.metadata ?? {}
-  return { ...object, apiVersion: object.apiVersion ?? apiVersionOf(resource), kind: object.kind ?? resource.kind, metadata }
+  return {
+    ...object,
+    apiVersion: object.apiVersion ?? apiVersionOf(resource),
+    kind: object.kind ?? resource.kind,
+    metadata
+  }
 }
 
 // ---------------------------------------------------------------------------
@@ -219,7 +237,12 @@ type WatchOpening =
  * so its Status can be mapped. The client's own `Watch` is not used: it drops the
  * error body, swallows unparseable lines and reports a server close as success.
  */
-const openWatch = async (kc: k8s.KubeConfig, pools: ConnectionPools, url: URL, signal: AbortSignal): Promise<WatchOpening> => {
+const openWatch = async (
+  kc: k8s.KubeConfig,
+  pools: ConnectionPools,
+  url: URL,
+  signal: AbortSignal
+): Promise<WatchOpening> => {
   const options: https.RequestOptions = {}
   // Same credentials and TLS settings as the typed APIs (token refresh included), over a pooled connection.
   await kc.applyToHTTPSOptions(options)
@@ -264,7 +287,10 @@ const watchBody = (
       Effect.acquireRelease(
         Effect.sync(() => {
           let ended = false
-          response.on("data", (chunk: Buffer) => emit.single(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength)))
+          response.on(
+            "data",
+            (chunk: Buffer) => emit.single(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength))
+          )
           response.on("end", () => {
             ended = true
             emit.end()
@@ -328,10 +354,18 @@ export const parseWatchLine = <A>(
 // ---------------------------------------------------------------------------
 // Questions about the server itself
 
-type Request = (ctx: RequestContext, run: (options: k8s.ConfigurationOptions) => Promise<unknown>) => Effect.Effect<unknown, KubeError>
+type Request = (
+  ctx: RequestContext,
+  run: (options: k8s.ConfigurationOptions) => Promise<unknown>
+) => Effect.Effect<unknown, KubeError>
 
 /** `GET /version`, discovery and `SelfSubjectAccessReview`, through the same limits as every call. */
-const clusterQueries = (kc: k8s.KubeConfig, server: string, pools: ConnectionPools, request: Request): ClusterQueries => {
+const clusterQueries = (
+  kc: k8s.KubeConfig,
+  server: string,
+  pools: ConnectionPools,
+  request: Request
+): ClusterQueries => {
   const configuration = apiConfiguration(kc, server, pools)
   const version = new k8s.VersionApi(configuration)
   const core = new k8s.CoreV1Api(configuration)
@@ -344,13 +378,18 @@ const clusterQueries = (kc: k8s.KubeConfig, server: string, pools: ConnectionPoo
     version: request({ verb: "get", resource: "version" }, (options) => version.getCode({}, options)).pipe(
       Effect.map((raw) => {
         const info = raw as { gitVersion?: string; platform?: string }
-        return { gitVersion: info.gitVersion ?? "unknown", ...(info.platform !== undefined ? { platform: info.platform } : {}) }
+        return {
+          gitVersion: info.gitVersion ?? "unknown",
+          ...(info.platform !== undefined ? { platform: info.platform } : {})
+        }
       })
     ),
     servedResources: (group, groupVersion) =>
       request(
         { verb: "discover", resource: group === "" ? groupVersion : `${group}/${groupVersion}` },
-        (options) => (group === "" ? core.getAPIResources({}, options) : custom.getAPIResources({ group, version: groupVersion }, options))
+        (options) => (group === ""
+          ? core.getAPIResources({}, options)
+          : custom.getAPIResources({ group, version: groupVersion }, options))
       ).pipe(
         Effect.map((raw) =>
           ((raw as { resources?: ReadonlyArray<{ name?: string }> }).resources ?? []).flatMap((r) =>
@@ -390,7 +429,8 @@ const clusterQueries = (kc: k8s.KubeConfig, server: string, pools: ConnectionPoo
 export const make = (
   kc: k8s.KubeConfig,
   options: KubeClientLiveOptions = {}
-): Effect.Effect<KubeClient.Service, KubeConfigError> => Effect.suspend(() => makeOver(kc, options, makeConnectionPools()))
+): Effect.Effect<KubeClient.Service, KubeConfigError> =>
+  Effect.suspend(() => makeOver(kc, options, makeConnectionPools()))
 
 /** `make`, with its connections closed when the scope closes. */
 const makeScoped = (
@@ -451,11 +491,18 @@ const makeOver = (
                 : captured.text !== undefined
                 // An answer arrived, and the typed API could not deserialise it.
                 ? new Unexpected({
-                  reason: `the API server at ${server} answered ${describeRequest(ctx)} with a body the client could not read`
+                  reason: `the API server at ${server} answered ${
+                    describeRequest(ctx)
+                  } with a body the client could not read`
                 })
                 : fromTransportError(ctx, server, error)
           })
-          return observe(attempt.pipe(Effect.flatMap(() => parseJson(ctx, server, captured.text))), () => captured.code ?? 200)
+          return observe(
+            attempt.pipe(Effect.flatMap(() =>
+              parseJson(ctx, server, captured.text)
+            )),
+            () => captured.code ?? 200
+          )
         }).pipe((self) => limited(ctx, self)))
 
     /** One call on a resource type through its typed API. */
@@ -466,9 +513,17 @@ const makeOver = (
       contentType?: k8s.PatchStrategy,
       extra: { readonly dryRun?: boolean } = {}
     ): Effect.Effect<unknown, KubeError> =>
-      Effect.flatMap(familyFor(resource), (family) => request(ctx, (options) => run(family, options), contentType, extra))
+      Effect.flatMap(
+        familyFor(resource),
+        (family) => request(ctx, (options) => run(family, options), contentType, extra)
+      )
 
-    const named = (verb: string, resource: ResourceType<unknown>, namespace: string, name?: string): RequestContext => ({
+    const named = (
+      verb: string,
+      resource: ResourceType<unknown>,
+      namespace: string,
+      name?: string
+    ): RequestContext => ({
       verb,
       resource: qualifiedName(resource),
       namespace,
@@ -502,14 +557,22 @@ const makeOver = (
     }
 
     const get: KubeClientPrimitives["get"] = (resource, namespace, name) =>
-      call(named("get", resource, namespace, name), resource, (family, opts) => family.get(namespace, name, opts)) as Effect.Effect<
+      call(
+        named("get", resource, namespace, name),
+        resource,
+        (family, opts) => family.get(namespace, name, opts)
+      ) as Effect.Effect<
         never,
         KubeError
       >
 
     const del: KubeClientPrimitives["delete"] = (resource, namespace, name) =>
       Effect.asVoid(
-        call(named("delete", resource, namespace, name), resource, (family, opts) => family.delete(namespace, name, opts))
+        call(
+          named("delete", resource, namespace, name),
+          resource,
+          (family, opts) => family.delete(namespace, name, opts)
+        )
       )
 
     const list: KubeClientPrimitives["list"] = <A extends ReadableObject>(
@@ -560,7 +623,9 @@ const makeOver = (
                 catch: (error) => fromTransportError(ctx, server, error)
               }).pipe(
                 Effect.flatMap((opened) =>
-                  opened.ok ? Effect.succeed(opened.response) : Effect.fail(fromResponse(ctx, opened.code, opened.text, opened.retryAfter))
+                  opened.ok
+                    ? Effect.succeed(opened.response)
+                    : Effect.fail(fromResponse(ctx, opened.code, opened.text, opened.retryAfter))
                 )
               ),
               () => 200

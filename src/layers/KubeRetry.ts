@@ -53,7 +53,6 @@ export const transientRetrySchedule: Schedule.Schedule<unknown, KubeError> = Sch
   Schedule.whileInput(isRetryable)
 )
 
-
 /**
  * A refused connection is retried for about this long, then reported: an API server
  * restarting refuses connections for a few seconds, a wrong address refuses them forever.
@@ -159,7 +158,8 @@ export const withinLimits = <A, R>(
           const now = yield* Clock.currentTimeMillis
           const seen = yield* Ref.get(evidence)
           // Between attempts, after an answer: that answer is the evidence.
-          const answered = seen.last !== undefined && !(seen.last._tag === "Transport" && seen.last.kind === "no-answer")
+          const answered = seen.last !== undefined &&
+            !(seen.last._tag === "Transport" && seen.last.kind === "no-answer")
           if (!seen.inFlight && answered && seen.last !== undefined) return yield* Effect.fail(seen.last)
           // Otherwise the server has been silent: say for how long.
           return yield* Effect.fail(noAnswer(target, Duration.millis(now - seen.lastAnswerAt), seen.attempts))

@@ -12,7 +12,8 @@ export const service: SessionRouter.Service = {
   publish: () => Effect.succeed([]),
   // Never asked in practice: nothing is published, so nothing is watched.
   verdictFor: () => Effect.succeed(RouteVerdict.pending),
-  unclaimedReason: () => "session routing is off (SESSION_ROUTING_MODE=none, or no base domain): nothing publishes this host",
+  unclaimedReason: () =>
+    "session routing is off (SESSION_ROUTING_MODE=none, or no base domain): nothing publishes this host",
   routesOf: () => Effect.succeed([]),
   unpublish: () => Effect.void
 }

@@ -11,7 +11,10 @@ import * as WatchStatusSource from "./WatchStatusSource.js"
 
 /** Picks the source `SESSION_ROUTE_STATUS_SOURCE` names. */
 const layerConfig = Layer.unwrapEffect(
-  Effect.map(RouterConfig, (config) => (config.statusSource === "poll" ? PollStatusSource.layer : WatchStatusSource.layer))
+  Effect.map(
+    RouterConfig,
+    (config) => (config.statusSource === "poll" ? PollStatusSource.layer : WatchStatusSource.layer)
+  )
 )
 
 /** Where route health reads status, with one Layer per implementation. Each needs `KubeClient` and `SessionRouter`. */

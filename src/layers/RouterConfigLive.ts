@@ -177,7 +177,9 @@ export const config: Config.Config<SourcedValues> = Config.all({
   ),
   statusSource: variable(ENV.statusSource).pipe(
     Config.withDefault(defaultOf(ENV.statusSource, DEFAULTS.statusSource)),
-    Config.withDescription("Where route health reads status: watch (one shared watch per kind) or poll (a read per host)")
+    Config.withDescription(
+      "Where route health reads status: watch (one shared watch per kind) or poll (a read per host)"
+    )
   ),
   sessionNamespace: variable(ENV.sessionNamespace).pipe(
     Config.withDefault(defaultOf(ENV.sessionNamespace, DEFAULTS.sessionNamespace)),
@@ -225,13 +227,11 @@ export const MAX_BASE_DOMAIN_LENGTH = MAX_HOST_LENGTH - "65535-".length - MAX_SE
 /** A rule: the valid value, or what would be valid (phrased to follow "must be"). */
 type Rule<A> = (value: string | number | boolean) => Either.Either<A, string>
 
-const text =
-  (check: (value: string) => string | undefined): Rule<string> =>
-  (value) => {
-    if (typeof value !== "string") return Either.left("a string")
-    const expected = check(value)
-    return expected === undefined ? Either.right(value) : Either.left(expected)
-  }
+const text = (check: (value: string) => string | undefined): Rule<string> => (value) => {
+  if (typeof value !== "string") return Either.left("a string")
+  const expected = check(value)
+  return expected === undefined ? Either.right(value) : Either.left(expected)
+}
 
 /** When only the case is wrong, say so: `Example.COM` is a common slip. */
 const lowerCaseHint = (value: string, valid: (v: string) => boolean): string =>
@@ -294,7 +294,9 @@ const baseDomainRule: Rule<string> = text((v) => {
     return `a DNS name, not an IP address: session hosts are "<port>-<session>.<domain>", and a last label of digits (${v}) is an address, not a domain. Use a name whose records point at the load balancer, e.g. sessions.example.com`
   }
   if (!isDnsName(v)) {
-    return `a lower-case DNS name: labels of a-z, 0-9 and '-' (each at most ${MAX_LABEL} characters) joined by '.', e.g. sessions.example.com${lowerCaseHint(v, isDnsName)}`
+    return `a lower-case DNS name: labels of a-z, 0-9 and '-' (each at most ${MAX_LABEL} characters) joined by '.', e.g. sessions.example.com${
+      lowerCaseHint(v, isDnsName)
+    }`
   }
   if (v.length > MAX_BASE_DOMAIN_LENGTH || hostProblem(v, "x".repeat(MAX_SESSION_ID_LENGTH)) !== undefined) {
     return `at most ${MAX_BASE_DOMAIN_LENGTH} characters (it has ${v.length}), so the longest host "65535-<${MAX_SESSION_ID_LENGTH}-character session id>.<domain>" fits in ${MAX_HOST_LENGTH}`
@@ -307,20 +309,26 @@ const objectNameRule = (what: string): Rule<string> =>
   text((v) =>
     isDnsSubdomain(v)
       ? undefined
-      : `${what}: at most ${MAX_HOST_LENGTH} characters of a-z, 0-9, '-' and '.', starting and ending with a letter or digit${lowerCaseHint(v, isDnsSubdomain)}`
+      : `${what}: at most ${MAX_HOST_LENGTH} characters of a-z, 0-9, '-' and '.', starting and ending with a letter or digit${
+        lowerCaseHint(v, isDnsSubdomain)
+      }`
   )
 
 const namespaceRule: Rule<string> = text((v) =>
   isDnsLabel(v)
     ? undefined
-    : `a namespace name (DNS-1123 label): at most ${MAX_LABEL} characters of a-z, 0-9 and '-', starting and ending with a letter or digit, e.g. telo-sessions${lowerCaseHint(v, isDnsLabel)}`
+    : `a namespace name (DNS-1123 label): at most ${MAX_LABEL} characters of a-z, 0-9 and '-', starting and ending with a letter or digit, e.g. telo-sessions${
+      lowerCaseHint(v, isDnsLabel)
+    }`
 )
 
 /** Gateway API `SectionName`: the same pattern as a subdomain, at most 253 characters. */
 const sectionRule: Rule<string> = text((v) =>
   isDnsSubdomain(v)
     ? undefined
-    : `a listener name: at most ${MAX_HOST_LENGTH} characters of a-z, 0-9, '-' and '.', starting and ending with a letter or digit, e.g. https${lowerCaseHint(v, isDnsSubdomain)}`
+    : `a listener name: at most ${MAX_HOST_LENGTH} characters of a-z, 0-9, '-' and '.', starting and ending with a letter or digit, e.g. https${
+      lowerCaseHint(v, isDnsSubdomain)
+    }`
 )
 
 const labelValueRule: Rule<string> = text((v) =>
@@ -331,8 +339,14 @@ const labelValueRule: Rule<string> = text((v) =>
 
 /** Strict digits: `60s`, `1e3` or `60000.5` are refused rather than read as something else. */
 const millisecondsRule: Rule<number> = (value) => {
-  const n = typeof value === "number" ? value : /^\d+$/.test(String(value).trim()) ? Number(String(value).trim()) : Number.NaN
-  return Number.isSafeInteger(n) && n > 0 ? Either.right(n) : Either.left("a positive whole number of milliseconds, e.g. 60000")
+  const n = typeof value === "number"
+    ? value
+    : /^\d+$/.test(String(value).trim())
+    ? Number(String(value).trim())
+    : Number.NaN
+  return Number.isSafeInteger(n) && n > 0
+    ? Either.right(n)
+    : Either.left("a positive whole number of milliseconds, e.g. 60000")
 }
 
 /** The key a setting is named by when it is absent, per source. */
@@ -453,12 +467,12 @@ export const validate = (
     ...(mode !== "gateway" && tlsSecretName !== undefined ? { tlsSecretName } : {}),
     ...(mode === "gateway" && gatewayName !== undefined
       ? {
-          gateway: {
-            name: gatewayName,
-            namespace: gatewayNamespace ?? sessionNamespace,
-            ...(gatewaySection !== undefined ? { sectionName: gatewaySection } : {})
-          }
+        gateway: {
+          name: gatewayName,
+          namespace: gatewayNamespace ?? sessionNamespace,
+          ...(gatewaySection !== undefined ? { sectionName: gatewaySection } : {})
         }
+      }
       : {}),
     routeReadyTimeoutMs,
     routePollIntervalMs,
@@ -508,12 +522,15 @@ export const make = (values: RouterConfigValues): Effect.Effect<RouterConfig.Ser
  * The configuration from the current `ConfigProvider` (the environment by default),
  * with `overrides` (e.g. CLI flags) winning over it.
  */
-export const fromEnv = (overrides: RouterConfigOverrides = {}): Effect.Effect<RouterConfig.Service, RouterConfigError> =>
+export const fromEnv = (
+  overrides: RouterConfigOverrides = {}
+): Effect.Effect<RouterConfig.Service, RouterConfigError> =>
   config.pipe(
     // The reads above cannot fail on a value (every check happens in `validate`);
     // a failure here is a provider that could not be read at all.
     Effect.mapError(
-      (error) => new RouterConfigError({ problems: [{ key: "environment", value: undefined, expected: String(error) }] })
+      (error) =>
+        new RouterConfigError({ problems: [{ key: "environment", value: undefined, expected: String(error) }] })
     ),
     Effect.flatMap((env) => validate(overlay(env, overrides), envKeys))
   )

@@ -4,12 +4,7 @@
  * purpose: each router's plan is its own; running plans lives in `internal/`.
  */
 import { Effect } from "effect"
-import {
-  buildSessionService,
-  type ManifestSettings,
-  type SessionSpec,
-  sessionObjectName
-} from "../domain/Manifests.js"
+import { buildSessionService, type ManifestSettings, sessionObjectName, type SessionSpec } from "../domain/Manifests.js"
 import { ServiceResource } from "../domain/Resources.js"
 import type { KubeClient } from "../services/KubeClient.js"
 import type { KubeError } from "../services/KubeError.js"
@@ -25,10 +20,11 @@ export const manifestSettings = (
   const settings = manifestSettingsOf(config)
   return settings === undefined
     ? Effect.fail(
-        new RouterSetupError({
-          reason: `the ${mode} routing layer needs a base domain for session hosts: set SESSION_ROUTING_BASE_DOMAIN (or use SessionRouter.layerConfig, which publishes nothing without one)`
-        })
-      )
+      new RouterSetupError({
+        reason:
+          `the ${mode} routing layer needs a base domain for session hosts: set SESSION_ROUTING_BASE_DOMAIN (or use SessionRouter.layerConfig, which publishes nothing without one)`
+      })
+    )
     : Effect.succeed(settings)
 }
 
@@ -53,7 +49,7 @@ export const sessionServicePlan = (
 ): { readonly writes: ReadonlyArray<PlannedWrite>; readonly removals: ReadonlyArray<Removal> } =>
   spec.ports.length === 0
     ? {
-        writes: [],
-        removals: [removeObject(kube, ServiceResource, settings.sessionNamespace, sessionObjectName(spec.sessionId))]
-      }
+      writes: [],
+      removals: [removeObject(kube, ServiceResource, settings.sessionNamespace, sessionObjectName(spec.sessionId))]
+    }
     : { writes: [plannedWrite(kube, ServiceResource, buildSessionService(settings, spec))], removals: [] }

@@ -121,7 +121,7 @@ export const make: Effect.Effect<RouteStatusSource.Service, never, KubeClient | 
       Effect.sync(() => {
         const waiting = entry.waiting
         entry.waiting = undefined
-        if (waiting !== undefined) for (const waiter of waiting) waiter.wake()
+        if (waiting !== undefined) { for (const waiter of waiting) waiter.wake() }
       })
 
     /** Sets the phase and wakes every waiting host. Polling, once entered, is for good. */
@@ -168,7 +168,9 @@ export const make: Effect.Effect<RouteStatusSource.Service, never, KubeClient | 
       // Kept slim, and the list itself let go: the cache is what stays.
       const { items, resourceVersion } = yield* kube.list(resource, objects.namespace, {
         labelSelector: objects.selector
-      }).pipe(Effect.map((listed) => ({ items: listed.items.map(slim), resourceVersion: listed.metadata.resourceVersion })))
+      }).pipe(
+        Effect.map((listed) => ({ items: listed.items.map(slim), resourceVersion: listed.metadata.resourceVersion }))
+      )
       // The list is the truth now: what it lacks is gone.
       const listedNames = new Set(items.map((item) => item.metadata?.name ?? ""))
       for (const [name, entry] of entries) {
@@ -217,7 +219,9 @@ export const make: Effect.Effect<RouteStatusSource.Service, never, KubeClient | 
       })
 
     const informer = informOnce.pipe(
-      Effect.tapError((error) => (refusedForGood(error) ? Effect.void : enter({ _tag: "Failing", error, by: "watch" }))),
+      Effect.tapError((
+        error
+      ) => (refusedForGood(error) ? Effect.void : enter({ _tag: "Failing", error, by: "watch" }))),
       Effect.retry({ schedule: RESTART_SCHEDULE, while: (error) => !refusedForGood(error) }),
       Effect.catchAll(fallBack)
     )
@@ -258,7 +262,9 @@ export const make: Effect.Effect<RouteStatusSource.Service, never, KubeClient | 
         yield* enter({ _tag: "Synced" })
       }
     })
-    const liveness = checkLiveness.pipe(Effect.repeat(Schedule.spaced(Duration.millis(Math.max(1, livenessIntervalMs)))))
+    const liveness = checkLiveness.pipe(
+      Effect.repeat(Schedule.spaced(Duration.millis(Math.max(1, livenessIntervalMs))))
+    )
 
     // Started by the first observer, once, in the layer's scope: they stop when the layer does.
     const start = yield* Effect.once(
@@ -377,7 +383,10 @@ export const make: Effect.Effect<RouteStatusSource.Service, never, KubeClient | 
         case "Synced":
         case "Polling": {
           const object = entry.object
-          return Effect.map(objects.verdictOf(object, route), (verdict) => Observation.seen(verdict, object !== undefined))
+          return Effect.map(
+            objects.verdictOf(object, route),
+            (verdict) => Observation.seen(verdict, object !== undefined)
+          )
         }
       }
     }
@@ -408,8 +417,9 @@ export const make: Effect.Effect<RouteStatusSource.Service, never, KubeClient | 
       },
       // A call waits for the next change; only a kind that fell back to polling waits an interval.
       cadence: (intervalMs) =>
-        Schedule.modifyDelay(Schedule.forever, () =>
-          phase._tag === "Polling" ? Duration.millis(Math.max(1, intervalMs)) : Duration.zero
+        Schedule.modifyDelay(
+          Schedule.forever,
+          () => phase._tag === "Polling" ? Duration.millis(Math.max(1, intervalMs)) : Duration.zero
         )
     })
   })

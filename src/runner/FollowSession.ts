@@ -58,7 +58,12 @@ export const followStep = (
       const next: FollowedHost = !present
         ? { port: route.port, host: route.host, state: "unprogrammed", reason: GONE_REASON }
         : verdict.kind === "rejected"
-        ? { port: route.port, host: route.host, state: "unprogrammed", reason: rejectionReason(verdict.reason, verdict.message) }
+        ? {
+          port: route.port,
+          host: route.host,
+          state: "unprogrammed",
+          reason: rejectionReason(verdict.reason, verdict.message)
+        }
         // Still unclaimed after the deadline is not news: the host stays unprogrammed
         // until a controller programs it. A programmed host that lost its status is.
         : verdict.kind === "pending" && before?.state === "unprogrammed" && before.reason !== GONE_REASON
@@ -112,10 +117,15 @@ export function followSession(
   options: FollowOptions = {}
 ): Stream.Stream<SessionEvent, never, SessionRouter | RouterConfig> {
   const { intervalMs, readTimeoutMs } = options
-  if (intervalMs !== undefined && readTimeoutMs !== undefined) return follow(sessionId, known, intervalMs, readTimeoutMs)
+  if (intervalMs !== undefined && readTimeoutMs !== undefined) {
+    return follow(sessionId, known, intervalMs, readTimeoutMs)
+  }
   return Stream.unwrap(
-    Effect.map(RouterConfig, (config) =>
-      follow(sessionId, known, intervalMs ?? config.routePollIntervalMs, readTimeoutMs ?? config.apiTimeoutMs))
+    Effect.map(
+      RouterConfig,
+      (config) =>
+        follow(sessionId, known, intervalMs ?? config.routePollIntervalMs, readTimeoutMs ?? config.apiTimeoutMs)
+    )
   )
 }
 
@@ -128,7 +138,10 @@ const follow = (
   Stream.unwrapScoped(
     Effect.gen(function*() {
       const router = yield* SessionRouter
-      const source = Option.getOrElse(yield* Effect.serviceOption(RouteStatusSource), () => pollingThroughRouter(router))
+      const source = Option.getOrElse(
+        yield* Effect.serviceOption(RouteStatusSource),
+        () => pollingThroughRouter(router)
+      )
       const state = yield* Ref.make<FollowState>({ rows: new Map(known.map((row) => [row.host, row])), failing: false })
       const apply = (route: PublishedRoute, observation: Observation) =>
         Ref.modify(state, (now) => {

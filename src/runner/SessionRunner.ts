@@ -7,7 +7,7 @@ import { Clock, Data, Effect, Either, Mailbox, type Scope, Stream } from "effect
 import type { SessionSpec } from "../domain/Manifests.js"
 import { type Endpoint, endpointsFor, hostProblem, type PublishedRoute, type RoutingMode } from "../domain/Routes.js"
 import { parsePorts, parseSessionId } from "../domain/Session.js"
-import { type RouteHealthEvent, readFailureReason, rejectionReason, watchRouteHealth } from "../health/RouteHealth.js"
+import { readFailureReason, rejectionReason, type RouteHealthEvent, watchRouteHealth } from "../health/RouteHealth.js"
 import { RouterConfig } from "../services/RouterConfig.js"
 import { type PublishError, SessionRouter } from "../services/SessionRouter.js"
 import { SpanAttribute, SpanName } from "../services/Telemetry.js"
@@ -17,18 +17,18 @@ import { timedPublish, trackHosts } from "./SessionTelemetry.js"
 /** Everything a runner is told about a session's routing. */
 export type SessionEvent =
   | {
-      readonly type: "published"
-      readonly layer: RoutingMode
-      readonly routes: ReadonlyArray<PublishedRoute>
-      readonly endpoints: ReadonlyArray<Endpoint>
-    }
+    readonly type: "published"
+    readonly layer: RoutingMode
+    readonly routes: ReadonlyArray<PublishedRoute>
+    readonly endpoints: ReadonlyArray<Endpoint>
+  }
   | {
-      readonly type: "route"
-      readonly port: number
-      readonly host: string
-      readonly state: "pending" | "programmed" | "unprogrammed"
-      readonly reason?: string
-    }
+    readonly type: "route"
+    readonly port: number
+    readonly host: string
+    readonly state: "pending" | "programmed" | "unprogrammed"
+    readonly reason?: string
+  }
   | { readonly type: "read-error"; readonly reason: string }
   | FollowUpEvent
 
@@ -56,7 +56,7 @@ export const validateSpec = (
   spec: SessionSpec,
   baseDomain: string | undefined
 ): Effect.Effect<SessionSpec, InvalidSession> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const id = parseSessionId(spec.sessionId)
     if (Either.isLeft(id)) return yield* new InvalidSession({ reason: id.left })
     const ports = parsePorts(spec.ports)
@@ -71,12 +71,12 @@ export const toSessionEvent = (event: RouteHealthEvent): SessionEvent =>
   event._tag === "ReadError"
     ? { type: "read-error", reason: event.reason }
     : {
-        type: "route",
-        port: event.route.port,
-        host: event.route.host,
-        state: event.state,
-        ...(event.state === "unprogrammed" ? { reason: event.reason } : {})
-      }
+      type: "route",
+      port: event.route.port,
+      host: event.route.host,
+      state: event.state,
+      ...(event.state === "unprogrammed" ? { reason: event.reason } : {})
+    }
 
 /**
  * Publishes the session through `SessionRouter` and starts watching its routes in
@@ -85,10 +85,13 @@ export const toSessionEvent = (event: RouteHealthEvent): SessionEvent =>
 export const publishSession = (
   spec: SessionSpec
 ): Effect.Effect<PublishedSession, PublishError | InvalidSession, SessionRouter | RouterConfig | Scope.Scope> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const router = yield* SessionRouter
     const config = yield* RouterConfig
-    yield* Effect.annotateCurrentSpan({ [SpanAttribute.mode]: router.layer, [SpanAttribute.namespace]: config.sessionNamespace })
+    yield* Effect.annotateCurrentSpan({
+      [SpanAttribute.mode]: router.layer,
+      [SpanAttribute.namespace]: config.sessionNamespace
+    })
     yield* validateSpec(spec, config.baseDomain)
     const publishedAt = yield* Clock.currentTimeMillis
     const routes = yield* timedPublish(router.layer, router.publish(spec))
@@ -102,7 +105,11 @@ export const publishSession = (
     const published: SessionEvent = { type: "published", layer: router.layer, routes, endpoints }
     // Inside the publish span, so each host's span is its child; in the caller's scope, so
     // the hosts stay in the gauge until it closes (a settled session is still published).
-    const tracker = yield* trackHosts({ mode: router.layer, sessionId: spec.sessionId, publish: { routes, publishedAt } })
+    const tracker = yield* trackHosts({
+      mode: router.layer,
+      sessionId: spec.sessionId,
+      publish: { routes, publishedAt }
+    })
     const health = yield* watchRouteHealth({
       sessionId: spec.sessionId,
       routes,
@@ -131,7 +138,7 @@ export const publishSession = (
 export const sessionStatus = (
   sessionId: string
 ): Effect.Effect<ReadonlyArray<SessionEvent>, PublishError | InvalidSession, SessionRouter> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const id = parseSessionId(sessionId)
     if (Either.isLeft(id)) return yield* new InvalidSession({ reason: id.left })
     const router = yield* SessionRouter
@@ -167,7 +174,7 @@ export const sessionStatus = (
 export const unpublishSession = (
   sessionId: string
 ): Effect.Effect<void, PublishError | InvalidSession, SessionRouter> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const id = parseSessionId(sessionId)
     if (Either.isLeft(id)) return yield* new InvalidSession({ reason: id.left })
     const router = yield* SessionRouter
@@ -177,4 +184,3 @@ export const unpublishSession = (
 
 /** True when a terminal route event says the host is not served. */
 export const isUnprogrammed = (event: SessionEvent): boolean => event.type === "route" && event.state === "unprogrammed"
-

@@ -29,7 +29,9 @@ export type KubeErrorTypeId = typeof KubeErrorTypeId
  */
 const KubeErrorCase = <const Tag extends string>(
   tag: Tag
-): new<A extends Common>(args: A) => YieldableError & { readonly _tag: Tag; readonly [KubeErrorTypeId]: KubeErrorTypeId } & Readonly<A> => {
+): new<A extends Common>(
+  args: A
+) => YieldableError & { readonly _tag: Tag; readonly [KubeErrorTypeId]: KubeErrorTypeId } & Readonly<A> => {
   class Case extends Data.TaggedError(tag)<Common> {
     readonly [KubeErrorTypeId]: KubeErrorTypeId = KubeErrorTypeId
     override get message(): string {
@@ -101,8 +103,7 @@ export class Transport extends KubeErrorCase("Transport")<Common & { readonly ki
 export class Unexpected extends KubeErrorCase("Unexpected")<Common> {}
 
 /** Whether `u` is one of the `KubeError` cases, whichever. */
-export const isKubeError = (u: unknown): u is KubeError =>
-  typeof u === "object" && u !== null && KubeErrorTypeId in u
+export const isKubeError = (u: unknown): u is KubeError => typeof u === "object" && u !== null && KubeErrorTypeId in u
 
 export type KubeError =
   | NotFound
@@ -240,7 +241,9 @@ export const fromResponse = (
     case 403:
       return new Forbidden(
         base(
-          `${serverSaid ?? `forbidden: ${what}`} (grant the verb "${rbacVerb(ctx.verb)}" on ${ctx.resource} to this identity in a Role)`
+          `${serverSaid ?? `forbidden: ${what}`} (grant the verb "${
+            rbacVerb(ctx.verb)
+          }" on ${ctx.resource} to this identity in a Role)`
         )
       )
     case 404:
@@ -249,7 +252,9 @@ export const fromResponse = (
       if (status !== undefined) return new NotFound(base(serverSaid ?? `${what}: not found`))
       return new NotServed({
         ...base(
-          `the API server does not serve ${ctx.resource} (${what} answered 404 "${text ?? ""}"): install the API (for Gateway API: its CRDs) or pick another routing mode`
+          `the API server does not serve ${ctx.resource} (${what} answered 404 "${
+            text ?? ""
+          }"): install the API (for Gateway API: its CRDs) or pick another routing mode`
         ),
         resource: ctx.resource
       })

@@ -70,8 +70,8 @@ export interface ConfigProblem {
 export const describeConfigProblem = (problem: ConfigProblem): string =>
   problem.value === undefined
     ? `${problem.key} is not set: ${problem.expected}`
-    : // JSON quoting keeps a value with spaces or a newline on one visible line.
-      `${problem.key}=${JSON.stringify(problem.value)} must be ${problem.expected}`
+    // JSON quoting keeps a value with spaces or a newline on one visible line.
+    : `${problem.key}=${JSON.stringify(problem.value)} must be ${problem.expected}`
 
 /** The configuration is invalid: every bad setting at once, so one start-up shows them all. */
 export class RouterConfigError extends Data.TaggedError("RouterConfigError")<{
@@ -90,10 +90,10 @@ export const manifestSettingsOf = (config: RouterConfig.Service): ManifestSettin
   config.baseDomain === undefined
     ? undefined
     : {
-        sessionNamespace: config.sessionNamespace,
-        managedBy: config.managedBy,
-        baseDomain: config.baseDomain,
-        ...(config.ingressClassName !== undefined ? { ingressClassName: config.ingressClassName } : {}),
-        ...(config.tlsSecretName !== undefined ? { tlsSecretName: config.tlsSecretName } : {}),
-        ...(config.gateway !== undefined ? { gateway: config.gateway } : {})
-      }
+      sessionNamespace: config.sessionNamespace,
+      managedBy: config.managedBy,
+      baseDomain: config.baseDomain,
+      ...(config.ingressClassName !== undefined ? { ingressClassName: config.ingressClassName } : {}),
+      ...(config.tlsSecretName !== undefined ? { tlsSecretName: config.tlsSecretName } : {}),
+      ...(config.gateway !== undefined ? { gateway: config.gateway } : {})
+    }

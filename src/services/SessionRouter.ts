@@ -98,7 +98,9 @@ export declare namespace SessionRouter {
   }
 }
 
-export class SessionRouter extends Context.Tag("session-routing/SessionRouter")<SessionRouter, SessionRouter.Service>() {}
+export class SessionRouter
+  extends Context.Tag("session-routing/SessionRouter")<SessionRouter, SessionRouter.Service>()
+{}
 
 /** A routing layer cannot be built from this configuration (e.g. no base domain for ingress mode). */
 export class RouterSetupError extends Data.TaggedError("RouterSetupError")<{ readonly reason: string }> {

@@ -15,7 +15,7 @@ describe("session-routing help and usage errors", () => {
   // @effect/cli renders its help with ANSI bold whatever stdout is, so
   // `session-routing publish --help | less` showed escape codes.
   it.effect("prints the help without colour codes off a terminal", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const result = yield* runCli(["publish", "--help"]).pipe(Effect.provideService(StdoutTerminal, pipe))
       expect(result.exitCode).toBe(0)
       expect(result.stdout).toContain("--pod-uid")
@@ -23,15 +23,17 @@ describe("session-routing help and usage errors", () => {
     }))
 
   it.effect("prints the help without colour codes on a terminal when NO_COLOR is set", () =>
-    Effect.gen(function* () {
-      const result = yield* runCli(["status", "--help"], { NO_COLOR: "1" }).pipe(Effect.provideService(StdoutTerminal, tty))
+    Effect.gen(function*() {
+      const result = yield* runCli(["status", "--help"], { NO_COLOR: "1" }).pipe(
+        Effect.provideService(StdoutTerminal, tty)
+      )
       expect(result.exitCode).toBe(0)
       expect(result.stdout).toContain("--session")
       expect(result.stdout).not.toContain("\x1b[")
     }))
 
   it.effect("keeps the help's colours on a terminal", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const result = yield* runCli(["status", "--help"]).pipe(Effect.provideService(StdoutTerminal, tty))
       expect(result.stdout).toContain("\x1b[")
     }))
@@ -39,7 +41,7 @@ describe("session-routing help and usage errors", () => {
   // @effect/cli reports every missing option as its own paragraph, which came out
   // as several lines with blank ones between them.
   it.effect("reports several missing options on one line", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const result = yield* runCli(["publish", "--session", "s1", "--port", "8080"])
       expect(result).toEqual({
         exitCode: 1,

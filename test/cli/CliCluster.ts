@@ -7,7 +7,11 @@ import { Effect, type Scope } from "effect"
 import { mkdtemp, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { make as makeSessionCluster, type SessionCluster, type SessionClusterOptions } from "../../src/cluster/SessionCluster.js"
+import {
+  make as makeSessionCluster,
+  type SessionCluster,
+  type SessionClusterOptions
+} from "../../src/cluster/SessionCluster.js"
 import type { Endpoint } from "../../src/domain/Routes.js"
 import type { SessionEvent } from "../../src/runner/SessionRunner.js"
 
@@ -27,7 +31,7 @@ export const tempDir: Effect.Effect<string, never, Scope.Scope> = Effect.acquire
 
 /** Starts the cluster (no data plane: these tests read status, not traffic) and writes its kubeconfig. */
 export const cliCluster = (options: SessionClusterOptions = {}): Effect.Effect<CliCluster, unknown, Scope.Scope> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const session = yield* makeSessionCluster({ dataPlane: false, ...options })
     const kubeconfig = join(yield* tempDir, "kubeconfig")
     yield* session.cluster.writeKubeconfig(kubeconfig)
@@ -77,4 +81,9 @@ export const settledInPortOrder = (events: ReadonlyArray<SessionEvent>): Readonl
 }
 
 /** The endpoint a routed tcp port gets. */
-export const tcpEndpoint = (host: string, port: number): Endpoint => ({ host, port, protocol: "tcp", url: `https://${host}` })
+export const tcpEndpoint = (host: string, port: number): Endpoint => ({
+  host,
+  port,
+  protocol: "tcp",
+  url: `https://${host}`
+})

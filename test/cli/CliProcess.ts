@@ -3,10 +3,10 @@
  * has: signals, a stdout whose reader goes away, the exit status. Output is kept as
  * it arrives so a test waits on what the command printed, never on a clock.
  */
+import { Deferred, Duration, Effect, Option, type Scope, Stream, SubscriptionRef } from "effect"
 import { type ChildProcessByStdio, spawn } from "node:child_process"
 import type { Readable } from "node:stream"
 import { fileURLToPath } from "node:url"
-import { Deferred, Duration, Effect, Option, type Scope, Stream, SubscriptionRef } from "effect"
 import type { Ended } from "./ClusterProcess.js"
 
 const BIN = fileURLToPath(new URL("../../bin/session-routing.js", import.meta.url))
@@ -21,7 +21,10 @@ export interface CliProcess {
    * Waits until stdout holds a line `line` accepts and returns it. Start-up includes
    * tsx compiling the sources, seconds on a busy machine, hence the generous default.
    */
-  readonly stdoutLine: (line: (text: string) => boolean, within?: Duration.DurationInput) => Effect.Effect<string, string>
+  readonly stdoutLine: (
+    line: (text: string) => boolean,
+    within?: Duration.DurationInput
+  ) => Effect.Effect<string, string>
   /** Closes the test's end of the stdout pipe: the reader going away, as `head -1` does. */
   readonly closeStdout: () => void
   /** Waits for the process to end. */
@@ -36,7 +39,7 @@ export const startCli = (
   args: ReadonlyArray<string>,
   env: Readonly<Record<string, string>>
 ): Effect.Effect<CliProcess, never, Scope.Scope> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     let stderr = ""
     const stdout = yield* SubscriptionRef.make("")
     const exited = yield* Deferred.make<Ended>()
@@ -49,7 +52,10 @@ export const startCli = (
         })
         child.stdout.setEncoding("utf8")
         child.stderr.setEncoding("utf8")
-        child.stdout.on("data", (chunk: string) => Effect.runSync(SubscriptionRef.update(stdout, (text) => text + chunk)))
+        child.stdout.on(
+          "data",
+          (chunk: string) => Effect.runSync(SubscriptionRef.update(stdout, (text) => text + chunk))
+        )
         child.stderr.on("data", (chunk: string) => (stderr += chunk))
         // 'close' rather than 'exit': it comes after the last output has been read.
         child.on("close", (code, signal) => Deferred.unsafeDone(exited, Effect.succeed({ code, signal })))
@@ -69,15 +75,18 @@ export const startCli = (
         // Once the process is gone, the line is there or will never be.
         Deferred.await(exited).pipe(
           Effect.flatMap((ended) =>
-            Effect.orElseFail(Effect.fromNullable(lineIn(stdoutText(), accept)), () =>
-              `exited (${ended.code ?? ended.signal}) before the line; stdout:\n${stdoutText()}\nstderr:\n${stderr}`
+            Effect.orElseFail(
+              Effect.fromNullable(lineIn(stdoutText(), accept)),
+              () =>
+                `exited (${ended.code ?? ended.signal}) before the line; stdout:\n${stdoutText()}\nstderr:\n${stderr}`
             )
           )
         )
       ).pipe(
         Effect.timeoutFail({
           duration: within,
-          onTimeout: () => `no such stdout line within ${Duration.format(within)}; stdout:\n${stdoutText()}\nstderr:\n${stderr}`
+          onTimeout: () =>
+            `no such stdout line within ${Duration.format(within)}; stdout:\n${stdoutText()}\nstderr:\n${stderr}`
         })
       )
     return {

@@ -3,12 +3,12 @@
  * command itself as a real process: the URL lines first, a working API server and
  * data plane behind them, and a clean exit 0 on SIGINT and SIGTERM.
  */
-import * as Http from "node:http"
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Either, Option, Schedule } from "effect"
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
+import * as Http from "node:http"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import * as YAML from "yaml"
 import { parseClusterInput, sessionClusterOptions } from "../../src/cli/commands/Cluster.js"
 import { startClusterProcess } from "./ClusterProcess.js"
@@ -43,8 +43,11 @@ const getVia = (base: string, host: string) =>
             res.setEncoding("utf8")
             res.on("data", (chunk: string) => (body += chunk))
             res.on("end", () =>
-              resolve({ status: res.statusCode ?? 0, routedBy: res.headers["x-local-cluster-routed-by"] as string, body })
-            )
+              resolve({
+                status: res.statusCode ?? 0,
+                routedBy: res.headers["x-local-cluster-routed-by"] as string,
+                body
+              }))
           }
         )
         req.on("error", reject)
@@ -82,26 +85,24 @@ describe("session-routing cluster flags", () => {
   })
 
   it.effect("refuses a port outside 0..65535 with one line naming the flag", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const result = yield* runCli(["cluster", "--port", "70000"])
       expect(result).toEqual({
         exitCode: 1,
         stdout: "",
-        stderr: 'error: --port="70000" must be a port number, 0..65535 (0 picks a free one)\n'
+        stderr: "error: --port=\"70000\" must be a port number, 0..65535 (0 picks a free one)\n"
       })
-    })
-  )
+    }))
 
   it.effect("refuses a controller delay that is neither milliseconds nor never", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const result = yield* runCli(["cluster", "--controller-delay", "1s"])
       expect(result).toEqual({
         exitCode: 1,
         stdout: "",
-        stderr: 'error: --controller-delay="1s" must be whole milliseconds (e.g. 1000) or never\n'
+        stderr: "error: --controller-delay=\"1s\" must be whole milliseconds (e.g. 1000) or never\n"
       })
-    })
-  )
+    }))
 })
 
 describe("session-routing cluster as a process", () => {
@@ -109,7 +110,7 @@ describe("session-routing cluster as a process", () => {
     "prints its URLs first, serves the session namespace, IngressClass and Gateway, and exits 0 on SIGINT",
     () =>
       Effect.scoped(
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const dir = mkdtempSync(join(tmpdir(), "cluster-test-"))
           yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(dir, { recursive: true, force: true })))
           const kubeconfig = join(dir, "kubeconfig")
@@ -139,7 +140,8 @@ describe("session-routing cluster as a process", () => {
             `${proc.info.server}/apis/gateway.networking.k8s.io/v1/namespaces/telo-sessions/gateways/sessions`
           ).pipe(
             Effect.filterOrFail(
-              (g) => g.body.status?.conditions?.some((c: any) => c.type === "Programmed" && c.status === "True") === true,
+              (g) =>
+                g.body.status?.conditions?.some((c: any) => c.type === "Programmed" && c.status === "True") === true,
               () => "not programmed yet"
             ),
             Effect.retry({ schedule: Schedule.spaced(Duration.millis(50)), times: 100 })
@@ -165,11 +167,17 @@ describe("session-routing cluster as a process", () => {
     "with --rbac serves HTTPS to the admin, and writes a runner kubeconfig that may publish in ingress mode and nothing more",
     () =>
       Effect.scoped(
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const dir = mkdtempSync(join(tmpdir(), "cluster-test-"))
           yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(dir, { recursive: true, force: true })))
           const kubeconfig = join(dir, "local.kubeconfig")
-          const proc = yield* startClusterProcess(["--rbac", "--write-kubeconfig", kubeconfig, "--controller-delay", "50"])
+          const proc = yield* startClusterProcess([
+            "--rbac",
+            "--write-kubeconfig",
+            kubeconfig,
+            "--controller-delay",
+            "50"
+          ])
           expect(proc.info.server).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/)
           const runner = join(dir, "runner-local.kubeconfig")
           yield* Effect.sync(() => proc.stdout()).pipe(
@@ -191,7 +199,7 @@ describe("session-routing cluster as a process", () => {
           })
           expect(gateway.exitCode).toBe(1)
           expect(gateway.stderr).toContain(
-            'User "system:serviceaccount:telo-sessions:session-routing" cannot list resource "httproutes"'
+            "User \"system:serviceaccount:telo-sessions:session-routing\" cannot list resource \"httproutes\""
           )
           expect(gateway.stderr).toContain("nothing was changed")
           expect((yield* runCli(["unpublish", "--kubeconfig", runner, "--session", "s1"], env)).exitCode).toBe(0)
@@ -206,7 +214,7 @@ describe("session-routing cluster as a process", () => {
     "exits 0 on SIGTERM and removes the temporary kubeconfig it wrote",
     () =>
       Effect.scoped(
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const proc = yield* startClusterProcess([])
           expect(proc.info.kubeconfig).toMatch(/session-routing-cluster-.*\/kubeconfig$/)
           expect(existsSync(proc.info.kubeconfig)).toBe(true)

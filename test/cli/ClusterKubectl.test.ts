@@ -12,12 +12,13 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Schedule } from "effect"
-import { startClusterProcess } from "./ClusterProcess.js"
 import { kubectls, kubectlWorkspace, requireKubectl } from "../support/Kubectl.js"
+import { startClusterProcess } from "./ClusterProcess.js"
 
 const NS = "telo-sessions"
 
-const ingressYaml = (name: string, tier: string) => `apiVersion: networking.k8s.io/v1
+const ingressYaml = (name: string, tier: string) =>
+  `apiVersion: networking.k8s.io/v1
 kind: Ingress
 metadata:
   name: ${name}
@@ -48,18 +49,27 @@ describe("kubectl against session-routing cluster", () => {
       "creates an Ingress from a file, reads it back, refuses a stale replace with 409, selects by label and deletes it",
       () =>
         Effect.scoped(
-          Effect.gen(function* () {
+          Effect.gen(function*() {
             const { file, kubeconfig, run } = yield* kubectlWorkspace(kubectl, "cluster-kubectl-")
             // A short delay, so the controller's address shows up within the test.
             const proc = yield* startClusterProcess(["--write-kubeconfig", kubeconfig, "--controller-delay", "100"])
 
             // What the command seeded is there for kubectl too.
             const classes = yield* run("get", "ingressclass", "-o", "name")
-            expect([classes.code, classes.stdout.trim()], classes.stderr).toEqual([0, "ingressclass.networking.k8s.io/local"])
+            expect([classes.code, classes.stdout.trim()], classes.stderr).toEqual([
+              0,
+              "ingressclass.networking.k8s.io/local"
+            ])
 
             // `-o name` prints the object the server returned, as resource/name: a format
             // scripts rely on, unlike the "created" / "deleted" sentences.
-            const created = yield* run("create", "-o", "name", "-f", yield* file("web.yaml", ingressYaml("web", "front")))
+            const created = yield* run(
+              "create",
+              "-o",
+              "name",
+              "-f",
+              yield* file("web.yaml", ingressYaml("web", "front"))
+            )
             expect([created.code, created.stdout.trim()], created.stderr).toEqual([0, "ingress.networking.k8s.io/web"])
             const other = yield* run("create", "-f", yield* file("api.yaml", ingressYaml("api", "back")))
             expect(other.code, other.stderr).toBe(0)
@@ -76,14 +86,28 @@ describe("kubectl against session-routing cluster", () => {
             // kubectl 1.23 and later wait for it (1.35 through a watch-list); older ones poll.
             if (kubectl.minor >= 23) {
               const waited = yield* run(
-                "wait", "-n", NS, "--for=jsonpath={.status.loadBalancer.ingress[0].ip}=127.0.0.1", "ingress/web", "--timeout=20s"
+                "wait",
+                "-n",
+                NS,
+                "--for=jsonpath={.status.loadBalancer.ingress[0].ip}=127.0.0.1",
+                "ingress/web",
+                "--timeout=20s"
               )
               expect(waited.code, waited.stderr).toBe(0)
             }
             const address = yield* run(
-              "get", "ingress", "web", "-n", NS, "-o", "jsonpath={.status.loadBalancer.ingress[0].ip}"
+              "get",
+              "ingress",
+              "web",
+              "-n",
+              NS,
+              "-o",
+              "jsonpath={.status.loadBalancer.ingress[0].ip}"
             ).pipe(
-              Effect.filterOrFail((run) => run.stdout === "127.0.0.1", (run) => `no address yet: ${run.stdout}${run.stderr}`),
+              Effect.filterOrFail(
+                (run) => run.stdout === "127.0.0.1",
+                (run) => `no address yet: ${run.stdout}${run.stderr}`
+              ),
               Effect.retry({ schedule: Schedule.spaced(Duration.millis(100)), times: 50 })
             )
             expect(address.stdout).toBe("127.0.0.1")
@@ -113,7 +137,10 @@ describe("kubectl against session-routing cluster", () => {
             const front = yield* run("get", "ingress", "-n", NS, "-l", "app=kubectl-test,tier=front", "-o", "name")
             expect([front.code, front.stdout.trim()], front.stderr).toEqual([0, "ingress.networking.k8s.io/web"])
             const notFront = yield* run("get", "ingress", "-n", NS, "-l", "tier notin (front)", "-o", "name")
-            expect([notFront.code, notFront.stdout.trim()], notFront.stderr).toEqual([0, "ingress.networking.k8s.io/api"])
+            expect([notFront.code, notFront.stdout.trim()], notFront.stderr).toEqual([
+              0,
+              "ingress.networking.k8s.io/api"
+            ])
             const both = yield* run("get", "ingress", "-n", NS, "-l", "app=kubectl-test", "-o", "name")
             expect(both.stdout.trim().split("\n").sort()).toEqual([
               "ingress.networking.k8s.io/api",

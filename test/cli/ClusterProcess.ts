@@ -3,9 +3,9 @@
  * its own signal handling and exit status. Resolves once the first lines say where
  * the cluster listens; the scope kills a process the test left running.
  */
+import { Deferred, Duration, Effect, type Scope } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import { fileURLToPath } from "node:url"
-import { Deferred, Duration, Effect, type Scope } from "effect"
 
 const BIN = fileURLToPath(new URL("../../bin/session-routing.js", import.meta.url))
 const ROOT = fileURLToPath(new URL("../..", import.meta.url))
@@ -58,14 +58,17 @@ export const startClusterProcess = (
   args: ReadonlyArray<string>,
   options: { readonly startWithin?: Duration.DurationInput } = {}
 ): Effect.Effect<ClusterProcess, string, Scope.Scope> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     let stdout = ""
     let stderr = ""
     const exited = yield* Deferred.make<Ended>()
     const ready = yield* Deferred.make<ClusterInfo, string>()
     const child = yield* Effect.acquireRelease(
       Effect.sync(() => {
-        const child = spawn(process.execPath, [BIN, "cluster", ...args], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] })
+        const child = spawn(process.execPath, [BIN, "cluster", ...args], {
+          cwd: ROOT,
+          stdio: ["ignore", "pipe", "pipe"]
+        })
         child.stdout.setEncoding("utf8")
         child.stderr.setEncoding("utf8")
         child.stdout.on("data", (chunk: string) => {
@@ -78,7 +81,9 @@ export const startClusterProcess = (
           Deferred.unsafeDone(exited, Effect.succeed({ code, signal }))
           Deferred.unsafeDone(
             ready,
-            Effect.fail(`session-routing cluster exited (${code ?? signal}) before printing its URLs; stderr:\n${stderr}`)
+            Effect.fail(
+              `session-routing cluster exited (${code ?? signal}) before printing its URLs; stderr:\n${stderr}`
+            )
           )
         })
         return child

@@ -13,9 +13,9 @@ const DOMAIN = "sessions.localtest.me"
 // The diagnosis at the deadline: the class exists and ingress-nginx, its controller, wrote no
 // address; the Gateway's class names a controller that never accepted it.
 const INGRESS_UNCLAIMED =
-  'unprogrammed: NoIngressStatus: IngressClass "nginx", controller "k8s.io/ingress-nginx", exists, but no address was written to the session Ingress\'s status in namespace "telo-sessions": ingress-nginx writes status only with --update-status'
+  "unprogrammed: NoIngressStatus: IngressClass \"nginx\", controller \"k8s.io/ingress-nginx\", exists, but no address was written to the session Ingress's status in namespace \"telo-sessions\": ingress-nginx writes status only with --update-status"
 const GATEWAY_UNCLAIMED =
-  'unprogrammed: GatewayClassNotAccepted: GatewayClass "external" names controller "example.com/external-gateway", and no controller has accepted it'
+  "unprogrammed: GatewayClassNotAccepted: GatewayClass \"external\" names controller \"example.com/external-gateway\", and no controller has accepted it"
 
 /** The index of the first line that starts with `prefix`, failing the test when there is none. */
 const lineIndex = (lines: ReadonlyArray<string>, prefix: string): number => {
@@ -41,7 +41,7 @@ describe("session-routing demo", () => {
   it.live(
     "shows both modes programmed and served through the data plane, then an unclaimed Ingress reported with its reason",
     () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const result = yield* runCli(["demo"])
         expect(result.stderr).toBe("")
         expect(result.exitCode).toBe(0)
@@ -82,7 +82,7 @@ describe("session-routing demo", () => {
   it.live(
     "with --mode gateway shows only gateway mode, and its failure is an HTTPRoute no controller accepts",
     () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const result = yield* runCli(["demo", "--mode", "gateway"])
         expect(result.exitCode, result.stderr).toBe(0)
         const lines = result.stdout.split("\n")
@@ -96,15 +96,14 @@ describe("session-routing demo", () => {
   )
 
   it.effect("refuses an unknown --mode with one line naming the flag", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const result = yield* runCli(["demo", "--mode", "none"])
       expect(result).toEqual({
         exitCode: 1,
         stdout: "",
-        stderr: 'error: --mode="none" must be one of ingress, gateway (or leave it out for both)\n'
+        stderr: "error: --mode=\"none\" must be one of ingress, gateway (or leave it out for both)\n"
       })
-    })
-  )
+    }))
 })
 
 describe("demo checks", () => {
@@ -119,14 +118,21 @@ describe("demo checks", () => {
     expect(unexpected("served", [row], [])).toBe("8080-x.example.test ended unprogrammed (nobody), expected programmed")
     const programmed = { port: 8080, host: "8080-x.example.test", state: "programmed" as const }
     expect(
-      unexpected("served", [programmed], [{ row: programmed, answer: { status: 503, body: "503 no endpoints" }, expected: "hi" }])
-    ).toBe('8080-x.example.test answered 503 "503 no endpoints" through the data plane, expected 200 "hi"')
+      unexpected("served", [programmed], [{
+        row: programmed,
+        answer: { status: 503, body: "503 no endpoints" },
+        expected: "hi"
+      }])
+    ).toBe("8080-x.example.test answered 503 \"503 no endpoints\" through the data plane, expected 200 \"hi\"")
     expect(unexpected("unclaimed", [], [])).toBe("no host was published")
-    expect(unexpected("unclaimed", [row], [{ row, answer: { status: 404, body: "404 Not Found" }, expected: "hi" }])).toBeUndefined()
+    expect(unexpected("unclaimed", [row], [{ row, answer: { status: 404, body: "404 Not Found" }, expected: "hi" }]))
+      .toBeUndefined()
   })
 
   it("prints the data plane's own answers without repeating their status", () => {
     expect(answerLine({ status: 404, body: "404 Not Found: no route" })).toBe("404 Not Found: no route")
-    expect(answerLine({ status: 200, body: "hello from session s port 8080" })).toBe("200 hello from session s port 8080")
+    expect(answerLine({ status: 200, body: "hello from session s port 8080" })).toBe(
+      "200 hello from session s port 8080"
+    )
   })
 })

@@ -6,12 +6,12 @@
 import { Clock, Duration, Effect, Schedule } from "effect"
 import { Fault, type FaultAction, type FaultSpec } from "../../src/cluster/Faults.js"
 import type { SessionClusterOptions } from "../../src/cluster/SessionCluster.js"
+import { DIAGNOSIS_CODES } from "../../src/domain/Diagnosis.js"
 import type { KubeObject } from "../../src/domain/Objects.js"
 import { HttpRouteResource, IngressResource, type ResourceType, ServiceResource } from "../../src/domain/Resources.js"
 import type { SessionEvent } from "../../src/runner/SessionRunner.js"
 import { type CliCluster, cliCluster, jsonLines } from "./CliCluster.js"
 import { type CliResult, runCli } from "./TestCli.js"
-import { DIAGNOSIS_CODES } from "../../src/domain/Diagnosis.js"
 
 /** The time limits every matrix cell runs with: small, so that persistent faults end quickly. */
 export const LIMITS = {
@@ -39,7 +39,11 @@ export const matrixCluster = (options: SessionClusterOptions = {}) =>
   Effect.map(cliCluster(options), (cluster): CliCluster => ({ ...cluster, env: { ...cluster.env, ...LIMITS } }))
 
 /** The args of a command on this session against `cluster`. */
-export const args = (cluster: CliCluster, command: "publish" | "status" | "unpublish", ...rest: ReadonlyArray<string>) => [
+export const args = (
+  cluster: CliCluster,
+  command: "publish" | "status" | "unpublish",
+  ...rest: ReadonlyArray<string>
+) => [
   command,
   "--session",
   SESSION,
@@ -147,7 +151,8 @@ export const terminalOf = (result: CliResult): ReadonlyArray<SessionEvent & { re
   )
 
 /** Every `read-error` event of a run's output. */
-export const readErrorsOf = (result: CliResult) => jsonLines(result.stdout).filter((event) => event.type === "read-error")
+export const readErrorsOf = (result: CliResult) =>
+  jsonLines(result.stdout).filter((event) => event.type === "read-error")
 
 /**
  * Waits until the cluster has served `count` more requests matching `target`: a

@@ -44,8 +44,18 @@ import { runCli } from "./TestCli.js"
 const refusing: ReadonlyArray<Row> = [
   UNAUTHORIZED,
   { ...forbiddenOn(["patch"], "403 on write"), says: /forbidden.*"patch"/ },
-  { name: "409 on write", action: Fault.respond(409, { message: "the object has been modified" }), verbs: ["patch"], says: /the object has been modified/ },
-  { name: "422 on write", action: Fault.respond(422, { message: "spec.rules: Invalid value" }), verbs: ["patch"], says: /spec\.rules: Invalid value/ },
+  {
+    name: "409 on write",
+    action: Fault.respond(409, { message: "the object has been modified" }),
+    verbs: ["patch"],
+    says: /the object has been modified/
+  },
+  {
+    name: "422 on write",
+    action: Fault.respond(422, { message: "spec.rules: Invalid value" }),
+    verbs: ["patch"],
+    says: /spec\.rules: Invalid value/
+  },
   ...PERSISTENT_TRANSIENT
 ]
 
@@ -112,7 +122,18 @@ describe("fault matrix: publish", () => {
           SESSION_ROUTING_BASE_DOMAIN: "sessions.localtest.me",
           SESSION_GATEWAY_NAME: "sessions"
         }
-        const argv = ["publish", "--session", SESSION, "--pod", `telo-run-${SESSION}`, "--pod-uid", "u-1", ...PORTS, "--kubeconfig", kubeconfig]
+        const argv = [
+          "publish",
+          "--session",
+          SESSION,
+          "--pod",
+          `telo-run-${SESSION}`,
+          "--pod-uid",
+          "u-1",
+          ...PORTS,
+          "--kubeconfig",
+          kubeconfig
+        ]
         const result = yield* runCli(argv, env)
         expect(result.exitCode).toBe(1)
         expect(result.stderr).toMatch(/install the Gateway API CRDs/)
@@ -168,7 +189,11 @@ const watchAcross = <E>(source: Source, outage: (server: ServerLifecycle) => Eff
   Effect.gen(function*() {
     const cluster = yield* silentCluster(source)
     const watch = yield* Effect.fork(timedCli(args(cluster, "publish", "--watch", "-o", "json"), cluster.env))
-    yield* awaitRequests(cluster, { resource: IngressResource, verbs: SOURCES[source].verbs }, SOURCES[source].firstReads)
+    yield* awaitRequests(
+      cluster,
+      { resource: IngressResource, verbs: SOURCES[source].verbs },
+      SOURCES[source].firstReads
+    )
     yield* outage(cluster.cluster.faults.server)
     return yield* watch.await.pipe(Effect.flatten)
   })
@@ -220,7 +245,9 @@ for (const source of ["poll", "watch"] as const) {
             for (const event of terminalOf(result)) expect(classOf(event)).toBe("unclaimed")
             const notices = result.stderr.split("\n").filter((line) => line.includes("route status is polled instead"))
             expect(notices).toHaveLength(1)
-            expect(notices[0]).toMatch(/cannot list and watch ingresses\.networking\.k8s\.io in namespace "telo-sessions": .*forbidden/)
+            expect(notices[0]).toMatch(
+              /cannot list and watch ingresses\.networking\.k8s\.io in namespace "telo-sessions": .*forbidden/
+            )
           })
         ))
     }
@@ -262,7 +289,8 @@ for (const source of ["poll", "watch"] as const) {
           })
           expect(result.stderr).toBe("")
           expect(result.exitCode).toBe(0)
-          expect(jsonLines(result.stdout).filter((event) => event.type === "route" && event.state === "programmed")).toHaveLength(2)
+          expect(jsonLines(result.stdout).filter((event) => event.type === "route" && event.state === "programmed"))
+            .toHaveLength(2)
         })
       ))
   })

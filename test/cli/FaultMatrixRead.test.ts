@@ -29,7 +29,11 @@ import {
 } from "./FaultMatrix.js"
 import { runCli, streamingCli } from "./TestCli.js"
 
-const persistent: ReadonlyArray<Row> = [UNAUTHORIZED, forbiddenOn(["get", "list"], "403 on read"), ...PERSISTENT_TRANSIENT]
+const persistent: ReadonlyArray<Row> = [
+  UNAUTHORIZED,
+  forbiddenOn(["get", "list"], "403 on read"),
+  ...PERSISTENT_TRANSIENT
+]
 
 /** A cluster whose controller programs at once, with the session published and programmed on it. */
 const published = Effect.gen(function*() {
@@ -95,7 +99,12 @@ describe("fault matrix: status", () => {
       Effect.gen(function*() {
         const cluster = yield* published
         // The session's routes are read (one GET of the Ingress), then every status read is refused.
-        yield* cluster.cluster.faults.add({ resource: IngressResource, verbs: ["get"], after: 1, action: Fault.forbid() })
+        yield* cluster.cluster.faults.add({
+          resource: IngressResource,
+          verbs: ["get"],
+          after: 1,
+          action: Fault.forbid()
+        })
         const result = yield* timedCli(args(cluster, "status", "-o", "json"), cluster.env)
         expect(result.exitCode).toBe(3)
         const events = jsonLines(result.stdout)
@@ -177,7 +186,9 @@ describe("fault matrix: publish --follow", () => {
       yield* Fiber.interrupt(cli.fiber)
     })
 
-  const followed = ["503 persistent", "hang persistent", "403 on read"].map((name) => persistent.find((row) => row.name === name)!)
+  const followed = ["503 persistent", "hang persistent", "403 on read"].map((name) =>
+    persistent.find((row) => row.name === name)!
+  )
   for (const row of followed) {
     it.live(`reports ${row.name} as one read-error within the read limit, keeps the hosts, and carries on`, () =>
       Effect.scoped(

@@ -16,10 +16,27 @@ const hostOf = (port: number) => `${port}-${sessionId}.sessions.localtest.me`
 describe("session-routing publish --follow", () => {
   it.live("keeps watching after every host settled and reports the hosts whose Ingress was deleted", () =>
     Effect.scoped(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const cluster = yield* cliCluster({ ingress: { delay: Duration.millis(50) }, gateway: false })
         const cli = yield* streamingCli(
-          ["publish", "--session", sessionId, "--pod", `telo-run-${sessionId}`, "--pod-uid", "u-1", "--port", "8080", "--port", "9090", "--kubeconfig", cluster.kubeconfig, "--follow", "-o", "json"],
+          [
+            "publish",
+            "--session",
+            sessionId,
+            "--pod",
+            `telo-run-${sessionId}`,
+            "--pod-uid",
+            "u-1",
+            "--port",
+            "8080",
+            "--port",
+            "9090",
+            "--kubeconfig",
+            cluster.kubeconfig,
+            "--follow",
+            "-o",
+            "json"
+          ],
           cluster.env
         )
         const watched = yield* cli.next(5)

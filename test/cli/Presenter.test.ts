@@ -6,7 +6,13 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Either, Fiber, LogLevel, Stream, TestClock } from "effect"
 import { format } from "node:util"
-import { cliLogLine, parseOutputFormat, presentSnapshot, presentWatch, SPINNER_INTERVAL } from "../../src/cli/present/Presenter.js"
+import {
+  cliLogLine,
+  parseOutputFormat,
+  presentSnapshot,
+  presentWatch,
+  SPINNER_INTERVAL
+} from "../../src/cli/present/Presenter.js"
 import {
   jsonLine,
   plainLine,
@@ -76,7 +82,15 @@ describe("session view", () => {
   })
 
   it("prints one plain line per event", () => {
-    expect([published, pending(8080), programmed(8080), unprogrammed(9090, "NoAddress: no IP"), { type: "read-error", reason: "Forbidden" } as const].map(plainLine)).toEqual([
+    expect(
+      [
+        published,
+        pending(8080),
+        programmed(8080),
+        unprogrammed(9090, "NoAddress: no IP"),
+        { type: "read-error", reason: "Forbidden" } as const
+      ].map(plainLine)
+    ).toEqual([
       `published via ingress: 8080/tcp https://${host(8080)}, 9090/tcp https://${host(9090)}, 5000/udp (not routed)`,
       `${host(8080)} pending`,
       `${host(8080)} programmed`,
@@ -136,7 +150,7 @@ describe("log lines", () => {
 
 describe("presenters", () => {
   it.effect("draws the live table in place, ticking the spinner on the schedule until the last host settles", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const lines: Array<string> = []
       const events = Stream.concat(
         Stream.make(published, pending(8080), pending(9090)),
@@ -152,7 +166,8 @@ describe("presenters", () => {
       const view = yield* Fiber.join(fiber)
       expect(publishExitCode(view)).toBe(3)
       const header = "  PORT  HOST               STATE    REASON"
-      const frame = (mark: string) => [header, `${mark} 8080  ${host(8080)}  pending`, `${mark} 9090  ${host(9090)}  pending`].join("\n")
+      const frame = (mark: string) =>
+        [header, `${mark} 8080  ${host(8080)}  pending`, `${mark} 9090  ${host(9090)}  pending`].join("\n")
       const back = "\r\x1b[3A\x1b[0J"
       expect(lines).toEqual([
         `published via ingress: 8080/tcp https://${host(8080)}, 9090/tcp https://${host(9090)}, 5000/udp (not routed)`,
@@ -161,23 +176,34 @@ describe("presenters", () => {
         back + frame("⠙"),
         back + frame("⠹"),
         back +
-          ["  PORT  HOST               STATE       REASON", `✓ 8080  ${host(8080)}  programmed`, `⠹ 9090  ${host(9090)}  pending`].join("\n"),
+        [
+          "  PORT  HOST               STATE       REASON",
+          `✓ 8080  ${host(8080)}  programmed`,
+          `⠹ 9090  ${host(9090)}  pending`
+        ].join("\n"),
         back +
-          [
-            "  PORT  HOST               STATE         REASON",
-            `✓ 8080  ${host(8080)}  programmed`,
-            `✗ 9090  ${host(9090)}  unprogrammed  unclaimed`
-          ].join("\n")
+        [
+          "  PORT  HOST               STATE         REASON",
+          `✓ 8080  ${host(8080)}  programmed`,
+          `✗ 9090  ${host(9090)}  unprogrammed  unclaimed`
+        ].join("\n")
       ])
       expect(SPINNER_INTERVAL).toEqual(Duration.millis(100))
     }))
 
   it.effect("prints a status read as one still table on a terminal", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const lines: Array<string> = []
-      yield* capturing(presentSnapshot({ _tag: "Live", color: false, columns: () => 80 }, [programmed(8080), pending(9090)]), lines)
+      yield* capturing(
+        presentSnapshot({ _tag: "Live", color: false, columns: () => 80 }, [programmed(8080), pending(9090)]),
+        lines
+      )
       expect(lines).toEqual([
-        ["  PORT  HOST               STATE       REASON", `✓ 8080  ${host(8080)}  programmed`, `… 9090  ${host(9090)}  pending`].join("\n")
+        [
+          "  PORT  HOST               STATE       REASON",
+          `✓ 8080  ${host(8080)}  programmed`,
+          `… 9090  ${host(9090)}  pending`
+        ].join("\n")
       ])
     }))
 })

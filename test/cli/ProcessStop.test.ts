@@ -11,7 +11,7 @@ import { cliCluster } from "./CliCluster.js"
 import { startCli } from "./CliProcess.js"
 
 /** Stops the test sends by hand, and whether stdout is to look closed. */
-const handStops = Effect.gen(function* () {
+const handStops = Effect.gen(function*() {
   const next = yield* Deferred.make<ProcessStop>()
   const closed = yield* Ref.make(false)
   const stops: ProcessStops = { next: Deferred.await(next), stdoutClosed: Ref.get(closed) }
@@ -31,19 +31,20 @@ describe("stopExitCode", () => {
 
 describe("untilStopped", () => {
   it.effect("interrupts the command on a stop and answers once its finalizers have run", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { send, stops } = yield* handStops
       const started = yield* Deferred.make<void>()
       const finalizing = yield* Deferred.make<void>()
       const release = yield* Deferred.make<void>()
       const finalized = yield* Ref.make(false)
       const command = Effect.scoped(
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           yield* Effect.addFinalizer(() =>
             Deferred.succeed(finalizing, undefined).pipe(
               Effect.zipRight(Deferred.await(release)),
               Effect.zipRight(Ref.set(finalized, true))
-            ))
+            )
+          )
           yield* Deferred.succeed(started, undefined)
           return yield* Effect.never
         })
@@ -60,7 +61,7 @@ describe("untilStopped", () => {
     }))
 
   it.effect("says on stderr that stdout failed, other than by a closed pipe, and answers 1", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { send, stops } = yield* handStops
       const stderr: Array<string> = []
       const base = yield* Effect.console
@@ -72,7 +73,7 @@ describe("untilStopped", () => {
     }))
 
   it.effect("answers with the command's own status when it ends first", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { stops } = yield* handStops
       expect(yield* untilStopped(Effect.succeed(3), stops)).toBe(3)
     }))
@@ -80,13 +81,13 @@ describe("untilStopped", () => {
   // The EPIPE of a command's last write is reported a tick after the write: by then
   // the command may have succeeded, and 0 would say everything was written.
   it.effect("answers 141 for a command that succeeded after its output met a closed pipe", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { closeStdout, stops } = yield* handStops
       expect(yield* untilStopped(Effect.as(closeStdout, 0), stops)).toBe(141)
     }))
 
   it.effect("keeps a failing command's status even when its output met a closed pipe", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { closeStdout, stops } = yield* handStops
       expect(yield* untilStopped(Effect.as(closeStdout, 3), stops)).toBe(3)
     }))
@@ -117,14 +118,14 @@ describe("session-routing as a process, stopped from outside", () => {
     "-o",
     "json"
   ]
-  const programmed = (line: string) => line.includes('"state":"programmed"')
+  const programmed = (line: string) => line.includes("\"state\":\"programmed\"")
 
   for (const [signal, code] of [["SIGTERM", 143], ["SIGINT", 130]] as const) {
     it.live(
       `interrupts publish --follow on ${signal} and exits ${code}`,
       () =>
         Effect.scoped(
-          Effect.gen(function* () {
+          Effect.gen(function*() {
             const cluster = yield* cliCluster({ ingress: { delay: Duration.millis(20) }, gateway: false })
             const cli = yield* startCli(publishFollow(cluster.kubeconfig), cluster.env)
             // Every host settled: from here --follow only re-reads until it is stopped.
@@ -142,10 +143,10 @@ describe("session-routing as a process, stopped from outside", () => {
     "ends publish --follow with 141 and no stack trace once the reader of stdout goes away",
     () =>
       Effect.scoped(
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const cluster = yield* cliCluster({ ingress: { delay: Duration.millis(20) }, gateway: false })
           const cli = yield* startCli(publishFollow(cluster.kubeconfig), cluster.env)
-          yield* cli.stdoutLine((line) => line.includes('"type":"published"'))
+          yield* cli.stdoutLine((line) => line.includes("\"type\":\"published\""))
           cli.closeStdout()
           // Whatever the watch still had to say, deleting the Ingress makes --follow
           // print again: that write meets the closed pipe. --follow never ends on its
@@ -162,7 +163,7 @@ describe("session-routing as a process, stopped from outside", () => {
     "exits 141 and prints nothing on stderr when render's only write meets a closed pipe",
     () =>
       Effect.scoped(
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const cli = yield* startCli(
             ["render", "--session", "hzyayvabgyvz", "--port", "8080", "--pod-uid", "u-1", "-o", "json"],
             { SESSION_ROUTING_BASE_DOMAIN: "telo.run" }

@@ -7,17 +7,24 @@ import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect } from "effect"
 import { writeFile } from "node:fs/promises"
 import { join } from "node:path"
+import { StdoutTerminal } from "../../src/cli/present/Presenter.js"
 import { Fault } from "../../src/cluster/Faults.js"
 import { kubeconfigFor } from "../../src/cluster/LocalCluster.js"
-import { StdoutTerminal } from "../../src/cli/present/Presenter.js"
 import { HttpRouteResource, IngressResource, ServiceResource } from "../../src/domain/Resources.js"
 import type { SessionEvent } from "../../src/runner/SessionRunner.js"
+import { localIngressSilence } from "../support/Causes.js"
 import { cliCluster, gatewayEnv, jsonLines, settledInPortOrder, tcpEndpoint, tempDir } from "./CliCluster.js"
 import { runCli } from "./TestCli.js"
-import { localIngressSilence } from "../support/Causes.js"
 
 const sessionId = "hzyayvabgyvz"
-const podArgs = ["--session", sessionId, "--pod", `telo-run-${sessionId}`, "--pod-uid", "3f6b1e2c-9d4a-4c1b-8e7f-2a5d6c9b0e13"]
+const podArgs = [
+  "--session",
+  sessionId,
+  "--pod",
+  `telo-run-${sessionId}`,
+  "--pod-uid",
+  "3f6b1e2c-9d4a-4c1b-8e7f-2a5d6c9b0e13"
+]
 const ports = ["--port", "8080", "--port", "9090/tcp", "--port", "5000/udp"]
 const hostOf = (port: number, domain = "sessions.localtest.me") => `${port}-${sessionId}.${domain}`
 
@@ -28,9 +35,18 @@ const published = (layer: "ingress" | "gateway"): SessionEvent => ({
     { host: hostOf(8080), port: 8080 },
     { host: hostOf(9090), port: 9090 }
   ],
-  endpoints: [tcpEndpoint(hostOf(8080), 8080), tcpEndpoint(hostOf(9090), 9090), { host: "", port: 5000, protocol: "udp" }]
+  endpoints: [tcpEndpoint(hostOf(8080), 8080), tcpEndpoint(hostOf(9090), 9090), {
+    host: "",
+    port: 5000,
+    protocol: "udp"
+  }]
 })
-const route = (port: number, state: "pending" | "programmed"): SessionEvent => ({ type: "route", port, host: hostOf(port), state })
+const route = (port: number, state: "pending" | "programmed"): SessionEvent => ({
+  type: "route",
+  port,
+  host: hostOf(port),
+  state
+})
 const unprogrammed = (port: number, reason: string): SessionEvent => ({
   type: "route",
   port,
@@ -45,9 +61,18 @@ const QUICK = Duration.millis(150)
 describe("session-routing publish", () => {
   it.live("prints published, pending per host, then programmed per host, and exits 0 (-o json --watch)", () =>
     Effect.scoped(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const cluster = yield* cliCluster({ ingress: { delay: QUICK }, gateway: false })
-        const result = yield* runCli(["publish", ...podArgs, ...ports, "--kubeconfig", cluster.kubeconfig, "--watch", "-o", "json"], cluster.env)
+        const result = yield* runCli([
+          "publish",
+          ...podArgs,
+          ...ports,
+          "--kubeconfig",
+          cluster.kubeconfig,
+          "--watch",
+          "-o",
+          "json"
+        ], cluster.env)
         expect(result.stderr).toBe("")
         expect(result.exitCode).toBe(0)
         expect(settledInPortOrder(jsonLines(result.stdout))).toEqual([
@@ -62,14 +87,24 @@ describe("session-routing publish", () => {
 
   it.live("reports a host the Gateway's listener refuses as unprogrammed with the condition's reason, and exits 3", () =>
     Effect.scoped(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         // The Gateway lives in another namespace and admits routes from its own only.
         const cluster = yield* cliCluster({
           ingress: false,
           gateway: { delay: QUICK, gatewayNamespace: "gateways", allowedRoutes: "Same" }
         })
-        const result = yield* runCli(["publish", ...podArgs, ...ports, "--kubeconfig", cluster.kubeconfig, "--watch", "-o", "json"], gatewayEnv(cluster))
-        const refused = `NotAllowedByListeners: no listener of Gateway gateways/sessions admits HTTPRoutes from namespace "${cluster.namespace}" (allowedRoutes.namespaces.from: Same)`
+        const result = yield* runCli([
+          "publish",
+          ...podArgs,
+          ...ports,
+          "--kubeconfig",
+          cluster.kubeconfig,
+          "--watch",
+          "-o",
+          "json"
+        ], gatewayEnv(cluster))
+        const refused =
+          `NotAllowedByListeners: no listener of Gateway gateways/sessions admits HTTPRoutes from namespace "${cluster.namespace}" (allowedRoutes.namespaces.from: Same)`
         expect(result.stderr).toBe("")
         expect(result.exitCode).toBe(3)
         expect(settledInPortOrder(jsonLines(result.stdout))).toEqual([
@@ -84,9 +119,18 @@ describe("session-routing publish", () => {
 
   it.live("reports hosts no controller claims as unprogrammed at the deadline, with the unclaimed advice, and exits 3", () =>
     Effect.scoped(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const cluster = yield* cliCluster({ ingress: false, gateway: false })
-        const result = yield* runCli(["publish", ...podArgs, ...ports, "--kubeconfig", cluster.kubeconfig, "--watch", "-o", "json"], {
+        const result = yield* runCli([
+          "publish",
+          ...podArgs,
+          ...ports,
+          "--kubeconfig",
+          cluster.kubeconfig,
+          "--watch",
+          "-o",
+          "json"
+        ], {
           ...cluster.env,
           SESSION_ROUTE_READY_TIMEOUT_MS: "600",
           SESSION_ROUTE_POLL_INTERVAL_MS: "50"
@@ -105,9 +149,17 @@ describe("session-routing publish", () => {
 
   it.live("prints only the published event without --watch, and leaves the objects in the cluster", () =>
     Effect.scoped(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const cluster = yield* cliCluster({ ingress: false, gateway: false })
-        const result = yield* runCli(["publish", ...podArgs, ...ports, "--kubeconfig", cluster.kubeconfig, "-o", "json"], cluster.env)
+        const result = yield* runCli([
+          "publish",
+          ...podArgs,
+          ...ports,
+          "--kubeconfig",
+          cluster.kubeconfig,
+          "-o",
+          "json"
+        ], cluster.env)
         expect(result).toEqual({ exitCode: 0, stdout: JSON.stringify(published("ingress")) + "\n", stderr: "" })
         const ingress = yield* cluster.cluster.store.get(IngressResource, cluster.namespace, `telo-run-${sessionId}`)
         expect(ingress.spec?.rules?.map((rule) => rule.host)).toEqual([hostOf(8080), hostOf(9090)])
@@ -116,9 +168,17 @@ describe("session-routing publish", () => {
 
   it.live("prints one plain line per change when stdout is not a terminal (-o table)", () =>
     Effect.scoped(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const cluster = yield* cliCluster({ ingress: { delay: QUICK }, gateway: false })
-        const result = yield* runCli(["publish", ...podArgs, "--port", "8080", "--kubeconfig", cluster.kubeconfig, "--watch"], cluster.env).pipe(
+        const result = yield* runCli([
+          "publish",
+          ...podArgs,
+          "--port",
+          "8080",
+          "--kubeconfig",
+          cluster.kubeconfig,
+          "--watch"
+        ], cluster.env).pipe(
           Effect.provideService(StdoutTerminal, { isTTY: false, columns: () => undefined })
         )
         expect(result).toEqual({
@@ -136,19 +196,25 @@ describe("session-routing publish", () => {
 
   it.live("draws the live table on a terminal, in colour unless NO_COLOR is set", () =>
     Effect.scoped(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const cluster = yield* cliCluster({ ingress: { delay: QUICK }, gateway: false })
         const tty = { isTTY: true, columns: () => 120 }
         const args = ["publish", ...podArgs, "--port", "8080", "--kubeconfig", cluster.kubeconfig, "--watch"]
         const coloured = yield* runCli(args, cluster.env).pipe(Effect.provideService(StdoutTerminal, tty))
-        const plain = yield* runCli(args, { ...cluster.env, NO_COLOR: "1" }).pipe(Effect.provideService(StdoutTerminal, tty))
+        const plain = yield* runCli(args, { ...cluster.env, NO_COLOR: "1" }).pipe(
+          Effect.provideService(StdoutTerminal, tty)
+        )
         expect(coloured.exitCode).toBe(0)
         expect(coloured.stdout).toContain("\x1b[32m✓\x1b[0m")
         expect(plain.exitCode).toBe(0)
         // The last frame, after the cursor moved back over the one before it.
         const last = plain.stdout.split("\x1b[0J").at(-1)
         expect(last).toBe(
-          [`  PORT  ${"HOST".padEnd(hostOf(8080).length)}  STATE       REASON`, `✓ 8080  ${hostOf(8080)}  programmed`, ""].join("\n")
+          [
+            `  PORT  ${"HOST".padEnd(hostOf(8080).length)}  STATE       REASON`,
+            `✓ 8080  ${hostOf(8080)}  programmed`,
+            ""
+          ].join("\n")
         )
         // Without colour the only escapes are the cursor movements of the redraws.
         expect(plain.stdout.replace(/\r\x1b\[\d+A\x1b\[0J/g, "")).not.toContain("\x1b")
@@ -157,7 +223,7 @@ describe("session-routing publish", () => {
 
   it.live("reloads with a second publish: the dropped port's HTTPRoute and Service port are removed", () =>
     Effect.scoped(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const cluster = yield* cliCluster({ ingress: false, gateway: { delay: QUICK } })
         const env = gatewayEnv(cluster)
         const first = yield* runCli(["publish", ...podArgs, ...ports, "--kubeconfig", cluster.kubeconfig], env)
@@ -168,7 +234,17 @@ describe("session-routing publish", () => {
         )
         expect(yield* routeNames).toEqual([`telo-run-${sessionId}-8080`, `telo-run-${sessionId}-9090`])
 
-        const second = yield* runCli(["publish", ...podArgs, "--port", "8080", "--kubeconfig", cluster.kubeconfig, "--watch", "-o", "json"], env)
+        const second = yield* runCli([
+          "publish",
+          ...podArgs,
+          "--port",
+          "8080",
+          "--kubeconfig",
+          cluster.kubeconfig,
+          "--watch",
+          "-o",
+          "json"
+        ], env)
         expect(second.exitCode).toBe(0)
         expect(settledInPortOrder(jsonLines(second.stdout))).toEqual([
           {
@@ -188,10 +264,13 @@ describe("session-routing publish", () => {
 
   it.live("reloads the Ingress in ingress mode: one rule per remaining port", () =>
     Effect.scoped(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const cluster = yield* cliCluster({ ingress: false, gateway: false })
         yield* runCli(["publish", ...podArgs, ...ports, "--kubeconfig", cluster.kubeconfig], cluster.env)
-        const second = yield* runCli(["publish", ...podArgs, "--port", "9090", "--kubeconfig", cluster.kubeconfig], cluster.env)
+        const second = yield* runCli(
+          ["publish", ...podArgs, "--port", "9090", "--kubeconfig", cluster.kubeconfig],
+          cluster.env
+        )
         expect(second.exitCode).toBe(0)
         const ingress = yield* cluster.cluster.store.get(IngressResource, cluster.namespace, `telo-run-${sessionId}`)
         expect(ingress.spec?.rules?.map((rule) => rule.host)).toEqual([hostOf(9090)])
@@ -199,33 +278,44 @@ describe("session-routing publish", () => {
     ))
 
   it.live("exits 0 at once with nothing to watch in mode none, and needs no cluster for it", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const result = yield* runCli(["publish", ...podArgs, ...ports, "--mode", "none", "--watch", "-o", "json"], {
         SESSION_ROUTING_BASE_DOMAIN: "sessions.localtest.me"
       })
       expect(result).toEqual({
         exitCode: 0,
-        stdout:
-          JSON.stringify({
-            type: "published",
-            layer: "none",
-            routes: [],
-            endpoints: [
-              { host: "", port: 8080, protocol: "tcp" },
-              { host: "", port: 9090, protocol: "tcp" },
-              { host: "", port: 5000, protocol: "udp" }
-            ]
-          }) + "\n",
+        stdout: JSON.stringify({
+          type: "published",
+          layer: "none",
+          routes: [],
+          endpoints: [
+            { host: "", port: 8080, protocol: "tcp" },
+            { host: "", port: 9090, protocol: "tcp" },
+            { host: "", port: 5000, protocol: "udp" }
+          ]
+        }) + "\n",
         stderr: "note: mode none publishes nothing for a session: there is no host to watch\n"
       })
     }))
 
   it.live("exits 1 with the API's refusal on one line when the publish itself fails", () =>
     Effect.scoped(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const cluster = yield* cliCluster({ ingress: false, gateway: false })
-        yield* cluster.cluster.faults.add({ resource: ServiceResource, action: Fault.forbid("system:serviceaccount:runner:runner") })
-        const result = yield* runCli(["publish", ...podArgs, ...ports, "--kubeconfig", cluster.kubeconfig, "--watch", "-o", "json"], cluster.env)
+        yield* cluster.cluster.faults.add({
+          resource: ServiceResource,
+          action: Fault.forbid("system:serviceaccount:runner:runner")
+        })
+        const result = yield* runCli([
+          "publish",
+          ...podArgs,
+          ...ports,
+          "--kubeconfig",
+          cluster.kubeconfig,
+          "--watch",
+          "-o",
+          "json"
+        ], cluster.env)
         expect(result.exitCode).toBe(1)
         expect(result.stdout).toBe("")
         expect(result.stderr.split("\n")).toHaveLength(2)
@@ -235,9 +325,17 @@ describe("session-routing publish", () => {
 
   it.live("exits 1 naming the namespace when the session namespace does not exist", () =>
     Effect.scoped(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const cluster = yield* cliCluster({ ingress: false, gateway: false })
-        const result = yield* runCli(["publish", ...podArgs, ...ports, "--kubeconfig", cluster.kubeconfig, "-n", "nowhere"], cluster.env)
+        const result = yield* runCli([
+          "publish",
+          ...podArgs,
+          ...ports,
+          "--kubeconfig",
+          cluster.kubeconfig,
+          "-n",
+          "nowhere"
+        ], cluster.env)
         expect(result.exitCode).toBe(1)
         expect(result.stdout).toBe("")
         expect(result.stderr.split("\n")).toHaveLength(2)
@@ -250,7 +348,7 @@ describe("session-routing publish, status and unpublish: bad input", () => {
   const env = { SESSION_ROUTING_BASE_DOMAIN: "sessions.localtest.me" }
 
   /** A kubeconfig whose server nobody listens on: every case below fails before a request. */
-  const kubeconfig = Effect.gen(function* () {
+  const kubeconfig = Effect.gen(function*() {
     const path = join(yield* tempDir, "kubeconfig")
     yield* Effect.promise(() => writeFile(path, kubeconfigFor("http://127.0.0.1:9")))
     return path
@@ -300,18 +398,21 @@ describe("session-routing publish, status and unpublish: bad input", () => {
     {
       name: "a bad session id for unpublish",
       args: (k) => ["unpublish", "--session", "Bad_Id", "--kubeconfig", k],
-      line: `error: session id "Bad_Id" must be lower-case letters, digits and '-', starting and ending with a letter or digit`
+      line:
+        `error: session id "Bad_Id" must be lower-case letters, digits and '-', starting and ending with a letter or digit`
     },
     {
       name: "a poll interval that is not a number",
       args: (k) => ["publish", ...podArgs, "--port", "8080", "--kubeconfig", k],
       env: { SESSION_ROUTE_POLL_INTERVAL_MS: "abc" },
-      line: `error: invalid configuration: SESSION_ROUTE_POLL_INTERVAL_MS="abc" must be a positive whole number of milliseconds, e.g. 60000`
+      line:
+        `error: invalid configuration: SESSION_ROUTE_POLL_INTERVAL_MS="abc" must be a positive whole number of milliseconds, e.g. 60000`
     },
     {
       name: "gateway mode without a Gateway name",
       args: (k) => ["status", "--session", sessionId, "--mode", "gateway", "--kubeconfig", k],
-      line: "error: invalid configuration: SESSION_GATEWAY_NAME is not set: set it to the name of the Gateway the HTTPRoutes attach to (gateway mode needs one; --mode=gateway)"
+      line:
+        "error: invalid configuration: SESSION_GATEWAY_NAME is not set: set it to the name of the Gateway the HTTPRoutes attach to (gateway mode needs one; --mode=gateway)"
     },
     {
       name: "a kubeconfig context that does not exist",
@@ -328,7 +429,7 @@ describe("session-routing publish, status and unpublish: bad input", () => {
   for (const bad of cases) {
     it.live(`refuses ${bad.name} with one line on stderr and nothing on stdout`, () =>
       Effect.scoped(
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const path = yield* kubeconfig
           const result = yield* runCli(bad.args(path), { ...env, ...bad.env })
           expect(result).toEqual({ exitCode: 1, stdout: "", stderr: `${bad.line.replace("KUBECONFIG", path)}\n` })

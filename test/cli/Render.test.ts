@@ -81,7 +81,7 @@ const yamlDocuments = (text: string): Array<unknown> =>
 
 describe("session-routing render", () => {
   it.effect("prints the Service then the Ingress as a YAML stream by default", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const result = yield* runCli(["render", ...ownedArgs], env)
       expect(result.exitCode).toBe(0)
       expect(result.stderr).toBe("")
@@ -89,14 +89,14 @@ describe("session-routing render", () => {
     }))
 
   it.effect("prints one v1 List with -o json", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const result = yield* runCli(["render", ...ownedArgs, "-o", "json"], env)
       expect(result.exitCode).toBe(0)
       expect(JSON.parse(result.stdout)).toEqual({ apiVersion: "v1", kind: "List", items: [service(), ingress] })
     }))
 
   it.effect("prints the Service then one HTTPRoute per tcp port in gateway mode", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const result = yield* runCli(["render", ...ownedArgs], {
         ...env,
         SESSION_ROUTING_MODE: "gateway",
@@ -112,7 +112,7 @@ describe("session-routing render", () => {
     }))
 
   it.effect("lets --mode and -n override the environment, the Gateway following the namespace", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const result = yield* runCli(["render", ...ownedArgs, "--mode", "gateway", "-n", "dev", "-o", "json"], {
         SESSION_ROUTING_BASE_DOMAIN: "telo.run",
         SESSION_ROUTING_MODE: "none",
@@ -121,18 +121,19 @@ describe("session-routing render", () => {
       })
       expect(result.exitCode).toBe(0)
       const items = JSON.parse(result.stdout).items
-      expect(items.map((o: { kind: string; metadata: { namespace: string } }) => [o.kind, o.metadata.namespace])).toEqual([
-        ["Service", "dev"],
-        ["HTTPRoute", "dev"],
-        ["HTTPRoute", "dev"]
-      ])
+      expect(items.map((o: { kind: string; metadata: { namespace: string } }) => [o.kind, o.metadata.namespace]))
+        .toEqual([
+          ["Service", "dev"],
+          ["HTTPRoute", "dev"],
+          ["HTTPRoute", "dev"]
+        ])
       expect(items[1].spec.parentRefs).toEqual([
         { group: "gateway.networking.k8s.io", kind: "Gateway", namespace: "dev", name: "public" }
       ])
     }))
 
   it.effect("accepts the shared flags anywhere among the render flags", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       // Regression guard: declared on the root command, a shared flag followed by a
       // render flag failed with "Received unknown argument".
       const last = yield* runCli(["render", ...ownedArgs, "-n", "dev"], env)
@@ -147,14 +148,14 @@ describe("session-routing render", () => {
     }))
 
   it.effect("prints the help, listing render, when run without a command", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const result = yield* runCli([], env)
       expect(result.exitCode).toBe(0)
       expect(result.stdout).toContain("render")
     }))
 
   it.effect("prints nothing in none mode, and an empty List with -o json", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const yaml = yield* runCli(["render", ...ownedArgs, "--mode", "none"], env)
       expect(yaml).toEqual({ exitCode: 0, stdout: "", stderr: "note: mode none publishes nothing for a session\n" })
       const json = yield* runCli(["render", ...ownedArgs, "--mode", "none", "-o", "json"], env)
@@ -163,7 +164,7 @@ describe("session-routing render", () => {
     }))
 
   it.effect("prints nothing without a base domain, and says which variable to set", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const result = yield* runCli(["render", ...ownedArgs], {})
       expect(result).toEqual({
         exitCode: 0,
@@ -174,10 +175,12 @@ describe("session-routing render", () => {
     }))
 
   it.effect("defaults the owner to telo-run-<id> with a placeholder uid, and warns that it is one", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const result = yield* runCli(["render", ...sessionArgs, "-o", "json"], env)
       expect(result.exitCode).toBe(0)
-      const owners = JSON.parse(result.stdout).items.map((o: { metadata: { ownerReferences: unknown } }) => o.metadata.ownerReferences)
+      const owners = JSON.parse(result.stdout).items.map((o: { metadata: { ownerReferences: unknown } }) =>
+        o.metadata.ownerReferences
+      )
       const owner = {
         apiVersion: "v1",
         kind: "Pod",
@@ -193,15 +196,18 @@ describe("session-routing render", () => {
     }))
 
   it.effect("keeps a TLS block on the Ingress and names the Secret", () =>
-    Effect.gen(function* () {
-      const result = yield* runCli(["render", ...ownedArgs, "-o", "json"], { ...env, SESSION_INGRESS_TLS_SECRET: "wildcard" })
+    Effect.gen(function*() {
+      const result = yield* runCli(["render", ...ownedArgs, "-o", "json"], {
+        ...env,
+        SESSION_INGRESS_TLS_SECRET: "wildcard"
+      })
       expect(JSON.parse(result.stdout).items[1].spec.tls).toEqual([
         { hosts: [`8080-${sessionId}.telo.run`, `9090-${sessionId}.telo.run`], secretName: "wildcard" }
       ])
     }))
 
   it.effect("renders only the Service when no port is tcp", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const result = yield* runCli(["render", "--session", sessionId, "--port", "5000/udp", "--pod-uid", podUid], env)
       expect(yamlDocuments(result.stdout).map((o) => (o as { kind: string }).kind)).toEqual(["Service"])
     }))
@@ -217,12 +223,17 @@ describe("session-routing render", () => {
     {
       name: "a session id with upper case",
       args: ["--session", "Bad", "--port", "8080"],
-      line: `error: session id "Bad" must be lower-case letters, digits and '-', starting and ending with a letter or digit`
+      line:
+        `error: session id "Bad" must be lower-case letters, digits and '-', starting and ending with a letter or digit`
     },
     {
       name: "a session id too long for its HTTPRoute names",
       args: ["--session", "a".repeat(49), "--port", "8080"],
-      line: `error: session id "${"a".repeat(49)}" is 49 characters; at most 48 fit, because the HTTPRoute name "telo-run-${"a".repeat(49)}-<port>" must be at most 63 characters`
+      line: `error: session id "${
+        "a".repeat(49)
+      }" is 49 characters; at most 48 fit, because the HTTPRoute name "telo-run-${
+        "a".repeat(49)
+      }-<port>" must be at most 63 characters`
     },
     {
       name: "a port that is not a number",
@@ -257,13 +268,15 @@ describe("session-routing render", () => {
     {
       name: "an invalid Pod name",
       args: ["--session", "s1", "--port", "8080", "--pod", "Session_Pod"],
-      line: `error: --pod="Session_Pod" must be a Pod name: at most 253 characters of a-z, 0-9, '-' and '.', starting and ending with a letter or digit`
+      line:
+        `error: --pod="Session_Pod" must be a Pod name: at most 253 characters of a-z, 0-9, '-' and '.', starting and ending with a letter or digit`
     },
     {
       name: "gateway mode without a Gateway name",
       args: ["--session", "s1", "--port", "8080"],
       env: { SESSION_ROUTING_MODE: "gateway" },
-      line: "error: invalid configuration: SESSION_GATEWAY_NAME is not set: set it to the name of the Gateway the HTTPRoutes attach to (gateway mode needs one; SESSION_ROUTING_MODE=gateway)"
+      line:
+        "error: invalid configuration: SESSION_GATEWAY_NAME is not set: set it to the name of the Gateway the HTTPRoutes attach to (gateway mode needs one; SESSION_ROUTING_MODE=gateway)"
     },
     {
       name: "a bad --mode",
@@ -274,7 +287,8 @@ describe("session-routing render", () => {
       name: "bad environment configuration, every key in the one line",
       args: ["--session", "s1", "--port", "8080"],
       env: { SESSION_ROUTING_BASE_DOMAIN: "Telo.Run", SESSION_ROUTE_POLL_INTERVAL_MS: "2s" },
-      line: `error: invalid configuration: SESSION_ROUTING_BASE_DOMAIN="Telo.Run" must be a lower-case DNS name: labels of a-z, 0-9 and '-' (each at most 63 characters) joined by '.', e.g. sessions.example.com (lower case: "telo.run"); SESSION_ROUTE_POLL_INTERVAL_MS="2s" must be a positive whole number of milliseconds, e.g. 60000`
+      line:
+        `error: invalid configuration: SESSION_ROUTING_BASE_DOMAIN="Telo.Run" must be a lower-case DNS name: labels of a-z, 0-9 and '-' (each at most 63 characters) joined by '.', e.g. sessions.example.com (lower case: "telo.run"); SESSION_ROUTE_POLL_INTERVAL_MS="2s" must be a positive whole number of milliseconds, e.g. 60000`
     },
     {
       name: "a missing --session",
@@ -285,7 +299,7 @@ describe("session-routing render", () => {
 
   for (const bad of badInputs) {
     it.effect(`refuses ${bad.name} with one line on stderr and nothing on stdout`, () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const result = yield* runCli(["render", ...bad.args], { ...env, ...bad.env })
         expect(result).toEqual({ exitCode: 1, stdout: "", stderr: `${bad.line}\n` })
       }))
@@ -310,17 +324,18 @@ describe("bin/session-routing.js", () => {
     })
 
   it.live("exits 1 with one line on stderr and an empty stdout on a bad session id", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const result = yield* spawn(["render", "--session", "Bad_Id", "--port", "8080"], env)
       expect(result).toEqual({
         code: 1,
         stdout: "",
-        stderr: `error: session id "Bad_Id" must be lower-case letters, digits and '-', starting and ending with a letter or digit\n`
+        stderr:
+          `error: session id "Bad_Id" must be lower-case letters, digits and '-', starting and ending with a letter or digit\n`
       })
     }))
 
   it.live("exits 0 and prints the stream on stdout for a good render", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const result = yield* spawn(["render", ...ownedArgs], env)
       expect(result.code).toBe(0)
       expect(result.stderr).toBe("")

@@ -10,13 +10,25 @@ import { cliCluster, gatewayEnv, jsonLines } from "./CliCluster.js"
 import { runCli } from "./TestCli.js"
 
 const sessionId = "k3v9q2"
-const publishArgs = ["publish", "--session", sessionId, "--pod", `telo-run-${sessionId}`, "--pod-uid", "8d0f0f5e-1b7a-4f0e-9c33-5f1f3c2b9a10", "--port", "8080", "--port", "9090"]
+const publishArgs = [
+  "publish",
+  "--session",
+  sessionId,
+  "--pod",
+  `telo-run-${sessionId}`,
+  "--pod-uid",
+  "8d0f0f5e-1b7a-4f0e-9c33-5f1f3c2b9a10",
+  "--port",
+  "8080",
+  "--port",
+  "9090"
+]
 const hostOf = (port: number) => `${port}-${sessionId}.sessions.localtest.me`
 
 describe("session-routing status", () => {
   it.live("reports every host programmed and exits 0 once the controller has programmed them", () =>
     Effect.scoped(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const cluster = yield* cliCluster({ ingress: { delay: Duration.millis(50) }, gateway: false })
         const k = ["--kubeconfig", cluster.kubeconfig]
         expect((yield* runCli([...publishArgs, ...k, "--watch"], cluster.env)).exitCode).toBe(0)
@@ -32,7 +44,7 @@ describe("session-routing status", () => {
 
   it.live("exits 3 while hosts are still pending, one plain line each off a terminal", () =>
     Effect.scoped(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const cluster = yield* cliCluster({ ingress: false, gateway: false })
         const k = ["--kubeconfig", cluster.kubeconfig]
         expect((yield* runCli([...publishArgs, ...k], cluster.env)).exitCode).toBe(0)
@@ -49,7 +61,7 @@ describe("session-routing status", () => {
 
   it.live("reports a host whose Gateway listener refuses it as unprogrammed, and exits 3", () =>
     Effect.scoped(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const cluster = yield* cliCluster({
           ingress: false,
           gateway: { delay: Duration.millis(50), gatewayNamespace: "gateways", allowedRoutes: "Same" }
@@ -58,7 +70,8 @@ describe("session-routing status", () => {
         const k = ["--kubeconfig", cluster.kubeconfig]
         expect((yield* runCli([...publishArgs, "--port", "7070", ...k, "--watch"], env)).exitCode).toBe(3)
         const result = yield* runCli(["status", "--session", sessionId, ...k, "-o", "json"], env)
-        const reason = `NotAllowedByListeners: no listener of Gateway gateways/sessions admits HTTPRoutes from namespace "${cluster.namespace}" (allowedRoutes.namespaces.from: Same)`
+        const reason =
+          `NotAllowedByListeners: no listener of Gateway gateways/sessions admits HTTPRoutes from namespace "${cluster.namespace}" (allowedRoutes.namespaces.from: Same)`
         expect(result.exitCode).toBe(3)
         expect(jsonLines(result.stdout)).toEqual([7070, 8080, 9090].map((port) => ({
           type: "route",
@@ -72,9 +85,17 @@ describe("session-routing status", () => {
 
   it.live("exits 0 with a note on stderr for a session with no routing objects", () =>
     Effect.scoped(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const cluster = yield* cliCluster({ ingress: false, gateway: false })
-        const result = yield* runCli(["status", "--session", sessionId, "--kubeconfig", cluster.kubeconfig, "-o", "json"], cluster.env)
+        const result = yield* runCli([
+          "status",
+          "--session",
+          sessionId,
+          "--kubeconfig",
+          cluster.kubeconfig,
+          "-o",
+          "json"
+        ], cluster.env)
         expect(result).toEqual({
           exitCode: 0,
           stdout: "",
@@ -85,12 +106,22 @@ describe("session-routing status", () => {
 
   it.live("reads the hosts back from the cluster, so a port a reload dropped is no longer reported", () =>
     Effect.scoped(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const cluster = yield* cliCluster({ ingress: false, gateway: false })
         const k = ["--kubeconfig", cluster.kubeconfig]
         expect((yield* runCli([...publishArgs, ...k], cluster.env)).exitCode).toBe(0)
         // The reload keeps 9090 only; status runs in another process's shoes, from the Ingress.
-        const reload = ["publish", "--session", sessionId, "--pod", `telo-run-${sessionId}`, "--pod-uid", "8d0f0f5e-1b7a-4f0e-9c33-5f1f3c2b9a10", "--port", "9090"]
+        const reload = [
+          "publish",
+          "--session",
+          sessionId,
+          "--pod",
+          `telo-run-${sessionId}`,
+          "--pod-uid",
+          "8d0f0f5e-1b7a-4f0e-9c33-5f1f3c2b9a10",
+          "--port",
+          "9090"
+        ]
         expect((yield* runCli([...reload, ...k], cluster.env)).exitCode).toBe(0)
         const result = yield* runCli(["status", "--session", sessionId, ...k, "-o", "json"], cluster.env)
         expect(jsonLines(result.stdout)).toEqual([{ type: "route", port: 9090, host: hostOf(9090), state: "pending" }])

@@ -18,15 +18,10 @@ export interface CliResult {
 
 /** A Console that appends what node's console would print to the two buffers. */
 const capturingConsole = (base: Console.Console, stdout: Array<string>, stderr: Array<string>): Console.Console => {
-  const to =
-    (sink: Array<string>) =>
-    (...args: ReadonlyArray<unknown>) => {
-      sink.push(format(...args) + "\n")
-    }
-  const effect =
-    (sink: Array<string>) =>
-    (...args: ReadonlyArray<unknown>) =>
-      Effect.sync(() => to(sink)(...args))
+  const to = (sink: Array<string>) => (...args: ReadonlyArray<unknown>) => {
+    sink.push(format(...args) + "\n")
+  }
+  const effect = (sink: Array<string>) => (...args: ReadonlyArray<unknown>) => Effect.sync(() => to(sink)(...args))
   return {
     ...base,
     log: effect(stdout),
@@ -34,7 +29,14 @@ const capturingConsole = (base: Console.Console, stdout: Array<string>, stderr: 
     debug: effect(stdout),
     error: effect(stderr),
     warn: effect(stderr),
-    unsafe: { ...base.unsafe, log: to(stdout), info: to(stdout), debug: to(stdout), error: to(stderr), warn: to(stderr) }
+    unsafe: {
+      ...base.unsafe,
+      log: to(stdout),
+      info: to(stdout),
+      debug: to(stdout),
+      error: to(stderr),
+      warn: to(stderr)
+    }
   }
 }
 
@@ -42,8 +44,11 @@ const capturingConsole = (base: Console.Console, stdout: Array<string>, stderr: 
  * Runs `session-routing <args>` with `env` as the whole environment (read with the
  * same `pathDelim` as the process environment) and returns the exit status and output.
  */
-export const runCli = (args: ReadonlyArray<string>, env: Readonly<Record<string, string>> = {}): Effect.Effect<CliResult> =>
-  Effect.gen(function* () {
+export const runCli = (
+  args: ReadonlyArray<string>,
+  env: Readonly<Record<string, string>> = {}
+): Effect.Effect<CliResult> =>
+  Effect.gen(function*() {
     const stdout: Array<string> = []
     const stderr: Array<string> = []
     const base = yield* Effect.console
@@ -78,15 +83,24 @@ export const streamingCli = (argv: ReadonlyArray<string>, env: Readonly<Record<s
     const next = (n: number, withinMs = 10_000) =>
       Effect.replicateEffect(Queue.take(stdout), n).pipe(
         Effect.map((lines) => lines.map((line) => JSON.parse(line) as SessionEvent)),
-        Effect.timeoutFail({ duration: Duration.millis(withinMs), onTimeout: () => new Error(`no ${n} events within ${withinMs} ms`) })
+        Effect.timeoutFail({
+          duration: Duration.millis(withinMs),
+          onTimeout: () => new Error(`no ${n} events within ${withinMs} ms`)
+        })
       )
     /** Everything printed and not yet taken. */
-    const pending = Effect.map(Queue.takeAll(stdout), (lines) => [...lines].map((line) => JSON.parse(line) as SessionEvent))
+    const pending = Effect.map(
+      Queue.takeAll(stdout),
+      (lines) => [...lines].map((line) => JSON.parse(line) as SessionEvent)
+    )
     /** The first stderr line `accept` takes (earlier ones are dropped), within `withinMs`. */
     const stderrLine = (accept: (line: string) => boolean, withinMs = 10_000) =>
       Queue.take(stderr).pipe(
         Effect.repeat({ until: accept }),
-        Effect.timeoutFail({ duration: Duration.millis(withinMs), onTimeout: () => new Error(`no such stderr line within ${withinMs} ms`) })
+        Effect.timeoutFail({
+          duration: Duration.millis(withinMs),
+          onTimeout: () => new Error(`no such stderr line within ${withinMs} ms`)
+        })
       )
     return { fiber, next, pending, stderrLine }
   })

@@ -9,12 +9,24 @@ import { cliCluster, gatewayEnv } from "./CliCluster.js"
 import { runCli } from "./TestCli.js"
 
 const sessionId = "r2d2c3po"
-const publishArgs = ["publish", "--session", sessionId, "--pod", `telo-run-${sessionId}`, "--pod-uid", "0c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f", "--port", "8080", "--port", "9090"]
+const publishArgs = [
+  "publish",
+  "--session",
+  sessionId,
+  "--pod",
+  `telo-run-${sessionId}`,
+  "--pod-uid",
+  "0c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f",
+  "--port",
+  "8080",
+  "--port",
+  "9090"
+]
 
 describe("session-routing unpublish", () => {
   it.live("deletes the Service and Ingress, exits 0, and exits 0 again when nothing is left", () =>
     Effect.scoped(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const cluster = yield* cliCluster({ ingress: { delay: Duration.millis(50) }, gateway: false })
         const k = ["--kubeconfig", cluster.kubeconfig]
         expect((yield* runCli([...publishArgs, ...k, "--watch"], cluster.env)).exitCode).toBe(0)
@@ -40,12 +52,23 @@ describe("session-routing unpublish", () => {
 
   it.live("deletes every HTTPRoute of the session in gateway mode, and leaves other sessions alone", () =>
     Effect.scoped(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const cluster = yield* cliCluster({ ingress: false, gateway: false })
         const env = gatewayEnv(cluster)
         const k = ["--kubeconfig", cluster.kubeconfig]
         expect((yield* runCli([...publishArgs, ...k], env)).exitCode).toBe(0)
-        const other = ["publish", "--session", "other", "--pod", "telo-run-other", "--pod-uid", "u-1", "--port", "8080", ...k]
+        const other = [
+          "publish",
+          "--session",
+          "other",
+          "--pod",
+          "telo-run-other",
+          "--pod-uid",
+          "u-1",
+          "--port",
+          "8080",
+          ...k
+        ]
         expect((yield* runCli(other, env)).exitCode).toBe(0)
 
         const result = yield* runCli(["unpublish", "--session", sessionId, ...k], env)
@@ -58,7 +81,7 @@ describe("session-routing unpublish", () => {
     ))
 
   it.live("deletes nothing in mode none and says which mode to pass instead", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const result = yield* runCli(["unpublish", "--session", sessionId, "--mode", "none"], {
         SESSION_ROUTING_BASE_DOMAIN: "sessions.localtest.me"
       })

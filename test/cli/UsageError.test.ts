@@ -38,7 +38,20 @@ describe("editDistance", () => {
 })
 
 describe("closestName", () => {
-  const publish = ["--session", "--pod", "--pod-uid", "--port", "--watch", "--follow", "--output", "-o", "--namespace", "-n", "--help", "-h"]
+  const publish = [
+    "--session",
+    "--pod",
+    "--pod-uid",
+    "--port",
+    "--watch",
+    "--follow",
+    "--output",
+    "-o",
+    "--namespace",
+    "-n",
+    "--help",
+    "-h"
+  ]
   const cases: ReadonlyArray<readonly [string, string | undefined]> = [
     ["--prot", "--port"],
     ["--sesion", "--session"],
@@ -169,41 +182,47 @@ describe("usageErrorLine", () => {
 
 describe("session-routing usage errors", () => {
   const usageError = (args: ReadonlyArray<string>, line: string) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       expect(yield* runCli(args)).toEqual({ exitCode: 1, stdout: "", stderr: `error: ${line}\n` })
     })
 
   // Before: "Received unknown argument: '--prot'", no prefix and no hint; with the
   // flag first, "Expected to find option" for every option typed after it.
   it.effect("names an unknown flag and the command's nearest one", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const line = "unknown option --prot for publish (did you mean --port?)"
       yield* usageError(["publish", "--session", "s1", "--pod", "p", "--pod-uid", "u", "--prot", "8080"], line)
       yield* usageError(["publish", "--prot", "8080", "--session", "s1", "--pod", "p", "--pod-uid", "u"], line)
     }))
 
   it.effect("suggests from the command's own options, shared ones included", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       yield* usageError(
         ["cluster", "--no-ingres-controller"],
         "unknown option --no-ingres-controller for cluster (did you mean --no-ingress-controller?)"
       )
-      yield* usageError(["render", "--session", "s1", "--port", "1", "--namspace", "dev"], "unknown option --namspace for render (did you mean --namespace?)")
+      yield* usageError(
+        ["render", "--session", "s1", "--port", "1", "--namspace", "dev"],
+        "unknown option --namspace for render (did you mean --namespace?)"
+      )
     }))
 
   it.effect("names an unknown command and the nearest one", () =>
     usageError(["publis", "--session", "s1"], "unknown command publis for session-routing (did you mean publish?)"))
 
   it.effect("reports a missing option, a missing value and a stray argument with the prefix", () =>
-    Effect.gen(function* () {
-      yield* usageError(["publish", "--session", "s1", "--port", "1", "--pod", "p"], "missing option --pod-uid for publish")
+    Effect.gen(function*() {
+      yield* usageError(
+        ["publish", "--session", "s1", "--port", "1", "--pod", "p"],
+        "missing option --pod-uid for publish"
+      )
       yield* usageError(["status", "--session"], "option --session for status needs a value")
       yield* usageError(["render", "--session", "s1", "--port", "1", "-o"], "option -o for render needs a value")
       yield* usageError(["render", "--session", "s1", "--port", "1", "extra"], "unexpected argument extra for render")
     }))
 
   it.effect("leaves the help as it was", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const result = yield* runCli(["publish", "--help"])
       expect(result.exitCode).toBe(0)
       expect(result.stderr).toBe("")

@@ -29,7 +29,10 @@ export const service = (name: string, port = 80, labels?: Record<string, string>
   spec: { selector: { app: name }, ports: [{ name: "http", port }] }
 })
 
-export const httpRoute = (name: string, options: { readonly hostnames?: ReadonlyArray<string>; readonly labels?: Record<string, string> } = {}): HttpRoute => ({
+export const httpRoute = (
+  name: string,
+  options: { readonly hostnames?: ReadonlyArray<string>; readonly labels?: Record<string, string> } = {}
+): HttpRoute => ({
   apiVersion: "gateway.networking.k8s.io/v1",
   kind: "HTTPRoute",
   metadata: { name, ...(options.labels !== undefined ? { labels: options.labels } : {}) },
@@ -50,19 +53,33 @@ export const gateway = (name: string): Gateway => ({
 /** A Pod with one container; `ports` are its named container ports. */
 export const pod = (
   name: string,
-  options: { readonly labels?: Record<string, string>; readonly ports?: ReadonlyArray<{ readonly name: string; readonly containerPort: number }> } = {}
+  options: {
+    readonly labels?: Record<string, string>
+    readonly ports?: ReadonlyArray<{ readonly name: string; readonly containerPort: number }>
+  } = {}
 ): Pod => ({
   apiVersion: "v1",
   kind: "Pod",
   metadata: { name, ...(options.labels !== undefined ? { labels: options.labels } : {}) },
-  spec: { containers: [{ name: "main", image: "registry.example/app:1.0", ...(options.ports !== undefined ? { ports: options.ports } : {}) }] }
+  spec: {
+    containers: [{
+      name: "main",
+      image: "registry.example/app:1.0",
+      ...(options.ports !== undefined ? { ports: options.ports } : {})
+    }]
+  }
 })
 
 /** A legacy core/v1 Event about `involved`, as client-go's old recorder writes one. */
 export const coreEvent = (
   name: string,
   involved: { readonly kind: string; readonly name: string; readonly uid?: string; readonly apiVersion?: string },
-  options: { readonly reason?: string; readonly message?: string; readonly type?: "Normal" | "Warning"; readonly at?: string } = {}
+  options: {
+    readonly reason?: string
+    readonly message?: string
+    readonly type?: "Normal" | "Warning"
+    readonly at?: string
+  } = {}
 ): CoreEvent => ({
   apiVersion: "v1",
   kind: "Event",

@@ -3,10 +3,10 @@
  * small backend server only for hosts whose Ingress or HTTPRoute the simulated
  * controllers programmed; everything else gets the answer a real proxy gives.
  */
-import * as Http from "node:http"
-import type { AddressInfo } from "node:net"
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Exit, Schedule, Scope } from "effect"
+import * as Http from "node:http"
+import type { AddressInfo } from "node:net"
 import * as DataPlane from "../../src/cluster/DataPlane.js"
 import * as EndpointSliceController from "../../src/cluster/EndpointSliceController.js"
 import * as GatewayController from "../../src/cluster/GatewayController.js"
@@ -41,14 +41,17 @@ const backend = (name: string) =>
     Effect.async<Http.Server>((resume) => {
       const server = Http.createServer((req, res) => {
         res.writeHead(200, { "content-type": "application/json" })
-        res.end(JSON.stringify({ name, url: req.url, host: req.headers.host, forwardedHost: req.headers["x-forwarded-host"] }))
+        res.end(
+          JSON.stringify({ name, url: req.url, host: req.headers.host, forwardedHost: req.headers["x-forwarded-host"] })
+        )
       })
       server.listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
     }),
-    (server) => Effect.async<void>((resume) => {
-      server.close(() => resume(Effect.void))
-      server.closeAllConnections()
-    })
+    (server) =>
+      Effect.async<void>((resume) => {
+        server.close(() => resume(Effect.void))
+        server.closeAllConnections()
+      })
   ).pipe(Effect.map((server) => ({ host: "127.0.0.1", port: (server.address() as AddressInfo).port })))
 
 /** A port nothing listens on: bound, then released. */
@@ -101,10 +104,19 @@ const cluster = Effect.gen(function*() {
   return { store, plane }
 })
 
-const service = (name: string, port = 8080) =>
-  ({ apiVersion: "v1", kind: "Service", metadata: { name }, spec: { ports: [{ port, protocol: "TCP" as const }] } })
+const service = (name: string, port = 8080) => ({
+  apiVersion: "v1",
+  kind: "Service",
+  metadata: { name },
+  spec: { ports: [{ port, protocol: "TCP" as const }] }
+})
 
-const ingress = (name: string, host: string, paths: ReadonlyArray<HttpIngressPath>, ingressClassName = "local"): Ingress => ({
+const ingress = (
+  name: string,
+  host: string,
+  paths: ReadonlyArray<HttpIngressPath>,
+  ingressClassName = "local"
+): Ingress => ({
   apiVersion: "networking.k8s.io/v1",
   kind: "Ingress",
   metadata: { name },
@@ -162,11 +174,17 @@ describe("DataPlane", () => {
       yield* plane.registerBackend({ namespace: NS, service: "web", port: 8080 }, yield* backend("web"))
       yield* store.create(ServiceResource, NS, service("web"))
       // Class nginx has no controller here: the silent-404 cluster.
-      yield* store.create(IngressResource, NS, ingress("unclaimed", "8080-abc.example.test", [prefixTo("web")], "nginx"))
+      yield* store.create(
+        IngressResource,
+        NS,
+        ingress("unclaimed", "8080-abc.example.test", [prefixTo("web")], "nginx")
+      )
 
       const unclaimed = yield* get(plane, "8080-abc.example.test")
       expect(unclaimed.status).toBe(404)
-      expect(unclaimed.body).toContain(`no programmed Ingress or accepted HTTPRoute routes host "8080-abc.example.test"`)
+      expect(unclaimed.body).toContain(
+        `no programmed Ingress or accepted HTTPRoute routes host "8080-abc.example.test"`
+      )
       expect(unclaimed.headers[DataPlane.ROUTED_BY_HEADER]).toBe("default-backend")
 
       expect((yield* get(plane, "nobody.example.test")).status).toBe(404)
@@ -236,11 +254,18 @@ describe("DataPlane", () => {
   it.scopedLive("answers 502 when the registered backend is unreachable and 503 when none is registered", () =>
     Effect.gen(function*() {
       const { plane, store } = yield* cluster
-      yield* plane.registerBackend({ namespace: NS, service: "down", port: 8080 }, { host: "127.0.0.1", port: yield* closedPort })
+      yield* plane.registerBackend({ namespace: NS, service: "down", port: 8080 }, {
+        host: "127.0.0.1",
+        port: yield* closedPort
+      })
       yield* store.create(ServiceResource, NS, service("down"))
       yield* store.create(ServiceResource, NS, service("unregistered"))
       yield* store.create(IngressResource, NS, ingress("down", "down.example.test", [prefixTo("down")]))
-      yield* store.create(IngressResource, NS, ingress("unregistered", "unregistered.example.test", [prefixTo("unregistered")]))
+      yield* store.create(
+        IngressResource,
+        NS,
+        ingress("unregistered", "unregistered.example.test", [prefixTo("unregistered")])
+      )
       yield* waitFor(store, IngressResource, "down", programmed)
       yield* waitFor(store, IngressResource, "unregistered", programmed)
 
@@ -268,7 +293,10 @@ describe("DataPlane", () => {
       const web = yield* backend("web")
       yield* store.create(ServiceResource, NS, {
         ...service("web"),
-        spec: { selector: { app: "web" }, ports: [{ name: "http", port: 8080, targetPort: "http", protocol: "TCP" as const }] }
+        spec: {
+          selector: { app: "web" },
+          ports: [{ name: "http", port: 8080, targetPort: "http", protocol: "TCP" as const }]
+        }
       })
       yield* store.create(IngressResource, NS, ingress("a", "web.example.test", [prefixTo("web")]))
       yield* store.create(PodResource, NS, {
@@ -299,7 +327,9 @@ describe("DataPlane", () => {
       ])
       const ready = yield* get(plane, "web.example.test")
       expect([ready.status, (JSON.parse(ready.body) as { name: string }).name]).toEqual([200, "web"])
-      const started = yield* store.list(EventResource, NS, { fieldSelector: "involvedObject.kind=Pod,involvedObject.name=web-0" })
+      const started = yield* store.list(EventResource, NS, {
+        fieldSelector: "involvedObject.kind=Pod,involvedObject.name=web-0"
+      })
       expect(started.items.map((e) => [e.type, e.reason, e.message, e.source?.component])).toEqual([
         ["Normal", "Started", "Started container main", "kubelet"]
       ])
@@ -316,5 +346,8 @@ const sliceOf = (store: ClusterStore, service: string, predicate: (slice: Endpoi
     Effect.map((list) => list.items[0]),
     Effect.filterOrFail((slice): slice is EndpointSlice => slice !== undefined && predicate(slice), () => "not yet"),
     Effect.retry(Schedule.spaced(Duration.millis(10))),
-    Effect.timeoutFail({ duration: Duration.seconds(5), onTimeout: () => `the EndpointSlice of ${service} never got there` })
+    Effect.timeoutFail({
+      duration: Duration.seconds(5),
+      onTimeout: () => `the EndpointSlice of ${service} never got there`
+    })
   )

@@ -64,7 +64,9 @@ describe("Faults", () => {
     Effect.gen(function*() {
       const { faults, client } = yield* setup
       yield* faults.add({ verbs: ["patch"], action: Fault.respond(503), times: 1 })
-      const error = yield* Effect.flip(client.apply(IngressResource, { ...ingress("web"), metadata: { name: "web", namespace: NS } }))
+      const error = yield* Effect.flip(
+        client.apply(IngressResource, { ...ingress("web"), metadata: { name: "web", namespace: NS } })
+      )
       expect(error).toMatchObject({ _tag: "Unavailable", code: 503 })
       expect(error.status?.reason).toBe("ServiceUnavailable")
     }))
@@ -132,7 +134,9 @@ describe("Faults", () => {
     Effect.gen(function*() {
       const { faults, client } = yield* setup
       yield* faults.add({ verbs: ["watch"], action: Fault.expireWatch(1), times: 1 })
-      const events = Chunk.toArray(yield* Stream.runCollect(client.watchFrom(IngressResource, NS, { resourceVersion: "0" })))
+      const events = Chunk.toArray(
+        yield* Stream.runCollect(client.watchFrom(IngressResource, NS, { resourceVersion: "0" }))
+      )
       expect(events.map((e) => e.type)).toEqual(["ADDED", "ERROR"])
       const error = events[1]?.type === "ERROR" ? events[1].error : undefined
       expect(error?._tag).toBe("Expired")
@@ -144,7 +148,10 @@ describe("Faults", () => {
       const { store, faults, client } = yield* setup
       const events = yield* Queue.unbounded<string>()
       yield* Effect.forkScoped(
-        Stream.runForEach(client.watch(IngressResource, NS), (e) => Queue.offer(events, `${e.type} ${e.object.metadata?.name}`))
+        Stream.runForEach(
+          client.watch(IngressResource, NS),
+          (e) => Queue.offer(events, `${e.type} ${e.object.metadata?.name}`)
+        )
       )
       expect(yield* Queue.take(events)).toBe("ADDED web")
       // The next connection is told its version expired; the open one is closed under it.
@@ -168,7 +175,12 @@ describe("Faults", () => {
       yield* client.list(IngressResource, NS)
       const outcomes: Array<string> = []
       for (let i = 0; i < 5; i++) {
-        outcomes.push(yield* client.get(IngressResource, NS, "web").pipe(Effect.match({ onFailure: (e) => e._tag, onSuccess: () => "ok" })))
+        outcomes.push(
+          yield* client.get(IngressResource, NS, "web").pipe(Effect.match({
+            onFailure: (e) => e._tag,
+            onSuccess: () => "ok"
+          }))
+        )
       }
       expect(outcomes).toEqual(["ok", "ok", "Unavailable", "Unavailable", "ok"])
       expect(yield* faults.active).toEqual([])
@@ -192,7 +204,9 @@ describe("Faults", () => {
         from: now + 10_000,
         until: DateTime.unsafeMake(now + 20_000)
       })
-      const get = client.get(IngressResource, NS, "web").pipe(Effect.match({ onFailure: (e) => e._tag, onSuccess: () => "ok" }))
+      const get = client.get(IngressResource, NS, "web").pipe(
+        Effect.match({ onFailure: (e) => e._tag, onSuccess: () => "ok" })
+      )
       expect(yield* get).toBe("ok")
       yield* TestClock.adjust("9999 millis")
       expect(yield* get).toBe("ok")
@@ -208,7 +222,9 @@ describe("Faults", () => {
       const { faults, client } = yield* setup
       const now = yield* Clock.currentTimeMillis
       yield* faults.add({ verbs: ["get"], action: Fault.reset, from: now + 5_000, after: 1, times: 1 })
-      const get = client.get(IngressResource, NS, "web").pipe(Effect.match({ onFailure: (e) => e._tag, onSuccess: () => "ok" }))
+      const get = client.get(IngressResource, NS, "web").pipe(
+        Effect.match({ onFailure: (e) => e._tag, onSuccess: () => "ok" })
+      )
       expect([yield* get, yield* get]).toEqual(["ok", "ok"])
       yield* TestClock.adjust("5 seconds")
       expect([yield* get, yield* get, yield* get]).toEqual(["ok", "Transport", "ok"])
@@ -219,7 +235,9 @@ describe("Faults", () => {
       const { store, faults, client } = yield* setup
       // The first watch connection works; the second is the one told it expired.
       yield* faults.add({ verbs: ["watch"], action: Fault.expireWatch(0), after: 1, times: 1 })
-      const first = yield* Stream.runCollect(Stream.take(client.watchFrom(IngressResource, NS, { resourceVersion: "0" }), 1))
+      const first = yield* Stream.runCollect(
+        Stream.take(client.watchFrom(IngressResource, NS, { resourceVersion: "0" }), 1)
+      )
       expect(Chunk.toArray(first).map((e) => e.type)).toEqual(["ADDED"])
       yield* store.create(IngressResource, NS, ingress("b"))
       const second = yield* Stream.runCollect(client.watchFrom(IngressResource, NS, { resourceVersion: "0" }))

@@ -62,14 +62,20 @@ describe("hostnames", () => {
 
 describe("parentRefs", () => {
   it("compares parentRefs with the API defaults applied", () => {
-    expect(sameParentRef({ name: "gw" }, { group: GROUP, kind: "Gateway", namespace: "apps", name: "gw" }, "apps")).toBe(true)
+    expect(sameParentRef({ name: "gw" }, { group: GROUP, kind: "Gateway", namespace: "apps", name: "gw" }, "apps"))
+      .toBe(true)
     expect(sameParentRef({ name: "gw" }, { name: "gw", sectionName: "http" }, "apps")).toBe(false)
     expect(sameParentRef({ name: "gw" }, { name: "gw", namespace: "infra" }, "apps")).toBe(false)
   })
 })
 
 describe("attachRoute", () => {
-  const http: GatewayListener = { name: "http", port: 80, protocol: "HTTP", allowedRoutes: { namespaces: { from: "All" } } }
+  const http: GatewayListener = {
+    name: "http",
+    port: 80,
+    protocol: "HTTP",
+    allowedRoutes: { namespaces: { from: "All" } }
+  }
 
   it("attaches to the listeners that admit the route's namespace, kind and hostnames", () => {
     const gw = gateway([
@@ -89,7 +95,8 @@ describe("attachRoute", () => {
     const namespaces = [{ metadata: { name: "apps", labels: { team: "a" } } }]
     const ref = { name: "gw", namespace: "infra" }
     expect(attachRoute(route({}), ref, gateway([selector({ team: "a" })]), namespaces).accepted).toBe(true)
-    expect(attachRoute(route({}), ref, gateway([selector({ "kubernetes.io/metadata.name": "apps" })]), []).accepted).toBe(true)
+    expect(attachRoute(route({}), ref, gateway([selector({ "kubernetes.io/metadata.name": "apps" })]), []).accepted)
+      .toBe(true)
     expect(attachRoute(route({}), ref, gateway([selector({ team: "b" })]), namespaces)).toMatchObject({
       accepted: false,
       reason: "NotAllowedByListeners"
@@ -165,7 +172,9 @@ describe("route status entries", () => {
   const gw = gateway([{ name: "http", port: 80, protocol: "HTTP", allowedRoutes: { namespaces: { from: "All" } } }])
 
   it("writes one entry per distinct parentRef to a Gateway of its class, with the route's generation", () => {
-    const r = route({ parentRefs: [{ name: "gw", namespace: "infra" }, { name: "gw", namespace: "infra" }, { name: "nope" }] })
+    const r = route({
+      parentRefs: [{ name: "gw", namespace: "infra" }, { name: "gw", namespace: "infra" }, { name: "nope" }]
+    })
     const entries = routeParentEntries(r, view({ gateways: [gw] }), identity, "2024-01-01T00:00:00Z")
     expect(entries).toEqual([{
       parentRef: { group: GROUP, kind: "Gateway", namespace: "infra", name: "gw" },
@@ -209,7 +218,9 @@ describe("gatewayStatus", () => {
       { name: "a", port: 80, protocol: "HTTP", allowedRoutes: { namespaces: { from: "All" } } },
       { name: "b", port: 81, protocol: "HTTP", allowedRoutes: { namespaces: { from: "All" } } }
     ])
-    const both = route({ parentRefs: [{ name: "gw", namespace: "infra" }, { name: "gw", namespace: "infra", sectionName: "a" }] })
+    const both = route({
+      parentRefs: [{ name: "gw", namespace: "infra" }, { name: "gw", namespace: "infra", sectionName: "a" }]
+    })
     const onlyB = route({ parentRefs: [{ name: "gw", namespace: "infra", sectionName: "b" }] })
     const status = gatewayStatus(gw, view({ routes: [both, onlyB] }), [{ type: "IPAddress", value: "127.0.0.1" }], "t")
     expect(status.listeners?.map((l) => [l.name, l.attachedRoutes])).toEqual([["a", 1], ["b", 2]])

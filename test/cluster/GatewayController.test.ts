@@ -95,7 +95,12 @@ const ours = (r: HttpRoute): ReadonlyArray<RouteParentStatus> =>
 
 /** The parts of a condition a verdict reads; times are checked where they are the point. */
 const summary = (conditions: ReadonlyArray<Condition> | undefined) =>
-  (conditions ?? []).map(({ observedGeneration, reason, status, type }) => ({ type, status, reason, observedGeneration }))
+  (conditions ?? []).map(({ observedGeneration, reason, status, type }) => ({
+    type,
+    status,
+    reason,
+    observedGeneration
+  }))
 
 const condition = (entry: RouteParentStatus | undefined, type: string): Condition | undefined =>
   entry?.conditions?.find((c) => c.type === type)
@@ -139,7 +144,11 @@ describe("GatewayController", () => {
   it.scoped("programs its Gateway with an address, listener kinds and the attached route count", () =>
     Effect.gen(function*() {
       const store = yield* cluster({ addresses: [{ type: "Hostname", value: "gw.local.test" }] })
-      yield* store.create(GatewayResource, NS, gateway([httpListener(), httpListener({ name: "tcp", port: 9000, protocol: "TCP" })]))
+      yield* store.create(
+        GatewayResource,
+        NS,
+        gateway([httpListener(), httpListener({ name: "tcp", port: 9000, protocol: "TCP" })])
+      )
       yield* store.create(ServiceResource, NS, service("web", 8080))
       yield* store.create(HttpRouteResource, NS, webRoute())
       yield* elapse(DELAY)
@@ -152,13 +161,20 @@ describe("GatewayController", () => {
         { type: "Accepted", status: "True", reason: "ListenersNotValid", observedGeneration: 1 },
         { type: "Programmed", status: "True", reason: "Programmed", observedGeneration: 1 }
       ])
-      expect(status?.listeners?.map((l) => ({
-        name: l.name,
-        attachedRoutes: l.attachedRoutes,
-        supportedKinds: l.supportedKinds,
-        accepted: l.conditions.find((c) => c.type === "Accepted")?.reason
-      }))).toEqual([
-        { name: "http", attachedRoutes: 1, supportedKinds: [{ group: GROUP, kind: "HTTPRoute" }], accepted: "Accepted" },
+      expect(
+        status?.listeners?.map((l) => ({
+          name: l.name,
+          attachedRoutes: l.attachedRoutes,
+          supportedKinds: l.supportedKinds,
+          accepted: l.conditions.find((c) => c.type === "Accepted")?.reason
+        }))
+      ).toEqual([
+        {
+          name: "http",
+          attachedRoutes: 1,
+          supportedKinds: [{ group: GROUP, kind: "HTTPRoute" }],
+          accepted: "Accepted"
+        },
         { name: "tcp", attachedRoutes: 0, supportedKinds: [], accepted: "UnsupportedProtocol" }
       ])
     }))
@@ -173,7 +189,12 @@ describe("GatewayController", () => {
       yield* elapse(DELAY)
 
       const entries = ours(yield* getRoute(store))
-      expect(entries.map((e) => e.parentRef)).toEqual([{ group: GROUP, kind: "Gateway", namespace: "infra", name: "gw" }])
+      expect(entries.map((e) => e.parentRef)).toEqual([{
+        group: GROUP,
+        kind: "Gateway",
+        namespace: "infra",
+        name: "gw"
+      }])
       expect(summary(entries[0]?.conditions)).toEqual([
         { type: "Accepted", status: "False", reason: "NotAllowedByListeners", observedGeneration: 1 },
         { type: "ResolvedRefs", status: "True", reason: "ResolvedRefs", observedGeneration: 1 }
@@ -226,7 +247,12 @@ describe("GatewayController", () => {
       yield* elapse(DELAY)
 
       const entries = ours(yield* getRoute(store))
-      expect(entries.map((e) => e.parentRef)).toEqual([{ group: GROUP, kind: "Gateway", name: "gw", sectionName: "https" }])
+      expect(entries.map((e) => e.parentRef)).toEqual([{
+        group: GROUP,
+        kind: "Gateway",
+        name: "gw",
+        sectionName: "https"
+      }])
       expect(summary(entries[0]?.conditions)[0]).toEqual(
         { type: "Accepted", status: "False", reason: "NoMatchingParent", observedGeneration: 1 }
       )
@@ -236,14 +262,20 @@ describe("GatewayController", () => {
     Effect.gen(function*() {
       // The API: parent references an implementation cannot resolve are not added to status.
       const store = yield* cluster()
-      const theirs = yield* store.create(GatewayResource, NS, gateway([httpListener()], { name: "theirs", className: "other" }))
+      const theirs = yield* store.create(
+        GatewayResource,
+        NS,
+        gateway([httpListener()], { name: "theirs", className: "other" })
+      )
       yield* store.create(ServiceResource, NS, service("web", 8080))
       yield* store.create(HttpRouteResource, NS, webRoute({ parentRefs: [{ name: "missing" }, { name: "theirs" }] }))
       yield* elapse(Duration.times(DELAY, 3))
 
       expect(parentsOf(yield* getRoute(store))).toEqual([])
       // Untouched: not even a status write (the store may hold the CRD's default status).
-      expect((yield* store.get(GatewayResource, NS, "theirs")).metadata?.resourceVersion).toBe(theirs.metadata?.resourceVersion)
+      expect((yield* store.get(GatewayResource, NS, "theirs")).metadata?.resourceVersion).toBe(
+        theirs.metadata?.resourceVersion
+      )
     }))
 
   it.scoped("answers ResolvedRefs=False/BackendNotFound until the Service exists", () =>
@@ -322,7 +354,11 @@ describe("GatewayController", () => {
       const store = yield* cluster()
       yield* store.create(GatewayResource, NS, gateway([httpListener()]))
       yield* store.create(ServiceResource, NS, service("web", 8080))
-      const created = yield* store.create(HttpRouteResource, NS, webRoute({ parentRefs: [{ name: "gw" }, { name: "mesh" }] }))
+      const created = yield* store.create(
+        HttpRouteResource,
+        NS,
+        webRoute({ parentRefs: [{ name: "gw" }, { name: "mesh" }] })
+      )
       const foreign: RouteParentStatus = {
         parentRef: { group: GROUP, kind: "Gateway", name: "mesh" },
         controllerName: "example.test/other-controller",
@@ -382,10 +418,15 @@ describe("GatewayController", () => {
       yield* store.create(HttpRouteResource, NS, webRoute())
       yield* elapse(DELAY)
       const live = yield* getRoute(store)
-      yield* store.replace(HttpRouteResource, NS, "web", { ...live, spec: { ...live.spec, hostnames: ["8080-abc.other.test"] } })
+      yield* store.replace(HttpRouteResource, NS, "web", {
+        ...live,
+        spec: { ...live.spec, hostnames: ["8080-abc.other.test"] }
+      })
       yield* elapse(DELAY)
 
-      const events = yield* store.list(EventResource, NS, { fieldSelector: "involvedObject.kind=HTTPRoute,involvedObject.name=web" })
+      const events = yield* store.list(EventResource, NS, {
+        fieldSelector: "involvedObject.kind=HTTPRoute,involvedObject.name=web"
+      })
       expect(events.items.map((e) => [e.type, e.reason, e.message, e.source?.component, e.count])).toEqual([
         ["Normal", "Accepted", `Route is accepted (parent Gateway ${NS}/gw)`, CONTROLLER, 1],
         [

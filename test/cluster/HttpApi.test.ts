@@ -35,7 +35,11 @@ describe("HttpApi discovery", () => {
       ])
       const networking = yield* call(url, "/apis/networking.k8s.io/v1")
       expect(networking.contentType).toBe("application/json")
-      expect(networking.body).toMatchObject({ kind: "APIResourceList", apiVersion: "v1", groupVersion: "networking.k8s.io/v1" })
+      expect(networking.body).toMatchObject({
+        kind: "APIResourceList",
+        apiVersion: "v1",
+        groupVersion: "networking.k8s.io/v1"
+      })
       expect(networking.body.resources).toContainEqual({
         name: "ingresses",
         singularName: "ingress",
@@ -68,20 +72,32 @@ describe("HttpApi discovery", () => {
   it.scopedLive("answers an unserved type, and discovery of its group, with the plain-text 404", () =>
     Effect.gen(function*() {
       const { url } = yield* cluster({ gatewayApi: false })
-      for (const path of [
-        `/apis/gateway.networking.k8s.io/v1/namespaces/${NS}/httproutes`,
-        `/apis/gateway.networking.k8s.io/v1/namespaces/${NS}/httproutes/web`,
-        "/apis/gateway.networking.k8s.io/v1",
-        "/apis/gateway.networking.k8s.io",
-        "/no/such/path"
-      ]) {
+      for (
+        const path of [
+          `/apis/gateway.networking.k8s.io/v1/namespaces/${NS}/httproutes`,
+          `/apis/gateway.networking.k8s.io/v1/namespaces/${NS}/httproutes/web`,
+          "/apis/gateway.networking.k8s.io/v1",
+          "/apis/gateway.networking.k8s.io",
+          "/no/such/path"
+        ]
+      ) {
         const answer = yield* call(url, path)
-        expect([path, answer.status, answer.contentType, answer.text]).toEqual([path, 404, "text/plain; charset=utf-8", "404 page not found\n"])
+        expect([path, answer.status, answer.contentType, answer.text]).toEqual([
+          path,
+          404,
+          "text/plain; charset=utf-8",
+          "404 page not found\n"
+        ])
       }
       const post = yield* send(url, "POST", `/apis/gateway.networking.k8s.io/v1/namespaces/${NS}/httproutes`, {})
       expect([post.status, post.text]).toEqual([404, "404 page not found\n"])
       const apis = yield* call(url, "/apis")
-      expect(apis.body.groups.map((g: { name: string }) => g.name)).toEqual(["networking.k8s.io", "events.k8s.io", "discovery.k8s.io", "rbac.authorization.k8s.io"])
+      expect(apis.body.groups.map((g: { name: string }) => g.name)).toEqual([
+        "networking.k8s.io",
+        "events.k8s.io",
+        "discovery.k8s.io",
+        "rbac.authorization.k8s.io"
+      ])
       expect((yield* send(url, "POST", "/apis", {})).status).toBe(405)
     }))
 
@@ -99,7 +115,9 @@ describe("HttpApi discovery", () => {
     Effect.gen(function*() {
       const { url } = yield* cluster()
       const proto = yield* Effect.promise(() =>
-        fetch(`${url}/openapi/v2`, { headers: { accept: "application/com.github.proto-openapi.spec.v2@v1.0+protobuf" } })
+        fetch(`${url}/openapi/v2`, {
+          headers: { accept: "application/com.github.proto-openapi.spec.v2@v1.0+protobuf" }
+        })
       )
       expect(proto.headers.get("content-type")).toBe("application/com.github.proto-openapi.spec.v2.v1.0+protobuf")
       const bytes = new Uint8Array(yield* Effect.promise(() => proto.arrayBuffer()))
@@ -134,11 +152,19 @@ describe("HttpApi writes", () => {
         "Conflict",
         `Operation cannot be fulfilled on ingresses.networking.k8s.io "web": the object has been modified; please apply your changes to the latest version and try again`
       ])
-      const withVersion = yield* send(url, "POST", ING, { ...ingress("other"), metadata: { name: "other", resourceVersion: "3" } })
-      expect([withVersion.status, withVersion.body.message]).toEqual([500, "resourceVersion should not be set on objects to be created"])
+      const withVersion = yield* send(url, "POST", ING, {
+        ...ingress("other"),
+        metadata: { name: "other", resourceVersion: "3" }
+      })
+      expect([withVersion.status, withVersion.body.message]).toEqual([
+        500,
+        "resourceVersion should not be set on objects to be created"
+      ])
       expect((yield* send(url, "POST", ING, ingress("bad", { host: "Bad_Host" }))).status).toBe(422)
       expect((yield* send(url, "PUT", `${ING}/web`, ingress("other"))).status).toBe(400)
-      expect((yield* send(url, "POST", `/apis/networking.k8s.io/v1/namespaces/missing/ingresses`, ingress("x"))).body.message).toBe(
+      expect(
+        (yield* send(url, "POST", `/apis/networking.k8s.io/v1/namespaces/missing/ingresses`, ingress("x"))).body.message
+      ).toBe(
         `namespaces "missing" not found`
       )
       const notJson = yield* send(url, "POST", ING, "{", "application/json")
@@ -172,9 +198,17 @@ describe("HttpApi writes", () => {
       // The apiserver answers 202 only when the client asked for cascading deletion with
       // orphanDependents=false; a delete held by finalizers is otherwise a plain 200.
       const pending = yield* call(url, `${ING}/web`, { method: "DELETE" })
-      expect([pending.status, pending.body.kind, typeof pending.body.metadata.deletionTimestamp]).toEqual([200, "Ingress", "string"])
+      expect([pending.status, pending.body.kind, typeof pending.body.metadata.deletionTimestamp]).toEqual([
+        200,
+        "Ingress",
+        "string"
+      ])
       yield* send(url, "POST", ING, held("other"))
-      const cascading = yield* send(url, "DELETE", `${ING}/other`, { kind: "DeleteOptions", apiVersion: "v1", orphanDependents: false })
+      const cascading = yield* send(url, "DELETE", `${ING}/other`, {
+        kind: "DeleteOptions",
+        apiVersion: "v1",
+        orphanDependents: false
+      })
       expect([cascading.status, cascading.body.kind]).toEqual([202, "Ingress"])
     }))
 
@@ -214,13 +248,31 @@ describe("HttpApi writes", () => {
       ].join("\n")
       const created = yield* send(url, "PATCH", `${ING}/web?fieldManager=first`, yaml, "application/apply-patch+yaml")
       expect(created.status).toBe(201)
-      const again = yield* send(url, "PATCH", `${ING}/web?fieldManager=first&force=false`, ingress("web", { className: "a" }), "application/apply-patch+yaml")
+      const again = yield* send(
+        url,
+        "PATCH",
+        `${ING}/web?fieldManager=first&force=false`,
+        ingress("web", { className: "a" }),
+        "application/apply-patch+yaml"
+      )
       expect(again.status).toBe(200)
       const noManager = yield* send(url, "PATCH", `${ING}/web`, yaml, "application/apply-patch+yaml")
       expect([noManager.status, noManager.body.reason]).toEqual([422, "Invalid"])
-      const conflict = yield* send(url, "PATCH", `${ING}/web?fieldManager=second&force=false`, ingress("web", { className: "b" }), "application/apply-patch+yaml")
+      const conflict = yield* send(
+        url,
+        "PATCH",
+        `${ING}/web?fieldManager=second&force=false`,
+        ingress("web", { className: "b" }),
+        "application/apply-patch+yaml"
+      )
       expect([conflict.status, conflict.body.details.causes[0].type]).toEqual([409, "FieldManagerConflict"])
-      const forced = yield* send(url, "PATCH", `${ING}/web?fieldManager=second&force=true`, ingress("web", { className: "b" }), "application/apply-patch+yaml")
+      const forced = yield* send(
+        url,
+        "PATCH",
+        `${ING}/web?fieldManager=second&force=true`,
+        ingress("web", { className: "b" }),
+        "application/apply-patch+yaml"
+      )
       expect([forced.status, forced.body.spec.ingressClassName]).toEqual([200, "b"])
     }))
 
@@ -228,18 +280,51 @@ describe("HttpApi writes", () => {
     Effect.gen(function*() {
       const { url } = yield* cluster()
       yield* send(url, "POST", ING, ingress("web"))
-      const merged = yield* send(url, "PATCH", `${ING}/web`, { metadata: { labels: { a: "1" } } }, "application/merge-patch+json")
+      const merged = yield* send(
+        url,
+        "PATCH",
+        `${ING}/web`,
+        { metadata: { labels: { a: "1" } } },
+        "application/merge-patch+json"
+      )
       expect([merged.status, merged.body.metadata.labels]).toEqual([200, { a: "1" }])
-      const strategic = yield* send(url, "PATCH", `${ING}/web`, { metadata: { labels: { b: "2" } } }, "application/strategic-merge-patch+json")
+      const strategic = yield* send(
+        url,
+        "PATCH",
+        `${ING}/web`,
+        { metadata: { labels: { b: "2" } } },
+        "application/strategic-merge-patch+json"
+      )
       expect(strategic.body.metadata.labels).toEqual({ a: "1", b: "2" })
-      const json = yield* send(url, "PATCH", `${ING}/web`, [{ op: "remove", path: "/metadata/labels/a" }], "application/json-patch+json")
+      const json = yield* send(
+        url,
+        "PATCH",
+        `${ING}/web`,
+        [{ op: "remove", path: "/metadata/labels/a" }],
+        "application/json-patch+json"
+      )
       expect(json.body.metadata.labels).toEqual({ b: "2" })
-      const failedTest = yield* send(url, "PATCH", `${ING}/web`, [{ op: "test", path: "/metadata/name", value: "x" }], "application/json-patch+json")
+      const failedTest = yield* send(
+        url,
+        "PATCH",
+        `${ING}/web`,
+        [{ op: "test", path: "/metadata/name", value: "x" }],
+        "application/json-patch+json"
+      )
       expect(failedTest.status).toBe(422)
-      const stalePin = yield* send(url, "PATCH", `${ING}/web`, { metadata: { resourceVersion: "1" } }, "application/merge-patch+json")
+      const stalePin = yield* send(
+        url,
+        "PATCH",
+        `${ING}/web`,
+        { metadata: { resourceVersion: "1" } },
+        "application/merge-patch+json"
+      )
       expect(stalePin.status).toBe(409)
       const forced = yield* send(url, "PATCH", `${ING}/web?force=true`, {}, "application/merge-patch+json")
-      expect([forced.status, forced.body.message]).toEqual([422, `PatchOptions.meta.k8s.io "" is invalid: force: Forbidden: may not be specified for non-apply patch`])
+      expect([forced.status, forced.body.message]).toEqual([
+        422,
+        `PatchOptions.meta.k8s.io "" is invalid: force: Forbidden: may not be specified for non-apply patch`
+      ])
       expect((yield* send(url, "PATCH", `${ING}/missing`, {}, "application/merge-patch+json")).status).toBe(404)
     }))
 
@@ -248,13 +333,20 @@ describe("HttpApi writes", () => {
       const { url } = yield* cluster()
       const routes = `/apis/gateway.networking.k8s.io/v1/namespaces/${NS}/httproutes`
       expect((yield* send(url, "POST", routes, httpRoute("web"))).status).toBe(201)
-      const strategic = yield* send(url, "PATCH", `${routes}/web`, { metadata: { labels: { a: "1" } } }, "application/strategic-merge-patch+json")
+      const strategic = yield* send(
+        url,
+        "PATCH",
+        `${routes}/web`,
+        { metadata: { labels: { a: "1" } } },
+        "application/strategic-merge-patch+json"
+      )
       expect([strategic.status, strategic.body]).toEqual([415, {
         kind: "Status",
         apiVersion: "v1",
         metadata: {},
         status: "Failure",
-        message: "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml",
+        message:
+          "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml",
         reason: "UnsupportedMediaType",
         code: 415
       }])
@@ -275,8 +367,12 @@ describe("HttpApi writes", () => {
         spec: {},
         status: { loadBalancer: { ingress: [{ ip: "127.0.0.1" }] } }
       })
-      expect([put.status, put.body.status, put.body.spec]).toEqual([200, { loadBalancer: { ingress: [{ ip: "127.0.0.1" }] } }, created.spec])
-      const patched = yield* send(url, "PATCH", `${ING}/web/status`, { status: { loadBalancer: { ingress: [{ hostname: "lb" }] } } }, "application/merge-patch+json")
+      expect([put.status, put.body.status, put.body.spec]).toEqual([200, {
+        loadBalancer: { ingress: [{ ip: "127.0.0.1" }] }
+      }, created.spec])
+      const patched = yield* send(url, "PATCH", `${ING}/web/status`, {
+        status: { loadBalancer: { ingress: [{ hostname: "lb" }] } }
+      }, "application/merge-patch+json")
       expect(patched.body.status.loadBalancer.ingress).toEqual([{ hostname: "lb" }])
       expect((yield* call(url, `${ING}/web/status`)).body.status.loadBalancer.ingress).toEqual([{ hostname: "lb" }])
       expect((yield* call(url, "/apis/networking.k8s.io/v1/ingressclasses/x/status")).status).toBe(404)
@@ -289,11 +385,18 @@ describe("HttpApi reads", () => {
       const { url } = yield* cluster()
       for (const name of ["a", "b", "c"]) yield* send(url, "POST", ING, ingress(name, { labels: { app: name } }))
       const page = yield* call(url, `${ING}?limit=2`)
-      expect([page.body.kind, page.body.items.length, typeof page.body.metadata.continue]).toEqual(["IngressList", 2, "string"])
+      expect([page.body.kind, page.body.items.length, typeof page.body.metadata.continue]).toEqual([
+        "IngressList",
+        2,
+        "string"
+      ])
       expect(page.body.items[0].kind).toBeUndefined()
       const rest = yield* call(url, `${ING}?limit=2&continue=${encodeURIComponent(page.body.metadata.continue)}`)
       expect(rest.body.items.map((i: KubeObject) => i.metadata?.name)).toEqual(["c"])
-      const selected = yield* call(url, `/apis/networking.k8s.io/v1/ingresses?labelSelector=${encodeURIComponent("app in (a,c)")}`)
+      const selected = yield* call(
+        url,
+        `/apis/networking.k8s.io/v1/ingresses?labelSelector=${encodeURIComponent("app in (a,c)")}`
+      )
       expect(selected.body.items.map((i: KubeObject) => i.metadata?.name)).toEqual(["a", "c"])
       const bad = yield* call(url, `${ING}?labelSelector=${encodeURIComponent("app in (")}`)
       expect([bad.status, bad.body.reason]).toEqual([400, "BadRequest"])
@@ -304,11 +407,21 @@ describe("HttpApi reads", () => {
       const { url } = yield* cluster()
       yield* send(url, "POST", ING, ingress("web"))
       const table = yield* call(url, ING, {
-        headers: { accept: "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json" }
+        headers: {
+          accept:
+            "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json"
+        }
       })
       expect(table.body.kind).toBe("Table")
       expect(table.body.apiVersion).toBe("meta.k8s.io/v1")
-      expect(table.body.columnDefinitions.map((c: { name: string }) => c.name)).toEqual(["Name", "Class", "Hosts", "Address", "Ports", "Age"])
+      expect(table.body.columnDefinitions.map((c: { name: string }) => c.name)).toEqual([
+        "Name",
+        "Class",
+        "Hosts",
+        "Address",
+        "Ports",
+        "Age"
+      ])
       expect(table.body.rows[0].cells.slice(0, 5)).toEqual(["web", "<none>", "web.example.test", "", "80"])
       expect(table.body.rows[0].object.kind).toBe("PartialObjectMetadata")
     }))
@@ -322,7 +435,9 @@ describe("HttpApi watch", () => {
       const controller = new AbortController()
       yield* Effect.addFinalizer(() => Effect.sync(() => controller.abort()))
       // fetch resolves on headers: with nothing to send yet, it still must.
-      const response = yield* Effect.promise(() => fetch(`${url}${ING}?watch=true&resourceVersion=${from}`, { signal: controller.signal }))
+      const response = yield* Effect.promise(() =>
+        fetch(`${url}${ING}?watch=true&resourceVersion=${from}`, { signal: controller.signal })
+      )
       expect([response.status, response.headers.get("content-type")]).toEqual([200, "application/json"])
       const next = lineReader(response)
       yield* send(url, "POST", ING, ingress("web"))
@@ -408,7 +523,11 @@ describe("HttpApi faults", () => {
       const { url, faults } = yield* cluster()
       yield* faults.add({ verbs: ["list"], action: Fault.respond(503, { retryAfterSeconds: 2 }), times: 1 })
       const unavailable = yield* call(url, ING)
-      expect([unavailable.status, unavailable.body.reason, unavailable.headers.get("retry-after")]).toEqual([503, "ServiceUnavailable", "2"])
+      expect([unavailable.status, unavailable.body.reason, unavailable.headers.get("retry-after")]).toEqual([
+        503,
+        "ServiceUnavailable",
+        "2"
+      ])
       yield* faults.add({ verbs: ["get"], action: Fault.forbid("alice"), times: 1 })
       const forbidden = yield* call(url, `${ING}/web`)
       expect([forbidden.status, forbidden.body.message]).toEqual([
@@ -451,7 +570,9 @@ describe("HttpApi with @kubernetes/client-node", () => {
       expect(list.items.map((i) => i.metadata?.name)).toEqual(["web"])
       const namespaces = yield* Effect.promise(() => core.listNamespace())
       expect(namespaces.items.map((n) => n.metadata?.name)).toContain(NS)
-      const missing = yield* Effect.promise(() => networking.readNamespacedIngress({ namespace: NS, name: "nope" }).then(() => undefined, (e) => e))
+      const missing = yield* Effect.promise(() =>
+        networking.readNamespacedIngress({ namespace: NS, name: "nope" }).then(() => undefined, (e) => e)
+      )
       expect(missing.code).toBe(404)
       const seen = yield* Effect.promise(
         () =>
@@ -461,7 +582,9 @@ describe("HttpApi with @kubernetes/client-node", () => {
                 resolve(`${phase} ${object.metadata.name}`)
               }, (err) => (err ? reject(err) : undefined))
               .then((abort) => {
-                void networking.createNamespacedIngress({ namespace: NS, body: ingress("second") as never }).then(() => setTimeout(() => abort.abort(), 50))
+                void networking.createNamespacedIngress({ namespace: NS, body: ingress("second") as never }).then(() =>
+                  setTimeout(() => abort.abort(), 50)
+                )
               }, reject)
           })
       )

@@ -5,10 +5,10 @@
  * resourceVersions, so a kubeconfig written before still works. Faults that start
  * after N requests apply over HTTP as in memory.
  */
-import { connect, type Socket } from "node:net"
 import { describe, expect, it } from "@effect/vitest"
 import { KubeConfig, NetworkingV1Api } from "@kubernetes/client-node"
 import { Effect } from "effect"
+import { connect, type Socket } from "node:net"
 import { Fault } from "../../src/cluster/Faults.js"
 import { LocalCluster } from "../../src/cluster/LocalCluster.js"
 import { IngressResource } from "../../src/domain/Resources.js"
@@ -56,7 +56,10 @@ describe("a paused HTTP server", () => {
       const local = yield* cluster()
       yield* send(local.url, "POST", ING, ingress("web"))
       yield* local.faults.server.pause
-      const raw = yield* rawConnection(Number(new URL(local.url).port), "GET /version HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+      const raw = yield* rawConnection(
+        Number(new URL(local.url).port),
+        "GET /version HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+      )
       const list = yield* Effect.fork(call(local.url, ING))
       // Both requests are in and held: the server has them and is not answering.
       yield* local.faults.server.awaitHeld(2)
@@ -64,7 +67,10 @@ describe("a paused HTTP server", () => {
       yield* local.faults.server.resume
       expect(yield* Effect.promise(() => raw.answered)).toMatch(/^HTTP\/1\.1 200 OK\r\n/)
       const answer = yield* list
-      expect([answer.status, answer.body.items.map((i: { metadata: { name: string } }) => i.metadata.name)]).toEqual([200, ["web"]])
+      expect([answer.status, answer.body.items.map((i: { metadata: { name: string } }) => i.metadata.name)]).toEqual([
+        200,
+        ["web"]
+      ])
     }))
 
   it.scopedLive("keeps an open watch connection silent and delivers the changes on resume", () =>
@@ -73,7 +79,9 @@ describe("a paused HTTP server", () => {
       const from = yield* local.store.resourceVersion
       const controller = new AbortController()
       yield* Effect.addFinalizer(() => Effect.sync(() => controller.abort()))
-      const response = yield* Effect.promise(() => fetch(`${local.url}${ING}?watch=true&resourceVersion=${from}`, { signal: controller.signal }))
+      const response = yield* Effect.promise(() =>
+        fetch(`${local.url}${ING}?watch=true&resourceVersion=${from}`, { signal: controller.signal })
+      )
       const next = lineReader(response)
       yield* local.faults.server.pause
       // Straight to the store: the changes are there, the paused server has not sent them.
@@ -100,7 +108,10 @@ describe("a stopped HTTP server", () => {
       expect(yield* attempt(local.url, `${ING}/web`)).toBe("failed ECONNREFUSED")
       yield* local.faults.server.restart
       const read = yield* Effect.promise(() => networking.readNamespacedIngress({ namespace: NS, name: "web" }))
-      expect([read.metadata?.uid, read.metadata?.resourceVersion]).toEqual([created.metadata.uid, created.metadata.resourceVersion])
+      expect([read.metadata?.uid, read.metadata?.resourceVersion]).toEqual([
+        created.metadata.uid,
+        created.metadata.resourceVersion
+      ])
     }))
 
   it.scopedLive("resets an open watch when it dies, and a watch from an earlier version resumes after the restart", () =>

@@ -32,7 +32,9 @@ describe("InMemoryKubeClient", () => {
   it.effect("forces by default, taking fields another manager owns", () =>
     Effect.gen(function*() {
       const { store, client } = yield* setup()
-      yield* store.apply(IngressResource, NS, "web", ingress("web", { className: "theirs" }), { fieldManager: "someone" })
+      yield* store.apply(IngressResource, NS, "web", ingress("web", { className: "theirs" }), {
+        fieldManager: "someone"
+      })
       const applied = yield* client.apply(IngressResource, inNs(ingress("web", { className: "ours" })))
       expect(applied.spec?.ingressClassName).toBe("ours")
     }))
@@ -40,8 +42,12 @@ describe("InMemoryKubeClient", () => {
   it.effect("fails with Conflict and the FieldManagerConflict causes when force is off", () =>
     Effect.gen(function*() {
       const { store, client } = yield* setup()
-      yield* store.apply(IngressResource, NS, "web", ingress("web", { className: "theirs" }), { fieldManager: "someone" })
-      const error = yield* Effect.flip(client.apply(IngressResource, inNs(ingress("web", { className: "ours" })), { force: false }))
+      yield* store.apply(IngressResource, NS, "web", ingress("web", { className: "theirs" }), {
+        fieldManager: "someone"
+      })
+      const error = yield* Effect.flip(
+        client.apply(IngressResource, inNs(ingress("web", { className: "ours" })), { force: false })
+      )
       expect(error._tag).toBe("Conflict")
       expect(error._tag === "Conflict" && error.causes).toEqual([
         { type: "FieldManagerConflict", message: `conflict with "someone"`, field: ".spec.ingressClassName" }
@@ -82,7 +88,9 @@ describe("InMemoryKubeClient", () => {
       yield* client.apply(IngressResource, inNs(ingress("b")))
       const list = yield* client.list(IngressResource, NS, { labelSelector: "app=web" })
       expect(list.items.map((i) => i.metadata?.name)).toEqual(["a"])
-      expect((yield* Effect.flip(client.list(IngressResource, NS, { labelSelector: "app in (" })))._tag).toBe("BadRequest")
+      expect((yield* Effect.flip(client.list(IngressResource, NS, { labelSelector: "app in (" })))._tag).toBe(
+        "BadRequest"
+      )
     }))
 
   it.scoped("follows changes through the resuming watch", () =>
@@ -91,7 +99,8 @@ describe("InMemoryKubeClient", () => {
       yield* client.apply(IngressResource, inNs(ingress("a")))
       const events = yield* Queue.unbounded<string>()
       yield* Effect.forkScoped(
-        Stream.runForEach(client.watch(IngressResource, NS), (e) => Queue.offer(events, `${e.type} ${e.object.metadata?.name}`))
+        Stream.runForEach(client.watch(IngressResource, NS), (e) =>
+          Queue.offer(events, `${e.type} ${e.object.metadata?.name}`))
       )
       // The first event is the initial state: once it is here, later changes are news.
       expect(yield* Queue.take(events)).toBe("ADDED a")

@@ -21,7 +21,9 @@ const ingress = (name: string, ingressClassName?: string, annotations?: Record<s
     ...(ingressClassName !== undefined ? { ingressClassName } : {}),
     rules: [{
       host: `${name}.example.test`,
-      http: { paths: [{ path: "/", pathType: "Prefix", backend: { service: { name: "web", port: { number: 8080 } } } }] }
+      http: {
+        paths: [{ path: "/", pathType: "Prefix", backend: { service: { name: "web", port: { number: 8080 } } } }]
+      }
     }]
   }
 })
@@ -85,8 +87,12 @@ describe("IngressController", () => {
       yield* elapse(Duration.times(DELAY, 10))
 
       // Not even a status write: an Ingress has no rejection signal, so silence is all there is.
-      expect((yield* store.get(IngressResource, NS, "other")).metadata?.resourceVersion).toBe(other.metadata?.resourceVersion)
-      expect((yield* store.get(IngressResource, NS, "none")).metadata?.resourceVersion).toBe(none.metadata?.resourceVersion)
+      expect((yield* store.get(IngressResource, NS, "other")).metadata?.resourceVersion).toBe(
+        other.metadata?.resourceVersion
+      )
+      expect((yield* store.get(IngressResource, NS, "none")).metadata?.resourceVersion).toBe(
+        none.metadata?.resourceVersion
+      )
     }))
 
   it.scoped("as the default class claims Ingresses that name no class", () =>
@@ -96,7 +102,9 @@ describe("IngressController", () => {
       yield* store.create(IngressResource, NS, ingress("other", "nginx"))
       yield* elapse(DELAY)
 
-      expect((yield* store.get(IngressResource, NS, "none")).status?.loadBalancer?.ingress).toEqual([{ ip: "127.0.0.1" }])
+      expect((yield* store.get(IngressResource, NS, "none")).status?.loadBalancer?.ingress).toEqual([{
+        ip: "127.0.0.1"
+      }])
       expect((yield* store.get(IngressResource, NS, "other")).status?.loadBalancer?.ingress ?? []).toEqual([])
     }))
 
@@ -105,7 +113,9 @@ describe("IngressController", () => {
       const store = yield* cluster()
       yield* store.create(IngressResource, NS, ingress("legacy", undefined, { "kubernetes.io/ingress.class": "local" }))
       yield* elapse(DELAY)
-      expect((yield* store.get(IngressResource, NS, "legacy")).status?.loadBalancer?.ingress).toEqual([{ ip: "127.0.0.1" }])
+      expect((yield* store.get(IngressResource, NS, "legacy")).status?.loadBalancer?.ingress).toEqual([{
+        ip: "127.0.0.1"
+      }])
     }))
 
   it.scoped("settles: its own status write does not make it write again", () =>
@@ -115,7 +125,9 @@ describe("IngressController", () => {
       yield* elapse(DELAY)
       const written = yield* store.get(IngressResource, NS, "a")
       yield* elapse(Duration.times(DELAY, 5))
-      expect((yield* store.get(IngressResource, NS, "a")).metadata?.resourceVersion).toBe(written.metadata?.resourceVersion)
+      expect((yield* store.get(IngressResource, NS, "a")).metadata?.resourceVersion).toBe(
+        written.metadata?.resourceVersion
+      )
     }))
 
   it.scoped("in never mode writes nothing, however long it waits", () =>
@@ -123,7 +135,9 @@ describe("IngressController", () => {
       const store = yield* cluster({ delay: "never" })
       const created = yield* store.create(IngressResource, NS, ingress("a", "local"))
       yield* elapse(Duration.hours(1))
-      expect((yield* store.get(IngressResource, NS, "a")).metadata?.resourceVersion).toBe(created.metadata?.resourceVersion)
+      expect((yield* store.get(IngressResource, NS, "a")).metadata?.resourceVersion).toBe(
+        created.metadata?.resourceVersion
+      )
     }))
 
   it("describes its IngressClass, marked default when it claims unclassed Ingresses", () => {

@@ -10,8 +10,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { LocalCluster } from "../../src/cluster/LocalCluster.js"
-import { NS } from "./ClusterFixtures.js"
 import { kubectls, kubectlWorkspace, requireKubectl } from "../support/Kubectl.js"
+import { NS } from "./ClusterFixtures.js"
 
 const INGRESS_YAML = `apiVersion: networking.k8s.io/v1
 kind: Ingress
@@ -81,7 +81,14 @@ describe("kubectl against LocalCluster", () => {
           expect(applied.stderr).toContain(`Apply failed with 1 conflict: conflict with "kubectl-create"`)
           expect((yield* read("web")).object.spec.rules[0].host).toBe("web.example.test")
           const forced = yield* run(
-            "apply", "--server-side", "--force-conflicts", "--field-manager=kubectl-test", "-o", "name", "-f", applyFile
+            "apply",
+            "--server-side",
+            "--force-conflicts",
+            "--field-manager=kubectl-test",
+            "-o",
+            "name",
+            "-f",
+            applyFile
           )
           expect([forced.code, forced.stdout.trim()], forced.stderr).toEqual([0, "ingress.networking.k8s.io/web"])
           expect((yield* read("web")).object.spec.rules[0].host).toBe("www.example.test")

@@ -70,7 +70,10 @@ describe("label selectors", () => {
     ["app=(web)", "unable to parse requirement: found '(', expected: identifier"],
     ["app=a b", "found 'b', expected: ',' or 'end of string'"],
     ["!app=web", "found '=', expected: ',' or 'end of string'"],
-    ["version>x", `unable to parse requirement: values[0]: Invalid value: "x": for 'Gt', 'Lt' operators, the value must be an integer`]
+    [
+      "version>x",
+      `unable to parse requirement: values[0]: Invalid value: "x": for 'Gt', 'Lt' operators, the value must be an integer`
+    ]
   ]
   for (const [selector, message] of errors) {
     it(`refuses "${selector}" as the server does`, () => {

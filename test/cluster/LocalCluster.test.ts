@@ -3,12 +3,12 @@
  * controllers run for the life of the cluster, and the in-memory KubeClient layer
  * sees the same store the HTTP face serves.
  */
-import { readFile, stat } from "node:fs/promises"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { KubeConfig } from "@kubernetes/client-node"
 import { Deferred, Effect, Exit, Scope } from "effect"
+import { readFile, stat } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { parse } from "yaml"
 import { kubeconfigFor, LocalCluster } from "../../src/cluster/LocalCluster.js"
 import type { KubeObject } from "../../src/domain/Objects.js"
@@ -28,9 +28,15 @@ describe("LocalCluster", () => {
     expect(parse(text)).toEqual({
       apiVersion: "v1",
       kind: "Config",
-      clusters: [{ name: "local-cluster", cluster: { server: "http://127.0.0.1:1234", "insecure-skip-tls-verify": true } }],
+      clusters: [{
+        name: "local-cluster",
+        cluster: { server: "http://127.0.0.1:1234", "insecure-skip-tls-verify": true }
+      }],
       users: [{ name: "local-cluster-user", user: { token: "local-cluster" } }],
-      contexts: [{ name: "local-cluster", context: { cluster: "local-cluster", user: "local-cluster-user", namespace: "default" } }],
+      contexts: [{
+        name: "local-cluster",
+        context: { cluster: "local-cluster", user: "local-cluster-user", namespace: "default" }
+      }],
       "current-context": "local-cluster",
       preferences: {}
     })

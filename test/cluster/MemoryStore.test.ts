@@ -28,7 +28,9 @@ const firstEvents = (stream: Stream.Stream<StoreWatchEvent, Status>, n: number) 
     Stream.take(n),
     Stream.runCollect,
     Effect.map((events) =>
-      Chunk.toArray(events).map((e) => [e.type, e.object.metadata?.name ?? "", String(e.object.metadata?.resourceVersion ?? "")])
+      Chunk.toArray(events).map((
+        e
+      ) => [e.type, e.object.metadata?.name ?? "", String(e.object.metadata?.resourceVersion ?? "")])
     )
   )
 
@@ -151,14 +153,19 @@ describe("MemoryStore writes", () => {
       const status = yield* failureOf(store.create(IngressResource, NS, ingress("web", { host: "Not_A_Host" })))
       expect(status.code).toBe(422)
       expect(status.reason).toBe("Invalid")
-      expect(status.message).toMatch(/^Ingress\.networking\.k8s\.io "web" is invalid: spec\.rules\[0\]\.host: Invalid value: "Not_A_Host"/)
+      expect(status.message).toMatch(
+        /^Ingress\.networking\.k8s\.io "web" is invalid: spec\.rules\[0\]\.host: Invalid value: "Not_A_Host"/
+      )
       expect(status.details?.causes?.[0]?.field).toBe("spec.rules[0].host")
     }))
 
   it.effect("makes a name from generateName", () =>
     Effect.gen(function*() {
       const store = yield* fresh
-      const created = yield* store.create(IngressResource, NS, { ...ingress("web"), metadata: { generateName: "web-" } })
+      const created = yield* store.create(IngressResource, NS, {
+        ...ingress("web"),
+        metadata: { generateName: "web-" }
+      })
       expect(created.metadata?.name).toMatch(/^web-[bcdfghjklmnpqrstvwxz2456789]{5}$/)
     }))
 
@@ -199,7 +206,10 @@ describe("MemoryStore updates (PUT)", () => {
     Effect.gen(function*() {
       const store = yield* fresh
       const created = yield* store.create(IngressResource, NS, ingress("web"))
-      yield* store.replace(IngressResource, NS, "web", { ...created, metadata: { ...created.metadata, labels: { a: "b" } } })
+      yield* store.replace(IngressResource, NS, "web", {
+        ...created,
+        metadata: { ...created.metadata, labels: { a: "b" } }
+      })
       const status = yield* failureOf(store.replace(IngressResource, NS, "web", created))
       expect(status).toEqual({
         kind: "Status",
@@ -315,7 +325,10 @@ describe("MemoryStore updates (PUT)", () => {
       const store = yield* fresh
       const created = yield* store.create(IngressResource, NS, ingress("web"))
       const status = yield* failureOf(
-        store.replace(IngressResource, NS, "web", { ...created, metadata: { ...created.metadata, uid: "someone-else" } })
+        store.replace(IngressResource, NS, "web", {
+          ...created,
+          metadata: { ...created.metadata, uid: "someone-else" }
+        })
       )
       expect(status.code).toBe(409)
       expect(status.message).toBe(
@@ -362,11 +375,17 @@ describe("MemoryStore updates (PUT)", () => {
   it.effect("holds a delete while finalizers remain, and completes it when the last one goes", () =>
     Effect.gen(function*() {
       const store = yield* fresh
-      yield* store.create(IngressResource, NS, { ...ingress("web"), metadata: { name: "web", finalizers: ["x/y"] } as never })
+      yield* store.create(IngressResource, NS, {
+        ...ingress("web"),
+        metadata: { name: "web", finalizers: ["x/y"] } as never
+      })
       const pending = yield* store.delete(IngressResource, NS, "web")
       expect("object" in pending && pending.object.metadata?.deletionTimestamp).toBe("1970-01-01T00:00:00Z")
       const marked = yield* store.get(IngressResource, NS, "web")
-      yield* store.replace(IngressResource, NS, "web", { ...marked, metadata: { ...marked.metadata, finalizers: [] } as never })
+      yield* store.replace(IngressResource, NS, "web", {
+        ...marked,
+        metadata: { ...marked.metadata, finalizers: [] } as never
+      })
       expect((yield* failureOf(store.get(IngressResource, NS, "web"))).code).toBe(404)
     }))
 })
@@ -377,7 +396,10 @@ describe("MemoryStore deletes", () => {
       const store = yield* fresh
       // markAsDeleting: a deletionTimestamp changes what controllers must do, so the
       // generation moves and every condition observed at the old one goes stale.
-      yield* store.create(HttpRouteResource, NS, { ...httpRoute("web"), metadata: { name: "web", finalizers: ["x/y"] } as never })
+      yield* store.create(HttpRouteResource, NS, {
+        ...httpRoute("web"),
+        metadata: { name: "web", finalizers: ["x/y"] } as never
+      })
       const pending = yield* store.delete(HttpRouteResource, NS, "web")
       expect("object" in pending && pending.object.metadata?.generation).toBe(2)
       yield* store.delete(HttpRouteResource, NS, "web")
@@ -401,7 +423,10 @@ describe("MemoryStore deletes", () => {
         }
       })
       expect(yield* store.delete(HttpRouteResource, NS, "web")).toMatchObject({
-        status: { status: "Success", details: { name: "web", group: "gateway.networking.k8s.io", kind: "httproutes", uid: route.metadata?.uid } }
+        status: {
+          status: "Success",
+          details: { name: "web", group: "gateway.networking.k8s.io", kind: "httproutes", uid: route.metadata?.uid }
+        }
       })
       expect(yield* store.delete(ServiceResource, NS, "web")).toEqual({ object: svc })
     }))
@@ -409,14 +434,18 @@ describe("MemoryStore deletes", () => {
   it.effect("answers 404 to deleting what is not there", () =>
     Effect.gen(function*() {
       const store = yield* fresh
-      expect((yield* failureOf(store.delete(IngressResource, NS, "web"))).message).toBe(`ingresses.networking.k8s.io "web" not found`)
+      expect((yield* failureOf(store.delete(IngressResource, NS, "web"))).message).toBe(
+        `ingresses.networking.k8s.io "web" not found`
+      )
     }))
 
   it.effect("checks delete preconditions", () =>
     Effect.gen(function*() {
       const store = yield* fresh
       yield* store.create(IngressResource, NS, ingress("web"))
-      const status = yield* failureOf(store.delete(IngressResource, NS, "web", { preconditions: { resourceVersion: "1" } }))
+      const status = yield* failureOf(
+        store.delete(IngressResource, NS, "web", { preconditions: { resourceVersion: "1" } })
+      )
       expect(status.code).toBe(409)
       expect(status.message).toContain("Precondition failed: ResourceVersion in precondition: 1")
     }))
@@ -451,7 +480,11 @@ describe("MemoryStore server-side apply", () => {
         details: {
           group: "meta.k8s.io",
           kind: "PatchOptions",
-          causes: [{ reason: "FieldValueRequired", message: "Required value: is required for apply patch", field: "fieldManager" }]
+          causes: [{
+            reason: "FieldValueRequired",
+            message: "Required value: is required for apply patch",
+            field: "fieldManager"
+          }]
         },
         code: 422
       })
@@ -460,7 +493,9 @@ describe("MemoryStore server-side apply", () => {
   it.effect("creates what is missing and records the applier's fields in FieldsV1", () =>
     Effect.gen(function*() {
       const store = yield* fresh
-      const result = yield* store.apply(IngressResource, NS, "web", ingress("web", { labels: { app: "web" } }), { fieldManager: "me" })
+      const result = yield* store.apply(IngressResource, NS, "web", ingress("web", { labels: { app: "web" } }), {
+        fieldManager: "me"
+      })
       expect(result.created).toBe(true)
       expect(result.object.metadata?.managedFields).toEqual([{
         manager: "me",
@@ -470,7 +505,9 @@ describe("MemoryStore server-side apply", () => {
         fieldsType: "FieldsV1",
         fieldsV1: { "f:metadata": { "f:labels": { "f:app": {} } }, "f:spec": { "f:rules": {} } }
       }])
-      const second = yield* store.apply(IngressResource, NS, "web", ingress("web", { labels: { app: "web" } }), { fieldManager: "me" })
+      const second = yield* store.apply(IngressResource, NS, "web", ingress("web", { labels: { app: "web" } }), {
+        fieldManager: "me"
+      })
       expect(second.created).toBe(false)
     }))
 
@@ -491,7 +528,10 @@ describe("MemoryStore server-side apply", () => {
       const store = yield* fresh
       yield* store.apply(IngressResource, NS, "web", ingress("web", { className: "a" }), { fieldManager: "first" })
       const status = yield* failureOf(
-        store.apply(IngressResource, NS, "web", ingress("web", { className: "b" }), { fieldManager: "second", force: false })
+        store.apply(IngressResource, NS, "web", ingress("web", { className: "b" }), {
+          fieldManager: "second",
+          force: false
+        })
       )
       expect(status).toEqual({
         kind: "Status",
@@ -500,7 +540,9 @@ describe("MemoryStore server-side apply", () => {
         status: "Failure",
         message: `Apply failed with 1 conflict: conflict with "first": .spec.ingressClassName`,
         reason: "Conflict",
-        details: { causes: [{ type: "FieldManagerConflict", message: `conflict with "first"`, field: ".spec.ingressClassName" }] },
+        details: {
+          causes: [{ type: "FieldManagerConflict", message: `conflict with "first"`, field: ".spec.ingressClassName" }]
+        },
         code: 409
       })
     }))
@@ -510,7 +552,10 @@ describe("MemoryStore server-side apply", () => {
       const store = yield* fresh
       yield* store.create(IngressResource, NS, ingress("web", { className: "a" }), { fieldManager: "kubectl-create" })
       const status = yield* failureOf(
-        store.apply(IngressResource, NS, "web", ingress("web", { className: "b" }), { fieldManager: "me", force: false })
+        store.apply(IngressResource, NS, "web", ingress("web", { className: "b" }), {
+          fieldManager: "me",
+          force: false
+        })
       )
       expect(status.message).toBe(
         `Apply failed with 1 conflict: conflict with "kubectl-create" using networking.k8s.io/v1 at 1970-01-01T00:00:00Z: .spec.ingressClassName`
@@ -521,9 +566,15 @@ describe("MemoryStore server-side apply", () => {
     Effect.gen(function*() {
       const store = yield* fresh
       yield* store.apply(IngressResource, NS, "web", ingress("web", { className: "a" }), { fieldManager: "first" })
-      const shared = yield* store.apply(IngressResource, NS, "web", ingress("web", { className: "a" }), { fieldManager: "second", force: false })
+      const shared = yield* store.apply(IngressResource, NS, "web", ingress("web", { className: "a" }), {
+        fieldManager: "second",
+        force: false
+      })
       expect(shared.object.metadata?.managedFields?.map((m) => m.manager)).toEqual(["first", "second"])
-      const forced = yield* store.apply(IngressResource, NS, "web", ingress("web", { className: "b" }), { fieldManager: "second", force: true })
+      const forced = yield* store.apply(IngressResource, NS, "web", ingress("web", { className: "b" }), {
+        fieldManager: "second",
+        force: true
+      })
       expect(forced.object.spec?.ingressClassName).toBe("b")
       const first = forced.object.metadata?.managedFields?.find((m) => m.manager === "first")
       expect(first?.fieldsV1).toEqual({ "f:spec": { "f:rules": {} } })
@@ -532,11 +583,17 @@ describe("MemoryStore server-side apply", () => {
   it.effect("removes fields the manager stopped applying, unless another manager owns them", () =>
     Effect.gen(function*() {
       const store = yield* fresh
-      yield* store.apply(IngressResource, NS, "web", ingress("web", { labels: { a: "1", b: "2" } }), { fieldManager: "me" })
-      const dropped = yield* store.apply(IngressResource, NS, "web", ingress("web", { labels: { a: "1" } }), { fieldManager: "me" })
+      yield* store.apply(IngressResource, NS, "web", ingress("web", { labels: { a: "1", b: "2" } }), {
+        fieldManager: "me"
+      })
+      const dropped = yield* store.apply(IngressResource, NS, "web", ingress("web", { labels: { a: "1" } }), {
+        fieldManager: "me"
+      })
       expect(dropped.object.metadata?.labels).toEqual({ a: "1" })
       yield* store.apply(IngressResource, NS, "web", ingress("web", { labels: { a: "1" } }), { fieldManager: "other" })
-      const kept = yield* store.apply(IngressResource, NS, "web", ingress("web", { labels: {} }), { fieldManager: "me" })
+      const kept = yield* store.apply(IngressResource, NS, "web", ingress("web", { labels: {} }), {
+        fieldManager: "me"
+      })
       expect(kept.object.metadata?.labels).toEqual({ a: "1" })
     }))
 
@@ -547,7 +604,10 @@ describe("MemoryStore server-side apply", () => {
       const store = yield* fresh
       const ports = (...numbers: Array<number>) => ({
         ...service("web"),
-        spec: { selector: { app: "web" }, ports: numbers.map((port) => ({ name: `p${port}`, port, protocol: "TCP" as const })) }
+        spec: {
+          selector: { app: "web" },
+          ports: numbers.map((port) => ({ name: `p${port}`, port, protocol: "TCP" as const }))
+        }
       })
       yield* store.apply(ServiceResource, NS, "web", ports(80, 8080, 9090), { fieldManager: "me" })
       const reloaded = yield* store.apply(ServiceResource, NS, "web", ports(8080), { fieldManager: "me" })
@@ -561,9 +621,15 @@ describe("MemoryStore server-side apply", () => {
         ...service("web"),
         spec: { ports: ports.map((p) => ({ ...p, protocol: "TCP" as const })) }
       })
-      yield* store.apply(ServiceResource, NS, "web", svc([{ port: 80, name: "http" }, { port: 81, name: "alt" }]), { fieldManager: "me" })
-      yield* store.apply(ServiceResource, NS, "web", svc([{ port: 81, name: "alt", appProtocol: "http" }]), { fieldManager: "other" })
-      const result = yield* store.apply(ServiceResource, NS, "web", svc([{ port: 80, name: "http" }]), { fieldManager: "me" })
+      yield* store.apply(ServiceResource, NS, "web", svc([{ port: 80, name: "http" }, { port: 81, name: "alt" }]), {
+        fieldManager: "me"
+      })
+      yield* store.apply(ServiceResource, NS, "web", svc([{ port: 81, name: "alt", appProtocol: "http" }]), {
+        fieldManager: "other"
+      })
+      const result = yield* store.apply(ServiceResource, NS, "web", svc([{ port: 80, name: "http" }]), {
+        fieldManager: "me"
+      })
       expect(result.object.spec?.ports).toEqual([
         { name: "http", port: 80, protocol: "TCP", targetPort: 80 },
         { name: "alt", port: 81, protocol: "TCP", targetPort: 81, appProtocol: "http" }
@@ -608,7 +674,13 @@ describe("MemoryStore server-side apply", () => {
       const store = yield* fresh
       yield* store.apply(IngressResource, NS, "web", ingress("web"), { fieldManager: "me" })
       const status = yield* failureOf(
-        store.apply(IngressResource, NS, "web", { ...ingress("web"), metadata: { name: "web", resourceVersion: "1" } }, { fieldManager: "me" })
+        store.apply(
+          IngressResource,
+          NS,
+          "web",
+          { ...ingress("web"), metadata: { name: "web", resourceVersion: "1" } },
+          { fieldManager: "me" }
+        )
       )
       expect(status.reason).toBe("Conflict")
     }))
@@ -619,12 +691,17 @@ describe("MemoryStore dry run", () => {
     Effect.gen(function*() {
       const store = yield* fresh
       const from = yield* store.resourceVersion
-      const invalid = yield* failureOf(store.create(IngressResource, NS, ingress("web", { host: "1.2.3.4" }), { dryRun: true }))
+      const invalid = yield* failureOf(
+        store.create(IngressResource, NS, ingress("web", { host: "1.2.3.4" }), { dryRun: true })
+      )
       expect(invalid.code).toBe(422)
       const created = yield* store.create(IngressResource, NS, ingress("web"), { dryRun: true })
       expect(created.metadata?.uid).toBeDefined()
       expect(created.metadata?.resourceVersion).toBeUndefined()
-      const applied = yield* store.apply(IngressResource, NS, "web", ingress("web"), { fieldManager: "me", dryRun: true })
+      const applied = yield* store.apply(IngressResource, NS, "web", ingress("web"), {
+        fieldManager: "me",
+        dryRun: true
+      })
       expect(applied.created).toBe(true)
       expect((yield* failureOf(store.get(IngressResource, NS, "web"))).code).toBe(404)
       expect(yield* store.resourceVersion).toBe(from)
@@ -692,7 +769,8 @@ describe("MemoryStore lists", () => {
       yield* store.create(IngressResource, NS, ingress("b", { labels: { app: "api" } }))
       yield* store.create(IngressResource, NS, ingress("c"))
       const names = (selector: string) =>
-        Effect.map(store.list(IngressResource, NS, { labelSelector: selector }), (l) => l.items.map((i) => i.metadata?.name))
+        Effect.map(store.list(IngressResource, NS, { labelSelector: selector }), (l) =>
+          l.items.map((i) => i.metadata?.name))
       expect(yield* names("app=web")).toEqual(["a"])
       expect(yield* names("app!=web")).toEqual(["b", "c"])
       expect(yield* names("app in (web,api)")).toEqual(["a", "b"])
@@ -711,7 +789,9 @@ describe("MemoryStore lists", () => {
       const store = yield* makeMemoryStore({ namespaces: [NS, "other"] })
       yield* store.create(IngressResource, NS, ingress("a"))
       yield* store.create(IngressResource, "other", ingress("b"))
-      expect((yield* store.list(IngressResource, undefined)).items.map((i) => `${i.metadata?.namespace}/${i.metadata?.name}`)).toEqual([
+      expect(
+        (yield* store.list(IngressResource, undefined)).items.map((i) => `${i.metadata?.namespace}/${i.metadata?.name}`)
+      ).toEqual([
         "demo/a",
         "other/b"
       ])
@@ -727,10 +807,11 @@ describe("MemoryStore watch", () => {
       yield* store.create(IngressResource, NS, ingress("b"))
       const events = yield* subscribe(store.watch(anyResource(IngressResource), NS, {}))
       // The synthetic events arriving prove the watch is subscribed.
-      expect([yield* Queue.take(events), yield* Queue.take(events)].map((e) => `${e.type} ${e.object.metadata?.name}`)).toEqual([
-        "ADDED a",
-        "ADDED b"
-      ])
+      expect([yield* Queue.take(events), yield* Queue.take(events)].map((e) => `${e.type} ${e.object.metadata?.name}`))
+        .toEqual([
+          "ADDED a",
+          "ADDED b"
+        ])
       yield* store.delete(IngressResource, NS, "a")
       const deleted = yield* Queue.take(events)
       expect(`${deleted.type} ${deleted.object.metadata?.name}`).toBe("DELETED a")
@@ -759,9 +840,18 @@ describe("MemoryStore watch", () => {
       const store = yield* fresh
       const from = yield* store.resourceVersion
       const created = yield* store.create(IngressResource, NS, ingress("a", { labels: { app: "web" } }))
-      const left = yield* store.replace(IngressResource, NS, "a", { ...created, metadata: { ...created.metadata, labels: { app: "other" } } })
-      yield* store.replace(IngressResource, NS, "a", { ...left.object, metadata: { ...left.object.metadata, labels: { app: "web" } } })
-      const events = yield* store.watch(anyResource(IngressResource), NS, { resourceVersion: from, labelSelector: "app=web" }).pipe(
+      const left = yield* store.replace(IngressResource, NS, "a", {
+        ...created,
+        metadata: { ...created.metadata, labels: { app: "other" } }
+      })
+      yield* store.replace(IngressResource, NS, "a", {
+        ...left.object,
+        metadata: { ...left.object.metadata, labels: { app: "web" } }
+      })
+      const events = yield* store.watch(anyResource(IngressResource), NS, {
+        resourceVersion: from,
+        labelSelector: "app=web"
+      }).pipe(
         Stream.take(3),
         Stream.runCollect,
         Effect.map(Chunk.toArray)
@@ -796,7 +886,9 @@ describe("MemoryStore watch", () => {
       yield* store.create(IngressResource, NS, ingress("a"))
       const old = yield* store.resourceVersion
       for (const name of ["b", "c", "d"]) yield* store.create(IngressResource, NS, ingress(name))
-      const events = Chunk.toArray(yield* Stream.runCollect(store.watch(anyResource(IngressResource), NS, { resourceVersion: old })))
+      const events = Chunk.toArray(
+        yield* Stream.runCollect(store.watch(anyResource(IngressResource), NS, { resourceVersion: old }))
+      )
       const current = Number(yield* store.resourceVersion)
       expect(events).toEqual([{
         type: "ERROR",
@@ -818,7 +910,9 @@ describe("MemoryStore watch", () => {
       const old = yield* store.resourceVersion
       yield* store.create(IngressResource, NS, ingress("a"))
       yield* store.compact
-      const events = Chunk.toArray(yield* Stream.runCollect(store.watch(anyResource(IngressResource), NS, { resourceVersion: old })))
+      const events = Chunk.toArray(
+        yield* Stream.runCollect(store.watch(anyResource(IngressResource), NS, { resourceVersion: old }))
+      )
       expect(events[0]?.type).toBe("ERROR")
     }))
 })

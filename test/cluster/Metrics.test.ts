@@ -24,7 +24,14 @@ import { call, lineReader, send } from "./WireFixtures.js"
 
 const ING = `/apis/networking.k8s.io/v1/namespaces/${NS}/ingresses`
 
-const ingresses = { group: "networking.k8s.io", version: "v1", resource: "ingresses", subresource: "", component: "apiserver", dryRun: "" } as const
+const ingresses = {
+  group: "networking.k8s.io",
+  version: "v1",
+  resource: "ingresses",
+  subresource: "",
+  component: "apiserver",
+  dryRun: ""
+} as const
 const services = { ...ingresses, group: "", resource: "services" } as const
 
 const series = (
@@ -81,10 +88,14 @@ const parseExposition = (text: string): Parsed => {
     if (help !== null) parsed.help.set(help[1]!, help[2]!)
     else if (type !== null) {
       // TYPE comes once per family, before its samples.
-      if (parsed.type.has(type[1]!) || parsed.samples.some((s) => s.name === type[1])) throw new Error(`misplaced TYPE: ${line}`)
+      if (parsed.type.has(type[1]!) || parsed.samples.some((s) => s.name === type[1])) {
+        throw new Error(`misplaced TYPE: ${line}`)
+      }
       parsed.type.set(type[1]!, type[2]!)
     } else if (sample !== null) {
-      if (!parsed.type.has(sample[1]!) || !parsed.help.has(sample[1]!)) throw new Error(`a sample without HELP and TYPE: ${line}`)
+      if (!parsed.type.has(sample[1]!) || !parsed.help.has(sample[1]!)) {
+        throw new Error(`a sample without HELP and TYPE: ${line}`)
+      }
       parsed.samples.push({ name: sample[1]!, labels: parseLabels(sample[2] ?? ""), value: Number(sample[3]) })
     } else {
       throw new Error(`not a line of the text format: ${JSON.stringify(line)}`)
@@ -138,13 +149,25 @@ describe("Metrics labels", () => {
     expect(labels({ method: "GET", namespace: undefined })).toBe("LIST cluster  ")
     expect(labels({ method: "GET", name: "web" })).toBe("GET resource  ")
     expect(labels({ method: "POST", dryRun: ["All"] })).toBe("POST resource  All")
-    expect(labels({ method: "PATCH", name: "web", contentType: "application/apply-patch+yaml" })).toBe("APPLY resource  ")
-    expect(labels({ method: "PATCH", name: "web", contentType: "application/merge-patch+json", subresource: "status" })).toBe("PATCH resource status ")
+    expect(labels({ method: "PATCH", name: "web", contentType: "application/apply-patch+yaml" })).toBe(
+      "APPLY resource  "
+    )
+    expect(labels({ method: "PATCH", name: "web", contentType: "application/merge-patch+json", subresource: "status" }))
+      .toBe("PATCH resource status ")
     expect(labels({ method: "PUT", name: "web", dryRun: ["All", "All"] })).toBe("PUT resource  All")
     // A deletecollection is a DELETE whose scope is not `resource`.
     expect(labels({ method: "DELETE" })).toBe("DELETE namespace  ")
     expect(labels({ method: "OPTIONS" })).toBe("other namespace  ")
-    expect(nonResourceRequestLabels("GET", "/apis")).toEqual({ verb: "GET", dryRun: "", group: "", version: "", resource: "", subresource: "/apis", scope: "", component: "apiserver" })
+    expect(nonResourceRequestLabels("GET", "/apis")).toEqual({
+      verb: "GET",
+      dryRun: "",
+      group: "",
+      version: "",
+      resource: "",
+      subresource: "/apis",
+      scope: "",
+      component: "apiserver"
+    })
   })
 
   it("escapes label values so that the exposition reads back to the same values", () => {
@@ -172,7 +195,13 @@ describe("Metrics over HTTP", () => {
     Effect.gen(function*() {
       const cluster = yield* LocalCluster.make({ namespaces: [NS] })
       const { url, metrics } = cluster
-      const applied = yield* send(url, "PATCH", `${ING}/web?fieldManager=metrics-test`, ingress("web"), "application/apply-patch+yaml")
+      const applied = yield* send(
+        url,
+        "PATCH",
+        `${ING}/web?fieldManager=metrics-test`,
+        ingress("web"),
+        "application/apply-patch+yaml"
+      )
       expect(applied.status).toBe(201)
       expect((yield* call(url, `${ING}/web`)).status).toBe(200)
       expect((yield* call(url, ING)).status).toBe(200)
@@ -199,7 +228,11 @@ describe("Metrics over HTTP", () => {
         series({ verb: "LIST", scope: "namespace", code: 503 }),
         series({ verb: "WATCH", scope: "namespace", code: 200 })
       ]))
-      expect((yield* metrics.longRunning).map((r) => [r.verb, r.resource, r.count])).toEqual([["WATCH", "ingresses", 0]])
+      expect((yield* metrics.longRunning).map((r) => [r.verb, r.resource, r.count])).toEqual([[
+        "WATCH",
+        "ingresses",
+        0
+      ]])
       expect(yield* metrics.count({ resource: "ingresses", verb: "LIST" })).toBe(2)
     }))
 
@@ -253,7 +286,10 @@ describe("Metrics over HTTP", () => {
       expect((yield* metrics.connections).accepted).toBe(4)
       expect((yield* metrics.connections).open).toBeGreaterThanOrEqual(1)
       agent.destroy()
-      expect(yield* metrics.waitFor((s) => (s.connections.open === 0 ? s.connections : undefined))).toEqual({ accepted: 4, open: 0 })
+      expect(yield* metrics.waitFor((s) => (s.connections.open === 0 ? s.connections : undefined))).toEqual({
+        accepted: 4,
+        open: 0
+      })
       expect(yield* metrics.count({ subresource: "/version", code: 200 })).toBe(8)
     }))
 })
@@ -270,7 +306,9 @@ describe("Metrics of the in-memory face", () => {
       expect((yield* Effect.flip(kube.get(ServiceResource, NS, "missing")))._tag).toBe("NotFound")
       yield* cluster.faults.add({ resource: IngressResource, verbs: ["list"], action: Fault.respond(503), times: 1 })
       expect((yield* Effect.flip(kube.list(IngressResource, NS)))._tag).toBe("Unavailable")
-      const events = yield* Stream.runCollect(Stream.take(kube.watchFrom(IngressResource, NS, { resourceVersion: "0" }), 1))
+      const events = yield* Stream.runCollect(
+        Stream.take(kube.watchFrom(IngressResource, NS, { resourceVersion: "0" }), 1)
+      )
       expect(events.length).toBe(1)
       // Over HTTP too: the same counters, whichever face served the call.
       expect((yield* call(cluster.url, `${ING}/web`)).status).toBe(200)

@@ -8,7 +8,14 @@ import { Deferred, Duration, Effect, Ref, TestClock } from "effect"
 import { makeWorkQueue, RECONCILE_RETRY_DELAY } from "../../src/cluster/Reconciler.js"
 import type { Status } from "../../src/domain/Objects.js"
 
-const conflict: Status = { kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", reason: "Conflict", code: 409 }
+const conflict: Status = {
+  kind: "Status",
+  apiVersion: "v1",
+  metadata: {},
+  status: "Failure",
+  reason: "Conflict",
+  code: 409
+}
 
 /** Moves the clock and lets every woken fiber finish before the test looks. */
 const elapse = (duration: Duration.DurationInput) => Effect.zipRight(TestClock.adjust(duration), TestClock.adjust(0))

@@ -4,7 +4,6 @@
  * which objects count as programmed, and weighted backend choice.
  */
 import { describe, expect, it } from "vitest"
-import type { HttpRoute, Ingress } from "../../src/domain/Objects.js"
 import {
   claimsIngress,
   decideRoute,
@@ -14,6 +13,7 @@ import {
   pickBackend,
   type RoutingState
 } from "../../src/cluster/RouteTable.js"
+import type { HttpRoute, Ingress } from "../../src/domain/Objects.js"
 
 const CONTROLLER = "example.test/gw"
 
@@ -29,7 +29,11 @@ const state = (overrides: Partial<RoutingState> = {}): RoutingState => ({
 
 const programmed = { loadBalancer: { ingress: [{ ip: "127.0.0.1" }] } }
 
-const ingress = (name: string, rules: NonNullable<Ingress["spec"]>["rules"], created = "2024-01-01T00:00:00Z"): Ingress => ({
+const ingress = (
+  name: string,
+  rules: NonNullable<Ingress["spec"]>["rules"],
+  created = "2024-01-01T00:00:00Z"
+): Ingress => ({
   metadata: { name, namespace: "ns", creationTimestamp: created },
   spec: { ingressClassName: "local", ...(rules !== undefined ? { rules } : {}) },
   status: programmed
@@ -76,7 +80,9 @@ describe("matching", () => {
     const noClass: Ingress = { metadata: { name: "x" }, spec: {} }
     expect(claimsIngress(noClass, { className: "local" })).toBe(false)
     expect(claimsIngress(noClass, { className: "local", defaultClass: true })).toBe(true)
-    expect(claimsIngress({ metadata: { annotations: { "kubernetes.io/ingress.class": "local" } } }, { className: "local" }))
+    expect(
+      claimsIngress({ metadata: { annotations: { "kubernetes.io/ingress.class": "local" } } }, { className: "local" })
+    )
       .toBe(true)
   })
 })
@@ -118,11 +124,15 @@ describe("decideRoute for Ingresses", () => {
       ingresses: [
         ingress("named", [{
           host: "a.test",
-          http: { paths: [{ path: "/", pathType: "Prefix", backend: { service: { name: "web", port: { name: "http" } } } }] }
+          http: {
+            paths: [{ path: "/", pathType: "Prefix", backend: { service: { name: "web", port: { name: "http" } } } }]
+          }
         }]),
         ingress("missing", [{
           host: "b.test",
-          http: { paths: [{ path: "/", pathType: "Prefix", backend: { service: { name: "nope", port: { number: 1 } } } }] }
+          http: {
+            paths: [{ path: "/", pathType: "Prefix", backend: { service: { name: "nope", port: { number: 1 } } } }]
+          }
         }])
       ]
     })
@@ -138,7 +148,10 @@ describe("decideRoute for Ingresses", () => {
 describe("decideRoute for HTTPRoutes", () => {
   const gateway = {
     metadata: { name: "gw", namespace: "ns" },
-    spec: { gatewayClassName: "local", listeners: [{ name: "http", port: 80, protocol: "HTTP", hostname: "*.example.com" }] }
+    spec: {
+      gatewayClassName: "local",
+      listeners: [{ name: "http", port: 80, protocol: "HTTP", hostname: "*.example.com" }]
+    }
   }
   const accepted = (observedGeneration: number, controllerName = CONTROLLER) => ({
     parents: [{
@@ -208,7 +221,12 @@ describe("pickBackend", () => {
 
   it("splits by weight and never picks a zero weight", () => {
     const backends = [{ weight: 1, target: a }, { weight: 0, target: b }, { weight: 3, target: b }]
-    expect([0, 0.24, 0.25, 0.99].map((d) => (pickBackend(backends, d) as typeof a).service)).toEqual(["a", "a", "b", "b"])
+    expect([0, 0.24, 0.25, 0.99].map((d) => (pickBackend(backends, d) as typeof a).service)).toEqual([
+      "a",
+      "a",
+      "b",
+      "b"
+    ])
   })
 
   it("answers 500 when nothing has weight", () => {

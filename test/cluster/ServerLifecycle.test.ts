@@ -47,7 +47,10 @@ describe("a paused server", () => {
       const { store, client, server } = yield* setup
       const events = yield* Queue.unbounded<string>()
       yield* Effect.forkScoped(
-        Stream.runForEach(client.watch(IngressResource, NS), (e) => Queue.offer(events, `${e.type} ${e.object.metadata?.name}`))
+        Stream.runForEach(
+          client.watch(IngressResource, NS),
+          (e) => Queue.offer(events, `${e.type} ${e.object.metadata?.name}`)
+        )
       )
       expect(yield* Queue.take(events)).toBe("ADDED web")
       yield* server.pause
@@ -107,7 +110,10 @@ describe("a stopped server", () => {
       yield* server.stop
       yield* Effect.flip(client.get(IngressResource, NS, "web"))
       yield* server.restart
-      expect([yield* outcome(client.get(IngressResource, NS, "web")), yield* outcome(client.get(IngressResource, NS, "web"))])
+      expect([
+        yield* outcome(client.get(IngressResource, NS, "web")),
+        yield* outcome(client.get(IngressResource, NS, "web"))
+      ])
         .toEqual(["ok", "Unavailable"])
     }))
 
@@ -116,7 +122,8 @@ describe("a stopped server", () => {
       const { client, server } = yield* setup
       const events = yield* Queue.unbounded<string>()
       const watch = yield* Effect.fork(
-        Stream.runForEach(client.watchFrom(IngressResource, NS, { resourceVersion: "0" }), (e) => Queue.offer(events, e.type))
+        Stream.runForEach(client.watchFrom(IngressResource, NS, { resourceVersion: "0" }), (e) =>
+          Queue.offer(events, e.type))
       )
       expect(yield* Queue.take(events)).toBe("ADDED")
       yield* server.stop
@@ -128,7 +135,10 @@ describe("a stopped server", () => {
       const { client, server } = yield* setup
       const events = yield* Queue.unbounded<string>()
       yield* Effect.forkScoped(
-        Stream.runForEach(client.watch(IngressResource, NS), (e) => Queue.offer(events, `${e.type} ${e.object.metadata?.name}`))
+        Stream.runForEach(
+          client.watch(IngressResource, NS),
+          (e) => Queue.offer(events, `${e.type} ${e.object.metadata?.name}`)
+        )
       )
       expect(yield* Queue.take(events)).toBe("ADDED web")
       yield* server.stop

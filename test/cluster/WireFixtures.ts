@@ -22,11 +22,21 @@ export const call = (url: string, path: string, init: RequestInit = {}) =>
     } catch {
       body = undefined
     }
-    return { status: response.status, contentType: response.headers.get("content-type"), headers: response.headers, text, body }
+    return {
+      status: response.status,
+      contentType: response.headers.get("content-type"),
+      headers: response.headers,
+      text,
+      body
+    }
   })
 
 export const send = (url: string, method: string, path: string, body: unknown, contentType = "application/json") =>
-  call(url, path, { method, headers: { "content-type": contentType }, body: typeof body === "string" ? body : JSON.stringify(body) })
+  call(url, path, {
+    method,
+    headers: { "content-type": contentType },
+    body: typeof body === "string" ? body : JSON.stringify(body)
+  })
 
 /** Reads newline-delimited JSON from a streaming response, one line at a time. */
 export const lineReader = (response: Response) => {

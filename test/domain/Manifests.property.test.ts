@@ -7,12 +7,12 @@
 import { describe, expect, it } from "@effect/vitest"
 // fast-check as @effect/vitest's it.prop takes it: the copy effect ships.
 import { Either, FastCheck as fc } from "effect"
+import { type FieldError, validateObject } from "../../src/cluster/Validation.js"
 import { buildSessionObjects, type ManifestSettings, type SessionSpec } from "../../src/domain/Manifests.js"
 import type { KubeObject } from "../../src/domain/Objects.js"
 import { HttpRouteResource, IngressResource, type ResourceType, ServiceResource } from "../../src/domain/Resources.js"
 import { hostForPort, hostProblem } from "../../src/domain/Routes.js"
 import { parsePorts, type PortMapping, sessionIdProblem } from "../../src/domain/Session.js"
-import { type FieldError, validateObject } from "../../src/cluster/Validation.js"
 import { isDns1123Label, isDns1123Subdomain, isValidLabelValue } from "../../src/domain/Validation.js"
 
 // ---------------------------------------------------------------------------
@@ -28,9 +28,9 @@ const baseDomain = fc.oneof(
   { weight: 1, arbitrary: fc.array(longDnsLabel, { minLength: 1, maxLength: 5 }).map((labels) => labels.join(".")) },
   {
     weight: 2,
-    arbitrary: fc.array(fc.stringMatching(/^[a-z][a-z0-9]{50,61}[a-z]$/), { minLength: 3, maxLength: 4 }).map((labels) =>
-      labels.join(".")
-    )
+    arbitrary: fc.array(fc.stringMatching(/^[a-z][a-z0-9]{50,61}[a-z]$/), { minLength: 3, maxLength: 4 }).map((
+      labels
+    ) => labels.join("."))
   }
 )
 const labelValue = fc.stringMatching(/^[A-Za-z0-9]([-A-Za-z0-9_.]{0,20}[A-Za-z0-9])?$/)
@@ -136,13 +136,23 @@ const resourceOf = (object: KubeObject): ResourceType<unknown> => {
 }
 
 /** Every object both publishing modes would build, with the server's errors for each. */
-const errorsOfBuilt = (spec: SessionSpec, given: ManifestSettings): ReadonlyArray<{ readonly object: string; readonly errors: ReadonlyArray<FieldError> }> =>
+const errorsOfBuilt = (
+  spec: SessionSpec,
+  given: ManifestSettings
+): ReadonlyArray<{ readonly object: string; readonly errors: ReadonlyArray<FieldError> }> =>
   (["ingress", "gateway"] as const)
     .flatMap((mode) => buildSessionObjects(mode, given, spec))
-    .map((object) => ({ object: `${object.kind}/${object.metadata?.name}`, errors: validateObject(resourceOf(object), object) }))
+    .map((object) => ({
+      object: `${object.kind}/${object.metadata?.name}`,
+      errors: validateObject(resourceOf(object), object)
+    }))
     .filter((r) => r.errors.length > 0)
 
-const specOf = (input: Input, accepted: ReadonlyArray<PortMapping>, p: { podName: string; podUid: string }): SessionSpec => ({
+const specOf = (
+  input: Input,
+  accepted: ReadonlyArray<PortMapping>,
+  p: { podName: string; podUid: string }
+): SessionSpec => ({
   sessionId: input.sessionId,
   podName: p.podName,
   podUid: p.podUid,
@@ -169,10 +179,19 @@ describe("the domain's checks and the server agree", () => {
 
   it.prop(
     "the checks are needed: an id outside a DNS label, once built anyway, is refused by the server",
-    { id: fc.stringMatching(/^[-a-zA-Z0-9_.]{0,12}$/).filter((id) => !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(id)), settings, pod },
+    {
+      id: fc.stringMatching(/^[-a-zA-Z0-9_.]{0,12}$/).filter((id) => !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(id)),
+      settings,
+      pod
+    },
     ({ id, settings, pod }) => {
       expect(sessionIdProblem(id)).toBeDefined()
-      const spec: SessionSpec = { sessionId: id, podName: pod.podName, podUid: pod.podUid, ports: [{ port: 8080, protocol: "tcp" }] }
+      const spec: SessionSpec = {
+        sessionId: id,
+        podName: pod.podName,
+        podUid: pod.podUid,
+        ports: [{ port: 8080, protocol: "tcp" }]
+      }
       expect(errorsOfBuilt(spec, settings).length).toBeGreaterThan(0)
     }
   )
@@ -180,7 +199,10 @@ describe("the domain's checks and the server agree", () => {
   it.prop(
     "the checks are needed: repeated or out-of-range ports, once built anyway, are refused by the server",
     {
-      ports: fc.array(fc.record({ port: portNumber, protocol: fc.constantFrom("tcp" as const, "udp" as const) }), { minLength: 1, maxLength: 6 })
+      ports: fc.array(fc.record({ port: portNumber, protocol: fc.constantFrom("tcp" as const, "udp" as const) }), {
+        minLength: 1,
+        maxLength: 6
+      })
         .filter((list) => Either.isLeft(parsePorts(list))),
       settings,
       pod
@@ -204,7 +226,12 @@ describe("the domain's checks and the server agree", () => {
       const domain = labels.join(".")
       expect(hostForPort(domain, "abc", port).length).toBeGreaterThan(253)
       expect(hostProblem(domain, "abc")).toBeDefined()
-      const spec: SessionSpec = { sessionId: "abc", podName: pod.podName, podUid: pod.podUid, ports: [{ port, protocol: "tcp" }] }
+      const spec: SessionSpec = {
+        sessionId: "abc",
+        podName: pod.podName,
+        podUid: pod.podUid,
+        ports: [{ port, protocol: "tcp" }]
+      }
       expect(errorsOfBuilt(spec, { ...settings, baseDomain: domain }).length).toBeGreaterThan(0)
     }
   )
@@ -214,7 +241,12 @@ describe("configuration reaches the objects unchanged", () => {
   // What the configuration loader must refuse: the server accepts a value exactly when
   // it passes the server's own rule for the field it lands in.
   const text = fc.stringMatching(/^[-a-zA-Z0-9_.]{0,20}$/)
-  const spec: SessionSpec = { sessionId: "abc", podName: "pod", podUid: "uid", ports: [{ port: 8080, protocol: "tcp" }] }
+  const spec: SessionSpec = {
+    sessionId: "abc",
+    podName: "pod",
+    podUid: "uid",
+    ports: [{ port: 8080, protocol: "tcp" }]
+  }
   const base: ManifestSettings = {
     sessionNamespace: "telo-sessions",
     managedBy: "telo-k8s-runner",

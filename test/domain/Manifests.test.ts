@@ -3,6 +3,7 @@
  * they apply), the Service and the HTTPRoutes, pinned as whole values.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { validateObject } from "../../src/cluster/Validation.js"
 import {
   buildSessionHttpRoutes,
   buildSessionIngress,
@@ -16,14 +17,8 @@ import {
   sessionSelector,
   type SessionSpec
 } from "../../src/domain/Manifests.js"
-import {
-  HttpRouteResource,
-  IngressResource,
-  type ResourceType,
-  ServiceResource
-} from "../../src/domain/Resources.js"
+import { HttpRouteResource, IngressResource, type ResourceType, ServiceResource } from "../../src/domain/Resources.js"
 import type { PortMapping } from "../../src/domain/Session.js"
-import { validateObject } from "../../src/cluster/Validation.js"
 
 const sessionId = "hzyayvabgyvz"
 const serviceName = `telo-run-${sessionId}`
@@ -114,9 +109,10 @@ describe("buildSessionIngress", () => {
         message: "Invalid value: []: either `defaultBackend` or `rules` must be specified"
       }
     ])
-    expect(buildSessionObjects("ingress", settings, spec([{ port: 5000, protocol: "udp" }])).map((o) => o.kind)).toEqual([
-      "Service"
-    ])
+    expect(buildSessionObjects("ingress", settings, spec([{ port: 5000, protocol: "udp" }])).map((o) => o.kind))
+      .toEqual([
+        "Service"
+      ])
   })
 
   it("sets ingressClassName only when one is configured", () => {
@@ -199,7 +195,9 @@ describe("buildSessionService", () => {
       { reason: "FieldValueRequired", field: "spec.ports", message: "Required value" }
     ])
     expect(buildSessionObjects("ingress", settings, spec([]))).toEqual([])
-    expect(buildSessionObjects("gateway", { ...settings, gateway: { name: "gw", namespace: "gw" } }, spec([]))).toEqual([])
+    expect(buildSessionObjects("gateway", { ...settings, gateway: { name: "gw", namespace: "gw" } }, spec([]))).toEqual(
+      []
+    )
   })
 })
 

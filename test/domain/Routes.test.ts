@@ -75,7 +75,9 @@ describe("endpointsFor", () => {
 
   it("keeps the order of the ports it was given", () => {
     const reversed = [...ports].reverse()
-    expect(endpointsFor({ baseDomain: "telo.run", sessionId, ports: reversed, publishesRoutes: true }).map((e) => e.port)).toEqual([
+    expect(
+      endpointsFor({ baseDomain: "telo.run", sessionId, ports: reversed, publishesRoutes: true }).map((e) => e.port)
+    ).toEqual([
       5000,
       9090,
       8080

@@ -3,14 +3,8 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Either } from "effect"
+import { OBJECT_PREFIX, parsePorts, parsePortSpec, parseSessionId, sessionIdProblem } from "../../src/domain/Session.js"
 import { isDns1035Label, isDns1123Label, isDns1123Subdomain } from "../../src/domain/Validation.js"
-import {
-  OBJECT_PREFIX,
-  parsePorts,
-  parsePortSpec,
-  parseSessionId,
-  sessionIdProblem
-} from "../../src/domain/Session.js"
 
 /** 63 − `telo-run-` − `-` − five port digits. */
 const LONGEST_ID = 63 - OBJECT_PREFIX.length - 1 - 5
@@ -61,29 +55,31 @@ describe("sessionIdProblem", () => {
 })
 
 describe("parsePortSpec", () => {
-  it.each([
-    ["8080", { port: 8080, protocol: "tcp" }],
-    ["8080/tcp", { port: 8080, protocol: "tcp" }],
-    ["5000/udp", { port: 5000, protocol: "udp" }],
-    ["5000/UDP", { port: 5000, protocol: "udp" }],
-    [" 80 ", { port: 80, protocol: "tcp" }],
-    ["1", { port: 1, protocol: "tcp" }],
-    ["65535/tcp", { port: 65535, protocol: "tcp" }]
-  ] as const)("reads %j", (spec, expected) => {
+  it.each(
+    [
+      ["8080", { port: 8080, protocol: "tcp" }],
+      ["8080/tcp", { port: 8080, protocol: "tcp" }],
+      ["5000/udp", { port: 5000, protocol: "udp" }],
+      ["5000/UDP", { port: 5000, protocol: "udp" }],
+      [" 80 ", { port: 80, protocol: "tcp" }],
+      ["1", { port: 1, protocol: "tcp" }],
+      ["65535/tcp", { port: 65535, protocol: "tcp" }]
+    ] as const
+  )("reads %j", (spec, expected) => {
     expect(parsePortSpec(spec)).toEqual(Either.right(expected))
   })
 
   it.each([
-    ["0", 'port "0": 0 is outside 1..65535'],
-    ["65536", 'port "65536": 65536 is outside 1..65535'],
-    ["99999/udp", 'port "99999/udp": 99999 is outside 1..65535'],
-    ["80/sctp", 'port "80/sctp": protocol "sctp" is not tcp or udp'],
-    ["123456", 'port "123456" is not of the form PORT or PORT/tcp or PORT/udp (e.g. 8080, 5000/udp)'],
-    ["http", 'port "http" is not of the form PORT or PORT/tcp or PORT/udp (e.g. 8080, 5000/udp)'],
-    ["80/", 'port "80/" is not of the form PORT or PORT/tcp or PORT/udp (e.g. 8080, 5000/udp)'],
-    ["80/tcp/x", 'port "80/tcp/x" is not of the form PORT or PORT/tcp or PORT/udp (e.g. 8080, 5000/udp)'],
-    ["-80", 'port "-80" is not of the form PORT or PORT/tcp or PORT/udp (e.g. 8080, 5000/udp)'],
-    ["", 'port "" is not of the form PORT or PORT/tcp or PORT/udp (e.g. 8080, 5000/udp)']
+    ["0", "port \"0\": 0 is outside 1..65535"],
+    ["65536", "port \"65536\": 65536 is outside 1..65535"],
+    ["99999/udp", "port \"99999/udp\": 99999 is outside 1..65535"],
+    ["80/sctp", "port \"80/sctp\": protocol \"sctp\" is not tcp or udp"],
+    ["123456", "port \"123456\" is not of the form PORT or PORT/tcp or PORT/udp (e.g. 8080, 5000/udp)"],
+    ["http", "port \"http\" is not of the form PORT or PORT/tcp or PORT/udp (e.g. 8080, 5000/udp)"],
+    ["80/", "port \"80/\" is not of the form PORT or PORT/tcp or PORT/udp (e.g. 8080, 5000/udp)"],
+    ["80/tcp/x", "port \"80/tcp/x\" is not of the form PORT or PORT/tcp or PORT/udp (e.g. 8080, 5000/udp)"],
+    ["-80", "port \"-80\" is not of the form PORT or PORT/tcp or PORT/udp (e.g. 8080, 5000/udp)"],
+    ["", "port \"\" is not of the form PORT or PORT/tcp or PORT/udp (e.g. 8080, 5000/udp)"]
   ])("refuses %j, naming it", (spec, reason) => {
     expect(parsePortSpec(spec)).toEqual(Either.left(reason))
   })
@@ -117,15 +113,15 @@ describe("parsePorts", () => {
     [{ port: 70000, protocol: "udp" }, "port 70000 is outside 1..65535"],
     [{ port: 80.5, protocol: "tcp" }, "Expected an integer, actual 80.5"],
     // Both protocols are named: the bare literal union said only `Expected "tcp"`.
-    [{ port: 80, protocol: "sctp" }, 'protocol "sctp" is not tcp or udp'],
-    [{ port: 80, protocol: "TCP" }, 'protocol "TCP" is not tcp or udp']
+    [{ port: 80, protocol: "sctp" }, "protocol \"sctp\" is not tcp or udp"],
+    [{ port: 80, protocol: "TCP" }, "protocol \"TCP\" is not tcp or udp"]
   ])("refuses %j, naming the bad value", (mapping, reason) => {
     expect(parsePorts([mapping])).toEqual(Either.left(reason))
   })
 
   it("refuses something that is not a port mapping, naming it", () => {
     expect(parsePorts(["8080"])).toEqual(
-      Either.left('Expected { readonly port: PortNumber; readonly protocol: "tcp" | "udp" }, actual "8080"')
+      Either.left("Expected { readonly port: PortNumber; readonly protocol: \"tcp\" | \"udp\" }, actual \"8080\"")
     )
   })
 

@@ -48,7 +48,10 @@ const entry = (
 ): RouteParentStatus => ({ parentRef, controllerName, conditions })
 
 /** `generation: null` leaves metadata.generation out. */
-const route = (parents: ReadonlyArray<RouteParentStatus> | undefined, generation: number | null = GENERATION): HttpRoute => ({
+const route = (
+  parents: ReadonlyArray<RouteParentStatus> | undefined,
+  generation: number | null = GENERATION
+): HttpRoute => ({
   apiVersion: "gateway.networking.k8s.io/v1",
   kind: "HTTPRoute",
   metadata: {
@@ -281,19 +284,33 @@ describe("ingressVerdict", () => {
     ...(status !== undefined ? { status } : {})
   })
 
-  it.each([
-    ["an IP address was published", ingress({ loadBalancer: { ingress: [{ ip: "203.0.113.7" }] } }), RouteVerdict.programmed],
-    ["a hostname was published", ingress({ loadBalancer: { ingress: [{ hostname: "lb.example.com" }] } }), RouteVerdict.programmed],
+  it.each(
     [
-      "an address with ports was published",
-      ingress({ loadBalancer: { ingress: [{ ip: "203.0.113.7", ports: [{ port: 443, protocol: "TCP" }] }] } }),
-      RouteVerdict.programmed
-    ],
-    ["the address list is empty", ingress({ loadBalancer: { ingress: [] } }), RouteVerdict.pending],
-    ["the load balancer status is empty", ingress({ loadBalancer: {} }), RouteVerdict.pending],
-    ["no status was written (a controller that refuses a rule writes none)", ingress(undefined), RouteVerdict.pending],
-    ["the Ingress does not exist", undefined, RouteVerdict.pending]
-  ] as const)("%s", (_name, object, expected) => {
+      [
+        "an IP address was published",
+        ingress({ loadBalancer: { ingress: [{ ip: "203.0.113.7" }] } }),
+        RouteVerdict.programmed
+      ],
+      [
+        "a hostname was published",
+        ingress({ loadBalancer: { ingress: [{ hostname: "lb.example.com" }] } }),
+        RouteVerdict.programmed
+      ],
+      [
+        "an address with ports was published",
+        ingress({ loadBalancer: { ingress: [{ ip: "203.0.113.7", ports: [{ port: 443, protocol: "TCP" }] }] } }),
+        RouteVerdict.programmed
+      ],
+      ["the address list is empty", ingress({ loadBalancer: { ingress: [] } }), RouteVerdict.pending],
+      ["the load balancer status is empty", ingress({ loadBalancer: {} }), RouteVerdict.pending],
+      [
+        "no status was written (a controller that refuses a rule writes none)",
+        ingress(undefined),
+        RouteVerdict.pending
+      ],
+      ["the Ingress does not exist", undefined, RouteVerdict.pending]
+    ] as const
+  )("%s", (_name, object, expected) => {
     expect(ingressVerdict(object)).toEqual(expected)
   })
 

@@ -1,15 +1,15 @@
+import { describe, expect, it } from "@effect/vitest"
+import { ConfigProvider, Duration, Effect } from "effect"
 import { mkdtemp, readFile, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { describe, expect, it } from "@effect/vitest"
-import { ConfigProvider, Duration, Effect } from "effect"
-import * as SessionCluster from "../../src/cluster/SessionCluster.js"
 import { main } from "../../examples/runner.js"
+import * as SessionCluster from "../../src/cluster/SessionCluster.js"
 
 describe("the README's runner example", () => {
   it.live("publishes through the live client and streams the session's events to the end", () =>
     Effect.scoped(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const sc = yield* SessionCluster.make({ ingress: { delay: Duration.millis(50) }, dataPlane: false })
         const dir = yield* Effect.acquireRelease(
           Effect.promise(() => mkdtemp(join(tmpdir(), "session-routing-example-"))),

@@ -69,9 +69,15 @@ const scriptedRouter = (plan: ReadonlyArray<ReadonlyArray<Read>>, log: Ref.Ref<R
           case "programmed":
             return Verdict.programmed as RouteVerdict
           case "forbidden":
-            return yield* new RouteReadError({ route, error: new Forbidden({ reason: "httproutes is forbidden", code: 403 }) })
+            return yield* new RouteReadError({
+              route,
+              error: new Forbidden({ reason: "httproutes is forbidden", code: 403 })
+            })
           case "unavailable":
-            return yield* new RouteReadError({ route, error: new Unavailable({ reason: "etcd is down (503)", code: 503 }) })
+            return yield* new RouteReadError({
+              route,
+              error: new Unavailable({ reason: "etcd is down (503)", code: 503 })
+            })
         }
       }),
     unclaimedReason: () => UNCLAIMED,
@@ -87,7 +93,12 @@ describe("route health under any sequence of read outcomes", () => {
         const log = yield* Ref.make<ReadonlyArray<Logged>>([])
         const routes = plan.map((_, i) => routeOf(i))
         const events = yield* Ref.make<ReadonlyArray<RouteHealthEvent>>([])
-        const fiber = yield* watchRouteHealth({ sessionId: "abc", routes, timeoutMs: TIMEOUT_MS, intervalMs: INTERVAL_MS }).pipe(
+        const fiber = yield* watchRouteHealth({
+          sessionId: "abc",
+          routes,
+          timeoutMs: TIMEOUT_MS,
+          intervalMs: INTERVAL_MS
+        }).pipe(
           Stream.runForEach((event) => Ref.update(events, (all) => [...all, event])),
           Effect.provide(Layer.succeed(SessionRouter, scriptedRouter(plan, log))),
           Effect.fork
@@ -98,7 +109,9 @@ describe("route health under any sequence of read outcomes", () => {
         const reads = yield* Ref.get(log)
 
         for (const route of routes) {
-          const terminal = seen.filter((event) => event._tag === "Route" && event.route.host === route.host && event.state !== "pending")
+          const terminal = seen.filter((event) =>
+            event._tag === "Route" && event.route.host === route.host && event.state !== "pending"
+          )
           expect(terminal).toHaveLength(1)
           const event = terminal[0]!
           if (event._tag !== "Route") continue
@@ -125,7 +138,9 @@ describe("route health under any sequence of read outcomes", () => {
         }
         const readErrors = seen.filter((event) => event._tag === "ReadError")
         expect(readErrors.length).toBeLessThanOrEqual(1)
-        const anyFailure = seen.some((event) => event._tag === "Route" && event.state === "unprogrammed" && event.reason !== UNCLAIMED)
+        const anyFailure = seen.some((event) =>
+          event._tag === "Route" && event.state === "unprogrammed" && event.reason !== UNCLAIMED
+        )
         if (anyFailure) expect(readErrors).toHaveLength(1)
       }),
     // Each run drives a whole watch to its deadline on TestClock (~50 ms): 200 runs keep the file near 10 s.

@@ -43,7 +43,12 @@ type Seen =
 
 const view = (at: number, event: RouteHealthEvent): Seen =>
   event._tag === "Route"
-    ? { at, host: event.route.host, state: event.state, ...(event.state === "unprogrammed" ? { reason: event.reason } : {}) }
+    ? {
+      at,
+      host: event.route.host,
+      state: event.state,
+      ...(event.state === "unprogrammed" ? { reason: event.reason } : {})
+    }
     : { at, readError: event.route.host, reason: event.reason }
 
 /**
@@ -70,7 +75,8 @@ const fakeRouter = (answer: (route: PublishedRoute, call: number) => Effect.Effe
     return {
       layer: Layer.succeed(SessionRouter, service),
       /** Virtual times at which `host` was read. */
-      readsOf: (host: string) => Ref.get(reads).pipe(Effect.map((all) => all.filter((r) => r.host === host).map((r) => r.at))),
+      readsOf: (host: string) =>
+        Ref.get(reads).pipe(Effect.map((all) => all.filter((r) => r.host === host).map((r) => r.at))),
       interruptedReads: Ref.get(interrupted)
     }
   })
@@ -203,7 +209,9 @@ describe("watchRouteHealth", () => {
   it.effect("backs off from a permanent read failure instead of polling it every interval, and returns to the interval once it heals", () =>
     Effect.gen(function*() {
       // 403 for the first five reads (RBAC fixed meanwhile), then pending answers.
-      const fake = yield* fakeRouter((route, call) => call <= 5 ? Effect.fail(forbidden(route)) : Effect.succeed(Verdict.pending))
+      const fake = yield* fakeRouter((route, call) =>
+        call <= 5 ? Effect.fail(forbidden(route)) : Effect.succeed(Verdict.pending)
+      )
       yield* runFor(10_000, { sessionId, routes: [r8080], timeoutMs: 10_000, intervalMs: 100 }).pipe(
         Effect.provide(fake.layer)
       )
@@ -215,7 +223,9 @@ describe("watchRouteHealth", () => {
   it.effect("keeps the poll interval through transient read failures", () =>
     Effect.gen(function*() {
       const fake = yield* fakeRouter((route) => Effect.fail(hiccup(route)))
-      yield* runFor(500, { sessionId, routes: [r8080], timeoutMs: 500, intervalMs: 100 }).pipe(Effect.provide(fake.layer))
+      yield* runFor(500, { sessionId, routes: [r8080], timeoutMs: 500, intervalMs: 100 }).pipe(
+        Effect.provide(fake.layer)
+      )
       expect(yield* fake.readsOf(r8080.host)).toEqual([0, 100, 200, 300, 400])
     }))
 
@@ -235,7 +245,9 @@ describe("watchRouteHealth", () => {
 
   it.effect("keeps polling through a transient read failure instead of declaring the route dead", () =>
     Effect.gen(function*() {
-      const fake = yield* fakeRouter((route, call) => call < 3 ? Effect.fail(hiccup(route)) : Effect.succeed(Verdict.programmed))
+      const fake = yield* fakeRouter((route, call) =>
+        call < 3 ? Effect.fail(hiccup(route)) : Effect.succeed(Verdict.programmed)
+      )
       const seen = yield* runFor(2, { sessionId, routes: [r8080], timeoutMs: 1_000, intervalMs: 1 }).pipe(
         Effect.provide(fake.layer)
       )
@@ -267,7 +279,9 @@ describe("watchRouteHealth", () => {
 
   it.effect("does not blame a transient read failure once a verdict was obtained", () =>
     Effect.gen(function*() {
-      const fake = yield* fakeRouter((route, call) => call === 1 ? Effect.fail(hiccup(route)) : Effect.succeed(Verdict.pending))
+      const fake = yield* fakeRouter((route, call) =>
+        call === 1 ? Effect.fail(hiccup(route)) : Effect.succeed(Verdict.pending)
+      )
       const seen = yield* runFor(8, { sessionId, routes: [r8080], timeoutMs: 8, intervalMs: 1 }).pipe(
         Effect.provide(fake.layer)
       )
@@ -322,14 +336,21 @@ describe("watchRouteHealth", () => {
 
   it.effect("reports the read failure at an absolute deadline when every slow read fails", () =>
     Effect.gen(function*() {
-      const fake = yield* fakeRouter((route) => Effect.sleep("300 millis").pipe(Effect.zipRight(Effect.fail(forbidden(route)))))
+      const fake = yield* fakeRouter((route) =>
+        Effect.sleep("300 millis").pipe(Effect.zipRight(Effect.fail(forbidden(route))))
+      )
       const seen = yield* runFor(1_000, { sessionId, routes: [r8080], timeoutMs: 1_000, intervalMs: 100 }).pipe(
         Effect.provide(fake.layer)
       )
       expect(seen).toEqual([
         { at: 0, host: r8080.host, state: "pending" },
         { at: 300, readError: r8080.host, reason: forbiddenReason },
-        { at: 1_000, host: r8080.host, state: "unprogrammed", reason: `route status could not be read: ${forbiddenReason}` }
+        {
+          at: 1_000,
+          host: r8080.host,
+          state: "unprogrammed",
+          reason: `route status could not be read: ${forbiddenReason}`
+        }
       ])
     }))
 
@@ -375,20 +396,27 @@ describe("watchRouteHealth", () => {
       // Both hosts answered pending, then the server went silent at 150 ms: one host's
       // read was out when it stopped, the other's started after.
       const fake = yield* fakeRouter((route, call) =>
-        Effect.flatMap(Clock.currentTimeMillis, (now) => now >= 150 || (route === r9090 && call > 1) ? Effect.never : Effect.succeed(Verdict.pending))
+        Effect.flatMap(
+          Clock.currentTimeMillis,
+          (now) => now >= 150 || (route === r9090 && call > 1) ? Effect.never : Effect.succeed(Verdict.pending)
+        )
       )
       const seen = yield* runFor(5_000, { sessionId, routes, timeoutMs: 5_000, intervalMs: 100 }).pipe(
         Effect.provide(fake.layer)
       )
       const terminal = seen.filter((event) => "state" in event && event.state === "unprogrammed")
       expect(terminal).toHaveLength(2)
-      for (const event of terminal) expect(event.reason).toMatch(/^route status could not be read: the status read got no answer within \d+ ms/)
+      for (const event of terminal) {
+        expect(event.reason).toMatch(/^route status could not be read: the status read got no answer within \d+ ms/)
+      }
       expect(seen.filter((event) => "readError" in event)).toHaveLength(1)
     }))
 
   it.effect("reports the server's own failure, not a timeout, when the status reads keep failing fast", () =>
     Effect.gen(function*() {
-      const fake = yield* fakeRouter((route, call) => call === 1 ? Effect.succeed(Verdict.pending) : Effect.fail(hiccup(route)))
+      const fake = yield* fakeRouter((route, call) =>
+        call === 1 ? Effect.succeed(Verdict.pending) : Effect.fail(hiccup(route))
+      )
       const seen = yield* runFor(1_000, { sessionId, routes: [r8080], timeoutMs: 1_000, intervalMs: 100 }).pipe(
         Effect.provide(fake.layer)
       )
@@ -413,7 +441,9 @@ describe("watchRouteHealth", () => {
 
   it.effect("reports the read failure when reads start failing after pending answers", () =>
     Effect.gen(function*() {
-      const fake = yield* fakeRouter((route, call) => call <= 2 ? Effect.succeed(Verdict.pending) : Effect.fail(forbidden(route)))
+      const fake = yield* fakeRouter((route, call) =>
+        call <= 2 ? Effect.succeed(Verdict.pending) : Effect.fail(forbidden(route))
+      )
       const seen = yield* runFor(5, { sessionId, routes: [r8080], timeoutMs: 5, intervalMs: 1 }).pipe(
         Effect.provide(fake.layer)
       )
@@ -430,7 +460,12 @@ describe("watchRouteHealth", () => {
       const seen = yield* runFor(5, { sessionId, routes, timeoutMs: 5, intervalMs: 1 }).pipe(Effect.provide(fake.layer))
       expect(seen.filter((s) => "readError" in s)).toEqual([{ at: 0, readError: r8080.host, reason: forbiddenReason }])
       expect(seen.filter((s) => "state" in s && s.state !== "pending").sort(byHost)).toEqual([
-        { at: 5, host: r8080.host, state: "unprogrammed", reason: `route status could not be read: ${forbiddenReason}` },
+        {
+          at: 5,
+          host: r8080.host,
+          state: "unprogrammed",
+          reason: `route status could not be read: ${forbiddenReason}`
+        },
         { at: 5, host: r9090.host, state: "unprogrammed", reason: `route status could not be read: ${forbiddenReason}` }
       ])
     }))
@@ -448,7 +483,12 @@ describe("watchRouteHealth", () => {
         return yield* Fiber.join(fiber)
       }).pipe(Effect.provide(fake.layer))
       expect([...events][1]).toEqual({ _tag: "ReadError", route: r8080, reason: forbiddenReason, error })
-      expect(RouteHealthEvent.readError(error)).toEqual({ _tag: "ReadError", route: r8080, reason: forbiddenReason, error })
+      expect(RouteHealthEvent.readError(error)).toEqual({
+        _tag: "ReadError",
+        route: r8080,
+        reason: forbiddenReason,
+        error
+      })
     }))
 
   // --- interruption -----------------------------------------------------------------
@@ -543,7 +583,9 @@ describe("watchRouteHealth", () => {
     Effect.gen(function*() {
       // Answers take 60 ms: the next read is due 100 ms after the last one started, not after it answered.
       const fake = yield* fakeRouter(() => Effect.sleep("60 millis").pipe(Effect.as(Verdict.pending)))
-      yield* runFor(450, { sessionId, routes: [r8080], timeoutMs: 450, intervalMs: 100 }).pipe(Effect.provide(fake.layer))
+      yield* runFor(450, { sessionId, routes: [r8080], timeoutMs: 450, intervalMs: 100 }).pipe(
+        Effect.provide(fake.layer)
+      )
       expect(yield* fake.readsOf(r8080.host)).toEqual([0, 100, 200, 300, 400])
     }))
 
@@ -731,7 +773,12 @@ describe.each([
       const terminal = (yield* seen).filter((s) => "state" in s && s.state === "unprogrammed")
       const expected: ReadonlyArray<Seen> = [
         { at: 1_000, host: r8080.host, state: "unprogrammed", reason: unclaimed(r8080) },
-        { at: 1_000, host: r9090.host, state: "unprogrammed", reason: "route status could not be read: the API server could not answer (503)" }
+        {
+          at: 1_000,
+          host: r9090.host,
+          state: "unprogrammed",
+          reason: "route status could not be read: the API server could not answer (503)"
+        }
       ]
       expect(terminal.toSorted(byHost)).toEqual(expected.toSorted(byHost))
       expect((yield* seen).filter((s) => "readError" in s)).toHaveLength(1)

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Duration, Effect, Layer, Stream } from "effect"
 import { Fault } from "../../src/cluster/Faults.js"
+import type { SessionCluster } from "../../src/cluster/SessionCluster.js"
 import { IngressResource } from "../../src/domain/Resources.js"
 import { type RouteHealthEvent, watchRouteHealth } from "../../src/health/RouteHealth.js"
 import { SessionRouter } from "../../src/layers/SessionRouterLayers.js"
-import type { SessionCluster } from "../../src/cluster/SessionCluster.js"
 import { localIngressSilence } from "../support/Causes.js"
 import { BASE_DOMAIN, kubeClientLayer, routerConfigLayer, startCluster } from "../support/RouterHarness.js"
 
@@ -26,14 +26,14 @@ const publishAndWatch = (
   before: (sc: SessionCluster) => Effect.Effect<unknown> = () => Effect.void
 ) =>
   Effect.scoped(
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const sc = yield* startCluster(cluster)
       yield* before(sc)
       const layers = SessionRouter.layerIngress.pipe(
         Layer.provideMerge(kubeClientLayer("over HTTP", sc.cluster)),
         Layer.provideMerge(routerConfigLayer(sc))
       )
-      return yield* Effect.gen(function* () {
+      return yield* Effect.gen(function*() {
         const router = yield* SessionRouter
         const routes = yield* router.publish(spec)
         const events = yield* Stream.runCollect(
@@ -49,7 +49,7 @@ const states = (events: ReadonlyArray<RouteHealthEvent>) =>
 
 describe("route health over HTTP against LocalCluster", () => {
   it.live("turns programmed when the controller publishes an address after 300 ms", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { events } = yield* publishAndWatch({ ingress: { delay: Duration.millis(300) } })
       expect(events).toEqual([
         { _tag: "Route", route, state: "pending" },
@@ -58,7 +58,7 @@ describe("route health over HTTP against LocalCluster", () => {
     }))
 
   it.live("calls the host unprogrammed with its diagnosis when no controller ever writes status", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { events } = yield* publishAndWatch({ ingress: { delay: "never" } })
       expect(events).toEqual([
         { _tag: "Route", route, state: "pending" },
@@ -67,16 +67,17 @@ describe("route health over HTTP against LocalCluster", () => {
     }))
 
   it.live("reports forbidden reads once, and the read failure, not the unclaimed advice, at the deadline", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { events } = yield* publishAndWatch({ ingress: { delay: Duration.millis(300) } }, (sc) =>
         // Every read refused: the shared watch falls back to polling, and the polls are refused too.
-        sc.cluster.faults.add({ resource: IngressResource, verbs: ["get", "list", "watch"], action: Fault.forbid() })
-      )
+        sc.cluster.faults.add({ resource: IngressResource, verbs: ["get", "list", "watch"], action: Fault.forbid() }))
       expect(states(events)).toEqual(["pending", "read-error", "unprogrammed"])
       const last = events.at(-1)
       expect(last?._tag === "Route" && last.state === "unprogrammed" && last.reason).toMatch(
         /^route status could not be read: ingresses\.networking\.k8s\.io "telo-run-health1" is forbidden/
       )
-      expect(last?._tag === "Route" && last.state === "unprogrammed" && last.reason).not.toMatch(/no ingress controller/)
+      expect(last?._tag === "Route" && last.state === "unprogrammed" && last.reason).not.toMatch(
+        /no ingress controller/
+      )
     }))
 })

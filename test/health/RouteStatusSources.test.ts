@@ -18,7 +18,14 @@ import { SessionRouter } from "../../src/layers/SessionRouterLayers.js"
 import { followSession } from "../../src/runner/FollowSession.js"
 import type { SessionEvent } from "../../src/runner/SessionRunner.js"
 import { localIngressSilence } from "../support/Causes.js"
-import { BASE_DOMAIN, type Face, kubeClientLayer, routerConfigLayer, startCluster, type TestConfig } from "../support/RouterHarness.js"
+import {
+  BASE_DOMAIN,
+  type Face,
+  kubeClientLayer,
+  routerConfigLayer,
+  startCluster,
+  type TestConfig
+} from "../support/RouterHarness.js"
 
 const sessionId = "sources1"
 const spec = {
@@ -52,7 +59,9 @@ const publishAndWatch = (timing: { readonly timeoutMs: number; readonly interval
     const routes = yield* router.publish(spec)
     const seen = yield* Ref.make<ReadonlyArray<Seen>>([])
     const fiber = yield* watchRouteHealth({ sessionId, routes, ...timing }).pipe(
-      Stream.runForEach((event) => Effect.flatMap(Clock.currentTimeMillis, (at) => Ref.update(seen, (all) => [...all, { at, event }]))),
+      Stream.runForEach((event) =>
+        Effect.flatMap(Clock.currentTimeMillis, (at) => Ref.update(seen, (all) => [...all, { at, event }]))
+      ),
       Effect.fork
     )
     return { fiber, seen: Ref.get(seen), router, routes }
@@ -61,7 +70,9 @@ const publishAndWatch = (timing: { readonly timeoutMs: number; readonly interval
 const terminal = (seen: ReadonlyArray<Seen>) =>
   seen.filter(({ event }) => event._tag === "Route" && event.state !== "pending")
 
-const reasonOf = (event: RouteHealthEvent) => (event._tag === "Route" && event.state === "unprogrammed" ? event.reason : undefined)
+const reasonOf = (
+  event: RouteHealthEvent
+) => (event._tag === "Route" && event.state === "unprogrammed" ? event.reason : undefined)
 
 for (const source of ["watch", "poll"] as const) {
   describe(`route health on the ${source} source (TestClock)`, () => {
@@ -105,15 +116,23 @@ for (const source of ["watch", "poll"] as const) {
     it.scoped("reports a read failure once, and never the unclaimed advice, when every read is refused", () =>
       Effect.gen(function*() {
         const sc = yield* startCluster({ ingress: { delay: Duration.millis(300) }, gateway: false })
-        yield* sc.cluster.faults.add({ resource: IngressResource, verbs: ["get", "list", "watch"], action: Fault.forbid() })
+        yield* sc.cluster.faults.add({
+          resource: IngressResource,
+          verbs: ["get", "list", "watch"],
+          action: Fault.forbid()
+        })
         const run = yield* publishAndWatch({ timeoutMs: 1_000, intervalMs: 100 }).pipe(
-          Effect.provide(yield* routing(sc, "in memory", source).pipe(Effect.provide(Logger.remove(Logger.defaultLogger))))
+          Effect.provide(
+            yield* routing(sc, "in memory", source).pipe(Effect.provide(Logger.remove(Logger.defaultLogger)))
+          )
         )
         yield* TestClock.adjust(Duration.millis(1_000))
         yield* Fiber.join(run.fiber)
         const seen = yield* run.seen
         expect(seen.filter(({ event }) => event._tag === "ReadError")).toHaveLength(1)
-        for (const { event } of terminal(seen)) expect(reasonOf(event)).toMatch(/^route status could not be read: .*forbidden/)
+        for (const { event } of terminal(seen)) {
+          expect(reasonOf(event)).toMatch(/^route status could not be read: .*forbidden/)
+        }
       }))
 
     it.scoped("ends a rejected host at once, with the controller's reason", () =>
@@ -187,8 +206,13 @@ describe("the shared watch over HTTP", () => {
       const events = yield* Effect.gen(function*() {
         const router = yield* SessionRouter
         const routes = yield* router.publish(spec)
-        return Chunk.toReadonlyArray(yield* Stream.runCollect(watchRouteHealth({ sessionId, routes, timeoutMs: 5_000, intervalMs: 50 })))
-      }).pipe(Effect.provide(yield* routing(sc, "over HTTP", "watch").pipe(Effect.provide(collect))), Effect.provide(collect))
+        return Chunk.toReadonlyArray(
+          yield* Stream.runCollect(watchRouteHealth({ sessionId, routes, timeoutMs: 5_000, intervalMs: 50 }))
+        )
+      }).pipe(
+        Effect.provide(yield* routing(sc, "over HTTP", "watch").pipe(Effect.provide(collect))),
+        Effect.provide(collect)
+      )
       return { events, warnings: yield* Ref.get(warnings), sc }
     })
 
@@ -198,23 +222,22 @@ describe("the shared watch over HTTP", () => {
   it.scopedLive("loses no verdict when the watch is cut mid-settle", () =>
     Effect.gen(function*() {
       const { events } = yield* overHttp({ ingress: { delay: Duration.millis(300) }, gateway: false }, (sc) =>
-        sc.cluster.faults.add({ resource: IngressResource, verbs: ["watch"], action: Fault.cutWatch(0), times: 2 })
-      )
+        sc.cluster.faults.add({ resource: IngressResource, verbs: ["watch"], action: Fault.cutWatch(0), times: 2 }))
       programmedBoth(events)
     }))
 
   it.scopedLive("loses no verdict when the watch expires (410) mid-settle", () =>
     Effect.gen(function*() {
       const { events } = yield* overHttp({ ingress: { delay: Duration.millis(300) }, gateway: false }, (sc) =>
-        sc.cluster.faults.add({ resource: IngressResource, verbs: ["watch"], action: Fault.expireWatch(0), times: 1 })
-      )
+        sc.cluster.faults.add({ resource: IngressResource, verbs: ["watch"], action: Fault.expireWatch(0), times: 1 }))
       programmedBoth(events)
     }))
 
   it.scopedLive("falls back to polling when listing is forbidden, says so once, and still settles every host", () =>
     Effect.gen(function*() {
-      const { events, warnings } = yield* overHttp({ ingress: { delay: Duration.millis(300) }, gateway: false }, (sc) =>
-        sc.cluster.faults.add({ resource: IngressResource, verbs: ["list", "watch"], action: Fault.forbid() })
+      const { events, warnings } = yield* overHttp(
+        { ingress: { delay: Duration.millis(300) }, gateway: false },
+        (sc) => sc.cluster.faults.add({ resource: IngressResource, verbs: ["list", "watch"], action: Fault.forbid() })
       )
       programmedBoth(events)
       expect(warnings).toHaveLength(1)
@@ -249,7 +272,8 @@ describe("the shared watch over HTTP", () => {
         // Published again: the controller programs the new Ingress.
         yield* router.publish(spec)
         const events = Chunk.toReadonlyArray(yield* Fiber.join(followed)) as ReadonlyArray<SessionEvent>
-        const of = (port: number) => events.filter((e) => e.type === "route" && e.port === port).map((e) => e.type === "route" && e.state)
+        const of = (port: number) =>
+          events.filter((e) => e.type === "route" && e.port === port).map((e) => e.type === "route" && e.state)
         // Gone, back without status, then programmed by the controller.
         for (const port of [8080, 9090]) expect(of(port)).toEqual(["unprogrammed", "pending", "programmed"])
       }).pipe(Effect.provide(yield* routing(sc, "over HTTP", "watch")))
@@ -261,7 +285,12 @@ describe("the shared watch over HTTP", () => {
       yield* Effect.gen(function*() {
         const { routes } = yield* publishedAndProgrammed
         // From here on, every GET of an Ingress is counted (a fault that changes nothing).
-        const id = yield* sc.cluster.faults.add({ resource: IngressResource, verbs: ["get"], action: Fault.latency(0), times: 1_000 })
+        const id = yield* sc.cluster.faults.add({
+          resource: IngressResource,
+          verbs: ["get"],
+          action: Fault.latency(0),
+          times: 1_000
+        })
         const gets = Effect.map(sc.cluster.faults.active, (all) => 1_000 - (all.find((f) => f.id === id)?.times ?? 0))
         const followed = yield* followProgrammed(routes, 2)
         // The controller's address goes away: a load balancer lost the route.
@@ -279,5 +308,3 @@ describe("the shared watch over HTTP", () => {
       }).pipe(Effect.provide(yield* routing(sc, "over HTTP", "watch")))
     }))
 })
-
-

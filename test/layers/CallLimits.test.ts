@@ -18,16 +18,20 @@ import {
 import { runFor, scripted } from "../support/ScriptedCalls.js"
 
 const target = { what: `get ingresses.networking.k8s.io "web" in namespace "ns"`, server: "https://api:6443" }
-const unavailable = new Unavailable({ reason: "the API server could not answer get ... (503: etcd is down)", code: 503 })
-const refused = new Transport({ reason: "could not get ...: the connection was refused (ECONNREFUSED)", kind: "refused" })
+const unavailable = new Unavailable({
+  reason: "the API server could not answer get ... (503: etcd is down)",
+  code: 503
+})
+const refused = new Transport({
+  reason: "could not get ...: the connection was refused (ECONNREFUSED)",
+  kind: "refused"
+})
 const tls = new Transport({ reason: "could not get ...: the TLS handshake failed (EPROTO)", kind: "tls" })
 const dns = new Transport({ reason: "could not get ...: the host name does not resolve (ENOTFOUND)", kind: "dns" })
 const unauthorized = new Unauthorized({ reason: "the API server refused the credentials (401)", code: 401 })
 
 /** A fixed, short retry schedule, so the budget (not the schedule) is what ends a call. */
 const every100ms = Schedule.spaced(Duration.millis(100))
-
-
 
 describe("withinLimits", () => {
   it("gives each attempt half the budget", () => {
@@ -82,7 +86,9 @@ describe("withinLimits", () => {
       if (result._tag === "Left") {
         expect(result.left._tag).toBe("Transport")
         // The 503 came at once; from then on two attempts went unanswered until the budget ran out.
-        expect(result.left.reason).toBe(`could not ${target.what} at ${target.server}: no answer within 10s (3 attempts)`)
+        expect(result.left.reason).toBe(
+          `could not ${target.what} at ${target.server}: no answer within 10s (3 attempts)`
+        )
       }
     }))
 
@@ -110,11 +116,13 @@ describe("withinLimits", () => {
       expect(yield* Ref.get(attempts)).toBe(4)
     }))
 
-  it.effect.each([
-    ["a TLS handshake failure", tls],
-    ["a server name that does not resolve", dns],
-    ["refused credentials (401)", unauthorized]
-  ] as const)("fails at once on %s: waiting does not heal it", ([, error]) =>
+  it.effect.each(
+    [
+      ["a TLS handshake failure", tls],
+      ["a server name that does not resolve", dns],
+      ["refused credentials (401)", unauthorized]
+    ] as const
+  )("fails at once on %s: waiting does not heal it", ([, error]) =>
     Effect.gen(function*() {
       const { attempts, call } = yield* scripted([error, "ok"])
       const result = yield* runFor(
@@ -162,9 +170,10 @@ describe("which failures heal by waiting", () => {
       expect(isTransient(error)).toBe(false)
       expect(isPermanent(error)).toBe(true)
     }
-    expect(isPermanent(new NotServed({ reason: "x", code: 404, resource: "httproutes.gateway.networking.k8s.io" }))).toBe(
-      true
-    )
+    expect(isPermanent(new NotServed({ reason: "x", code: 404, resource: "httproutes.gateway.networking.k8s.io" })))
+      .toBe(
+        true
+      )
   })
 
   it("retries a refused, reset or unanswered request", () => {

@@ -46,7 +46,7 @@ const accepted = (status: "True" | "False", generation: number, reason = "Accept
 
 /** Replaces the status of the session's 8080 route with `parents`, at its current generation. */
 const writeParents = (sc: SessionCluster, parents: (generation: number) => ReadonlyArray<RouteParentStatus>) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const name = `telo-run-${sessionId}-8080`
     const stored = yield* Effect.orDie(sc.cluster.store.get(HttpRouteResource, sc.namespace, name))
     const generation = stored.metadata?.generation ?? 1
@@ -62,7 +62,7 @@ describe("gateway router, behaviour the mutants found unchecked", () => {
   it.live("keeps a 403's own reason instead of the Gateway API install advice", () =>
     onGateway(
       ({ router, sc }) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           yield* sc.cluster.faults.add({ resource: HttpRouteResource, verbs: ["patch"], action: Fault.forbid() })
           const result = yield* Effect.either(router.publish(spec))
           if (Either.isRight(result)) return expect.fail("a publish refused by RBAC succeeded")
@@ -75,8 +75,13 @@ describe("gateway router, behaviour the mutants found unchecked", () => {
   it.live("routesOf keeps a 403's own reason, and gives the install advice only when HTTPRoutes are not served", () =>
     onGateway(
       ({ router, sc }) =>
-        Effect.gen(function* () {
-          yield* sc.cluster.faults.add({ resource: HttpRouteResource, verbs: ["list"], action: Fault.forbid(), times: 1 })
+        Effect.gen(function*() {
+          yield* sc.cluster.faults.add({
+            resource: HttpRouteResource,
+            verbs: ["list"],
+            action: Fault.forbid(),
+            times: 1
+          })
           const forbidden = yield* Effect.flip(router.routesOf(sessionId))
           expect(forbidden.error._tag).toBe("Forbidden")
           expect(forbidden.reason).toMatch(/^could not list the HTTPRoutes of session gwmutants1: .*forbidden/)
@@ -92,7 +97,7 @@ describe("gateway router, behaviour the mutants found unchecked", () => {
   it.live("routesOf lists only this session's routes, not another's", () =>
     onGateway(
       ({ router }) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           yield* router.publish(spec)
           yield* router.publish({ sessionId: otherId, ...pod(otherId), ports: [{ port: 7070, protocol: "tcp" }] })
           expect(yield* router.routesOf(sessionId)).toEqual([
@@ -108,17 +113,30 @@ describe("gateway router, behaviour the mutants found unchecked", () => {
       "in memory",
       SessionRouter.layerGateway,
       ({ router, sc }) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           yield* router.publish(spec)
-          const gatewayRef = { group: "gateway.networking.k8s.io", kind: "Gateway", namespace: sc.gateway.namespace, name: sc.gateway.name }
+          const gatewayRef = {
+            group: "gateway.networking.k8s.io",
+            kind: "Gateway",
+            namespace: sc.gateway.namespace,
+            name: sc.gateway.name
+          }
           // Accepted on the configured listener: that entry decides.
           yield* writeParents(sc, (g) => [
-            { parentRef: { ...gatewayRef, sectionName: "web" }, controllerName: DEFAULT_GATEWAY_CONTROLLER_NAME, conditions: [accepted("True", g)] }
+            {
+              parentRef: { ...gatewayRef, sectionName: "web" },
+              controllerName: DEFAULT_GATEWAY_CONTROLLER_NAME,
+              conditions: [accepted("True", g)]
+            }
           ])
           expect(yield* router.verdictFor(sessionId, route8080)).toEqual({ kind: "programmed" })
           // An entry for the whole Gateway (no listener) is another parent: it does not decide.
           yield* writeParents(sc, (g) => [
-            { parentRef: gatewayRef, controllerName: DEFAULT_GATEWAY_CONTROLLER_NAME, conditions: [accepted("True", g)] }
+            {
+              parentRef: gatewayRef,
+              controllerName: DEFAULT_GATEWAY_CONTROLLER_NAME,
+              conditions: [accepted("True", g)]
+            }
           ])
           expect(yield* router.verdictFor(sessionId, route8080)).toEqual({ kind: "pending" })
           expect(router.unclaimedReason(route8080)).toContain(
@@ -131,7 +149,7 @@ describe("gateway router, behaviour the mutants found unchecked", () => {
   it.live("an acceptance by another controller for our Gateway does not outvote our controller's rejection", () =>
     onGateway(
       ({ router, sc }) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           yield* router.publish(spec)
           const parentRef = { name: sc.gateway.name }
           yield* writeParents(sc, (g) => [
@@ -153,7 +171,7 @@ describe("gateway router, behaviour the mutants found unchecked", () => {
   it.live("a failed list of the other mode's objects, other than a 403 or an unserved type, fails the publish", () =>
     onGateway(
       ({ kube, router, sc }) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           yield* sc.cluster.faults.add({ resource: IngressResource, verbs: ["list"], action: Fault.respond(401) })
           const result = yield* Effect.either(router.publish(spec))
           if (Either.isRight(result)) return expect.fail("a publish that could not look for old Ingresses succeeded")
@@ -167,9 +185,12 @@ describe("gateway router, behaviour the mutants found unchecked", () => {
   it.live("a 403 or an unserved type on the other mode's objects does not fail the publish", () =>
     onGateway(
       ({ router, sc }) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           yield* sc.cluster.faults.add({ resource: IngressResource, verbs: ["list"], action: Fault.forbid(), times: 1 })
-          expect(yield* router.publish(spec)).toEqual([route8080, { host: `9090-${sessionId}.${BASE_DOMAIN}`, port: 9090 }])
+          expect(yield* router.publish(spec)).toEqual([route8080, {
+            host: `9090-${sessionId}.${BASE_DOMAIN}`,
+            port: 9090
+          }])
           yield* sc.cluster.store.setServed(IngressResource, false)
           expect(yield* router.publish(spec)).toHaveLength(2)
         })
@@ -178,7 +199,7 @@ describe("gateway router, behaviour the mutants found unchecked", () => {
   it.live("routesOf orders a session's routes by port, not by object name", () =>
     onGateway(
       ({ router }) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           // By name, telo-run-<id>-10000 sorts before telo-run-<id>-9090.
           yield* router.publish({ ...spec, ports: [{ port: 10000, protocol: "tcp" }, { port: 9090, protocol: "tcp" }] })
           expect((yield* router.routesOf(sessionId)).map((r) => r.port)).toEqual([9090, 10000])
@@ -198,25 +219,32 @@ describe("gateway router, behaviour the mutants found unchecked", () => {
   it.live("a failed Gateway lookup is tried again by the next verdict, not trusted for minutes", () =>
     onGateway(
       ({ router, sc }) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           yield* router.publish(spec)
           const parentRef = { name: sc.gateway.name }
           yield* writeParents(sc, (g) => [
             { parentRef, controllerName: "example.com/another-controller", conditions: [accepted("True", g)] },
-            { parentRef, controllerName: DEFAULT_GATEWAY_CONTROLLER_NAME, conditions: [accepted("False", g, "NotAllowedByListeners")] }
+            {
+              parentRef,
+              controllerName: DEFAULT_GATEWAY_CONTROLLER_NAME,
+              conditions: [accepted("False", g, "NotAllowedByListeners")]
+            }
           ])
           yield* sc.cluster.faults.add({ resource: GatewayResource, verbs: ["get"], action: Fault.forbid(), times: 1 })
           // Controller unknown: any current acceptance decides.
           expect(yield* router.verdictFor(sessionId, route8080)).toEqual({ kind: "programmed" })
           // The next verdict learns the controller, and only its entry counts.
-          expect(yield* router.verdictFor(sessionId, route8080)).toMatchObject({ kind: "rejected", reason: "NotAllowedByListeners" })
+          expect(yield* router.verdictFor(sessionId, route8080)).toMatchObject({
+            kind: "rejected",
+            reason: "NotAllowedByListeners"
+          })
         })
     ))
 
   it.live("unpublishes the Service where HTTPRoutes are not served", () =>
     onGateway(
       ({ kube, router, sc }) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           yield* router.publish(spec)
           yield* sc.cluster.store.setServed(HttpRouteResource, false)
           yield* router.unpublish(sessionId)
@@ -227,7 +255,7 @@ describe("gateway router, behaviour the mutants found unchecked", () => {
   it.live("a reload with no ports left removes the session Service", () =>
     onGateway(
       ({ kube, router, sc }) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           yield* router.publish(spec)
           expect(yield* router.publish({ ...spec, ports: [] })).toEqual([])
           expect((yield* kube.list(ServiceResource, sc.namespace)).items).toEqual([])
@@ -236,14 +264,20 @@ describe("gateway router, behaviour the mutants found unchecked", () => {
     ))
 
   it.live("a learned Gateway controller is read once for many verdicts, not once per verdict", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const reads = yield* gatewayReadsDuring(({ router, sc }) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           yield* router.publish(spec)
           yield* writeParents(sc, (g) => [
-            { parentRef: { name: sc.gateway.name }, controllerName: DEFAULT_GATEWAY_CONTROLLER_NAME, conditions: [accepted("True", g)] }
+            {
+              parentRef: { name: sc.gateway.name },
+              controllerName: DEFAULT_GATEWAY_CONTROLLER_NAME,
+              conditions: [accepted("True", g)]
+            }
           ])
-          for (let i = 0; i < 3; i++) expect(yield* router.verdictFor(sessionId, route8080)).toEqual({ kind: "programmed" })
+          for (let i = 0; i < 3; i++) {
+            expect(yield* router.verdictFor(sessionId, route8080)).toEqual({ kind: "programmed" })
+          }
         })
       )
       expect(reads).toBe(1)
@@ -253,17 +287,19 @@ describe("gateway router, behaviour the mutants found unchecked", () => {
   // Gateway read for each would only add requests: an absent route is pending whoever
   // owns the Gateway.
   it.live("the verdict for an HTTPRoute not written yet reads no Gateway", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const reads = yield* gatewayReadsDuring(({ router }) =>
-        Effect.gen(function* () {
-          for (let i = 0; i < 3; i++) expect(yield* router.verdictFor(sessionId, route8080)).toEqual({ kind: "pending" })
+        Effect.gen(function*() {
+          for (let i = 0; i < 3; i++) {
+            expect(yield* router.verdictFor(sessionId, route8080)).toEqual({ kind: "pending" })
+          }
         })
       )
       expect(reads).toBe(0)
     }))
 
   it.effect("refuses to start without a Gateway to attach routes to, and names the setting", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       // Outside gateway mode the configuration holds no Gateway: only the layer itself can say so.
       expect(yield* setupFailure(SessionRouter.layerGateway, { mode: "ingress" })).toEqual(
         new RouterSetupError({
@@ -275,7 +311,7 @@ describe("gateway router, behaviour the mutants found unchecked", () => {
 
 /** How many times the gateway router read the Gateway while `body` ran (in memory, no controller). */
 const gatewayReadsDuring = <E>(body: (ctx: RouterContext) => Effect.Effect<void, E>) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     let reads = 0
     yield* withRouter("in memory", SessionRouter.layerGateway, body, {
       config: gatewayConfig,

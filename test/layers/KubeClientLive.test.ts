@@ -1,6 +1,19 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as k8s from "@kubernetes/client-node"
-import { Chunk, Clock, ConfigProvider, Deferred, Effect, Exit, Fiber, Layer, Option, Queue, Schedule, Stream } from "effect"
+import {
+  Chunk,
+  Clock,
+  ConfigProvider,
+  Deferred,
+  Effect,
+  Exit,
+  Fiber,
+  Layer,
+  Option,
+  Queue,
+  Schedule,
+  Stream
+} from "effect"
 import * as fs from "node:fs"
 import * as net from "node:net"
 import * as os from "node:os"
@@ -18,7 +31,8 @@ import { Expired, type KubeError, TooManyRequests, Transport } from "../../src/s
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "kubeclient-live-"))
 
-const kubeconfigYaml = (server: string, extra = "") => `apiVersion: v1
+const kubeconfigYaml = (server: string, extra = "") =>
+  `apiVersion: v1
 kind: Config
 clusters:
 - name: local
@@ -82,7 +96,9 @@ const closedPort = Effect.promise(
 )
 
 const configFailure = (effect: Effect.Effect<unknown, KubeConfigError>) =>
-  Effect.flip(effect).pipe(Effect.map((error) => ({ tag: error._tag, reason: error.reason, path: error.path, context: error.context })))
+  Effect.flip(effect).pipe(
+    Effect.map((error) => ({ tag: error._tag, reason: error.reason, path: error.path, context: error.context }))
+  )
 
 // ---------------------------------------------------------------------------
 
@@ -158,7 +174,9 @@ describe("KubeClientLive kubeconfig", () => {
           Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["KUBECONFIG", value]])))
         )
       )
-      expect(failure.reason).toBe(`KUBECONFIG names ${path.join(tmp, "a")}, ${path.join(tmp, "b")}, and none of them exists`)
+      expect(failure.reason).toBe(
+        `KUBECONFIG names ${path.join(tmp, "a")}, ${path.join(tmp, "b")}, and none of them exists`
+      )
     }))
 
   it.effect("fails the layer's construction with the KubeConfigError", () =>
@@ -166,7 +184,9 @@ describe("KubeClientLive kubeconfig", () => {
       const file = path.join(tmp, "absent")
       const exit = yield* Effect.exit(Layer.build(KubeClientLive.layer({ kubeconfigPath: file })).pipe(Effect.scoped))
       expect(exit).toEqual(
-        Exit.fail(new KubeConfigError({ reason: `could not load the kubeconfig ${file}: the file does not exist`, path: file }))
+        Exit.fail(
+          new KubeConfigError({ reason: `could not load the kubeconfig ${file}: the file does not exist`, path: file })
+        )
       )
     }))
 })
@@ -183,7 +203,11 @@ describe("KubeClientLive watch lines", () => {
         object
       })
       expect(
-        yield* parseWatchLine(ctx, server, JSON.stringify({ type: "BOOKMARK", object: { metadata: { resourceVersion: "9" } } }))
+        yield* parseWatchLine(
+          ctx,
+          server,
+          JSON.stringify({ type: "BOOKMARK", object: { metadata: { resourceVersion: "9" } } })
+        )
       ).toEqual({ type: "BOOKMARK", resourceVersion: "9" })
       const status = {
         kind: "Status",
@@ -204,7 +228,8 @@ describe("KubeClientLive watch lines", () => {
     Effect.gen(function*() {
       expect(yield* Effect.flip(parseWatchLine(ctx, server, "{\"type\":\"ADD"))).toEqual(
         new Transport({
-          reason: `the watch from ${server} (watch ingresses.networking.k8s.io in namespace "ns") sent a line that is not JSON`
+          reason:
+            `the watch from ${server} (watch ingresses.networking.k8s.io in namespace "ns") sent a line that is not JSON`
         })
       )
     }))
@@ -218,7 +243,8 @@ describe("KubeClientLive transport", () => {
       const client = yield* KubeClientLive.make(kubeConfigFor(server), { retrySchedule: quickRetry })
       expect(yield* Effect.flip(client.get(IngressResource, "ns", "x"))).toEqual(
         new Transport({
-          reason: `could not get ingresses.networking.k8s.io "x" in namespace "ns" at ${server}: the connection was refused (is the API server running, and is the kubeconfig's server address right?) (ECONNREFUSED)`,
+          reason:
+            `could not get ingresses.networking.k8s.io "x" in namespace "ns" at ${server}: the connection was refused (is the API server running, and is the kubeconfig's server address right?) (ECONNREFUSED)`,
           kind: "refused"
         })
       )
@@ -247,7 +273,8 @@ describe("KubeClientLive transport", () => {
       const failure = yield* Effect.flip(client.get(IngressResource, "ns", "x"))
       expect(failure).toEqual(
         new Transport({
-          reason: `could not get ingresses.networking.k8s.io "x" in namespace "ns" at ${url}: the connection was reset before the answer was complete (ECONNRESET)`,
+          reason:
+            `could not get ingresses.networking.k8s.io "x" in namespace "ns" at ${url}: the connection was reset before the answer was complete (ECONNRESET)`,
           kind: "other"
         })
       )
@@ -294,7 +321,9 @@ describe("KubeClientLive transport", () => {
       // Real time: the budget is 400 ms, the timer fires a few ms late, and the jittered
       // pause decides whether a second attempt was out when it ran out.
       expect(failure.reason).toMatch(
-        new RegExp(`^could not get ingresses\\.networking\\.k8s\\.io "web" in namespace "ns" at ${server}: no answer within 4\\d\\dms( \\(2 attempts\\))?$`)
+        new RegExp(
+          `^could not get ingresses\\.networking\\.k8s\\.io "web" in namespace "ns" at ${server}: no answer within 4\\d\\dms( \\(2 attempts\\))?$`
+        )
       )
       // Bounded by the budget: a hung server once cost 36 s per request.
       expect(took).toBeLessThan(2_000)
@@ -373,12 +402,18 @@ const gateway: Gateway = {
 }
 
 /** A fresh LocalCluster and the live client on its kubeconfig, for the life of the test's scope. */
-const setup = (options: { readonly retrySchedule?: Schedule.Schedule<unknown, KubeError>; readonly cluster?: LocalClusterOptions } = {}) =>
+const setup = (
+  options: { readonly retrySchedule?: Schedule.Schedule<unknown, KubeError>; readonly cluster?: LocalClusterOptions } =
+    {}
+) =>
   Effect.gen(function*() {
     const cluster = yield* LocalCluster.make({ namespaces: [NS], ...options.cluster })
     const kc = new k8s.KubeConfig()
     kc.loadFromString(cluster.kubeconfig())
-    const client = yield* KubeClientLive.make(kc, options.retrySchedule !== undefined ? { retrySchedule: options.retrySchedule } : {})
+    const client = yield* KubeClientLive.make(
+      kc,
+      options.retrySchedule !== undefined ? { retrySchedule: options.retrySchedule } : {}
+    )
     return { cluster, client }
   })
 
@@ -491,7 +526,10 @@ describe("KubeClientLive over HTTP", () => {
       yield* client.apply(IngressResource, ingress("a"))
       const seen = yield* Queue.unbounded<WatchEvent<Ingress>>()
       yield* client.watch(IngressResource, NS).pipe(Stream.runForEach((e) => Queue.offer(seen, e)), Effect.forkScoped)
-      const next = Effect.map(Queue.take(seen), (e) => [e.type, e.object.metadata?.name, e.object.spec?.rules?.[0]?.host])
+      const next = Effect.map(
+        Queue.take(seen),
+        (e) => [e.type, e.object.metadata?.name, e.object.spec?.rules?.[0]?.host]
+      )
       expect(yield* next).toEqual(["ADDED", "a", "a.example.test"])
       yield* client.apply(IngressResource, ingress("b"))
       expect(yield* next).toEqual(["ADDED", "b", "b.example.test"])
@@ -511,16 +549,19 @@ describe("KubeClientLive over HTTP", () => {
       yield* client.apply(ServiceResource, service("a"))
       yield* cluster.faults.add({ resource: ServiceResource, verbs: ["watch"], action: Fault.cutWatch(1), times: 1 })
       const events = yield* Stream.runCollect(client.watchFrom(ServiceResource, NS, { resourceVersion: from }))
-      expect(Chunk.toReadonlyArray(events).map((e) => e.type === "ADDED" ? [e.type, e.object.metadata?.name] : e.type)).toEqual([
-        ["ADDED", "a"]
-      ])
+      expect(Chunk.toReadonlyArray(events).map((e) => e.type === "ADDED" ? [e.type, e.object.metadata?.name] : e.type))
+        .toEqual([
+          ["ADDED", "a"]
+        ])
     }))
 
   it.scopedLive("raw watchFrom asks for bookmarks and passes them on with their resourceVersion", () =>
     Effect.gen(function*() {
       const { client } = yield* setup({ cluster: { bookmarkInterval: "50 millis" } })
       const applied = yield* client.apply(ServiceResource, service("a"))
-      const events = yield* client.watchFrom(ServiceResource, NS, { resourceVersion: applied.metadata!.resourceVersion! }).pipe(
+      const events = yield* client.watchFrom(ServiceResource, NS, {
+        resourceVersion: applied.metadata!.resourceVersion!
+      }).pipe(
         Stream.takeUntil((e) => e.type === "BOOKMARK"),
         Stream.runCollect
       )
@@ -550,7 +591,9 @@ describe("KubeClientLive over HTTP", () => {
       Effect.gen(function*() {
         const { client, cluster } = yield* setup()
         yield* cluster.store.apply(IngressResource, NS, "web", ingress("web"), { fieldManager: "kubectl", force: true })
-        const failure = yield* Effect.flip(client.apply(IngressResource, ingress("web", "mine.example.test"), { force: false }))
+        const failure = yield* Effect.flip(
+          client.apply(IngressResource, ingress("web", "mine.example.test"), { force: false })
+        )
         expect(failure._tag).toBe("Conflict")
         expect(failure.code).toBe(409)
         expect(failure._tag === "Conflict" ? failure.causes.map((c) => c.type) : []).toContain("FieldManagerConflict")
@@ -618,7 +661,10 @@ describe("KubeClientLive over HTTP", () => {
     it.scopedLive("Forbidden with the authorizer's words and the verb to grant", () =>
       Effect.gen(function*() {
         const { client, cluster } = yield* setup()
-        yield* cluster.faults.add({ resource: IngressResource, action: Fault.forbid("system:serviceaccount:apps:router") })
+        yield* cluster.faults.add({
+          resource: IngressResource,
+          action: Fault.forbid("system:serviceaccount:apps:router")
+        })
         expect(yield* failureOf(client.list(IngressResource, NS))).toEqual({
           tag: "Forbidden",
           code: 403,
@@ -659,7 +705,8 @@ describe("KubeClientLive over HTTP", () => {
         const failure = yield* Effect.flip(client.list(ServiceResource, NS))
         expect(failure).toEqual(
           new TooManyRequests({
-            reason: `the API server is throttling requests (429) for list services in namespace "apps"; it asked to retry after 2s`,
+            reason:
+              `the API server is throttling requests (429) for list services in namespace "apps"; it asked to retry after 2s`,
             code: 429,
             retryAfterSeconds: 2
           })
@@ -798,12 +845,19 @@ describe("KubeClientLive over HTTP", () => {
       // The watch connection after the initial list is held for a while: the stream is
       // away while things change and the history is compacted, so resuming from the
       // list's version answers 410 and the watch must relist.
-      yield* cluster.faults.add({ resource: IngressResource, verbs: ["watch"], action: Fault.latency("1500 millis"), times: 1 })
+      yield* cluster.faults.add({
+        resource: IngressResource,
+        verbs: ["watch"],
+        action: Fault.latency("1500 millis"),
+        times: 1
+      })
       const seen = yield* Queue.unbounded<WatchEvent<Ingress>>()
       yield* client.watch(IngressResource, NS).pipe(Stream.runForEach((e) => Queue.offer(seen, e)), Effect.forkScoped)
       const take = (n: number) =>
         Effect.forEach(Array.from({ length: n }), () => Queue.take(seen).pipe(Effect.timeout("5 seconds"))).pipe(
-          Effect.map((events) => events.map((e) => `${e.type} ${e.object.metadata?.name} ${e.object.spec?.rules?.[0]?.host}`).sort())
+          Effect.map((events) =>
+            events.map((e) => `${e.type} ${e.object.metadata?.name} ${e.object.spec?.rules?.[0]?.host}`).sort()
+          )
         )
       expect(yield* take(3)).toEqual([
         "ADDED change change.example.test",

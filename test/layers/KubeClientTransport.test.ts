@@ -67,7 +67,8 @@ describe("KubeClientLive connections", () => {
       // ended watch left or a new one, never one a call needs.
       yield* cluster.faults.closeWatches
       yield* cluster.metrics.waitFor((s) =>
-        s.requests.some((r) => r.verb === "WATCH" && r.code === 200) && s.longRunning.some((r) => r.verb === "WATCH" && r.count === 1)
+        s.requests.some((r) => r.verb === "WATCH" && r.code === 200) &&
+          s.longRunning.some((r) => r.verb === "WATCH" && r.count === 1)
           ? true
           : undefined
       )
@@ -81,7 +82,10 @@ describe("KubeClientLive connections", () => {
       const { client, cluster } = yield* setup
       // Slow answers, so that the calls overlap and the pool runs out of free connections.
       yield* cluster.faults.add({ resource: IngressResource, verbs: ["get"], action: Fault.latency("50 millis") })
-      yield* Effect.forEach(Array.from({ length: 80 }), () => client.get(IngressResource, NS, "web"), { concurrency: "unbounded", discard: true })
+      yield* Effect.forEach(Array.from({ length: 80 }), () => client.get(IngressResource, NS, "web"), {
+        concurrency: "unbounded",
+        discard: true
+      })
       expect(yield* cluster.metrics.count({ verb: "GET", code: 200 })).toBe(80)
       expect(yield* accepted(cluster)).toBeLessThanOrEqual(32)
     }))
@@ -92,7 +96,10 @@ describe("KubeClientLive connections", () => {
       yield* cluster.faults.add({ resource: IngressResource, verbs: ["get"], action: Fault.hang, times: 1 })
       const fiber = yield* Effect.fork(client.get(IngressResource, NS, "web"))
       // The server has the request once the one-shot fault is used up.
-      yield* Effect.repeat(cluster.faults.active, { until: (active) => active.length === 0, schedule: Schedule.spaced("5 millis") })
+      yield* Effect.repeat(cluster.faults.active, {
+        until: (active) => active.length === 0,
+        schedule: Schedule.spaced("5 millis")
+      })
       yield* Fiber.interrupt(fiber)
       // The server sees the client leave: the request ends with no answer.
       yield* cluster.metrics.waitFor((s) => s.requests.find((r) => r.verb === "GET" && r.code === 0))
@@ -100,7 +107,10 @@ describe("KubeClientLive connections", () => {
       // The aborted connection went back to no pool: the apply's connection carried
       // the hung get, so the next get needed a new one.
       expect(yield* accepted(cluster)).toBe(2)
-      expect((yield* cluster.metrics.waitFor((s) => (s.connections.open === 1 ? s.connections : undefined)))).toEqual({ accepted: 2, open: 1 })
+      expect(yield* cluster.metrics.waitFor((s) => (s.connections.open === 1 ? s.connections : undefined))).toEqual({
+        accepted: 2,
+        open: 1
+      })
     }))
 })
 
@@ -117,7 +127,24 @@ const certificates = (dir: string) => {
   const signed = (name: string, subject: string, extensions: string) => {
     fs.writeFileSync(path.join(dir, `${name}.ext`), extensions)
     openssl(dir, "req", ...ec, "-keyout", `${name}.key`, "-out", `${name}.csr`, "-subj", subject)
-    openssl(dir, "x509", "-req", "-in", `${name}.csr`, "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-out", `${name}.crt`, "-days", "1", "-extfile", `${name}.ext`)
+    openssl(
+      dir,
+      "x509",
+      "-req",
+      "-in",
+      `${name}.csr`,
+      "-CA",
+      "ca.crt",
+      "-CAkey",
+      "ca.key",
+      "-CAcreateserial",
+      "-out",
+      `${name}.crt`,
+      "-days",
+      "1",
+      "-extfile",
+      `${name}.ext`
+    )
   }
   signed("server", "/CN=127.0.0.1", "subjectAltName=IP:127.0.0.1\n")
   signed("client-a", "/CN=client-a", "extendedKeyUsage=clientAuth\n")
@@ -156,7 +183,13 @@ describe("KubeClientLive connections over TLS", () => {
         res.end(watch ? `${JSON.stringify({ type: "ADDED", object })}\n` : JSON.stringify(object))
       }
       const server = https.createServer(
-        { key: read("server.key"), cert: read("server.crt"), ca: read("ca.crt"), requestCert: true, rejectUnauthorized: true },
+        {
+          key: read("server.key"),
+          cert: read("server.crt"),
+          ca: read("ca.crt"),
+          requestCert: true,
+          rejectUnauthorized: true
+        },
         handler
       )
       server.on("secureConnection", (socket) => connections.set(socket, ++opened))
@@ -195,15 +228,29 @@ describe("KubeClientLive connections over TLS", () => {
       )
       const kc = new k8s.KubeConfig()
       kc.loadFromOptions({
-        clusters: [{ name: "tls", server: `https://127.0.0.1:${port}`, caData: Buffer.from(read("ca.crt")).toString("base64"), skipTLSVerify: false }],
-        users: [{ name: "plugin", exec: { apiVersion: "client.authentication.k8s.io/v1", command: "/bin/sh", args: ["-c", `cd '${dir}' && sh credential.sh`] } }],
+        clusters: [{
+          name: "tls",
+          server: `https://127.0.0.1:${port}`,
+          caData: Buffer.from(read("ca.crt")).toString("base64"),
+          skipTLSVerify: false
+        }],
+        users: [{
+          name: "plugin",
+          exec: {
+            apiVersion: "client.authentication.k8s.io/v1",
+            command: "/bin/sh",
+            args: ["-c", `cd '${dir}' && sh credential.sh`]
+          }
+        }],
         contexts: [{ name: "tls", cluster: "tls", user: "plugin" }],
         currentContext: "tls"
       })
       const client = yield* KubeClientLive.make(kc)
 
       for (let i = 0; i < 10; i++) yield* client.get(IngressResource, NS, "web")
-      const watched = yield* Stream.runCollect(Stream.take(client.watchFrom(IngressResource, NS, { resourceVersion: "0" }), 1))
+      const watched = yield* Stream.runCollect(
+        Stream.take(client.watchFrom(IngressResource, NS, { resourceVersion: "0" }), 1)
+      )
       expect(watched.length).toBe(1)
       fs.writeFileSync(path.join(dir, "which"), "client-b")
       for (let i = 0; i < 10; i++) yield* client.get(IngressResource, NS, "web")

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Duration, Effect, Exit, Fiber, Ref, Schedule, TestClock } from "effect"
+import { callLimits, MAX_RETRIES, transientRetrySchedule, withinLimits } from "../../src/layers/KubeRetry.js"
 import {
   Conflict,
   Forbidden,
@@ -9,7 +10,6 @@ import {
   Transport,
   Unavailable
 } from "../../src/services/KubeError.js"
-import { callLimits, MAX_RETRIES, transientRetrySchedule, withinLimits } from "../../src/layers/KubeRetry.js"
 
 /**
  * A call retried as the live client retries it, on `transientRetrySchedule`, with

@@ -2,12 +2,12 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, FastCheck as fc, Ref, Runtime } from "effect"
 
 import { Fault, type FaultAction, type FaultSpec, type Verb } from "../../src/cluster/Faults.js"
-import { LocalCluster, type ClusterHandle } from "../../src/cluster/LocalCluster.js"
+import * as InMemoryKubeClient from "../../src/cluster/InMemoryKubeClient.js"
+import { type ClusterHandle, LocalCluster } from "../../src/cluster/LocalCluster.js"
 import { sessionSelector } from "../../src/domain/Manifests.js"
 import type { KubeObject } from "../../src/domain/Objects.js"
 import { HttpRouteResource, IngressResource, type ResourceType, ServiceResource } from "../../src/domain/Resources.js"
 import type { PortMapping } from "../../src/domain/Session.js"
-import * as InMemoryKubeClient from "../../src/cluster/InMemoryKubeClient.js"
 import * as GatewayRouter from "../../src/layers/GatewayRouter.js"
 import * as IngressRouter from "../../src/layers/IngressRouter.js"
 import * as RouterConfigLive from "../../src/layers/RouterConfigLive.js"
@@ -62,8 +62,17 @@ const ports: fc.Arbitrary<ReadonlyArray<PortMapping>> = fc.subarray<PortMapping>
 const mode = fc.constantFrom<Mode>("ingress", "gateway")
 
 type Op =
-  | { readonly _tag: "publish"; readonly mode: Mode; readonly ports: ReadonlyArray<PortMapping>; readonly faults: typeof faults extends fc.Arbitrary<infer F> ? F : never }
-  | { readonly _tag: "unpublish"; readonly mode: Mode; readonly faults: typeof faults extends fc.Arbitrary<infer F> ? F : never }
+  | {
+    readonly _tag: "publish"
+    readonly mode: Mode
+    readonly ports: ReadonlyArray<PortMapping>
+    readonly faults: typeof faults extends fc.Arbitrary<infer F> ? F : never
+  }
+  | {
+    readonly _tag: "unpublish"
+    readonly mode: Mode
+    readonly faults: typeof faults extends fc.Arbitrary<infer F> ? F : never
+  }
 
 const op: fc.Arbitrary<Op> = fc.oneof(
   { weight: 4, arbitrary: fc.record({ _tag: fc.constant("publish" as const), mode, ports, faults }) },
@@ -88,7 +97,11 @@ const snapshot = (cluster: ClusterHandle) => {
     cluster.store.list(resource, namespace, { labelSelector: sessionSelector(sessionId) }).pipe(
       Effect.orDie,
       Effect.map((list) =>
-        list.items.map((item): Held => ({ kind: resource.kind, name: item.metadata?.name ?? "", uid: item.metadata?.uid ?? "" }))
+        list.items.map((item): Held => ({
+          kind: resource.kind,
+          name: item.metadata?.name ?? "",
+          uid: item.metadata?.uid ?? ""
+        }))
       )
     )
   return Effect.map(
@@ -104,7 +117,7 @@ const targetOf = (mode: Mode, ports: ReadonlyArray<PortMapping>): ReadonlySet<st
   const names: Array<string> = []
   if (ports.length > 0) names.push(`Service ${namespace}/${object}`)
   if (mode === "ingress" && tcp.length > 0) names.push(`Ingress ${namespace}/${object}`)
-  if (mode === "gateway") for (const p of tcp) names.push(`HTTPRoute ${namespace}/${object}-${p.port}`)
+  if (mode === "gateway") { for (const p of tcp) names.push(`HTTPRoute ${namespace}/${object}-${p.port}`) }
   return new Set(names)
 }
 
@@ -114,7 +127,12 @@ const otherKind = (mode: Mode) => (mode === "ingress" ? "HTTPRoute" : "Ingress")
 // The checks
 
 /** After a failed publish: what it held before, or, where the reason says otherwise, exactly what it says. */
-const checkFailedPublish = (before: ReadonlyArray<Held>, after: ReadonlyArray<Held>, target: ReadonlySet<string>, reason: string) => {
+const checkFailedPublish = (
+  before: ReadonlyArray<Held>,
+  after: ReadonlyArray<Held>,
+  target: ReadonlySet<string>,
+  reason: string
+) => {
   const beforeKeys = new Set(before.map(key))
   const afterKeys = new Set(after.map(key))
   if (reason.includes("the session's new objects are in place")) {
@@ -139,7 +157,12 @@ const checkFailedPublish = (before: ReadonlyArray<Held>, after: ReadonlyArray<He
 }
 
 /** After a successful publish: the target, plus only what the other mode had and could not be seen. */
-const checkPublished = (before: ReadonlyArray<Held>, after: ReadonlyArray<Held>, target: ReadonlySet<string>, mode: Mode) => {
+const checkPublished = (
+  before: ReadonlyArray<Held>,
+  after: ReadonlyArray<Held>,
+  target: ReadonlySet<string>,
+  mode: Mode
+) => {
   const afterKeys = new Set(after.map(key))
   for (const name of target) expect(afterKeys).toContain(name)
   for (const held of after) {
@@ -175,7 +198,13 @@ const configs = Effect.runSync(
 )
 
 function settingsFor(mode: Mode): RouterConfigLive.RouterConfigValues {
-  return { mode, sessionNamespace: namespace, baseDomain: BASE_DOMAIN, ingressClassName: "local", gatewayName: "sessions" }
+  return {
+    mode,
+    sessionNamespace: namespace,
+    baseDomain: BASE_DOMAIN,
+    ingressClassName: "local",
+    gatewayName: "sessions"
+  }
 }
 
 /**
@@ -183,15 +212,18 @@ function settingsFor(mode: Mode): RouterConfigLive.RouterConfigValues {
  * calls. Built with plain services rather than layers: a thousand runs each building
  * layers spend most of their time there.
  */
-const setup = Effect.gen(function* () {
+const setup = Effect.gen(function*() {
   const cluster = yield* LocalCluster.makeInMemory({ namespaces: [namespace] })
   const kube = yield* InMemoryKubeClient.make(cluster.store, { faults: cluster.faults })
   const armed = yield* Ref.make<{ readonly after: number; readonly fault: FaultSpec } | undefined>(undefined)
   const observed = observedKubeClient(kube, () =>
     Effect.flatMap(
       Ref.modify(armed, (a) =>
-        a === undefined ? [undefined, a] : a.after === 0 ? [a.fault, undefined] : [undefined, { ...a, after: a.after - 1 }]
-      ),
+        a === undefined
+          ? [undefined, a]
+          : a.after === 0
+          ? [a.fault, undefined]
+          : [undefined, { ...a, after: a.after - 1 }]),
       (due) => (due !== undefined ? Effect.asVoid(cluster.faults.add(due)) : Effect.void)
     ))
   const routerOf = <E>(make: Effect.Effect<SessionRouterService.Service, E, KubeClient | RouterConfig>, mode: Mode) =>
@@ -205,7 +237,7 @@ const setup = Effect.gen(function* () {
     gateway: yield* routerOf(GatewayRouter.make, "gateway")
   }
   const prepare = (f: Op["faults"]) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       yield* cluster.faults.clear
       for (const spec of f.now) yield* cluster.faults.add(spec)
       yield* Ref.set(armed, f.armed)
@@ -216,7 +248,7 @@ const setup = Effect.gen(function* () {
 /** One sequence of operations on a fresh cluster, then a fault-free unpublish. */
 const run = (ops: ReadonlyArray<Op>, last: Mode) =>
   Effect.scoped(
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { cluster, prepare, routers } = yield* setup
       for (const step of ops) {
         const before = yield* snapshot(cluster)
@@ -247,7 +279,7 @@ describe("publish atomicity under random faults", () => {
   // on time (no latency or hang faults), and a test environment per run would cost
   // more than the runs themselves.
   it.effect("a failed publish leaves what was there, and a final unpublish leaves nothing", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const runtime = yield* Effect.runtime<never>()
       fc.assert(
         fc.property(fc.array(op, { minLength: 1, maxLength: 6 }), mode, (ops, last) => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either, Fiber, Layer, Ref, Schedule, TestClock } from "effect"
 import * as k8s from "@kubernetes/client-node"
+import { Effect, Either, Fiber, Layer, Ref, Schedule, TestClock } from "effect"
 import { createServer } from "node:net"
 import { Fault, type FaultSpec } from "../../src/cluster/Faults.js"
 import { LocalCluster } from "../../src/cluster/LocalCluster.js"
@@ -15,8 +15,8 @@ import { type KubeError, Transport } from "../../src/services/KubeError.js"
 import type { PublishError, SessionRouter as SessionRouterService } from "../../src/services/SessionRouter.js"
 import {
   BASE_DOMAIN,
-  type KubeCall,
   faces,
+  type KubeCall,
   observedKubeClient,
   routerConfigLayer,
   type RouterLayer,
@@ -26,7 +26,8 @@ import {
 
 const sessionId = "hzyayvabgyvz"
 const pod = { podName: "telo-run-hzyayvabgyvz", podUid: "6f1c2d3e-0000-4000-8000-00000000abcd" }
-const tcp = (...ports: ReadonlyArray<number>): ReadonlyArray<PortMapping> => ports.map((port) => ({ port, protocol: "tcp" }))
+const tcp = (...ports: ReadonlyArray<number>): ReadonlyArray<PortMapping> =>
+  ports.map((port) => ({ port, protocol: "tcp" }))
 const spec = { sessionId, ...pod, ports: [...tcp(8080, 9090), { port: 5000, protocol: "udp" as const }] }
 const service = `telo-run-${sessionId}`
 const route = (port: number) => `telo-run-${sessionId}-${port}`
@@ -35,8 +36,10 @@ const gateway = { config: { mode: "gateway" as const } }
 
 /** The failure of `effect`, which must fail. */
 const failureOf = <A>(effect: Effect.Effect<A, PublishError>) =>
-  Effect.flatMap(Effect.either(effect), (result) =>
-    Either.isLeft(result) ? Effect.succeed(result.left) : Effect.dieMessage("expected a PublishError, got success")
+  Effect.flatMap(
+    Effect.either(effect),
+    (result) =>
+      Either.isLeft(result) ? Effect.succeed(result.left) : Effect.dieMessage("expected a PublishError, got success")
   )
 
 /** Adds `fault` to the cluster the first time a call matches `when`, just before that call goes out. */
@@ -57,7 +60,7 @@ for (const face of faces) {
   describe(`publishing all or nothing (${face})`, () => {
     it.live("leaves no object, not even the Service, when the API server forbids writing an HTTPRoute", () =>
       withRouter(face, SessionRouter.layerGateway, ({ kube, router, sc }) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           yield* sc.cluster.faults.add({ resource: HttpRouteResource, verbs: ["patch"], action: Fault.forbid() })
           // With Services undeletable, taking a written Service back would fail: only a
           // dry run before the first write keeps it from staying behind.
@@ -75,8 +78,13 @@ for (const face of faces) {
 
     it.live("keeps an invalid HTTPRoute's own reason and leaves no object", () =>
       withRouter(face, SessionRouter.layerGateway, ({ kube, router, sc }) =>
-        Effect.gen(function* () {
-          yield* sc.cluster.faults.add({ resource: HttpRouteResource, verbs: ["patch"], action: Fault.respond(422), times: 1 })
+        Effect.gen(function*() {
+          yield* sc.cluster.faults.add({
+            resource: HttpRouteResource,
+            verbs: ["patch"],
+            action: Fault.respond(422),
+            times: 1
+          })
           const failure = yield* failureOf(router.publish(spec))
           expect(failure.error._tag).toBe("Invalid")
           expect(failure.reason).toContain(`could not apply HTTPRoute ${sc.namespace}/${route(8080)}: `)
@@ -87,7 +95,7 @@ for (const face of faces) {
 
     it.live("leaves no Service behind in gateway mode on a cluster without the Gateway API", () =>
       withRouter(face, SessionRouter.layerGateway, ({ kube, router, sc }) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           yield* sc.cluster.store.setServed(HttpRouteResource, false)
           const failure = yield* failureOf(router.publish(spec))
           expect(failure.error._tag).toBe("NotServed")
@@ -97,8 +105,13 @@ for (const face of faces) {
 
     it.live("leaves no Service behind when the Ingress is refused", () =>
       withRouter(face, SessionRouter.layerIngress, ({ kube, router, sc }) =>
-        Effect.gen(function* () {
-          yield* sc.cluster.faults.add({ resource: IngressResource, verbs: ["patch"], action: Fault.respond(422), times: 1 })
+        Effect.gen(function*() {
+          yield* sc.cluster.faults.add({
+            resource: IngressResource,
+            verbs: ["patch"],
+            action: Fault.respond(422),
+            times: 1
+          })
           const failure = yield* failureOf(router.publish(spec))
           expect(failure.reason).toContain(`could not apply Ingress ${sc.namespace}/${service}: `)
           expect(yield* sessionObjectNames(kube, sc.namespace, sessionId)).toEqual(nothing)
@@ -106,7 +119,7 @@ for (const face of faces) {
 
     it.live("removes the Service it created when the second write of a fresh publish fails", () =>
       withRouter(face, SessionRouter.layerGateway, ({ kube, router, sc }) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const failure = yield* failureOf(router.publish(spec))
           expect(failure.reason).toContain(`could not apply HTTPRoute ${sc.namespace}/${route(8080)}: `)
           expect(failure.reason).toContain(`removed what this publish had created (Service ${sc.namespace}/${service})`)
@@ -114,12 +127,17 @@ for (const face of faces) {
         }), {
         ...gateway,
         // The dry runs pass; the cluster refuses the first real HTTPRoute write.
-        observe: armWhen(realWriteOf("HTTPRoute"), { resource: HttpRouteResource, verbs: ["patch"], action: Fault.forbid(), times: 1 })
+        observe: armWhen(realWriteOf("HTTPRoute"), {
+          resource: HttpRouteResource,
+          verbs: ["patch"],
+          action: Fault.forbid(),
+          times: 1
+        })
       }))
 
     it.live("leaves the previous objects in place when a reload fails midway", () =>
       withRouter(face, SessionRouter.layerGateway, ({ kube, router, sc }) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           yield* router.publish(spec)
           const uids = Effect.all([
             kube.get(ServiceResource, sc.namespace, service),
@@ -130,7 +148,9 @@ for (const face of faces) {
           // 7070's route is created, then 6060's write is refused: 7070 must go again.
           const failure = yield* failureOf(router.publish({ ...spec, ports: tcp(8080, 7070, 6060) }))
           expect(failure.reason).toContain(`could not apply HTTPRoute ${sc.namespace}/${route(6060)}: `)
-          expect(failure.reason).toContain(`removed what this publish had created (HTTPRoute ${sc.namespace}/${route(7070)})`)
+          expect(failure.reason).toContain(
+            `removed what this publish had created (HTTPRoute ${sc.namespace}/${route(7070)})`
+          )
           expect(yield* sessionObjectNames(kube, sc.namespace, sessionId)).toEqual({
             services: [service],
             ingresses: [],
@@ -149,7 +169,7 @@ for (const face of faces) {
 
     it.live("names what it created and could not remove", () =>
       withRouter(face, SessionRouter.layerGateway, ({ kube, router, sc }) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           yield* sc.cluster.faults.add({ resource: ServiceResource, verbs: ["delete"], action: Fault.forbid() })
           const failure = yield* failureOf(router.publish(spec))
           expect(failure.reason).toContain(`could not apply HTTPRoute ${sc.namespace}/${route(8080)}: `)
@@ -160,23 +180,38 @@ for (const face of faces) {
           expect(yield* sessionObjectNames(kube, sc.namespace, sessionId)).toEqual({ ...nothing, services: [service] })
         }), {
         ...gateway,
-        observe: armWhen(realWriteOf("HTTPRoute"), { resource: HttpRouteResource, verbs: ["patch"], action: Fault.forbid(), times: 1 })
+        observe: armWhen(realWriteOf("HTTPRoute"), {
+          resource: HttpRouteResource,
+          verbs: ["patch"],
+          action: Fault.forbid(),
+          times: 1
+        })
       }))
 
     it.live("takes back what it created when removing the first old object fails, so the old state stays whole", () =>
       withRouter(face, SessionRouter.layerGateway, ({ kube, router, sc }) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           yield* router.publish(spec)
-          yield* sc.cluster.faults.add({ resource: HttpRouteResource, verbs: ["delete"], action: Fault.respond(409), times: 1 })
+          yield* sc.cluster.faults.add({
+            resource: HttpRouteResource,
+            verbs: ["delete"],
+            action: Fault.respond(409),
+            times: 1
+          })
           const failure = yield* failureOf(router.publish({ ...spec, ports: tcp(8080, 7070) }))
           expect(failure.reason).toContain(`could not delete HTTPRoute ${sc.namespace}/${route(9090)}: `)
-          expect(failure.reason).toContain(`removed what this publish had created (HTTPRoute ${sc.namespace}/${route(7070)})`)
-          expect((yield* sessionObjectNames(kube, sc.namespace, sessionId)).httpRoutes).toEqual([route(8080), route(9090)])
+          expect(failure.reason).toContain(
+            `removed what this publish had created (HTTPRoute ${sc.namespace}/${route(7070)})`
+          )
+          expect((yield* sessionObjectNames(kube, sc.namespace, sessionId)).httpRoutes).toEqual([
+            route(8080),
+            route(9090)
+          ])
         }), gateway))
 
     it.live("keeps the new objects and names the old ones left when a later removal fails", () =>
       withRouter(face, SessionRouter.layerGateway, ({ kube, router, sc }) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           yield* router.publish({ ...spec, ports: tcp(7070, 8080, 9090) })
           // 7070's route is removed first (lists come sorted by name); once it is gone
           // the old state cannot come back, so the publish goes forward instead.
@@ -190,16 +225,21 @@ for (const face of faces) {
           const failure = yield* failureOf(router.publish({ ...spec, ports: tcp(8080) }))
           expect(failure.reason).toContain(`could not delete HTTPRoute ${sc.namespace}/${route(9090)}: `)
           expect(failure.reason).toContain(
-            `the session's new objects are in place, and these objects it no longer needs remain: HTTPRoute ${sc.namespace}/${route(9090)} (could not delete it: `
+            `the session's new objects are in place, and these objects it no longer needs remain: HTTPRoute ${sc.namespace}/${
+              route(9090)
+            } (could not delete it: `
           )
-          expect((yield* sessionObjectNames(kube, sc.namespace, sessionId)).httpRoutes).toEqual([route(8080), route(9090)])
+          expect((yield* sessionObjectNames(kube, sc.namespace, sessionId)).httpRoutes).toEqual([
+            route(8080),
+            route(9090)
+          ])
         }), gateway))
   })
 
   describe(`switching modes (${face})`, () => {
     it.live("names an old mode's object it found and could not delete, instead of leaving it serving unsaid", () =>
       withRouter(face, SessionRouter.layerGateway, ({ kube, router, sc }) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           yield* router.publish(spec)
           const ingressRouter = yield* Effect.orDie(
             Effect.provide(
@@ -210,7 +250,12 @@ for (const face of faces) {
               )
             )
           )
-          yield* sc.cluster.faults.add({ resource: HttpRouteResource, verbs: ["delete"], name: route(9090), action: Fault.forbid() })
+          yield* sc.cluster.faults.add({
+            resource: HttpRouteResource,
+            verbs: ["delete"],
+            name: route(9090),
+            action: Fault.forbid()
+          })
           const failure = yield* failureOf(ingressRouter.publish(spec))
           expect(failure.reason).toContain(`HTTPRoute ${sc.namespace}/${route(9090)} (could not delete it: `)
           yield* sc.cluster.faults.clear
@@ -223,7 +268,7 @@ for (const face of faces) {
   describe(`unpublishing what it can (${face})`, () => {
     it.live("names the Service it left when listing Services is forbidden, and still removes the Ingress", () =>
       withRouter(face, SessionRouter.layerIngress, ({ kube, router, sc }) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           yield* router.publish(spec)
           yield* sc.cluster.faults.add({ resource: ServiceResource, verbs: ["list"], action: Fault.forbid() })
           const failure = yield* failureOf(router.unpublish(sessionId))
@@ -237,7 +282,7 @@ for (const face of faces) {
 
     it.live("tries the Services after an Ingress it could not delete, and names both", () =>
       withRouter(face, SessionRouter.layerIngress, ({ router, sc }) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           yield* router.publish(spec)
           yield* sc.cluster.faults.add({ resource: IngressResource, verbs: ["delete"], action: Fault.respond(409) })
           yield* sc.cluster.faults.add({ resource: ServiceResource, verbs: ["delete"], action: Fault.respond(409) })
@@ -251,13 +296,17 @@ for (const face of faces) {
 describe("taking back only what this publish changed (in memory)", () => {
   it.live("names as removed only the writes that landed, when a lost answer may hide one more", () =>
     withRouter("in memory", SessionRouter.layerGateway, ({ kube, router, sc }) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         // A 503 on 9090's create may have been stored, so it is deleted too; it was not
         // there (a 404), and only the Service and 8080's route are named as removed.
         const failure = yield* failureOf(router.publish(spec))
         expect(failure.error._tag).toBe("Unavailable")
         expect(failure.reason).toMatch(
-          new RegExp(`; removed what this publish had created \\(HTTPRoute ${sc.namespace}/${route(8080)}, Service ${sc.namespace}/${service}\\)$`)
+          new RegExp(
+            `; removed what this publish had created \\(HTTPRoute ${sc.namespace}/${
+              route(8080)
+            }, Service ${sc.namespace}/${service}\\)$`
+          )
         )
         expect(yield* sessionObjectNames(kube, sc.namespace, sessionId)).toEqual(nothing)
       }), {
@@ -273,13 +322,18 @@ describe("taking back only what this publish changed (in memory)", () => {
   it.live("an old object already gone when its delete comes does not count as removed: a later refusal still goes back", () => {
     let armed = false
     return withRouter("in memory", SessionRouter.layerGateway, ({ kube, router, sc }) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         yield* router.publish({ ...spec, ports: tcp(7070, 8080, 9090) })
         const failure = yield* failureOf(router.publish({ ...spec, ports: tcp(8080, 6060) }))
         expect(failure.reason).toContain(`could not delete HTTPRoute ${sc.namespace}/${route(9090)}: `)
         // Nothing of the old state was removed by this publish, so its new route goes again.
-        expect(failure.reason).toContain(`removed what this publish had created (HTTPRoute ${sc.namespace}/${route(6060)})`)
-        expect((yield* sessionObjectNames(kube, sc.namespace, sessionId)).httpRoutes).toEqual([route(8080), route(9090)])
+        expect(failure.reason).toContain(
+          `removed what this publish had created (HTTPRoute ${sc.namespace}/${route(6060)})`
+        )
+        expect((yield* sessionObjectNames(kube, sc.namespace, sessionId)).httpRoutes).toEqual([
+          route(8080),
+          route(9090)
+        ])
       }), {
       ...gateway,
       // Just before the publish deletes 7070's route, someone else deletes it; 9090's delete is then refused.
@@ -289,7 +343,13 @@ describe("taking back only what this publish changed (in memory)", () => {
           armed = true
           return Effect.zipRight(
             Effect.orDie(sc.cluster.store.delete(HttpRouteResource, sc.namespace, route(7070))),
-            sc.cluster.faults.add({ resource: HttpRouteResource, verbs: ["delete"], name: route(9090), action: Fault.respond(409), times: 1 })
+            sc.cluster.faults.add({
+              resource: HttpRouteResource,
+              verbs: ["delete"],
+              name: route(9090),
+              action: Fault.respond(409),
+              times: 1
+            })
           )
         })
     })
@@ -314,7 +374,7 @@ const routerConfigValues = {
 }
 
 /** An in-memory cluster, and a client over it that gives up on a hung call after 10 s as the live client does. */
-const clusterWithCallLimit = Effect.gen(function* () {
+const clusterWithCallLimit = Effect.gen(function*() {
   const cluster = yield* LocalCluster.makeInMemory({ namespaces: ["telo-sessions"] })
   const inMemory = yield* Effect.provide(KubeClient, LocalCluster.layerKubeClient(cluster))
   const limited = <A>(self: Effect.Effect<A, KubeError>) =>
@@ -332,7 +392,7 @@ const clusterWithCallLimit = Effect.gen(function* () {
 
 /** The failure of unpublishing the session with `router`, the clock moved on a minute meanwhile. */
 const unpublishForAMinute = (router: SessionRouterService.Service) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const fiber = yield* Effect.fork(failureOf(router.unpublish(sessionId)))
     yield* TestClock.adjust("1 minute")
     return yield* Fiber.join(fiber)
@@ -340,7 +400,7 @@ const unpublishForAMinute = (router: SessionRouterService.Service) =>
 
 /** A router of `layer` over `kube`, counting the calls it makes. */
 const countingRouter = (layer: RouterLayer, mode: "ingress" | "gateway", kube: KubeClient.Service) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const calls = yield* Ref.make(0)
     const router = yield* Effect.provide(
       SessionRouter,
@@ -354,7 +414,7 @@ const countingRouter = (layer: RouterLayer, mode: "ingress" | "gateway", kube: K
 
 describe("unpublishing from a server that does not answer", () => {
   it.live("stops after the first refused connection, naming every step it did not try", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const kc = new k8s.KubeConfig()
       kc.loadFromString(LocalCluster.kubeconfigFor(`http://127.0.0.1:${yield* closedPort}`))
       // No retries: the test is about the router's steps, not the client's schedule.
@@ -373,7 +433,7 @@ describe("unpublishing from a server that does not answer", () => {
 
   it.effect("stops after the first call that gets no answer within its time limit", () =>
     Effect.scoped(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const { cluster, kube } = yield* clusterWithCallLimit
         yield* cluster.faults.add({ action: Fault.hang })
         const { calls, router } = yield* countingRouter(SessionRouter.layerGateway, "gateway", kube)
@@ -387,11 +447,16 @@ describe("unpublishing from a server that does not answer", () => {
 
   it.effect("stops at a delete that gets no answer, and names the session's other objects as not tried", () =>
     Effect.scoped(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const { cluster, kube } = yield* clusterWithCallLimit
         const { calls, router } = yield* countingRouter(SessionRouter.layerGateway, "gateway", kube)
         yield* router.publish({ ...spec, ports: tcp(8080, 9090) })
-        yield* cluster.faults.add({ resource: HttpRouteResource, verbs: ["delete"], name: route(8080), action: Fault.hang })
+        yield* cluster.faults.add({
+          resource: HttpRouteResource,
+          verbs: ["delete"],
+          name: route(8080),
+          action: Fault.hang
+        })
         const before = yield* Ref.get(calls)
         const failure = yield* unpublishForAMinute(router)
         // The list of the session's HTTPRoutes, then the delete that hung: nothing after it.
@@ -399,7 +464,9 @@ describe("unpublishing from a server that does not answer", () => {
         const notTried = "not tried: the API server stopped answering"
         expect(failure.reason).toBe(
           `could not remove every object of session ${sessionId}; these may remain: ` +
-            `HTTPRoute telo-sessions/${route(8080)} (could not delete it: could not reach the API server: no answer within 10s); ` +
+            `HTTPRoute telo-sessions/${
+              route(8080)
+            } (could not delete it: could not reach the API server: no answer within 10s); ` +
             `HTTPRoute telo-sessions/${route(9090)} (${notTried}); ` +
             `the session's Ingress objects (${notTried}); the session's Service objects (${notTried})`
         )

@@ -5,11 +5,12 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Either, Layer } from "effect"
-import * as RouterConfigLive from "../../src/layers/RouterConfigLive.js"
 import { sessionIdProblem } from "../../src/domain/Session.js"
+import * as RouterConfigLive from "../../src/layers/RouterConfigLive.js"
 import { type ConfigProblem, RouterConfig, RouterConfigError } from "../../src/services/RouterConfig.js"
 
-const provider = (env: Record<string, string>) => ConfigProvider.fromMap(new Map(Object.entries(env)), { pathDelim: "_" })
+const provider = (env: Record<string, string>) =>
+  ConfigProvider.fromMap(new Map(Object.entries(env)), { pathDelim: "_" })
 
 /** The configuration the environment `env` gives, or the error, as an Either. */
 const load = (env: Record<string, string>, overrides: RouterConfigLive.RouterConfigOverrides = {}) =>
@@ -34,12 +35,12 @@ const defaults: RouterConfig.Service = {
 
 describe("RouterConfig from the environment", () => {
   it.effect("takes every default from an empty environment", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       expect(yield* load({})).toEqual(Either.right(defaults))
     }))
 
   it.effect("reads every ingress-mode variable", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const result = yield* load({
         SESSION_ROUTING_MODE: "ingress",
         SESSION_ROUTING_BASE_DOMAIN: "sessions.example.com",
@@ -70,7 +71,7 @@ describe("RouterConfig from the environment", () => {
     }))
 
   it.effect("reads every gateway-mode variable", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const result = yield* load({
         SESSION_ROUTING_MODE: "gateway",
         SESSION_ROUTING_BASE_DOMAIN: "telo.run",
@@ -89,7 +90,7 @@ describe("RouterConfig from the environment", () => {
     }))
 
   it.effect("defaults the Gateway namespace to the session namespace", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const result = yield* load({
         SESSION_ROUTING_MODE: "gateway",
         SESSION_GATEWAY_NAME: "public",
@@ -99,18 +100,21 @@ describe("RouterConfig from the environment", () => {
     }))
 
   it.effect("reads mode none", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       expect(yield* load({ SESSION_ROUTING_MODE: "none" })).toEqual(Either.right({ ...defaults, mode: "none" }))
     }))
 
   it.effect("falls back to SESSION_INGRESS_BASE_DOMAIN and SESSION_INGRESS_TLS_SECRET", () =>
-    Effect.gen(function* () {
-      const result = yield* load({ SESSION_INGRESS_BASE_DOMAIN: "old.example.com", SESSION_INGRESS_TLS_SECRET: "old-tls" })
+    Effect.gen(function*() {
+      const result = yield* load({
+        SESSION_INGRESS_BASE_DOMAIN: "old.example.com",
+        SESSION_INGRESS_TLS_SECRET: "old-tls"
+      })
       expect(result).toEqual(Either.right({ ...defaults, baseDomain: "old.example.com", tlsSecretName: "old-tls" }))
     }))
 
   it.effect("prefers the SESSION_ROUTING_ names over the older SESSION_INGRESS_ ones", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const result = yield* load({
         SESSION_ROUTING_BASE_DOMAIN: "new.example.com",
         SESSION_INGRESS_BASE_DOMAIN: "old.example.com",
@@ -121,13 +125,13 @@ describe("RouterConfig from the environment", () => {
     }))
 
   it.effect("names the older variable when the value came from it", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const problems = problemsOf(yield* load({ SESSION_INGRESS_BASE_DOMAIN: "bad_domain" }))
       expect(problems.map((p) => [p.key, p.value])).toEqual([["SESSION_INGRESS_BASE_DOMAIN", "bad_domain"]])
     }))
 
   it.effect("treats a blank variable as unset, falling back or defaulting", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       // Deployment templates render an unset value as "": that must not be a bad domain.
       const result = yield* load({
         SESSION_ROUTING_MODE: "",
@@ -141,7 +145,7 @@ describe("RouterConfig from the environment", () => {
     }))
 
   it.effect("ignores the TLS secret and the ingress class in gateway mode, and says so", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const result = yield* load({
         SESSION_ROUTING_MODE: "gateway",
         SESSION_GATEWAY_NAME: "public",
@@ -162,12 +166,12 @@ describe("RouterConfig from the environment", () => {
     }))
 
   it.effect("sets no Gateway outside gateway mode, even with SESSION_GATEWAY_NAME set", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       expect(yield* load({ SESSION_GATEWAY_NAME: "public" })).toEqual(Either.right(defaults))
     }))
 
   it.effect("refuses gateway mode without a Gateway name, saying which variable to set", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const result = yield* load({ SESSION_ROUTING_MODE: "gateway" })
       expect(problemsOf(result)).toEqual([
         {
@@ -272,13 +276,13 @@ describe("RouterConfig from the environment", () => {
 
   for (const [variable, value, expected] of invalid) {
     it.effect(`refuses ${variable}=${JSON.stringify(value.length > 30 ? `${value.slice(0, 30)}…` : value)}`, () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         expect(problemsOf(yield* load({ [variable]: value }))).toEqual([{ key: variable, value, expected }])
       }))
   }
 
   it.effect("reports every bad key in one message", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const result = yield* load({
         SESSION_ROUTING_MODE: "gateway",
         SESSION_ROUTING_BASE_DOMAIN: "Telo.Run",
@@ -307,14 +311,14 @@ describe("RouterConfig from the environment", () => {
     }))
 
   it.effect("does not ask for a Gateway name when the mode itself is invalid", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       expect(problemsOf(yield* load({ SESSION_ROUTING_MODE: "gatway" })).map((p) => p.key)).toEqual([
         "SESSION_ROUTING_MODE"
       ])
     }))
 
   it.effect("keeps a value readable on one line when it holds a newline", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const result = yield* load({ RUNNER_SESSION_NAMESPACE: "telo\nsessions" })
       const message = Either.isLeft(result) ? result.left.message : ""
       expect(message).toContain(`RUNNER_SESSION_NAMESPACE="telo\\nsessions" must be`)
@@ -341,7 +345,7 @@ describe("RouterConfig base domain length", () => {
   }
 
   it.effect("accepts a base domain that leaves room for the longest host", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const domain = domainOf(RouterConfigLive.MAX_BASE_DOMAIN_LENGTH)
       expect(domain).toHaveLength(198)
       const result = yield* load({ SESSION_ROUTING_BASE_DOMAIN: domain })
@@ -349,14 +353,14 @@ describe("RouterConfig base domain length", () => {
     }))
 
   it.effect("refuses a base domain one character longer, saying why", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const domain = domainOf(RouterConfigLive.MAX_BASE_DOMAIN_LENGTH + 1)
       expect(problemsOf(yield* load({ SESSION_ROUTING_BASE_DOMAIN: domain }))).toEqual([
         {
           key: "SESSION_ROUTING_BASE_DOMAIN",
           value: domain,
           expected:
-            'at most 198 characters (it has 199), so the longest host "65535-<48-character session id>.<domain>" fits in 253'
+            "at most 198 characters (it has 199), so the longest host \"65535-<48-character session id>.<domain>\" fits in 253"
         }
       ])
     }))
@@ -366,7 +370,7 @@ describe("RouterConfig base domain that is an address", () => {
   it.effect.each(["10.0.0.1", "127.0.0.1", "sessions.example.123", "8080"])(
     "refuses %s: a last label of digits is an address, never a domain a host can live under",
     (domain) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const problems = problemsOf(yield* load({ SESSION_ROUTING_BASE_DOMAIN: domain }))
         expect(problems).toHaveLength(1)
         expect(problems[0]?.key).toBe("SESSION_ROUTING_BASE_DOMAIN")
@@ -378,7 +382,7 @@ describe("RouterConfig base domain that is an address", () => {
   it.effect.each(["sessions.example.com", "s1.k8s.io", "a1.b2.c3x", "123.example.com"])(
     "accepts %s: digits are fine anywhere but the last label",
     (domain) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const result = yield* load({ SESSION_ROUTING_BASE_DOMAIN: domain })
         expect(Either.map(result, (c) => c.baseDomain)).toEqual(Either.right(domain))
       })
@@ -387,7 +391,7 @@ describe("RouterConfig base domain that is an address", () => {
 
 describe("RouterConfig API time limit", () => {
   it.effect("defaults SESSION_API_TIMEOUT_MS to 20 s and reads it from the environment", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       expect(Either.map(yield* load({}), (c) => c.apiTimeoutMs)).toEqual(Either.right(20_000))
       expect(Either.map(yield* load({ SESSION_API_TIMEOUT_MS: "5000" }), (c) => c.apiTimeoutMs)).toEqual(
         Either.right(5_000)
@@ -395,7 +399,7 @@ describe("RouterConfig API time limit", () => {
     }))
 
   it.effect("refuses a time limit that is not a positive whole number, together with the other bad settings", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       expect(problemsOf(yield* load({ SESSION_API_TIMEOUT_MS: "10s", SESSION_ROUTING_MODE: "nginx" }))).toEqual([
         { key: "SESSION_ROUTING_MODE", value: "nginx", expected: "one of ingress, gateway, none" },
         {
@@ -409,7 +413,7 @@ describe("RouterConfig API time limit", () => {
 
 describe("RouterConfig status source", () => {
   it.effect("defaults to the shared watch and accepts poll", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       expect(Either.map(yield* load({}), (c) => c.statusSource)).toEqual(Either.right("watch"))
       expect(Either.map(yield* load({ SESSION_ROUTE_STATUS_SOURCE: "poll" }), (c) => c.statusSource)).toEqual(
         Either.right("poll")
@@ -417,7 +421,7 @@ describe("RouterConfig status source", () => {
     }))
 
   it.effect("refuses any other source, naming the two there are", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       expect(problemsOf(yield* load({ SESSION_ROUTE_STATUS_SOURCE: "informer" }))).toEqual([
         {
           key: "SESSION_ROUTE_STATUS_SOURCE",
@@ -430,7 +434,7 @@ describe("RouterConfig status source", () => {
 
 describe("RouterConfig overrides", () => {
   it.effect("lets an override win over the environment", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const result = yield* load(
         { SESSION_ROUTING_MODE: "none", RUNNER_SESSION_NAMESPACE: "prod", SESSION_GATEWAY_NAME: "public" },
         { mode: { value: "gateway", key: "--mode" }, sessionNamespace: { value: "dev", key: "--namespace" } }
@@ -446,9 +450,12 @@ describe("RouterConfig overrides", () => {
     }))
 
   it.effect("names the flag, not the variable, when an override is bad", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const problems = problemsOf(
-        yield* load({}, { mode: { value: "gateway", key: "--mode" }, sessionNamespace: { value: "Dev", key: "--namespace" } })
+        yield* load({}, {
+          mode: { value: "gateway", key: "--mode" },
+          sessionNamespace: { value: "Dev", key: "--namespace" }
+        })
       )
       expect(problems.map((p) => [p.key, p.value])).toEqual([
         ["--namespace", "Dev"],
@@ -458,7 +465,7 @@ describe("RouterConfig overrides", () => {
     }))
 
   it.effect("leaves the environment alone for an override that is undefined", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const result = yield* load({ RUNNER_SESSION_NAMESPACE: "prod" }, { sessionNamespace: undefined })
       expect(Either.map(result, (c) => c.sessionNamespace)).toEqual(Either.right("prod"))
     }))
@@ -466,7 +473,7 @@ describe("RouterConfig overrides", () => {
 
 describe("RouterConfig from values", () => {
   it.effect("builds the service from values, with defaults for the rest", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const config = yield* RouterConfigLive.make({
         mode: "gateway",
         baseDomain: "telo.run",
@@ -484,7 +491,7 @@ describe("RouterConfig from values", () => {
     }))
 
   it.effect("validates values like the environment and names the fields", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const error = yield* Effect.flip(
         RouterConfigLive.make({ mode: "gateway", baseDomain: "Telo.Run", routePollIntervalMs: 0.5 })
       )
@@ -497,14 +504,16 @@ describe("RouterConfig from values", () => {
     }))
 
   it.effect("provides the Tag through layerFrom", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const config = yield* RouterConfig
       expect(config).toEqual({ ...defaults, sessionNamespace: "tests" })
     }).pipe(Effect.provide(RouterConfigLive.layerFrom({ sessionNamespace: "tests" }))))
 
   it.effect("fails layerFrom with the RouterConfigError", () =>
-    Effect.gen(function* () {
-      const error = yield* Effect.flip(Layer.build(RouterConfigLive.layerFrom({ managedBy: "a/b" })).pipe(Effect.scoped))
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(
+        Layer.build(RouterConfigLive.layerFrom({ managedBy: "a/b" })).pipe(Effect.scoped)
+      )
       expect(error).toBeInstanceOf(RouterConfigError)
       expect(error.problems.map((p) => p.key)).toEqual(["managedBy"])
     }))
@@ -512,7 +521,7 @@ describe("RouterConfig from values", () => {
 
 describe("RouterConfig layers from the environment", () => {
   it.effect("reads the ConfigProvider in place when the layer is built", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const config = yield* RouterConfig
       expect(config.mode).toBe("none")
       expect(config.sessionNamespace).toBe("from-env")
@@ -522,7 +531,7 @@ describe("RouterConfig layers from the environment", () => {
     ))
 
   it.effect("applies overrides in layerFromEnv", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const config = yield* RouterConfig
       expect(config.sessionNamespace).toBe("override")
     }).pipe(
@@ -536,13 +545,15 @@ describe("RouterConfig layers from the environment", () => {
 
 describe("RouterConfig Events and probes", () => {
   it.effect("records Events unless SESSION_ROUTING_EVENTS=false, and probes nothing by default", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       expect(yield* load({ SESSION_ROUTING_EVENTS: "false" })).toEqual(Either.right({ ...defaults, events: false }))
-      expect(yield* load({ SESSION_ROUTING_EVENTS: "TRUE", SESSION_ROUTE_PROBE: "off" })).toEqual(Either.right(defaults))
+      expect(yield* load({ SESSION_ROUTING_EVENTS: "TRUE", SESSION_ROUTE_PROBE: "off" })).toEqual(
+        Either.right(defaults)
+      )
     }))
 
   it.effect("reads the probe's scheme, address and port", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const result = yield* load({
         SESSION_ROUTE_PROBE: "https",
         SESSION_ROUTE_PROBE_ADDRESS: "lb.example.com",
@@ -554,7 +565,7 @@ describe("RouterConfig Events and probes", () => {
     }))
 
   it.effect("refuses bad Events and probe settings together, naming each", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const problems = problemsOf(
         yield* load({
           SESSION_ROUTING_EVENTS: "no",
@@ -569,7 +580,8 @@ describe("RouterConfig Events and probes", () => {
         {
           key: "SESSION_ROUTE_PROBE_ADDRESS",
           value: "http://10.0.0.1",
-          expected: "an IP address or a DNS name, without a scheme or a port (SESSION_ROUTE_PROBE_PORT sets the port), e.g. 203.0.113.10"
+          expected:
+            "an IP address or a DNS name, without a scheme or a port (SESSION_ROUTE_PROBE_PORT sets the port), e.g. 203.0.113.10"
         },
         { key: "SESSION_ROUTE_PROBE_PORT", value: "70000", expected: "a port number from 1 to 65535" }
       ])

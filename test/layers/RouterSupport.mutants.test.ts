@@ -10,13 +10,16 @@ import { setupFailure } from "../support/RouterHarness.js"
 
 const noBaseDomain = (mode: "ingress" | "gateway") =>
   new RouterSetupError({
-    reason: `the ${mode} routing layer needs a base domain for session hosts: set SESSION_ROUTING_BASE_DOMAIN (or use SessionRouter.layerConfig, which publishes nothing without one)`
+    reason:
+      `the ${mode} routing layer needs a base domain for session hosts: set SESSION_ROUTING_BASE_DOMAIN (or use SessionRouter.layerConfig, which publishes nothing without one)`
   })
 
 describe("publishing layers without a base domain", () => {
   it.effect("the ingress and gateway layers refuse to start, each naming itself and the setting", () =>
-    Effect.gen(function* () {
-      expect(yield* setupFailure(SessionRouter.layerIngress, { unset: ["baseDomain"] })).toEqual(noBaseDomain("ingress"))
+    Effect.gen(function*() {
+      expect(yield* setupFailure(SessionRouter.layerIngress, { unset: ["baseDomain"] })).toEqual(
+        noBaseDomain("ingress")
+      )
       expect(yield* setupFailure(SessionRouter.layerGateway, { mode: "gateway", unset: ["baseDomain"] })).toEqual(
         noBaseDomain("gateway")
       )

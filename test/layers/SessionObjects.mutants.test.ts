@@ -7,9 +7,12 @@ import { serverDidNotAnswer } from "../../src/layers/internal/SessionObjects.js"
 import { Transport, Unavailable } from "../../src/services/KubeError.js"
 
 describe("serverDidNotAnswer", () => {
-  it.each(["no-answer", "refused", "dns"] as const)("is true for a transport failure of kind %s, whatever its words", (kind) => {
-    expect(serverDidNotAnswer(new Transport({ reason: "something went wrong", kind }))).toBe(true)
-  })
+  it.each(["no-answer", "refused", "dns"] as const)(
+    "is true for a transport failure of kind %s, whatever its words",
+    (kind) => {
+      expect(serverDidNotAnswer(new Transport({ reason: "something went wrong", kind }))).toBe(true)
+    }
+  )
 
   it.each(["tls", "other"] as const)("is false for a transport failure of kind %s with no telling words", (kind) => {
     expect(serverDidNotAnswer(new Transport({ reason: "socket hang up", kind }))).toBe(false)

@@ -14,9 +14,9 @@ import type { KubeObject } from "../../src/domain/Objects.js"
 import { HttpRouteResource, IngressResource, ServiceResource } from "../../src/domain/Resources.js"
 import type { PortMapping } from "../../src/domain/Session.js"
 import { SessionRouter } from "../../src/layers/SessionRouterLayers.js"
-import type { RouterLayer as HarnessRouterLayer } from "../support/RouterHarness.js"
 import { KubeClient } from "../../src/services/KubeClient.js"
 import type { SessionRouter as SessionRouterService } from "../../src/services/SessionRouter.js"
+import type { RouterLayer as HarnessRouterLayer } from "../support/RouterHarness.js"
 import {
   BASE_DOMAIN,
   eventually,
@@ -54,14 +54,14 @@ const withRouter = <A, E>(
   } = {}
 ) =>
   Effect.scoped(
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const sc = yield* startCluster(options.cluster)
       const kubeLayer = kubeClientLayer(face, sc.cluster)
       const routerLayer = layer.pipe(
         Layer.provideMerge(kubeLayer),
         Layer.provideMerge(routerConfigLayer(sc, options.config))
       )
-      return yield* Effect.gen(function* () {
+      return yield* Effect.gen(function*() {
         const router = yield* SessionRouter
         const kube = yield* KubeClient
         return yield* body({ router, kube, sc })
@@ -100,7 +100,7 @@ for (const face of faces) {
   describe(`ingress router (${face})`, () => {
     it.live("publishes the Service and the Ingress the builders define, owned by the Pod", () =>
       withRouter(face, SessionRouter.layerIngress, ({ kube, router, sc }) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const routes = yield* router.publish(spec)
           expect(routes).toEqual([route8080, route9090])
           const service = yield* kube.get(ServiceResource, sc.namespace, `telo-run-${sessionId}`)
@@ -114,24 +114,22 @@ for (const face of faces) {
             expect(object.metadata?.labels).toEqual(expectedIngress.metadata?.labels)
             expect(object.metadata?.ownerReferences).toEqual([podOwnerReference(pod.podName, pod.podUid)])
           }
-        })
-      ))
+        })))
 
     it.live("changes nothing when the same session is published twice", () =>
       withRouter(face, SessionRouter.layerIngress, ({ kube, router, sc }) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           yield* router.publish(spec)
           const before = yield* kube.get(IngressResource, sc.namespace, `telo-run-${sessionId}`)
           yield* router.publish(spec)
           const after = yield* kube.get(IngressResource, sc.namespace, `telo-run-${sessionId}`)
           expect(after.metadata?.generation).toBe(before.metadata?.generation)
           expect(after.spec).toEqual(before.spec)
-        })
-      , { cluster: { ingress: { delay: "never" } } }))
+        }), { cluster: { ingress: { delay: "never" } } }))
 
     it.live("deletes the session Ingress when a reload leaves no routable port, and creates nothing", () =>
       withRouter(face, SessionRouter.layerIngress, ({ kube, router, sc }) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           yield* router.publish(spec)
           const routes = yield* router.publish({ ...spec, ports: [{ port: 5000, protocol: "udp" }] })
           expect(routes).toEqual([])
@@ -141,46 +139,46 @@ for (const face of faces) {
             ingresses: [],
             httpRoutes: []
           })
-        })
-      ))
+        })))
 
     it.live("treats an already-absent Ingress as nothing to delete", () =>
       withRouter(face, SessionRouter.layerIngress, ({ kube, router, sc }) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           expect(yield* router.publish({ ...spec, ports: [] })).toEqual([])
           expect(yield* sessionObjects(kube, sc.namespace)).toEqual({ services: [], ingresses: [], httpRoutes: [] })
-        })
-      ))
+        })))
 
     it.live("turns programmed once the controller publishes an address", () =>
       withRouter(face, SessionRouter.layerIngress, ({ router }) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           yield* router.publish(spec)
           const verdict = yield* eventually(router.verdictFor(sessionId, route8080), (v) => v.kind === "programmed")
           expect(verdict).toEqual({ kind: "programmed" })
-        })
-      ))
+        })))
 
     it.live("stays pending when no controller claims the Ingress, and says where to look", () =>
       withRouter(face, SessionRouter.layerIngress, ({ router, sc }) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           yield* router.publish(spec)
           yield* Effect.sleep(Duration.millis(200))
           expect(yield* router.verdictFor(sessionId, route8080)).toEqual({ kind: "pending" })
           const reason = router.unclaimedReason(route8080)
           expect(reason).toContain(`class "${sc.ingressClassName}"`)
           expect(reason).toContain(`namespace "${sc.namespace}"`)
-        })
-      , { cluster: { ingress: { delay: "never" } } }))
+        }), { cluster: { ingress: { delay: "never" } } }))
 
     it.live("names the missing class when none is configured", () =>
-      withRouter(face, SessionRouter.layerIngress, ({ router }) =>
-        Effect.sync(() => expect(router.unclaimedReason(route8080)).toContain("no ingressClassName is configured"))
-      , { config: { unset: ["ingressClassName"] } }))
+      withRouter(
+        face,
+        SessionRouter.layerIngress,
+        ({ router }) =>
+          Effect.sync(() => expect(router.unclaimedReason(route8080)).toContain("no ingressClassName is configured")),
+        { config: { unset: ["ingressClassName"] } }
+      ))
 
     it.live("reports a status it could not read as a read error, never as a verdict", () =>
       withRouter(face, SessionRouter.layerIngress, ({ router, sc }) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           yield* router.publish(spec)
           yield* sc.cluster.faults.add({ resource: IngressResource, verbs: ["get"], action: Fault.forbid() })
           const result = yield* Effect.either(router.verdictFor(sessionId, route8080))
@@ -189,20 +187,18 @@ for (const face of faces) {
             expect(result.left._tag).toBe("RouteReadError")
             expect(result.left.error._tag).toBe("Forbidden")
           }
-        })
-      ))
+        })))
 
     it.live("reads back the routes a session holds, and unpublishes every object of it", () =>
       withRouter(face, SessionRouter.layerIngress, ({ kube, router, sc }) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           yield* router.publish(spec)
           expect(yield* router.routesOf(sessionId)).toEqual([route8080, route9090])
           yield* router.unpublish(sessionId)
           yield* router.unpublish(sessionId)
           expect(yield* sessionObjects(kube, sc.namespace)).toEqual({ services: [], ingresses: [], httpRoutes: [] })
           expect(yield* router.routesOf(sessionId)).toEqual([])
-        })
-      ))
+        })))
   })
 
   describe(`gateway router (${face})`, () => {
@@ -210,7 +206,7 @@ for (const face of faces) {
 
     it.live("publishes the Service and one HTTPRoute per tcp port, owned by the Pod", () =>
       withRouter(face, SessionRouter.layerGateway, ({ kube, router, sc }) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           expect(yield* router.publish(spec)).toEqual([route8080, route9090])
           expect(yield* sessionObjects(kube, sc.namespace)).toEqual({
             services: [`telo-run-${sessionId}`],
@@ -225,38 +221,34 @@ for (const face of faces) {
           expect(stored.spec?.parentRefs).toEqual(expected.spec?.parentRefs)
           // The server writes defaults back (backendRef group, kind, weight): ours are a subset.
           expect(stored.spec?.rules?.[0]?.backendRefs?.[0]).toMatchObject({ name: `telo-run-${sessionId}`, port: 8080 })
-        })
-      , { config: gatewayConfig }))
+        }), { config: gatewayConfig }))
 
     it.live("turns programmed once the gateway controller accepts the route", () =>
       withRouter(face, SessionRouter.layerGateway, ({ router }) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           yield* router.publish(spec)
           const verdict = yield* eventually(router.verdictFor(sessionId, route9090), (v) => v.kind !== "pending")
           expect(verdict).toEqual({ kind: "programmed" })
-        })
-      , { config: gatewayConfig }))
+        }), { config: gatewayConfig }))
 
     it.live("stays pending when no controller attaches the route, and names the Gateway", () =>
       withRouter(face, SessionRouter.layerGateway, ({ router, sc }) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           yield* router.publish(spec)
           yield* Effect.sleep(Duration.millis(200))
           expect(yield* router.verdictFor(sessionId, route8080)).toEqual({ kind: "pending" })
           const reason = router.unclaimedReason(route8080)
           expect(reason).toContain(`Gateway ${sc.gateway.namespace}/${sc.gateway.name}`)
           expect(reason).toContain(`*.${BASE_DOMAIN}`)
-        })
-      , { config: gatewayConfig, cluster: { gateway: { delay: "never" } } }))
+        }), { config: gatewayConfig, cluster: { gateway: { delay: "never" } } }))
 
     it.live("is rejected with NotAllowedByListeners when the listener refuses the session namespace", () =>
       withRouter(face, SessionRouter.layerGateway, ({ router }) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           yield* router.publish(spec)
           const verdict = yield* eventually(router.verdictFor(sessionId, route8080), (v) => v.kind !== "pending")
           expect(verdict).toMatchObject({ kind: "rejected", reason: "NotAllowedByListeners" })
-        })
-      , {
+        }), {
         config: { ...gatewayConfig, gatewayNamespace: "gateways" },
         // The Gateway lives in its own namespace and admits only routes from there.
         cluster: { gateway: { gatewayNamespace: "gateways", allowedRoutes: "Same", delay: Duration.millis(20) } }
@@ -264,7 +256,7 @@ for (const face of faces) {
 
     it.live("leaves exactly the objects of the remaining port after a reload from three ports to one", () =>
       withRouter(face, SessionRouter.layerGateway, ({ kube, router, sc }) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           yield* router.publish({ ...spec, ports: [...ports, { port: 7070, protocol: "tcp" }] })
           const routes = yield* router.publish({ ...spec, ports: [{ port: 9090, protocol: "tcp" }] })
           expect(routes).toEqual([route9090])
@@ -275,12 +267,11 @@ for (const face of faces) {
           })
           const service = yield* kube.get(ServiceResource, sc.namespace, `telo-run-${sessionId}`)
           expect(service.spec?.ports?.map((p) => p.port)).toEqual([9090])
-        })
-      , { config: gatewayConfig }))
+        }), { config: gatewayConfig }))
 
     it.live("removes an HTTPRoute of the session that an earlier, crashed run left behind", () =>
       withRouter(face, SessionRouter.layerGateway, ({ kube, router, sc }) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           // A run that applied port 7070's route and died before recording it anywhere:
           // only the session label ties it to the session.
           const [orphan] = buildSessionHttpRoutes(settingsOf(sc), { ...spec, ports: [{ port: 7070, protocol: "tcp" }] })
@@ -290,21 +281,19 @@ for (const face of faces) {
             `telo-run-${sessionId}-8080`,
             `telo-run-${sessionId}-9090`
           ])
-        })
-      , { config: gatewayConfig }))
+        }), { config: gatewayConfig }))
 
     it.live("deletes every HTTPRoute when a reload leaves no tcp port", () =>
       withRouter(face, SessionRouter.layerGateway, ({ kube, router, sc }) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           yield* router.publish(spec)
           expect(yield* router.publish({ ...spec, ports: [{ port: 5000, protocol: "udp" }] })).toEqual([])
           expect((yield* sessionObjects(kube, sc.namespace)).httpRoutes).toEqual([])
-        })
-      , { config: gatewayConfig }))
+        }), { config: gatewayConfig }))
 
     it.live("says the Gateway API is not installed when HTTPRoutes are not served", () =>
       withRouter(face, SessionRouter.layerGateway, ({ router, sc }) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           yield* sc.cluster.store.setServed(HttpRouteResource, false)
           const result = yield* Effect.either(router.publish(spec))
           expect(Either.isLeft(result)).toBe(true)
@@ -312,18 +301,16 @@ for (const face of faces) {
             expect(result.left.error._tag).toBe("NotServed")
             expect(result.left.reason).toContain("install the Gateway API CRDs")
           }
-        })
-      , { config: gatewayConfig }))
+        }), { config: gatewayConfig }))
 
     it.live("unpublishes every object with the session label", () =>
       withRouter(face, SessionRouter.layerGateway, ({ kube, router, sc }) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           yield* router.publish(spec)
           expect(yield* router.routesOf(sessionId)).toEqual([route8080, route9090])
           yield* router.unpublish(sessionId)
           expect(yield* sessionObjects(kube, sc.namespace)).toEqual({ services: [], ingresses: [], httpRoutes: [] })
-        })
-      , { config: gatewayConfig }))
+        }), { config: gatewayConfig }))
   })
 }
 
@@ -339,11 +326,14 @@ for (const face of faces) {
       }) => Effect.Effect<A, E>
     ) =>
       Effect.scoped(
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const sc = yield* startCluster()
           const kubeLayer = kubeClientLayer(face, sc.cluster)
           const routerOf = (layer: RouterLayer, config: TestConfig) =>
-            Effect.provide(SessionRouter, layer.pipe(Layer.provide(kubeLayer), Layer.provide(routerConfigLayer(sc, config))))
+            Effect.provide(
+              SessionRouter,
+              layer.pipe(Layer.provide(kubeLayer), Layer.provide(routerConfigLayer(sc, config)))
+            )
           const ingress = yield* routerOf(SessionRouter.layerIngress, {})
           const gateway = yield* routerOf(SessionRouter.layerGateway, { mode: "gateway" })
           const kube = yield* Effect.provide(KubeClient, kubeLayer)
@@ -353,7 +343,7 @@ for (const face of faces) {
 
     it.live("removes the other mode's objects when a session is published in a new mode", () =>
       bothRouters(({ gateway, ingress, kube, sc }) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           yield* ingress.publish(spec)
           yield* gateway.publish(spec)
           expect(yield* sessionObjects(kube, sc.namespace)).toEqual({
@@ -372,7 +362,7 @@ for (const face of faces) {
 
     it.live("unpublishes what either mode left", () =>
       bothRouters(({ gateway, ingress, kube, sc }) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           yield* gateway.publish(spec)
           yield* ingress.unpublish(sessionId)
           expect(yield* sessionObjects(kube, sc.namespace)).toEqual({ services: [], ingresses: [], httpRoutes: [] })
@@ -381,7 +371,7 @@ for (const face of faces) {
 
     it.live("publishes in ingress mode where HTTPRoutes are not served or not readable", () =>
       bothRouters(({ ingress, sc }) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           yield* sc.cluster.store.setServed(HttpRouteResource, false)
           expect(yield* ingress.publish(spec)).toEqual([route8080, route9090])
           yield* sc.cluster.store.setServed(HttpRouteResource, true)
@@ -394,9 +384,10 @@ for (const face of faces) {
 
 describe("router selection", () => {
   it.live("picks the layer RouterConfig names", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       for (const mode of ["ingress", "gateway", "none"] as const) {
-        const layer = yield* withRouter("in memory", SessionRouter.layerConfig, ({ router }) => Effect.succeed(router.layer), {
+        const layer = yield* withRouter("in memory", SessionRouter.layerConfig, ({ router }) =>
+          Effect.succeed(router.layer), {
           config: { mode }
         })
         expect(layer).toBe(mode)
@@ -405,19 +396,17 @@ describe("router selection", () => {
 
   it.live("publishes nothing without a base domain, whatever the mode", () =>
     withRouter("in memory", SessionRouter.layerConfig, ({ kube, router, sc }) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         expect(router.layer).toBe("none")
         expect(yield* router.publish(spec)).toEqual([])
         expect(yield* sessionObjects(kube, sc.namespace)).toEqual({ services: [], ingresses: [], httpRoutes: [] })
-      })
-    , { config: { mode: "ingress", unset: ["baseDomain"] } }))
+      }), { config: { mode: "ingress", unset: ["baseDomain"] } }))
 
   it.live("the none layer publishes and watches nothing", () =>
     withRouter("in memory", SessionRouter.layerNone, ({ kube, router, sc }) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         expect(yield* router.publish(spec)).toEqual([])
         expect(yield* router.routesOf(sessionId)).toEqual([])
         expect(yield* sessionObjects(kube, sc.namespace)).toEqual({ services: [], ingresses: [], httpRoutes: [] })
-      })
-    ))
+      })))
 })

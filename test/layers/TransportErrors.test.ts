@@ -10,30 +10,44 @@ import type { KubeError } from "../../src/services/KubeError.js"
 const server = "https://10.0.0.1:6443"
 const at = `could not get services "web" in namespace "ns" at ${server}`
 const classify = (error: unknown) => {
-  const out: KubeError = fromTransportError({ verb: "get", resource: "services", namespace: "ns", name: "web" }, server, error)
+  const out: KubeError = fromTransportError(
+    { verb: "get", resource: "services", namespace: "ns", name: "web" },
+    server,
+    error
+  )
   return { tag: out._tag, kind: "kind" in out ? out.kind : undefined, reason: out.reason }
 }
 const withCode = (code: string) => Object.assign(new Error(`the client's own words about ${code}`), { code })
 
 describe("fromTransportError", () => {
-  it.each([
-    ["ECONNREFUSED", "refused", "the connection was refused (is the API server running, and is the kubeconfig's server address right?)"],
-    ["ENOTFOUND", "dns", "the host name does not resolve"],
-    ["ETIMEDOUT", "no-answer", "the connection timed out"],
-    ["ECONNRESET", "other", "the connection was reset before the answer was complete"],
-    ["EPIPE", "other", "the connection was closed while the request was being sent"],
-    ["ERR_STREAM_PREMATURE_CLOSE", "other", "the connection closed before the answer was complete"],
-    ["EAI_AGAIN", "other", "the host name could not be resolved just now"],
-    ["EHOSTUNREACH", "other", "the host is unreachable"],
-    ["ENETUNREACH", "other", "the network is unreachable"],
-    ["ECONNABORTED", "other", "the connection was aborted"]
-  ] as const)("names the socket error %s and gives it the kind %s", (code, kind, words) => {
+  it.each(
+    [
+      [
+        "ECONNREFUSED",
+        "refused",
+        "the connection was refused (is the API server running, and is the kubeconfig's server address right?)"
+      ],
+      ["ENOTFOUND", "dns", "the host name does not resolve"],
+      ["ETIMEDOUT", "no-answer", "the connection timed out"],
+      ["ECONNRESET", "other", "the connection was reset before the answer was complete"],
+      ["EPIPE", "other", "the connection was closed while the request was being sent"],
+      ["ERR_STREAM_PREMATURE_CLOSE", "other", "the connection closed before the answer was complete"],
+      ["EAI_AGAIN", "other", "the host name could not be resolved just now"],
+      ["EHOSTUNREACH", "other", "the host is unreachable"],
+      ["ENETUNREACH", "other", "the network is unreachable"],
+      ["ECONNABORTED", "other", "the connection was aborted"]
+    ] as const
+  )("names the socket error %s and gives it the kind %s", (code, kind, words) => {
     expect(classify(withCode(code))).toEqual({ tag: "Transport", kind, reason: `${at}: ${words} (${code})` })
   })
 
   it("finds the code on the error underneath when the outer one has none", () => {
     const outer = new Error("request to https://10.0.0.1:6443/api failed", { cause: withCode("ENOTFOUND") })
-    expect(classify(outer)).toEqual({ tag: "Transport", kind: "dns", reason: `${at}: the host name does not resolve (ENOTFOUND)` })
+    expect(classify(outer)).toEqual({
+      tag: "Transport",
+      kind: "dns",
+      reason: `${at}: the host name does not resolve (ENOTFOUND)`
+    })
   })
 
   it.each(["DEPTH_ZERO_SELF_SIGNED_CERT", "ERR_TLS_CERT_ALTNAME_INVALID", "EPROTO", "UNABLE_TO_VERIFY_LEAF_SIGNATURE"])(
@@ -42,7 +56,8 @@ describe("fromTransportError", () => {
       expect(classify(withCode(code))).toEqual({
         tag: "Transport",
         kind: "tls",
-        reason: `${at}: the TLS handshake failed (${code}); check the kubeconfig's certificate-authority and server name`
+        reason:
+          `${at}: the TLS handshake failed (${code}); check the kubeconfig's certificate-authority and server name`
       })
     }
   )
@@ -58,9 +73,17 @@ describe("fromTransportError", () => {
   })
 
   it("names any other fetch failure by its code, or by its name when it has none", () => {
-    expect(classify(withCode("EWHATEVER"))).toEqual({ tag: "Transport", kind: "other", reason: `${at}: the request failed (EWHATEVER)` })
+    expect(classify(withCode("EWHATEVER"))).toEqual({
+      tag: "Transport",
+      kind: "other",
+      reason: `${at}: the request failed (EWHATEVER)`
+    })
     const fetchError = Object.assign(new Error("something broke"), { name: "FetchError" })
-    expect(classify(fetchError)).toEqual({ tag: "Transport", kind: "other", reason: `${at}: the request failed (FetchError)` })
+    expect(classify(fetchError)).toEqual({
+      tag: "Transport",
+      kind: "other",
+      reason: `${at}: the request failed (FetchError)`
+    })
   })
 
   it("calls a failure with no network sign a client failure before sending, which retrying will not heal", () => {
@@ -72,7 +95,8 @@ describe("fromTransportError", () => {
     expect(classify("a thrown string")).toEqual({
       tag: "Unexpected",
       kind: undefined,
-      reason: `${at}: the client failed before sending the request (unknown error); check the kubeconfig user's credentials`
+      reason:
+        `${at}: the client failed before sending the request (unknown error); check the kubeconfig user's credentials`
     })
     expect(classify(null).tag).toBe("Unexpected")
   })

@@ -9,6 +9,7 @@ import { Effect, Layer } from "effect"
 import { Credential } from "../../src/cluster/ClusterAccess.js"
 import * as SessionCluster from "../../src/cluster/SessionCluster.js"
 import { DEFAULT_SESSION_NAMESPACE } from "../../src/cluster/SessionCluster.js"
+import { GatewayClassResource } from "../../src/domain/Resources.js"
 import { SessionRouter } from "../../src/layers/SessionRouterLayers.js"
 import { type CheckReport, type CheckResult, checkRouting } from "../../src/runner/Check.js"
 import { type AccessQuestion, KubeClient } from "../../src/services/KubeClient.js"
@@ -22,7 +23,6 @@ import {
   type TestConfig
 } from "../support/RouterHarness.js"
 import { grant, liveClientAs } from "../support/SecuredCluster.js"
-import { GatewayClassResource } from "../../src/domain/Resources.js"
 
 type Reviewer = (question: AccessQuestion) => Effect.Effect<{ readonly allowed: boolean }, KubeError>
 

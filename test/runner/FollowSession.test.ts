@@ -5,14 +5,20 @@
  * meanwhile, and the first good read after it reports what changed.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Clock, Effect, FiberRef, Fiber, Layer, Ref, Stream, TestClock } from "effect"
+import { Clock, Effect, Fiber, FiberRef, Layer, Ref, Stream, TestClock } from "effect"
 import type { PublishedRoute } from "../../src/domain/Routes.js"
 import { RouteVerdict as Verdict } from "../../src/domain/Routes.js"
-import { type FollowedHost, followSession, followStep, type FollowState, GONE_REASON } from "../../src/runner/FollowSession.js"
-import { Observation } from "../../src/services/RouteStatusSource.js"
+import {
+  type FollowedHost,
+  followSession,
+  type FollowState,
+  followStep,
+  GONE_REASON
+} from "../../src/runner/FollowSession.js"
 import type { SessionEvent } from "../../src/runner/SessionRunner.js"
 import { currentTransientRetry } from "../../src/services/KubeClient.js"
 import { Unavailable } from "../../src/services/KubeError.js"
+import { Observation } from "../../src/services/RouteStatusSource.js"
 import { PublishError, RouteReadError, SessionRouter } from "../../src/services/SessionRouter.js"
 
 const r8080: PublishedRoute = { host: "8080-abc.telo.run", port: 8080 }
@@ -29,7 +35,9 @@ const scriptedRouter = Effect.gen(function*() {
   const read = Effect.gen(function*() {
     yield* Ref.update(retriesOn, (all) => [...all, false]).pipe(
       Effect.unlessEffect(FiberRef.get(currentTransientRetry)),
-      Effect.zipRight(Ref.update(retriesOn, (all) => [...all, true]).pipe(Effect.whenEffect(FiberRef.get(currentTransientRetry))))
+      Effect.zipRight(
+        Ref.update(retriesOn, (all) => [...all, true]).pipe(Effect.whenEffect(FiberRef.get(currentTransientRetry)))
+      )
     )
     const now = yield* Ref.get(answer)
     return now === "hang" ? yield* Effect.never : now
@@ -157,11 +165,18 @@ describe("followStep", () => {
     expect(followStep(known, r8080, seen("pending"))[1]).toEqual([
       { type: "route", port: 8080, host: r8080.host, state: "pending" }
     ])
-    expect(followStep(known, r8080, Observation.seen(Verdict.rejected("NoMatchingParent", "no listener"), true))[1]).toEqual([
-      { type: "route", port: 8080, host: r8080.host, state: "unprogrammed", reason: "NoMatchingParent: no listener" }
-    ])
+    expect(followStep(known, r8080, Observation.seen(Verdict.rejected("NoMatchingParent", "no listener"), true))[1])
+      .toEqual([
+        { type: "route", port: 8080, host: r8080.host, state: "unprogrammed", reason: "NoMatchingParent: no listener" }
+      ])
     const [gone, events] = followStep(known, r8080, seen("pending", false))
-    expect(events).toEqual([{ type: "route", port: 8080, host: r8080.host, state: "unprogrammed", reason: GONE_REASON }])
+    expect(events).toEqual([{
+      type: "route",
+      port: 8080,
+      host: r8080.host,
+      state: "unprogrammed",
+      reason: GONE_REASON
+    }])
     // Said once; a session published again is news again.
     expect(followStep(gone, r8080, seen("pending", false))[1]).toEqual([])
     expect(followStep(gone, r8080, seen("pending"))[1]).toEqual([

@@ -4,13 +4,13 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Fiber, Layer, Option, TestClock } from "effect"
-import * as SessionCluster from "../../src/cluster/SessionCluster.js"
 import { Fault } from "../../src/cluster/Faults.js"
 import { LocalCluster } from "../../src/cluster/LocalCluster.js"
+import * as SessionCluster from "../../src/cluster/SessionCluster.js"
 import { HttpRouteResource } from "../../src/domain/Resources.js"
 import { SessionRouter } from "../../src/layers/SessionRouterLayers.js"
-import { SessionRouter as SessionRouterTag } from "../../src/services/SessionRouter.js"
 import { publishSession, sessionStatus } from "../../src/runner/SessionRunner.js"
+import { SessionRouter as SessionRouterTag } from "../../src/services/SessionRouter.js"
 import { BASE_DOMAIN, routerConfigLayer } from "../support/RouterHarness.js"
 
 const sessionId = "abc123"
@@ -27,7 +27,7 @@ const host = (port: number) => `${port}-${sessionId}.${BASE_DOMAIN}`
 
 describe("sessionStatus when reads fail", () => {
   it.scoped("sessionStatus reports a failed read as unprogrammed with the read failure and one read-error", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const sc = yield* Effect.orDie(
         SessionCluster.make({ baseDomain: BASE_DOMAIN, dataPlane: false, gateway: { delay: "never" } })
       )
@@ -35,7 +35,7 @@ describe("sessionStatus when reads fail", () => {
         Layer.provideMerge(LocalCluster.layerKubeClient(sc.cluster)),
         Layer.provideMerge(routerConfigLayer(sc, { mode: "gateway" }))
       )
-      yield* Effect.gen(function* () {
+      yield* Effect.gen(function*() {
         yield* publishSession(spec)
         // Only the 8080 route's read is refused; 9090's is read as usual.
         yield* sc.cluster.faults.add({
@@ -71,7 +71,7 @@ describe("sessionStatus when reads fail", () => {
 
 describe("sessionStatus reads", () => {
   it.effect("reads a session's hosts at the same time, so a slow read does not add up per host", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const routes = [8080, 9090, 7070].map((port) => ({ port, host: host(port) }))
       // Every read takes one second: all of them together take one second, not three.
       const slowRouter = SessionRouterTag.of({
@@ -82,10 +82,14 @@ describe("sessionStatus reads", () => {
         unclaimedReason: () => "unclaimed",
         unpublish: () => Effect.void
       })
-      const fiber = yield* Effect.fork(sessionStatus(sessionId).pipe(Effect.provideService(SessionRouterTag, slowRouter)))
+      const fiber = yield* Effect.fork(
+        sessionStatus(sessionId).pipe(Effect.provideService(SessionRouterTag, slowRouter))
+      )
       yield* TestClock.adjust("1 second")
       expect(yield* Fiber.poll(fiber)).toEqual(
-        Option.some(Exit.succeed(routes.map((r) => ({ type: "route", port: r.port, host: r.host, state: "programmed" }))))
+        Option.some(
+          Exit.succeed(routes.map((r) => ({ type: "route", port: r.port, host: r.host, state: "programmed" })))
+        )
       )
     }))
 })

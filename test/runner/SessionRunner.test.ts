@@ -1,8 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Duration, Effect, Either, Exit, Fiber, Layer, Scope, Stream, TestClock } from "effect"
-import * as SessionCluster from "../../src/cluster/SessionCluster.js"
 import { Fault } from "../../src/cluster/Faults.js"
 import { LocalCluster } from "../../src/cluster/LocalCluster.js"
+import * as SessionCluster from "../../src/cluster/SessionCluster.js"
 import { IngressResource } from "../../src/domain/Resources.js"
 import type { PortMapping } from "../../src/domain/Session.js"
 import { SessionRouter } from "../../src/layers/SessionRouterLayers.js"
@@ -32,7 +32,7 @@ const withRunner = <A, E>(
   body: (sc: SessionCluster.SessionCluster) => Effect.Effect<A, E, SessionRouterTag | RouterConfig | Scope.Scope>
 ) =>
   Effect.scoped(
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const sc = yield* Effect.orDie(SessionCluster.make({ baseDomain: BASE_DOMAIN, dataPlane: false, ...cluster }))
       const layers = layer.pipe(
         Layer.provideMerge(LocalCluster.layerKubeClient(sc.cluster)),
@@ -46,7 +46,7 @@ const withRunner = <A, E>(
 
 /** Collects the whole event stream while advancing virtual time past every deadline. */
 const collectAll = (events: Stream.Stream<SessionEvent>) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const fiber = yield* Effect.fork(Stream.runCollect(events))
     yield* TestClock.adjust(Duration.seconds(10))
     return Chunk.toReadonlyArray(yield* Fiber.join(fiber))
@@ -54,36 +54,40 @@ const collectAll = (events: Stream.Stream<SessionEvent>) =>
 
 describe("publishSession", () => {
   it.scoped("streams published, pending per host, then programmed per host on the ingress layer", () =>
-    withRunner(SessionRouter.layerIngress, { ingress: { delay: Duration.millis(700) } }, {}, () =>
-      Effect.gen(function* () {
-        const session = yield* publishSession(spec)
-        expect(session.layer).toBe("ingress")
-        const events = yield* collectAll(session.events)
-        expect(events.slice(0, 3)).toEqual([
-          {
-            type: "published",
-            layer: "ingress",
-            routes: [
-              { host: host(8080), port: 8080 },
-              { host: host(9090), port: 9090 }
-            ],
-            endpoints: [
-              { host: host(8080), port: 8080, protocol: "tcp", url: `https://${host(8080)}` },
-              { host: host(9090), port: 9090, protocol: "tcp", url: `https://${host(9090)}` },
-              { host: "", port: 5000, protocol: "udp" }
-            ]
-          },
-          { type: "route", port: 8080, host: host(8080), state: "pending" },
-          { type: "route", port: 9090, host: host(9090), state: "pending" }
-        ])
-        // Hosts that settle at the same instant come in no promised order.
-        expect(new Set(events.slice(3))).toEqual(
-          new Set([
-            { type: "route", port: 8080, host: host(8080), state: "programmed" },
-            { type: "route", port: 9090, host: host(9090), state: "programmed" }
+    withRunner(
+      SessionRouter.layerIngress,
+      { ingress: { delay: Duration.millis(700) } },
+      {},
+      () =>
+        Effect.gen(function*() {
+          const session = yield* publishSession(spec)
+          expect(session.layer).toBe("ingress")
+          const events = yield* collectAll(session.events)
+          expect(events.slice(0, 3)).toEqual([
+            {
+              type: "published",
+              layer: "ingress",
+              routes: [
+                { host: host(8080), port: 8080 },
+                { host: host(9090), port: 9090 }
+              ],
+              endpoints: [
+                { host: host(8080), port: 8080, protocol: "tcp", url: `https://${host(8080)}` },
+                { host: host(9090), port: 9090, protocol: "tcp", url: `https://${host(9090)}` },
+                { host: "", port: 5000, protocol: "udp" }
+              ]
+            },
+            { type: "route", port: 8080, host: host(8080), state: "pending" },
+            { type: "route", port: 9090, host: host(9090), state: "pending" }
           ])
-        )
-      })
+          // Hosts that settle at the same instant come in no promised order.
+          expect(new Set(events.slice(3))).toEqual(
+            new Set([
+              { type: "route", port: 8080, host: host(8080), state: "programmed" },
+              { type: "route", port: 9090, host: host(9090), state: "programmed" }
+            ])
+          )
+        })
     ))
 
   it.scoped("ends a host the Gateway refuses as unprogrammed with the controller's reason", () =>
@@ -92,7 +96,7 @@ describe("publishSession", () => {
       { gateway: { gatewayNamespace: "gateways", allowedRoutes: "Same", delay: Duration.millis(300) } },
       { mode: "gateway", gatewayNamespace: "gateways" },
       () =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const session = yield* publishSession({ ...spec, ports: [{ port: 8080, protocol: "tcp" }] })
           const events = yield* collectAll(session.events)
           const last = events.at(-1)
@@ -102,44 +106,56 @@ describe("publishSession", () => {
     ))
 
   it.scoped("calls a host no controller claims unprogrammed at the deadline, with the broken link as its reason", () =>
-    withRunner(SessionRouter.layerGateway, { gateway: { delay: "never" } }, { mode: "gateway" }, () =>
-      Effect.gen(function* () {
-        const session = yield* publishSession({ ...spec, ports: [{ port: 8080, protocol: "tcp" }] })
-        const events = yield* collectAll(session.events)
-        expect(events.slice(1)).toEqual([
-          { type: "route", port: 8080, host: host(8080), state: "pending" },
-          {
-            type: "route",
-            port: 8080,
-            host: host(8080),
-            state: "unprogrammed",
-            reason: localGatewayClassUnaccepted
-          }
-        ])
-      })
+    withRunner(
+      SessionRouter.layerGateway,
+      { gateway: { delay: "never" } },
+      { mode: "gateway" },
+      () =>
+        Effect.gen(function*() {
+          const session = yield* publishSession({ ...spec, ports: [{ port: 8080, protocol: "tcp" }] })
+          const events = yield* collectAll(session.events)
+          expect(events.slice(1)).toEqual([
+            { type: "route", port: 8080, host: host(8080), state: "pending" },
+            {
+              type: "route",
+              port: 8080,
+              host: host(8080),
+              state: "unprogrammed",
+              reason: localGatewayClassUnaccepted
+            }
+          ])
+        })
     ))
 
   it.scoped("reports a forbidden status read once, and as the reason at the deadline", () =>
-    withRunner(SessionRouter.layerIngress, { ingress: { delay: Duration.millis(200) } }, {}, (sc) =>
-      Effect.gen(function* () {
-        // Every read refused: the shared watch falls back to polling, and the polls are refused too.
-        yield* sc.cluster.faults.add({ resource: IngressResource, verbs: ["get", "list", "watch"], action: Fault.forbid() })
-        const session = yield* publishSession(spec)
-        const events = yield* collectAll(session.events)
-        const readErrors = events.filter((e) => e.type === "read-error")
-        expect(readErrors).toHaveLength(1)
-        const terminal = events.filter((e) => e.type === "route" && e.state !== "pending")
-        expect(terminal).toHaveLength(2)
-        for (const event of terminal) {
-          expect(event).toMatchObject({ state: "unprogrammed" })
-          expect(event.type === "route" && event.reason).toMatch(/^route status could not be read: .*forbidden/)
-        }
-      })
+    withRunner(
+      SessionRouter.layerIngress,
+      { ingress: { delay: Duration.millis(200) } },
+      {},
+      (sc) =>
+        Effect.gen(function*() {
+          // Every read refused: the shared watch falls back to polling, and the polls are refused too.
+          yield* sc.cluster.faults.add({
+            resource: IngressResource,
+            verbs: ["get", "list", "watch"],
+            action: Fault.forbid()
+          })
+          const session = yield* publishSession(spec)
+          const events = yield* collectAll(session.events)
+          const readErrors = events.filter((e) => e.type === "read-error")
+          expect(readErrors).toHaveLength(1)
+          const terminal = events.filter((e) => e.type === "route" && e.state !== "pending")
+          expect(terminal).toHaveLength(2)
+          for (const event of terminal) {
+            expect(event).toMatchObject({ state: "unprogrammed" })
+            expect(event.type === "route" && event.reason).toMatch(/^route status could not be read: .*forbidden/)
+          }
+        })
     ))
 
   it.scoped("publishes nothing and watches nothing on the none layer", () =>
     withRunner(SessionRouter.layerNone, {}, { mode: "none" }, () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const session = yield* publishSession(spec)
         expect(yield* collectAll(session.events)).toEqual([
           {
@@ -149,12 +165,11 @@ describe("publishSession", () => {
             endpoints: ports.map((p) => ({ host: "", port: p.port, protocol: p.protocol }))
           }
         ])
-      })
-    ))
+      })))
 
   it.scoped("refuses a bad session before publishing anything", () =>
     withRunner(SessionRouter.layerIngress, {}, {}, () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const result = yield* Effect.either(publishSession({ ...spec, sessionId: "Not_Valid" }))
         expect(Either.isLeft(result) && result.left._tag).toBe("InvalidSession")
         const dup = yield* Effect.either(
@@ -162,51 +177,66 @@ describe("publishSession", () => {
         )
         expect(Either.isLeft(dup) && dup.left.message).toContain("80/tcp")
         expect(yield* sessionStatus(sessionId)).toEqual([])
-      })
-    ))
+      })))
 
   it.scoped("stops polling when the publishing scope closes", () =>
-    withRunner(SessionRouter.layerIngress, { ingress: { delay: "never" } }, { statusSource: "poll" }, (sc) =>
-      Effect.gen(function* () {
-        // A fault that changes nothing and counts down once per status read.
-        const id = yield* sc.cluster.faults.add({ resource: IngressResource, verbs: ["get"], action: Fault.latency(0), times: 10_000 })
-        const reads = Effect.map(sc.cluster.faults.active, (faults) => 10_000 - (faults.find((f) => f.id === id)?.times ?? 0))
-        const scope = yield* Scope.make()
-        yield* publishSession(spec).pipe(Scope.extend(scope))
-        yield* TestClock.adjust(Duration.millis(250))
-        const before = yield* reads
-        expect(before).toBeGreaterThan(0)
-        yield* Scope.close(scope, Exit.void)
-        yield* TestClock.adjust(Duration.seconds(2))
-        expect(yield* reads).toBe(before)
-      })
+    withRunner(
+      SessionRouter.layerIngress,
+      { ingress: { delay: "never" } },
+      { statusSource: "poll" },
+      (sc) =>
+        Effect.gen(function*() {
+          // A fault that changes nothing and counts down once per status read.
+          const id = yield* sc.cluster.faults.add({
+            resource: IngressResource,
+            verbs: ["get"],
+            action: Fault.latency(0),
+            times: 10_000
+          })
+          const reads = Effect.map(
+            sc.cluster.faults.active,
+            (faults) => 10_000 - (faults.find((f) => f.id === id)?.times ?? 0)
+          )
+          const scope = yield* Scope.make()
+          yield* publishSession(spec).pipe(Scope.extend(scope))
+          yield* TestClock.adjust(Duration.millis(250))
+          const before = yield* reads
+          expect(before).toBeGreaterThan(0)
+          yield* Scope.close(scope, Exit.void)
+          yield* TestClock.adjust(Duration.seconds(2))
+          expect(yield* reads).toBe(before)
+        })
     ))
 })
 
 describe("sessionStatus and unpublishSession", () => {
   it.scoped("reads each host's verdict once, then removes the session", () =>
-    withRunner(SessionRouter.layerIngress, { ingress: { delay: Duration.millis(100) } }, {}, () =>
-      Effect.gen(function* () {
-        yield* publishSession(spec)
-        expect(yield* sessionStatus(sessionId)).toEqual([
-          { type: "route", port: 8080, host: host(8080), state: "pending" },
-          { type: "route", port: 9090, host: host(9090), state: "pending" }
-        ])
-        yield* TestClock.adjust(Duration.millis(150))
-        expect(yield* sessionStatus(sessionId)).toEqual([
-          { type: "route", port: 8080, host: host(8080), state: "programmed" },
-          { type: "route", port: 9090, host: host(9090), state: "programmed" }
-        ])
-        yield* unpublishSession(sessionId)
-        yield* unpublishSession(sessionId)
-        expect(yield* sessionStatus(sessionId)).toEqual([])
-      })
+    withRunner(
+      SessionRouter.layerIngress,
+      { ingress: { delay: Duration.millis(100) } },
+      {},
+      () =>
+        Effect.gen(function*() {
+          yield* publishSession(spec)
+          expect(yield* sessionStatus(sessionId)).toEqual([
+            { type: "route", port: 8080, host: host(8080), state: "pending" },
+            { type: "route", port: 9090, host: host(9090), state: "pending" }
+          ])
+          yield* TestClock.adjust(Duration.millis(150))
+          expect(yield* sessionStatus(sessionId)).toEqual([
+            { type: "route", port: 8080, host: host(8080), state: "programmed" },
+            { type: "route", port: 9090, host: host(9090), state: "programmed" }
+          ])
+          yield* unpublishSession(sessionId)
+          yield* unpublishSession(sessionId)
+          expect(yield* sessionStatus(sessionId)).toEqual([])
+        })
     ))
 })
 
 describe("one caller, any routing layer", () => {
   /** The runner's whole life of a session, written once, with no word of which layer routes it. */
-  const caller = Effect.gen(function* () {
+  const caller = Effect.gen(function*() {
     const session = yield* publishSession(spec)
     const events = yield* collectAll(session.events)
     const programmed = yield* sessionStatus(sessionId)
@@ -221,26 +251,30 @@ describe("one caller, any routing layer", () => {
 
   for (const { config, layer, name } of layers) {
     it.scoped(`publishes, watches, reads and unpublishes the same way on the ${name} layer`, () =>
-      withRunner(layer, { ingress: { delay: Duration.millis(300) }, gateway: { delay: Duration.millis(300) } }, config, () =>
-        Effect.gen(function* () {
-          const { afterUnpublish, events, programmed } = yield* caller
-          expect(events[0]).toMatchObject({ type: "published", layer: name })
-          expect(events.slice(1, 3)).toEqual([
-            { type: "route", port: 8080, host: host(8080), state: "pending" },
-            { type: "route", port: 9090, host: host(9090), state: "pending" }
-          ])
-          expect(new Set(events.slice(3))).toEqual(
-            new Set([
+      withRunner(
+        layer,
+        { ingress: { delay: Duration.millis(300) }, gateway: { delay: Duration.millis(300) } },
+        config,
+        () =>
+          Effect.gen(function*() {
+            const { afterUnpublish, events, programmed } = yield* caller
+            expect(events[0]).toMatchObject({ type: "published", layer: name })
+            expect(events.slice(1, 3)).toEqual([
+              { type: "route", port: 8080, host: host(8080), state: "pending" },
+              { type: "route", port: 9090, host: host(9090), state: "pending" }
+            ])
+            expect(new Set(events.slice(3))).toEqual(
+              new Set([
+                { type: "route", port: 8080, host: host(8080), state: "programmed" },
+                { type: "route", port: 9090, host: host(9090), state: "programmed" }
+              ])
+            )
+            expect(programmed).toEqual([
               { type: "route", port: 8080, host: host(8080), state: "programmed" },
               { type: "route", port: 9090, host: host(9090), state: "programmed" }
             ])
-          )
-          expect(programmed).toEqual([
-            { type: "route", port: 8080, host: host(8080), state: "programmed" },
-            { type: "route", port: 9090, host: host(9090), state: "programmed" }
-          ])
-          expect(afterUnpublish).toEqual([])
-        })
+            expect(afterUnpublish).toEqual([])
+          })
       ))
   }
 })

@@ -33,7 +33,11 @@ const every: ReadonlyArray<KubeError> = [
   new BadRequest({ reason: "bad request to list ingresses: unable to parse requirement", code: 400 }),
   new Unauthorized({ reason: "the API server refused the credentials (401)", code: 401 }),
   new Forbidden({ reason: `ingresses is forbidden: User "x" cannot list resource "ingresses"`, code: 403 }),
-  new NotServed({ reason: "the API server does not serve httproutes.gateway.networking.k8s.io", code: 404, resource: "httproutes" }),
+  new NotServed({
+    reason: "the API server does not serve httproutes.gateway.networking.k8s.io",
+    code: 404,
+    resource: "httproutes"
+  }),
   new Expired({ reason: "too old resource version: 1 (2)", code: 410 }),
   new TooManyRequests({ reason: "the API server is throttling requests (429)", code: 429, retryAfterSeconds: 1 }),
   new Unavailable({ reason: "the API server could not answer get ingresses (503)", code: 503 }),
@@ -60,12 +64,24 @@ describe("KubeError", () => {
   })
 
   it("keeps the failure underneath as its cause, never in its reason", () => {
-    const socket = Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:6443 with a long client stack"), { code: "ECONNREFUSED" })
-    const error = fromTransportError({ verb: "get", resource: "ingresses.networking.k8s.io", namespace: "ns", name: "web" }, "https://127.0.0.1:6443", socket)
+    const socket = Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:6443 with a long client stack"), {
+      code: "ECONNREFUSED"
+    })
+    const error = fromTransportError(
+      { verb: "get", resource: "ingresses.networking.k8s.io", namespace: "ns", name: "web" },
+      "https://127.0.0.1:6443",
+      socket
+    )
     expect(error.cause).toBe(socket)
     expect(error.reason).not.toContain("long client stack")
     const thrown = { code: 403 }
-    const answer = fromResponse({ verb: "list", resource: "ingresses.networking.k8s.io", namespace: "ns" }, 403, "", undefined, thrown)
+    const answer = fromResponse(
+      { verb: "list", resource: "ingresses.networking.k8s.io", namespace: "ns" },
+      403,
+      "",
+      undefined,
+      thrown
+    )
     expect(answer.cause).toBe(thrown)
     expect(answer._tag).toBe("Forbidden")
   })

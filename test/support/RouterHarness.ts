@@ -5,8 +5,8 @@
  */
 import * as k8s from "@kubernetes/client-node"
 import { Duration, Effect, Layer, Schedule, type Scope } from "effect"
-import * as SessionCluster from "../../src/cluster/SessionCluster.js"
 import { LocalCluster } from "../../src/cluster/LocalCluster.js"
+import * as SessionCluster from "../../src/cluster/SessionCluster.js"
 import { sessionSelector } from "../../src/domain/Manifests.js"
 import type { KubeObject } from "../../src/domain/Objects.js"
 import { HttpRouteResource, IngressResource, type ResourceType, ServiceResource } from "../../src/domain/Resources.js"
@@ -36,7 +36,10 @@ export interface TestConfig extends RouterConfigLive.RouterConfigValues {
 }
 
 /** RouterConfig for the sample cluster: its namespace, domain, class and Gateway. */
-export const routerConfigLayer = (sc: SessionCluster.SessionCluster, config: TestConfig = {}): Layer.Layer<RouterConfig> => {
+export const routerConfigLayer = (
+  sc: SessionCluster.SessionCluster,
+  config: TestConfig = {}
+): Layer.Layer<RouterConfig> => {
   const { unset = [], ...values } = config
   const merged: Record<string, unknown> = {
     sessionNamespace: sc.namespace,
@@ -139,7 +142,7 @@ export const withRouter = <A, E>(
   } = {}
 ): Effect.Effect<A, E> =>
   Effect.scoped(
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const sc = yield* startCluster(options.cluster)
       const kube = yield* Effect.provide(KubeClient, kubeClientLayer(face, sc.cluster))
       const observe = options.observe
@@ -160,7 +163,7 @@ export const withRouter = <A, E>(
 /** What building `layer` on a fresh cluster with `config` fails with: the router must refuse to start. */
 export const setupFailure = (layer: RouterLayer, config: TestConfig): Effect.Effect<RouterSetupError> =>
   Effect.scoped(
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const sc = yield* startCluster()
       const built = layer.pipe(
         Layer.provide(kubeClientLayer("in memory", sc.cluster)),

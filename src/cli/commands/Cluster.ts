@@ -46,15 +46,20 @@ export interface ClusterInput {
 
 /** Checks the flags in order and stops at the first bad one, with a line naming it. */
 export const parseClusterInput = (flags: ClusterFlags): Either.Either<ClusterInput, string> =>
-  Either.gen(function* () {
+  Either.gen(function*() {
     const port = /^\d+$/.test(flags.port.trim()) ? Number(flags.port.trim()) : Number.NaN
     if (!Number.isSafeInteger(port) || port > 65535) {
-      return yield* Either.left(`--port=${JSON.stringify(flags.port)} must be a port number, 0..65535 (0 picks a free one)`)
+      return yield* Either.left(
+        `--port=${JSON.stringify(flags.port)} must be a port number, 0..65535 (0 picks a free one)`
+      )
     }
     const delayText = flags.controllerDelay.trim()
     // "never" is the silent-404 cluster: controllers that claim objects and never write status.
-    const delay: ControllerDelay | undefined =
-      delayText === "never" ? "never" : /^\d+$/.test(delayText) ? Duration.millis(Number(delayText)) : undefined
+    const delay: ControllerDelay | undefined = delayText === "never"
+      ? "never"
+      : /^\d+$/.test(delayText)
+      ? Duration.millis(Number(delayText))
+      : undefined
     if (delay === undefined) {
       return yield* Either.left(
         `--controller-delay=${JSON.stringify(flags.controllerDelay)} must be whole milliseconds (e.g. 1000) or never`
@@ -95,7 +100,7 @@ export const runnerKubeconfigPath = (kubeconfigPath: string): string => {
  * admin would apply them) and a kubeconfig for their ServiceAccount, with a token.
  */
 const grantRunner = (sc: SessionCluster.SessionCluster, path: string) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const objects = rbacManifest({ mode: "ingress", sessionNamespace: sc.namespace, statusSource: "watch" })
     for (const object of objects) {
       const resource = allResources.find((r) => apiVersionOf(r) === object.apiVersion && r.kind === object.kind)
@@ -134,10 +139,13 @@ export const usageHints = (
   kubeconfigPath: string
 ): ReadonlyArray<string> => {
   const env = `${ENV.baseDomain}=${sc.baseDomain} ${ENV.sessionNamespace}=${sc.namespace}`
-  const publish = `session-routing publish --kubeconfig ${kubeconfigPath} --session demo --pod telo-run-demo --pod-uid 1 --port 8080 --watch`
+  const publish =
+    `session-routing publish --kubeconfig ${kubeconfigPath} --session demo --pod telo-run-demo --pod-uid 1 --port 8080 --watch`
   return [
     `LocalCluster is serving on 127.0.0.1; Ctrl-C stops it.`,
-    `  ingress controller: ${input.ingressController ? `class "${sc.ingressClassName}", ${delayText(input.delay)}` : "off"}`,
+    `  ingress controller: ${
+      input.ingressController ? `class "${sc.ingressClassName}", ${delayText(input.delay)}` : "off"
+    }`,
     `  gateway controller: ${
       input.gatewayController ? `class "${sc.gateway.className}", ${delayText(input.delay)}` : "off"
     } (Gateway ${sc.gateway.namespace}/${sc.gateway.name}, listener *.${sc.baseDomain})`,
@@ -165,7 +173,7 @@ export type ShutdownSignal = (typeof SHUTDOWN_SIGNALS)[number]
  * that relay must stay in place.
  */
 export const shutdownSignal: Effect.Effect<Effect.Effect<ShutdownSignal>, never, Scope.Scope> = Effect.gen(
-  function* () {
+  function*() {
     const received = yield* Deferred.make<ShutdownSignal>()
     yield* Effect.acquireRelease(
       Effect.sync(() => {
@@ -206,9 +214,12 @@ export interface ServedCluster {
  * server and the data plane with their open connections, and removes a temporary
  * kubeconfig.
  */
-export const serveCluster = <E, R>(input: ClusterInput, until: (served: ServedCluster) => Effect.Effect<string, E, R>) =>
+export const serveCluster = <E, R>(
+  input: ClusterInput,
+  until: (served: ServedCluster) => Effect.Effect<string, E, R>
+) =>
   Effect.scoped(
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const path = yield* Path.Path
       const sc = yield* SessionCluster.make(sessionClusterOptions(input)).pipe(
@@ -220,7 +231,9 @@ export const serveCluster = <E, R>(input: ClusterInput, until: (served: ServedCl
         onNone: () =>
           fs.makeTempDirectoryScoped({ prefix: "session-routing-cluster-" }).pipe(
             Effect.map((dir) => path.join(dir, "kubeconfig")),
-            Effect.mapError((error) => cliError(`cannot create a temporary directory for the kubeconfig: ${error.message}`))
+            Effect.mapError((error) =>
+              cliError(`cannot create a temporary directory for the kubeconfig: ${error.message}`)
+            )
           )
       })
       yield* sc.cluster.writeKubeconfig(kubeconfigPath).pipe(Effect.mapError((error) => cliError(error.reason)))
@@ -251,11 +264,15 @@ export const clusterCommand = Command.make(
     ),
     writeKubeconfig: Options.text("write-kubeconfig").pipe(
       Options.withPseudoName("PATH"),
-      Options.withDescription("Write a kubeconfig for the cluster to this path (default: a temporary file, removed at exit)"),
+      Options.withDescription(
+        "Write a kubeconfig for the cluster to this path (default: a temporary file, removed at exit)"
+      ),
       Options.optional
     ),
     noIngressController: Options.boolean("no-ingress-controller").pipe(
-      Options.withDescription("Run no ingress controller: session Ingresses stay pending (the IngressClass still exists)")
+      Options.withDescription(
+        "Run no ingress controller: session Ingresses stay pending (the IngressClass still exists)"
+      )
     ),
     noGatewayController: Options.boolean("no-gateway-controller").pipe(
       Options.withDescription("Run no Gateway controller: HTTPRoutes get no status (the Gateway still exists)")
@@ -277,7 +294,7 @@ export const clusterCommand = Command.make(
     )
   },
   (flags) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const input = yield* Either.mapLeft(parseClusterInput(flags), (line) => cliError(line))
       const signal = yield* shutdownSignal
       yield* serveCluster(input, () => signal)

@@ -5,10 +5,10 @@
  * workload through the data plane by Host header, then shows the failure the tool
  * exists to catch: a route no controller claims, reported unprogrammed with why.
  */
-import * as Http from "node:http"
 import { Command, Options } from "@effect/cli"
 import { FileSystem, Path } from "@effect/platform"
 import { Clock, Console, Duration, Effect, Either, Layer, Option } from "effect"
+import * as Http from "node:http"
 import type { DataPlane } from "../../cluster/DataPlane.js"
 import * as SessionCluster from "../../cluster/SessionCluster.js"
 import type { IngressClass } from "../../domain/Objects.js"
@@ -17,8 +17,8 @@ import type { PortMapping } from "../../domain/Session.js"
 import * as RouterConfigLive from "../../layers/RouterConfigLive.js"
 import { publishSession, unpublishSession } from "../../runner/SessionRunner.js"
 import { cliError } from "../CliError.js"
-import { podEvents, startSessionPod, workloadAnswer } from "../internal/DemoWorkload.js"
 import { sessionLayer } from "../GlobalOptions.js"
+import { podEvents, startSessionPod, workloadAnswer } from "../internal/DemoWorkload.js"
 import { asCliError, logsToStderr, type Presentation, presentationFor, presentWatch } from "../present/Presenter.js"
 import type { HostRow } from "../present/SessionView.js"
 
@@ -78,7 +78,10 @@ interface Scenario {
 }
 
 /** The demo's scenarios for the chosen modes: each mode served, then one unclaimed route. */
-export const scenariosFor = (sc: SessionCluster.SessionCluster, modes: ReadonlyArray<DemoMode>): ReadonlyArray<Scenario> => {
+export const scenariosFor = (
+  sc: SessionCluster.SessionCluster,
+  modes: ReadonlyArray<DemoMode>
+): ReadonlyArray<Scenario> => {
   const base: RouterConfigLive.RouterConfigValues = {
     baseDomain: sc.baseDomain,
     sessionNamespace: sc.namespace,
@@ -92,66 +95,66 @@ export const scenariosFor = (sc: SessionCluster.SessionCluster, modes: ReadonlyA
   const served = (mode: DemoMode): Scenario =>
     mode === "ingress"
       ? {
-          title: `ingress mode: one Ingress for session demo-ingress, class "${sc.ingressClassName}"`,
-          notes: [],
-          mode,
-          sessionId: "demo-ingress",
-          ports: DEMO_PORTS,
-          config: { ...base, mode, ingressClassName: sc.ingressClassName },
-          expect: "served"
-        }
+        title: `ingress mode: one Ingress for session demo-ingress, class "${sc.ingressClassName}"`,
+        notes: [],
+        mode,
+        sessionId: "demo-ingress",
+        ports: DEMO_PORTS,
+        config: { ...base, mode, ingressClassName: sc.ingressClassName },
+        expect: "served"
+      }
       : {
-          title: `gateway mode: one HTTPRoute per port for session demo-gateway, on Gateway ${sc.gateway.namespace}/${sc.gateway.name}`,
-          notes: [],
-          mode,
-          sessionId: "demo-gateway",
-          ports: DEMO_PORTS,
-          config: { ...base, mode, gatewayName: sc.gateway.name, gatewayNamespace: sc.gateway.namespace },
-          expect: "served"
-        }
+        title:
+          `gateway mode: one HTTPRoute per port for session demo-gateway, on Gateway ${sc.gateway.namespace}/${sc.gateway.name}`,
+        notes: [],
+        mode,
+        sessionId: "demo-gateway",
+        ports: DEMO_PORTS,
+        config: { ...base, mode, gatewayName: sc.gateway.name, gatewayNamespace: sc.gateway.namespace },
+        expect: "served"
+      }
   // The failure is shown in ingress mode unless only gateway mode was asked for:
   // an Ingress nobody claims is the common silent 404 (it has no rejection signal).
   const failureMode: DemoMode = modes.includes("ingress") ? "ingress" : "gateway"
   const deadline = `${DEMO_TIMING.failureDeadlineMs / 1000} s`
-  const unclaimed: Scenario =
-    failureMode === "ingress"
-      ? {
-          title: `what it catches: an Ingress no controller claims (session demo-unclaimed)`,
-          notes: [
-            `The runner is configured for IngressClass "${UNSERVED_INGRESS_CLASS}". The class exists, but no controller for it runs here,`,
-            `so the API server stores the Ingress and nothing else happens: the hosts answer 404 and nothing says why.`,
-            `session-routing waits for the controller's status and, at the route deadline (${deadline} here), says so.`
-          ],
-          mode: failureMode,
-          sessionId: "demo-unclaimed",
-          ports: FAILURE_PORTS,
-          config: {
-            ...base,
-            mode: failureMode,
-            ingressClassName: UNSERVED_INGRESS_CLASS,
-            routeReadyTimeoutMs: DEMO_TIMING.failureDeadlineMs
-          },
-          expect: "unclaimed"
-        }
-      : {
-          title: `what it catches: HTTPRoutes no controller accepts (session demo-unclaimed)`,
-          notes: [
-            `The runner is configured for Gateway ${sc.namespace}/${UNSERVED_GATEWAY}. It exists, but no controller implements its class,`,
-            `so the API server stores the HTTPRoutes and nothing else happens: the hosts answer 404 and nothing says why.`,
-            `session-routing waits for the controller's status and, at the route deadline (${deadline} here), says so.`
-          ],
-          mode: failureMode,
-          sessionId: "demo-unclaimed",
-          ports: FAILURE_PORTS,
-          config: {
-            ...base,
-            mode: failureMode,
-            gatewayName: UNSERVED_GATEWAY,
-            gatewayNamespace: sc.namespace,
-            routeReadyTimeoutMs: DEMO_TIMING.failureDeadlineMs
-          },
-          expect: "unclaimed"
-        }
+  const unclaimed: Scenario = failureMode === "ingress"
+    ? {
+      title: `what it catches: an Ingress no controller claims (session demo-unclaimed)`,
+      notes: [
+        `The runner is configured for IngressClass "${UNSERVED_INGRESS_CLASS}". The class exists, but no controller for it runs here,`,
+        `so the API server stores the Ingress and nothing else happens: the hosts answer 404 and nothing says why.`,
+        `session-routing waits for the controller's status and, at the route deadline (${deadline} here), says so.`
+      ],
+      mode: failureMode,
+      sessionId: "demo-unclaimed",
+      ports: FAILURE_PORTS,
+      config: {
+        ...base,
+        mode: failureMode,
+        ingressClassName: UNSERVED_INGRESS_CLASS,
+        routeReadyTimeoutMs: DEMO_TIMING.failureDeadlineMs
+      },
+      expect: "unclaimed"
+    }
+    : {
+      title: `what it catches: HTTPRoutes no controller accepts (session demo-unclaimed)`,
+      notes: [
+        `The runner is configured for Gateway ${sc.namespace}/${UNSERVED_GATEWAY}. It exists, but no controller implements its class,`,
+        `so the API server stores the HTTPRoutes and nothing else happens: the hosts answer 404 and nothing says why.`,
+        `session-routing waits for the controller's status and, at the route deadline (${deadline} here), says so.`
+      ],
+      mode: failureMode,
+      sessionId: "demo-unclaimed",
+      ports: FAILURE_PORTS,
+      config: {
+        ...base,
+        mode: failureMode,
+        gatewayName: UNSERVED_GATEWAY,
+        gatewayNamespace: sc.namespace,
+        routeReadyTimeoutMs: DEMO_TIMING.failureDeadlineMs
+      },
+      expect: "unclaimed"
+    }
   return [...modes.map(served), unclaimed]
 }
 
@@ -165,7 +168,7 @@ export const scenariosFor = (sc: SessionCluster.SessionCluster, modes: ReadonlyA
  * cluster (the class was installed, the controller is gone or never watched).
  */
 const seedUnservedClasses = (sc: SessionCluster.SessionCluster) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const store = sc.cluster.store
     const ingressClass: IngressClass = {
       apiVersion: apiVersionOf(IngressClassResource),
@@ -222,9 +225,13 @@ export const requestThrough = (dataPlane: DataPlane, host: string): Effect.Effec
         req.on("error", reject)
         req.end()
       }),
-    catch: (cause) => `the request for ${host} through the data plane failed: ${cause instanceof Error ? cause.message : String(cause)}`
+    catch: (cause) =>
+      `the request for ${host} through the data plane failed: ${cause instanceof Error ? cause.message : String(cause)}`
   }).pipe(
-    Effect.timeoutFail({ duration: Duration.seconds(5), onTimeout: () => `the data plane did not answer for ${host} within 5 s` })
+    Effect.timeoutFail({
+      duration: Duration.seconds(5),
+      onTimeout: () => `the data plane did not answer for ${host} within 5 s`
+    })
   )
 
 /** An answer as a line: the data plane's own answers already start with their status. */
@@ -287,12 +294,14 @@ const runScenario = (
   count: number
 ) =>
   Effect.scoped(
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       yield* Console.log(`\n[${index}/${count}] ${scenario.title}`)
       for (const note of scenario.notes) yield* Console.log(`      ${note}`)
       const { local, pod } = yield* startSessionPod(sc, scenario.sessionId, scenario.ports)
       yield* Console.log(
-        `      workload: Pod ${pod.name}, ${scenario.ports.length === 1 ? "port" : "ports"} ${scenario.ports.map((p) => p.port).join(", ")} on 127.0.0.1:${local} (stands in for its containers)`
+        `      workload: Pod ${pod.name}, ${scenario.ports.length === 1 ? "port" : "ports"} ${
+          scenario.ports.map((p) => p.port).join(", ")
+        } on 127.0.0.1:${local} (stands in for its containers)`
       )
 
       const config = yield* RouterConfigLive.make(scenario.config)
@@ -304,7 +313,7 @@ const runScenario = (
       ).pipe(Effect.mapError(asCliError))
 
       const rows: ReadonlyArray<HostRow> = yield* Effect.scoped(
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const session = yield* publishSession({
             sessionId: scenario.sessionId,
             podName: pod.name,
@@ -317,13 +326,12 @@ const runScenario = (
       ).pipe(Effect.provide(services), Effect.mapError(asCliError))
 
       const answers = yield* Effect.forEach(rows, (row) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           yield* Console.log(`      $ curl -H 'Host: ${row.host}' ${sc.dataPlane.url}/`)
           const answer = yield* requestThrough(sc.dataPlane, row.host).pipe(Effect.mapError((line) => cliError(line)))
           yield* Console.log(`      ${answerLine(answer)}`)
           return { row, answer, expected: workloadAnswer(scenario.sessionId, row.port) }
-        })
-      )
+        }))
 
       yield* Console.log(`      $ kubectl events -n ${sc.namespace} --for pod/${pod.name}`)
       const recorded = yield* podEvents(sc, pod)
@@ -335,8 +343,9 @@ const runScenario = (
       const problem = unexpected(scenario.expect, rows, answers) ??
         unexpectedFollowUps(scenario.expect, rows, recorded.events.map((e) => e.reason ?? ""))
       if (problem !== undefined) return yield* cliError(`demo: ${problem}`)
-      const outcome: Outcome =
-        scenario.expect === "served" ? { served: rows.length, unclaimed: 0 } : { served: 0, unclaimed: rows.length }
+      const outcome: Outcome = scenario.expect === "served"
+        ? { served: rows.length, unclaimed: 0 }
+        : { served: 0, unclaimed: rows.length }
       return outcome
     })
   )
@@ -346,7 +355,7 @@ const hosts = (n: number): string => `${n} ${n === 1 ? "host" : "hosts"}`
 /** Runs the demo for `modes`: starts everything, runs each scenario, stops everything. */
 export const runDemo = (modes: ReadonlyArray<DemoMode>) =>
   Effect.scoped(
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const started = yield* Clock.currentTimeMillis
       const fs = yield* FileSystem.FileSystem
       const path = yield* Path.Path
@@ -368,14 +377,18 @@ export const runDemo = (modes: ReadonlyArray<DemoMode>) =>
 
       yield* Console.log(`\nLocalCluster (no real cluster: everything listens on 127.0.0.1 in this process)`)
       yield* Console.log(`      API server   ${sc.cluster.url}   kubeconfig ${kubeconfigPath}`)
-      yield* Console.log(`      data plane   ${dataPlane.url}   routes by Host header, only what a controller programmed`)
+      yield* Console.log(
+        `      data plane   ${dataPlane.url}   routes by Host header, only what a controller programmed`
+      )
       yield* Console.log(
         `      controllers  IngressClass "${sc.ingressClassName}" and Gateway ${sc.gateway.namespace}/${sc.gateway.name}, each writes status after ${DEMO_TIMING.controllerDelayMs} ms`
       )
 
       const scenarios = scenariosFor(sc, modes)
-      const outcomes = yield* Effect.forEach(scenarios, (scenario, i) =>
-        runScenario({ ...sc, dataPlane }, kubeconfigPath, presentation, scenario, i + 1, scenarios.length)
+      const outcomes = yield* Effect.forEach(
+        scenarios,
+        (scenario, i) =>
+          runScenario({ ...sc, dataPlane }, kubeconfigPath, presentation, scenario, i + 1, scenarios.length)
       )
       const served = outcomes.reduce((n, o) => n + o.served, 0)
       const unclaimed = outcomes.reduce((n, o) => n + o.unclaimed, 0)
@@ -386,9 +399,10 @@ export const runDemo = (modes: ReadonlyArray<DemoMode>) =>
     Effect.flatMap(({ served, started, unclaimed }) =>
       Effect.flatMap(Clock.currentTimeMillis, (now) =>
         Console.log(
-          `\ndone in ${((now - started) / 1000).toFixed(1)} s: ${hosts(served)} programmed and served; ${hosts(unclaimed)} no controller claimed, reported unprogrammed; cluster stopped`
-        )
-      )
+          `\ndone in ${((now - started) / 1000).toFixed(1)} s: ${hosts(served)} programmed and served; ${
+            hosts(unclaimed)
+          } no controller claimed, reported unprogrammed; cluster stopped`
+        ))
     )
   )
 
@@ -403,7 +417,7 @@ export const demoCommand = Command.make(
     )
   },
   (flags) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const modes = yield* Either.mapLeft(parseDemoModes(flags.mode), (line) => cliError(line))
       yield* runDemo(modes)
     }).pipe(Effect.provide(logsToStderr))

@@ -11,9 +11,8 @@ import { followSession } from "../../runner/FollowSession.js"
 import { publishSession } from "../../runner/SessionRunner.js"
 import type { RouterConfig } from "../../services/RouterConfig.js"
 import { cliError, ExitCode } from "../CliError.js"
-import { metricsOptions, withMetricsServer } from "../MetricsFlags.js"
-import { parsePodFlags, parsePortFlags } from "../SessionFlags.js"
 import { globalOptions, routerConfigOverrides, sessionLayer } from "../GlobalOptions.js"
+import { metricsOptions, withMetricsServer } from "../MetricsFlags.js"
 import {
   asCliError,
   logsToStderr,
@@ -26,6 +25,7 @@ import {
   presentWatch
 } from "../present/Presenter.js"
 import { applyEvent, emptyView, publishExitCode } from "../present/SessionView.js"
+import { parsePodFlags, parsePortFlags } from "../SessionFlags.js"
 
 /** The publish flags as @effect/cli parses them: raw text, checked by `parsePublishInput`. */
 export interface PublishFlags {
@@ -47,7 +47,7 @@ export interface PublishInput {
 
 /** Checks the flags in order and stops at the first bad one, with a line naming it. */
 export const parsePublishInput = (flags: PublishFlags): Either.Either<PublishInput, string> =>
-  Either.gen(function* () {
+  Either.gen(function*() {
     const format = yield* parseOutputFormat(flags.output)
     const sessionId = yield* parseSessionId(flags.session)
     const ports = yield* parsePortFlags(flags.port)
@@ -59,7 +59,10 @@ export const parsePublishInput = (flags: PublishFlags): Either.Either<PublishInp
  * Why a publish routes no host, for a note on stderr, or undefined when it routes
  * some. Without it an empty watch that exits 0 at once would look like success.
  */
-export const nothingRoutedNote = (config: RouterConfig.Service, ports: ReadonlyArray<PortMapping>): string | undefined => {
+export const nothingRoutedNote = (
+  config: RouterConfig.Service,
+  ports: ReadonlyArray<PortMapping>
+): string | undefined => {
   if (config.mode === "none") return "note: mode none publishes nothing for a session: there is no host to watch"
   if (config.baseDomain === undefined) {
     return `note: nothing is published without a base domain: set ${RouterConfigLive.ENV.baseDomain} (e.g. sessions.example.com)`
@@ -81,7 +84,7 @@ const runPublish = (
   mode: { readonly watch: boolean; readonly follow: boolean }
 ) =>
   Effect.scoped(
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const session = yield* publishSession({
         sessionId: input.sessionId,
         podName: input.podName,
@@ -138,7 +141,7 @@ export const publishCommand = Command.make(
     ...metricsOptions
   },
   (flags) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       // Configuration first: a bad environment is a start-up failure whatever the flags say.
       const config = yield* RouterConfigLive.fromEnv(routerConfigOverrides(flags))
       const input = yield* Either.mapLeft(parsePublishInput(flags), (line) => cliError(line))

@@ -29,7 +29,7 @@ export const statusCommand = Command.make(
     output: outputOption
   },
   (flags) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const config = yield* RouterConfigLive.fromEnv(routerConfigOverrides(flags))
       const format = yield* Either.mapLeft(parseOutputFormat(flags.output), (line) => cliError(line))
       const sessionId = yield* Either.mapLeft(parseSessionId(flags.session), (line) => cliError(line))
@@ -38,7 +38,11 @@ export const statusCommand = Command.make(
       if (!routesSessions(config)) {
         // The none layer reads nothing, so "no hosts" would say nothing about the cluster.
         yield* Console.error(
-          `note: nothing to read: ${config.mode === "none" ? "mode none publishes nothing" : `no base domain is set (${RouterConfigLive.ENV.baseDomain})`}; pass the --mode the session was published with`
+          `note: nothing to read: ${
+            config.mode === "none"
+              ? "mode none publishes nothing"
+              : `no base domain is set (${RouterConfigLive.ENV.baseDomain})`
+          }; pass the --mode the session was published with`
         )
         return
       }

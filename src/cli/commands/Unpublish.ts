@@ -20,7 +20,7 @@ export const unpublishCommand = Command.make(
     session: Options.text("session").pipe(Options.withDescription("Session id: lower-case letters, digits and '-'"))
   },
   (flags) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const config = yield* RouterConfigLive.fromEnv(routerConfigOverrides(flags))
       const sessionId = yield* Either.mapLeft(parseSessionId(flags.session), (line) => cliError(line))
       for (const warning of config.warnings) yield* Console.error(`warning: ${warning}`)
@@ -28,7 +28,11 @@ export const unpublishCommand = Command.make(
         // The none layer deletes nothing: saying "unpublished" would hide objects an
         // earlier publish in another mode left behind.
         yield* Console.error(
-          `note: nothing to delete: ${config.mode === "none" ? "mode none publishes nothing" : `no base domain is set (${RouterConfigLive.ENV.baseDomain})`}; pass the --mode the session was published with`
+          `note: nothing to delete: ${
+            config.mode === "none"
+              ? "mode none publishes nothing"
+              : `no base domain is set (${RouterConfigLive.ENV.baseDomain})`
+          }; pass the --mode the session was published with`
         )
         return
       }

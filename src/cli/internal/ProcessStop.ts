@@ -69,7 +69,7 @@ export interface ProcessStops {
  * event can come after the command is done. A failed stderr write has nowhere to be
  * reported and stops nothing.
  */
-export const processStops: Effect.Effect<ProcessStops, never, Scope.Scope> = Effect.gen(function* () {
+export const processStops: Effect.Effect<ProcessStops, never, Scope.Scope> = Effect.gen(function*() {
   const stopped = yield* Deferred.make<ProcessStop>()
   const stop = (reason: ProcessStop) => Deferred.unsafeDone(stopped, Exit.succeed(reason))
   yield* Effect.acquireRelease(
@@ -108,7 +108,10 @@ const isClosedPipe = (error: unknown): boolean =>
  * output met a closed pipe answers 141 too, as a classic tool killed by SIGPIPE
  * would: 0 says everything was written. A failure keeps its own status, which says more.
  */
-export const untilStopped = <R>(program: Effect.Effect<number, never, R>, stops: ProcessStops): Effect.Effect<number, never, R> =>
+export const untilStopped = <R>(
+  program: Effect.Effect<number, never, R>,
+  stops: ProcessStops
+): Effect.Effect<number, never, R> =>
   Effect.raceFirst(
     Effect.flatMap(program, (code) =>
       code === 0

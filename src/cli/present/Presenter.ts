@@ -4,7 +4,20 @@
  * (pure); this module only writes through `Console` and ticks the spinner.
  */
 import { Options } from "@effect/cli"
-import { Config, Console, Context, Duration, Effect, Either, Layer, Logger, LogLevel, Option, Schedule, Stream } from "effect"
+import {
+  Config,
+  Console,
+  Context,
+  Duration,
+  Effect,
+  Either,
+  Layer,
+  Logger,
+  LogLevel,
+  Option,
+  Schedule,
+  Stream
+} from "effect"
 import type { SessionEvent } from "../../runner/SessionRunner.js"
 import { type CliError, cliError } from "../CliError.js"
 import {
@@ -34,7 +47,9 @@ export const parseOutputFormat = (value: string): Either.Either<OutputFormat, st
  */
 export const outputOption = Options.text("output").pipe(
   Options.withAlias("o"),
-  Options.withDescription("Output: table (a live table on a terminal, one line per change elsewhere) or json (one event per line)"),
+  Options.withDescription(
+    "Output: table (a live table on a terminal, one line per change elsewhere) or json (one event per line)"
+  ),
   Options.withDefault("table")
 )
 
@@ -76,7 +91,7 @@ export type Presentation =
  * https://no-color.org: any non-empty `NO_COLOR` turns them off.
  */
 export const presentationFor = (format: OutputFormat): Effect.Effect<Presentation> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     if (format === "json") return { _tag: "Json" } as const
     const terminal = yield* StdoutTerminal
     if (!terminal.isTTY) return { _tag: "Plain" } as const
@@ -87,7 +102,7 @@ export const presentationFor = (format: OutputFormat): Effect.Effect<Presentatio
  * Whether stdout may carry colours: a terminal, and https://no-color.org's `NO_COLOR`
  * unset or empty. The live table and the help (`Cli.run`) both follow it.
  */
-export const stdoutColor: Effect.Effect<boolean> = Effect.gen(function* () {
+export const stdoutColor: Effect.Effect<boolean> = Effect.gen(function*() {
   if (!(yield* StdoutTerminal).isTTY) return false
   const noColor = yield* Config.option(Config.string("NO_COLOR")).pipe(Effect.orElseSucceed(() => Option.none()))
   return Option.match(noColor, { onNone: () => true, onSome: (value) => value === "" })
@@ -135,7 +150,7 @@ export const presentSnapshot = (
   presentation: Presentation,
   events: ReadonlyArray<SessionEvent>
 ): Effect.Effect<SessionView> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const view = events.reduce(applyEvent, emptyView)
     if (presentation._tag === "Live") {
       const lines = renderFrame(view, { color: presentation.color })
@@ -168,8 +183,11 @@ export const presentWatch = <E, R>(
   events: Stream.Stream<SessionEvent, E, R>
 ): Effect.Effect<SessionView, E, R> => {
   if (presentation._tag !== "Live") {
-    return Stream.runFoldEffect(events, emptyView, (view, event) =>
-      printLine(presentation, event).pipe(Effect.as(applyEvent(view, event))))
+    return Stream.runFoldEffect(
+      events,
+      emptyView,
+      (view, event) => printLine(presentation, event).pipe(Effect.as(applyEvent(view, event)))
+    )
   }
   const inputs = Stream.merge(
     Stream.map(events, (event): LiveInput => ({ _tag: "Event", event })),
@@ -179,7 +197,7 @@ export const presentWatch = <E, R>(
   )
   const initial: LiveState = { view: emptyView, tick: 0, drawn: 0, frame: "" }
   return Stream.runFoldEffect(inputs, initial, (state, input) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       let { drawn, frame } = state
       const tick = input._tag === "Tick" ? state.tick + 1 : state.tick
       const view = input._tag === "Event" ? applyEvent(state.view, input.event) : state.view

@@ -50,7 +50,9 @@ export const applyEvent = (view: SessionView, event: SessionEvent): SessionView 
   switch (event.type) {
     case "published": {
       const known = new Map(view.rows.map((row) => [row.host, row]))
-      const rows = event.routes.map((route) => known.get(route.host) ?? { port: route.port, host: route.host, state: "pending" as const })
+      const rows = event.routes.map((route) =>
+        known.get(route.host) ?? { port: route.port, host: route.host, state: "pending" as const }
+      )
       return { ...view, published: event, rows: sortRows(rows) }
     }
     case "route": {
@@ -156,7 +158,13 @@ export interface FrameStyle {
 }
 
 /** The colours the presenters use. */
-export const ANSI = { green: "\x1b[32m", red: "\x1b[31m", yellow: "\x1b[33m", dim: "\x1b[2m", reset: "\x1b[0m" } as const
+export const ANSI = {
+  green: "\x1b[32m",
+  red: "\x1b[31m",
+  yellow: "\x1b[33m",
+  dim: "\x1b[2m",
+  reset: "\x1b[0m"
+} as const
 
 /** `text` in colour `code` when the style has colours. */
 export const paint = (style: Pick<FrameStyle, "color">, code: string, text: string): string =>
@@ -184,14 +192,20 @@ export const renderFrame = (view: SessionView, style: FrameStyle): ReadonlyArray
   const portWidth = Math.max("PORT".length, ...view.rows.map((row) => String(row.port).length))
   const hostWidth = Math.max("HOST".length, ...view.rows.map((row) => row.host.length))
   const stateWidth = Math.max("STATE".length, ...view.rows.map((row) => row.state.length))
-  const header = paint(style, ANSI.dim, `  ${"PORT".padEnd(portWidth)}  ${"HOST".padEnd(hostWidth)}  ${"STATE".padEnd(stateWidth)}  REASON`)
+  const header = paint(
+    style,
+    ANSI.dim,
+    `  ${"PORT".padEnd(portWidth)}  ${"HOST".padEnd(hostWidth)}  ${"STATE".padEnd(stateWidth)}  REASON`
+  )
   const rows = view.rows.map((row) => {
     const stateColor = row.state === "programmed" ? ANSI.green : row.state === "unprogrammed" ? ANSI.red : ANSI.yellow
     // Padded only when a reason follows, so no line ends in blanks inside a colour.
     const state = paint(style, stateColor, row.reason === undefined ? row.state : row.state.padEnd(stateWidth))
     const reason = row.reason === undefined ? "" : `  ${row.reason}`
     const probe = row.probe === undefined ? "" : `  probe ${row.probe}`
-    return `${mark(row, style)} ${String(row.port).padEnd(portWidth)}  ${row.host.padEnd(hostWidth)}  ${state}${reason}${probe}`
+    return `${mark(row, style)} ${String(row.port).padEnd(portWidth)}  ${
+      row.host.padEnd(hostWidth)
+    }  ${state}${reason}${probe}`
   })
   const readError = view.readError !== undefined ? [paint(style, ANSI.red, `read error: ${view.readError}`)] : []
   const eventError = view.eventError !== undefined ? [paint(style, ANSI.yellow, `events: ${view.eventError}`)] : []

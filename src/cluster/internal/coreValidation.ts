@@ -18,7 +18,17 @@ import {
   isWildcardDns1123Subdomain,
   regexError
 } from "../../domain/Validation.js"
-import { type FieldError, child, duplicate, forbidden, index, invalid, notSupported, required, tooLong } from "./fieldErrors.js"
+import {
+  child,
+  duplicate,
+  type FieldError,
+  forbidden,
+  index,
+  invalid,
+  notSupported,
+  required,
+  tooLong
+} from "./fieldErrors.js"
 import {
   asArray,
   asNumber,
@@ -102,7 +112,9 @@ export const validateService = (object: JsonRecord): Array<FieldError> => {
   const names = new Set<string>()
   ports.forEach((port, i) => errs.push(...validateServicePort(port, ports.length > 1, names, index("spec.ports", i))))
   if (isRecord(spec.selector)) errs.push(...validateLabels(spec.selector, "spec.selector"))
-  if (!(SERVICE_TYPES as ReadonlyArray<string>).includes(type)) errs.push(notSupported("spec.type", type, SERVICE_TYPES))
+  if (!(SERVICE_TYPES as ReadonlyArray<string>).includes(type)) {
+    errs.push(notSupported("spec.type", type, SERVICE_TYPES))
+  }
   const seen = new Set<string>()
   ports.forEach((port, i) => {
     const protocol = asString(port.protocol) || "TCP"
@@ -217,7 +229,9 @@ export const validateIngress = (object: JsonRecord): Array<FieldError> => {
   const spec = asRecord(object.spec)
   const rules = asArray(spec.rules).map(asRecord)
   if (rules.length === 0 && !isPresent(spec.defaultBackend)) {
-    errs.push(invalid("spec", Array.isArray(spec.rules) ? [] : null, "either `defaultBackend` or `rules` must be specified"))
+    errs.push(
+      invalid("spec", Array.isArray(spec.rules) ? [] : null, "either `defaultBackend` or `rules` must be specified")
+    )
   }
   if (isPresent(spec.defaultBackend)) {
     errs.push(...validateIngressBackend(asRecord(spec.defaultBackend), "spec.defaultBackend"))
@@ -253,10 +267,16 @@ export const validateIngress = (object: JsonRecord): Array<FieldError> => {
   }
   const annotations = asRecord(asRecord(object.metadata).annotations)
   const annotated = annotations[INGRESS_CLASS_ANNOTATION]
-  if (typeof annotated === "string" && typeof spec.ingressClassName === "string" && annotated !== spec.ingressClassName) {
+  if (
+    typeof annotated === "string" && typeof spec.ingressClassName === "string" && annotated !== spec.ingressClassName
+  ) {
     // The server names this field without `metadata.`, as it does.
     errs.push(
-      invalid(`annotations.${INGRESS_CLASS_ANNOTATION}`, annotated, "must match `ingressClassName` when both are specified")
+      invalid(
+        `annotations.${INGRESS_CLASS_ANNOTATION}`,
+        annotated,
+        "must match `ingressClassName` when both are specified"
+      )
     )
   }
   return errs
@@ -269,7 +289,7 @@ export const validateDomainPrefixedPath = (value: string, path: string): Array<F
   const host = slash < 0 ? value : value.slice(0, slash)
   const rest = slash < 0 ? "" : value.slice(slash + 1)
   if (slash < 0 || host === "" || rest === "") {
-    return [invalid(path, value, 'must be a domain-prefixed path (such as "acme.io/foo")')]
+    return [invalid(path, value, "must be a domain-prefixed path (such as \"acme.io/foo\")")]
   }
   const errs = isDns1123Subdomain(host).map((m) => invalid(path, host, m))
   if (!HTTP_PATH.test(rest)) errs.push(invalid(path, rest, regexError("Invalid path", HTTP_PATH_FMT)))

@@ -29,12 +29,12 @@ export const fieldErrorText = (error: FieldError): string => `${error.field}: ${
  * way, so a value with a quote or a control character reads the same here.
  */
 export const goQuote = (value: string): string => {
-  let out = '"'
+  let out = "\""
   for (const ch of value) {
     const code = ch.codePointAt(0) ?? 0
     switch (ch) {
-      case '"':
-        out += '\\"'
+      case "\"":
+        out += "\\\""
         continue
       case "\\":
         out += "\\\\"

@@ -3,12 +3,15 @@
  * path, an apply configuration merged into the live object (lists by their keys),
  * and a field a manager gave up removed.
  */
-import { isObject } from "./json.js"
 import { listItemElement, type Path, type PathElement } from "./fieldSets.js"
+import { isObject } from "./json.js"
 import { childShape, type Shape, unknown } from "./shape.js"
 
-export const findItem = (list: ReadonlyArray<unknown>, shape: Extract<Shape, { _tag: "List" }>, element: PathElement): number =>
-  list.findIndex((item, index) => listItemElement(shape, item, index) === element)
+export const findItem = (
+  list: ReadonlyArray<unknown>,
+  shape: Extract<Shape, { _tag: "List" }>,
+  element: PathElement
+): number => list.findIndex((item, index) => listItemElement(shape, item, index) === element)
 
 /** The value at `path`, or undefined. */
 export const valueAt = (value: unknown, shape: Shape, path: Path): unknown => {
@@ -116,4 +119,3 @@ export const removePath = (value: unknown, shape: Shape, path: Path): unknown =>
   if (rest.length === 0) return value.filter((_, i) => i !== index)
   return value.map((item, i) => (i === index ? removePath(item, shape.items, rest) : item))
 }
-

@@ -57,7 +57,11 @@ export class FieldSet {
   }
 }
 
-export const keyElement = (item: unknown, keys: ReadonlyArray<string>, keyDefaults: Readonly<Record<string, unknown>>): PathElement => {
+export const keyElement = (
+  item: unknown,
+  keys: ReadonlyArray<string>,
+  keyDefaults: Readonly<Record<string, unknown>>
+): PathElement => {
   const record = isObject(item) ? item : {}
   const key: Record<string, unknown> = {}
   for (const k of [...keys].sort()) key[k] = record[k] ?? keyDefaults[k] ?? null
@@ -122,7 +126,11 @@ export const SYSTEM_METADATA = [
 export type Scope = "main" | "status"
 
 /** The part of `object` a writer at `scope` can own. */
-export const projection = (resource: ResourceType<unknown>, object: KubeObject | undefined, scope: Scope): Record<string, unknown> => {
+export const projection = (
+  resource: ResourceType<unknown>,
+  object: KubeObject | undefined,
+  scope: Scope
+): Record<string, unknown> => {
   if (object === undefined) return {}
   const record = object as unknown as Record<string, unknown>
   if (scope === "status") return record.status === undefined ? {} : { status: record.status }
@@ -210,4 +218,3 @@ export const pathString = (path: Path): string =>
       }
     })
     .join("")
-

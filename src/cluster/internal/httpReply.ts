@@ -2,9 +2,9 @@
  * How the HTTP API answers: a reply, the API server's `Status` failures, and the
  * reading of request bodies and options that refuses what the real server refuses.
  */
+import { Effect } from "effect"
 import { randomUUID } from "node:crypto"
 import type { IncomingMessage, ServerResponse } from "node:http"
-import { Effect } from "effect"
 import { parse as parseYaml } from "yaml"
 import type { KubeObject, Status } from "../../domain/Objects.js"
 import type { Faults } from "../Faults.js"
@@ -27,9 +27,15 @@ export const json = (code: number, value: unknown, headers?: Record<string, stri
 })
 
 /** Go's http.NotFound: what a path no handler serves answers. */
-export const pageNotFound: Reply = { code: 404, contentType: "text/plain; charset=utf-8", body: "404 page not found\n", headers: { "x-content-type-options": "nosniff" } }
+export const pageNotFound: Reply = {
+  code: 404,
+  contentType: "text/plain; charset=utf-8",
+  body: "404 page not found\n",
+  headers: { "x-content-type-options": "nosniff" }
+}
 
-export const statusReply = (status: Status, headers?: Record<string, string>): Reply => json(status.code, status, headers)
+export const statusReply = (status: Status, headers?: Record<string, string>): Reply =>
+  json(status.code, status, headers)
 
 export const failure = (code: number, reason: string, message: string, details?: Status["details"]): Status => ({
   kind: "Status",
@@ -48,7 +54,11 @@ export const methodNotAllowed = (): Status =>
   failure(405, "MethodNotAllowed", "the server does not allow this method on the requested resource", {})
 
 export const unsupportedMediaType = (accepted: ReadonlyArray<string>): Status =>
-  failure(415, "UnsupportedMediaType", `the body of the request was in an unknown format - accepted media types include: ${accepted.join(", ")}`)
+  failure(
+    415,
+    "UnsupportedMediaType",
+    `the body of the request was in an unknown format - accepted media types include: ${accepted.join(", ")}`
+  )
 
 export const invalidOptions = (kind: string, field: string, reason: string, message: string): Status =>
   failure(422, "Invalid", `${kind}.meta.k8s.io "" is invalid: ${field}: ${message}`, {
@@ -62,7 +72,6 @@ export class Refused {
   constructor(readonly status: Status) {}
 }
 
-
 export const readBody = (req: IncomingMessage): Effect.Effect<Buffer, Status> =>
   Effect.async<Buffer, Status>((resume) => {
     const chunks: Array<Buffer> = []
@@ -72,7 +81,9 @@ export const readBody = (req: IncomingMessage): Effect.Effect<Buffer, Status> =>
       size += chunk.length
       if (size > MAX_BODY_BYTES && !done) {
         done = true
-        resume(Effect.fail(failure(413, "RequestEntityTooLarge", `Request entity too large: limit is ${MAX_BODY_BYTES}`)))
+        resume(
+          Effect.fail(failure(413, "RequestEntityTooLarge", `Request entity too large: limit is ${MAX_BODY_BYTES}`))
+        )
         return
       }
       chunks.push(chunk)
@@ -98,7 +109,9 @@ export const parseJson = (text: string): unknown => {
   try {
     return JSON.parse(text)
   } catch (e) {
-    throw new Refused(badRequest(`couldn't get version/kind; json parse error: ${e instanceof Error ? e.message : String(e)}`))
+    throw new Refused(
+      badRequest(`couldn't get version/kind; json parse error: ${e instanceof Error ? e.message : String(e)}`)
+    )
   }
 }
 
@@ -126,14 +139,23 @@ export const decodeObjectBody = (req: IncomingMessage, body: Buffer): KubeObject
   const text = body.toString("utf8")
   if (type === "" || type === "application/json" || type === "*/*") return parseJson(text) as KubeObject
   if (type === "application/yaml") return parseYamlOrJson(text) as KubeObject
-  throw new Refused(unsupportedMediaType(["application/json", "application/yaml", "application/vnd.kubernetes.protobuf"]))
+  throw new Refused(
+    unsupportedMediaType(["application/json", "application/yaml", "application/vnd.kubernetes.protobuf"])
+  )
 }
 
 export const dryRunOf = (query: URLSearchParams, optionsKind: string): boolean => {
   const values = query.getAll("dryRun")
   values.forEach((v, i) => {
     if (v !== "All") {
-      throw new Refused(invalidOptions(optionsKind, `dryRun[${i}]`, "FieldValueNotSupported", `Unsupported value: "${v}": supported values: "All"`))
+      throw new Refused(
+        invalidOptions(
+          optionsKind,
+          `dryRun[${i}]`,
+          "FieldValueNotSupported",
+          `Unsupported value: "${v}": supported values: "All"`
+        )
+      )
     }
   })
   return values.length > 0
@@ -165,9 +187,12 @@ export const orStatus = <A>(effect: Effect.Effect<A, Status>, ok: (a: A) => Repl
  * Bytes leave only while the server answers: a paused one holds them back (the
  * connection stays up), and a stopped one has lost the connection.
  */
-export const makeWhenAnswering = (faults: Faults) => (res: ServerResponse, effect: Effect.Effect<void>): Effect.Effect<void> =>
-  Effect.flatMap(faults.server.awaitAnswering, (state) =>
-    state === "running" ? effect : Effect.zipRight(Effect.sync(() => res.destroy()), Effect.interrupt))
+export const makeWhenAnswering =
+  (faults: Faults) => (res: ServerResponse, effect: Effect.Effect<void>): Effect.Effect<void> =>
+    Effect.flatMap(
+      faults.server.awaitAnswering,
+      (state) => state === "running" ? effect : Effect.zipRight(Effect.sync(() => res.destroy()), Effect.interrupt)
+    )
 
 export const send = (res: ServerResponse, reply: Reply) => {
   if (res.headersSent || res.destroyed) return

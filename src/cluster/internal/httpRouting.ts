@@ -6,7 +6,7 @@
 import { Effect } from "effect"
 import type { KubeObject } from "../../domain/Objects.js"
 import { allResources, type ResourceType } from "../../domain/Resources.js"
-import { EXPOSITION_CONTENT_TYPE, type ClusterMetrics } from "../Metrics.js"
+import { type ClusterMetrics, EXPOSITION_CONTENT_TYPE } from "../Metrics.js"
 import type { ClusterStore } from "../Store.js"
 import { json, pageNotFound, type Reply } from "./httpReply.js"
 import { openApiV3 } from "./openApi.js"
@@ -57,7 +57,6 @@ export type Route =
   | { readonly _tag: "Reply"; readonly reply: Effect.Effect<Reply> }
   | { readonly _tag: "Resource"; readonly target: Target }
 
-
 const resourcesIn = (group: string, version: string) =>
   (allResources as ReadonlyArray<ResourceType<KubeObject>>).filter((r) => r.group === group && r.version === version)
 
@@ -76,13 +75,14 @@ export interface RouterOptions {
 export const makeRouter = ({ gitVersion, metrics, serverAddress, store }: RouterOptions) => {
   const served = (resource: ResourceType<KubeObject>) => store.isServed(resource)
 
-  const servedIn = (group: string, version: string) =>
-    Effect.filter(resourcesIn(group, version), served)
+  const servedIn = (group: string, version: string) => Effect.filter(resourcesIn(group, version), served)
 
   const resourceList = (group: string, version: string) =>
     Effect.map(servedIn(group, version), (resources): Reply | undefined => {
       if (resources.length === 0) return undefined
-      const list = resources.flatMap((r) => (r.statusSubresource ? [apiResource(r), statusResource(r)] : [apiResource(r)]))
+      const list = resources.flatMap((
+        r
+      ) => (r.statusSubresource ? [apiResource(r), statusResource(r)] : [apiResource(r)]))
       return json(200, {
         kind: "APIResourceList",
         ...(group === "" ? {} : { apiVersion: "v1" }),
@@ -119,7 +119,9 @@ export const makeRouter = ({ gitVersion, metrics, serverAddress, store }: Router
         return reply(Effect.succeed({ code: 200, contentType: "text/plain; charset=utf-8", body: "ok" }))
       }
       if (root === "metrics" && rest.length === 0) {
-        return reply(Effect.map(metrics.exposition, (body) => ({ code: 200, contentType: EXPOSITION_CONTENT_TYPE, body })))
+        return reply(
+          Effect.map(metrics.exposition, (body) => ({ code: 200, contentType: EXPOSITION_CONTENT_TYPE, body }))
+        )
       }
       const servedNow = Effect.filter(allResources as ReadonlyArray<ResourceType<KubeObject>>, served)
       if (root === "openapi" && rest.length === 1 && rest[0] === "v2") {
@@ -155,7 +157,9 @@ export const makeRouter = ({ gitVersion, metrics, serverAddress, store }: Router
         const [group, version, ...more] = rest as [string, ...Array<string>]
         if (version === undefined) {
           const g = yield* apiGroup(group)
-          return reply(Effect.succeed(g === undefined ? pageNotFound : json(200, { kind: "APIGroup", apiVersion: "v1", ...g })))
+          return reply(
+            Effect.succeed(g === undefined ? pageNotFound : json(200, { kind: "APIGroup", apiVersion: "v1", ...g }))
+          )
         }
         if (more.length === 0) return reply(Effect.map(resourceList(group, version), (r) => r ?? pageNotFound))
         return yield* resourceRoute(group, version, more)
@@ -172,7 +176,8 @@ export const makeRouter = ({ gitVersion, metrics, serverAddress, store }: Router
       const [first, second, third, fourth, fifth, ...extra] = segments
       if (extra.length > 0) return notFound
       // `namespaces/<ns>/<plural>...` is a namespaced path unless it names a namespace's own subresource.
-      const namespaced = first === "namespaces" && second !== undefined && third !== undefined && find(third)?.namespaced === true
+      const namespaced = first === "namespaces" && second !== undefined && third !== undefined &&
+        find(third)?.namespaced === true
       if (namespaced) {
         target = { resource: find(third)!, namespace: second, name: fourth, subresource: fifth }
       } else if (fourth === undefined) {

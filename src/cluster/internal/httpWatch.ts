@@ -3,13 +3,13 @@
  * store's events (shaped by any fault) as JSON lines, each object as a one-row Table
  * when the client asked for Tables, until the watch's time runs out.
  */
+import { Clock, Duration, Effect, Random, Stream } from "effect"
 import { randomUUID } from "node:crypto"
 import type { ServerResponse } from "node:http"
-import { Clock, Duration, Effect, Random, Stream } from "effect"
 import { type Decision, shapeWatch } from "../Faults.js"
 import { parseFieldSelector, parseLabelSelector, SelectorError } from "../LabelSelector.js"
-import { selectableFieldsOf } from "./fieldSelectors.js"
 import type { ClusterStore, StoreWatchEvent } from "../Store.js"
+import { selectableFieldsOf } from "./fieldSelectors.js"
 import { badRequest, boolParam, type Reply, statusReply } from "./httpReply.js"
 import type { Target } from "./httpRouting.js"
 import { watchOptions } from "./listOptions.js"
@@ -44,7 +44,11 @@ export const makeWatch = (
     }
     const resourceVersion = query.get("resourceVersion") ?? undefined
     if (resourceVersion !== undefined && resourceVersion !== "" && !/^\d+$/.test(resourceVersion)) {
-      return statusReply(badRequest(`resourceVersion: Invalid value: "${resourceVersion}": strconv.ParseUint: parsing "${resourceVersion}": invalid syntax`))
+      return statusReply(
+        badRequest(
+          `resourceVersion: Invalid value: "${resourceVersion}": strconv.ParseUint: parsing "${resourceVersion}": invalid syntax`
+        )
+      )
     }
     const timeoutParam = query.get("timeoutSeconds")
     // GetTimeoutForWatch: `timeoutSeconds=0` is the same as none, the server's random default.
@@ -95,7 +99,14 @@ export const makeWatch = (
       accept !== undefined && (event.type === "ADDED" || event.type === "MODIFIED" || event.type === "DELETED")
         ? Effect.map(Clock.currentTimeMillis, (now) => ({
           type: event.type,
-          object: toTable(target.resource, [event.object], { resourceVersion: event.object.metadata?.resourceVersion ?? "" }, includeObject, tableApiVersion(accept), now)
+          object: toTable(
+            target.resource,
+            [event.object],
+            { resourceVersion: event.object.metadata?.resourceVersion ?? "" },
+            includeObject,
+            tableApiVersion(accept),
+            now
+          )
         }))
         : Effect.succeed(event)
     yield* events.pipe(

@@ -45,7 +45,8 @@ export const maskTrailingDash = (name: string): string =>
 export const nameIsDnsSubdomain: NameValidator = (name, prefix) =>
   isDns1123Subdomain(prefix ? maskTrailingDash(name) : name)
 export const nameIsDnsLabel: NameValidator = (name, prefix) => isDns1123Label(prefix ? maskTrailingDash(name) : name)
-export const nameIsDns1035Label: NameValidator = (name, prefix) => isDns1035Label(prefix ? maskTrailingDash(name) : name)
+export const nameIsDns1035Label: NameValidator = (name, prefix) =>
+  isDns1035Label(prefix ? maskTrailingDash(name) : name)
 
 /** Annotations may total 256 KiB (keys and values, in bytes). */
 export const TOTAL_ANNOTATION_SIZE_LIMIT = 256 * 1024

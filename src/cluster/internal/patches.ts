@@ -34,7 +34,9 @@ const clone = <A>(value: A): A => JSON.parse(JSON.stringify(value)) as A
 
 /** RFC 6902 JSON patch. */
 export const jsonPatch = (document: unknown, operations: unknown): unknown => {
-  if (!Array.isArray(operations)) throw new Refused(badRequest("json: cannot unmarshal object into Go value of type jsonpatch.Patch"))
+  if (!Array.isArray(operations)) {
+    throw new Refused(badRequest("json: cannot unmarshal object into Go value of type jsonpatch.Patch"))
+  }
   let doc = clone(document)
   const parentOf = (segments: Array<string>): [unknown, string] => {
     let node: unknown = doc
@@ -60,7 +62,9 @@ export const jsonPatch = (document: unknown, operations: unknown): unknown => {
     const [parent, last] = parentOf(segments)
     if (Array.isArray(parent)) {
       const index = last === "-" ? parent.length : Number(last)
-      if (!Number.isInteger(index) || index < 0 || index > parent.length) throw new PatchFailure(`Unable to access invalid index: ${last}`)
+      if (!Number.isInteger(index) || index < 0 || index > parent.length) {
+        throw new PatchFailure(`Unable to access invalid index: ${last}`)
+      }
       parent.splice(index, 0, value)
     } else if (isObject(parent)) {
       parent[last] = value
@@ -72,7 +76,9 @@ export const jsonPatch = (document: unknown, operations: unknown): unknown => {
     const [parent, last] = parentOf(segments)
     if (Array.isArray(parent)) {
       const index = Number(last)
-      if (!Number.isInteger(index) || index < 0 || index >= parent.length) throw new PatchFailure(`Unable to remove nonexistent key: ${last}: missing value`)
+      if (!Number.isInteger(index) || index < 0 || index >= parent.length) {
+        throw new PatchFailure(`Unable to remove nonexistent key: ${last}: missing value`)
+      }
       parent.splice(index, 1)
     } else if (isObject(parent) && last in parent) {
       delete parent[last]
@@ -138,7 +144,9 @@ export const patchOnce = (
     try {
       patched = patch(live)
     } catch (e) {
-      if (e instanceof PatchFailure) return yield* Effect.fail({ status: failure(422, "Invalid", e.message), retry: false })
+      if (e instanceof PatchFailure) {
+        return yield* Effect.fail({ status: failure(422, "Invalid", e.message), retry: false })
+      }
       throw e
     }
     if (!isObject(patched as unknown)) {

@@ -88,14 +88,19 @@ export const objectMeta = struct({
   ),
   labels: stringMap(),
   annotations: stringMap(),
-  ownerReferences: mapList(["uid"], struct(scalars("apiVersion", "kind", "name", "uid", "controller", "blockOwnerDeletion"))),
+  ownerReferences: mapList(
+    ["uid"],
+    struct(scalars("apiVersion", "kind", "name", "uid", "controller", "blockOwnerDeletion"))
+  ),
   finalizers: setList,
   managedFields: atomicList(
     struct({ ...scalars("manager", "operation", "apiVersion", "time", "fieldsType", "subresource"), fieldsV1: unknown })
   )
 })
 
-export const condition = struct(scalars("type", "status", "observedGeneration", "lastTransitionTime", "reason", "message"))
+export const condition = struct(
+  scalars("type", "status", "observedGeneration", "lastTransitionTime", "reason", "message")
+)
 export const conditions = mapList(["type"], condition)
 
 export const topLevel = (spec: Shape, status?: Shape, defaults?: Record<string, unknown>): Shape =>

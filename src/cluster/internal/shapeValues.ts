@@ -36,7 +36,8 @@ export const prune = (value: unknown, shape: Shape, omitEmpty: boolean): unknown
 }
 
 export const isEmptyCollection = (value: unknown, shape: Shape): boolean =>
-  (Array.isArray(value) && value.length === 0) || (shape._tag === "Map" && isObject(value) && Object.keys(value).length === 0)
+  (Array.isArray(value) && value.length === 0) ||
+  (shape._tag === "Map" && isObject(value) && Object.keys(value).length === 0)
 
 /** Applies the schema's defaults where fields are absent, then defaults inside every value. */
 export const applyDefaults = (value: unknown, shape: Shape): unknown => {
@@ -65,7 +66,15 @@ export const applyDefaults = (value: unknown, shape: Shape): unknown => {
 }
 
 export const jsonTypeName = (value: unknown): string =>
-  Array.isArray(value) ? "array" : value === null ? "null" : typeof value === "boolean" ? "bool" : typeof value === "number" ? `number ${value}` : typeof value
+  Array.isArray(value)
+    ? "array"
+    : value === null
+    ? "null"
+    : typeof value === "boolean"
+    ? "bool"
+    : typeof value === "number"
+    ? `number ${value}`
+    : typeof value
 
 export const scalarFits = (value: unknown, goType: GoType): boolean => {
   switch (goType) {
@@ -131,4 +140,3 @@ export const decodeProblem = (value: unknown, shape: Shape, kind: string): strin
   }
   return walk(value, shape, "")
 }
-

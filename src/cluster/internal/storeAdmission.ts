@@ -4,8 +4,8 @@
  */
 import type { KubeObject } from "../../domain/Objects.js"
 import { apiVersionOf, type ResourceType } from "../../domain/Resources.js"
-import { type FieldError, invalidStatus, validateObject } from "../Validation.js"
 import { decodeProblem, isObject, shapeOf } from "../ServerSideApply.js"
+import { type FieldError, invalidStatus, validateObject } from "../Validation.js"
 import { type Json, metaOf } from "./storeObjects.js"
 import { badRequest, refuse } from "./storeStatus.js"
 
@@ -27,14 +27,18 @@ export const decodeBody = (resource: ResourceType<KubeObject>, body: unknown, re
   if (apiVersion !== undefined && apiVersion !== expectedVersion) {
     refuse(
       badRequest(
-        `the API version in the data (${String(apiVersion)}) does not match the expected API version (${expectedVersion})`
+        `the API version in the data (${
+          String(apiVersion)
+        }) does not match the expected API version (${expectedVersion})`
       )
     )
   }
   if (kind !== undefined && kind !== resource.kind) {
     refuse(
       badRequest(
-        `${String(kind)} in version "${resource.version}" cannot be handled as a ${resource.kind}: the kind in the data (${
+        `${
+          String(kind)
+        } in version "${resource.version}" cannot be handled as a ${resource.kind}: the kind in the data (${
           String(kind)
         }) does not match the expected kind (${resource.kind})`
       )
@@ -46,12 +50,21 @@ export const decodeBody = (resource: ResourceType<KubeObject>, body: unknown, re
     resource.kind
   )
   if (problem !== undefined) {
-    refuse(badRequest(`${resource.kind} in version "${resource.version}" cannot be handled as a ${resource.kind}: ${problem}`))
+    refuse(
+      badRequest(
+        `${resource.kind} in version "${resource.version}" cannot be handled as a ${resource.kind}: ${problem}`
+      )
+    )
   }
   return { ...json, apiVersion: expectedVersion, kind: resource.kind }
 }
 
-export const checkNamespace = (resource: ResourceType<KubeObject>, namespace: string | undefined, body: Json, onCreate: boolean): string | undefined => {
+export const checkNamespace = (
+  resource: ResourceType<KubeObject>,
+  namespace: string | undefined,
+  body: Json,
+  onCreate: boolean
+): string | undefined => {
   const meta = isObject(body.metadata) ? body.metadata : {}
   const bodyNamespace = typeof meta.namespace === "string" && meta.namespace !== "" ? meta.namespace : undefined
   if (!resource.namespaced) return undefined
@@ -75,7 +88,11 @@ export const checkName = (body: Json, name: string): void => {
     refuse(badRequest(`the name of the object (${bodyName}) does not match the name on the URL (${name})`))
   }
 }
-export const validate = (resource: ResourceType<KubeObject>, object: KubeObject, extra: ReadonlyArray<FieldError> = []): void => {
+export const validate = (
+  resource: ResourceType<KubeObject>,
+  object: KubeObject,
+  extra: ReadonlyArray<FieldError> = []
+): void => {
   const errors = [...extra, ...validateObject(resource, object)]
   if (errors.length > 0) refuse(invalidStatus(resource, metaOf(object).name ?? "", errors))
 }

@@ -12,7 +12,12 @@ import { failure, refuse } from "./storeStatus.js"
 /** Allocates from, and releases to, the state's IP and node port sets. */
 export const makeAllocator = (state: StoreState) => {
   /** Cluster IPs and node ports, which the registry allocates after admission; kept across updates. */
-  const allocate = (resource: ResourceType<KubeObject>, object: KubeObject, live: KubeObject | undefined, commit: boolean): KubeObject => {
+  const allocate = (
+    resource: ResourceType<KubeObject>,
+    object: KubeObject,
+    live: KubeObject | undefined,
+    commit: boolean
+  ): KubeObject => {
     if (resource !== ServiceResource) return object
     const json = asJson(object)
     const spec: Json = isObject(json.spec) ? { ...json.spec } : {}
@@ -50,7 +55,9 @@ export const makeAllocator = (state: StoreState) => {
         return ip
       }
     }
-    return refuse(failure(500, "InternalError", "Internal error occurred: failed to allocate a serviceIP: range is full"))
+    return refuse(
+      failure(500, "InternalError", "Internal error occurred: failed to allocate a serviceIP: range is full")
+    )
   }
 
   const nextNodePort = (commit: boolean): number => {
@@ -60,7 +67,9 @@ export const makeAllocator = (state: StoreState) => {
         return port
       }
     }
-    return refuse(failure(500, "InternalError", "Internal error occurred: failed to allocate a nodePort: range is full"))
+    return refuse(
+      failure(500, "InternalError", "Internal error occurred: failed to allocate a nodePort: range is full")
+    )
   }
 
   const release = (object: KubeObject): void => {
@@ -68,7 +77,9 @@ export const makeAllocator = (state: StoreState) => {
     if (!isObject(spec)) return
     if (typeof spec.clusterIP === "string") state.allocatedIps.delete(spec.clusterIP)
     if (Array.isArray(spec.ports)) {
-      for (const p of spec.ports) if (isObject(p) && typeof p.nodePort === "number") state.allocatedNodePorts.delete(p.nodePort)
+      for (const p of spec.ports) {
+        if (isObject(p) && typeof p.nodePort === "number") state.allocatedNodePorts.delete(p.nodePort)
+      }
     }
   }
 

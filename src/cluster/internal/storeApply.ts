@@ -6,9 +6,18 @@
 import { Clock, Effect } from "effect"
 import type { KubeObject, Status } from "../../domain/Objects.js"
 import { apiVersionOf, type ResourceType } from "../../domain/Resources.js"
-import type { FieldError } from "../Validation.js"
-import { conflictReport, decodeManagers, encodeManagers, isObject, mergeApplied, prune, settleApply, shapeOf } from "../ServerSideApply.js"
+import {
+  conflictReport,
+  decodeManagers,
+  encodeManagers,
+  isObject,
+  mergeApplied,
+  prune,
+  settleApply,
+  shapeOf
+} from "../ServerSideApply.js"
 import type { ApplyOptions, WriteResult } from "../Store.js"
+import type { FieldError } from "../Validation.js"
 import { checkName, checkNamespace, decodeBody, validate } from "./storeAdmission.js"
 import type { makeAllocator } from "./storeAllocation.js"
 import { defaulted } from "./storeDefaults.js"
@@ -35,10 +44,22 @@ export const makeApply = (buckets: Buckets, writes: Writes, allocator: ReturnTyp
         const now = rfc3339(millis)
         const manager = options.fieldManager ?? ""
         if (manager === "") {
-          refuse(invalidOptions("PatchOptions", [{ reason: "FieldValueRequired", field: "fieldManager", message: "Required value: is required for apply patch" }]))
+          refuse(
+            invalidOptions("PatchOptions", [{
+              reason: "FieldValueRequired",
+              field: "fieldManager",
+              message: "Required value: is required for apply patch"
+            }])
+          )
         }
         if (manager.length > 128) {
-          refuse(invalidOptions("PatchOptions", [{ reason: "FieldValueTooLong", field: "fieldManager", message: "Too long: may not be more than 128 bytes" }]))
+          refuse(
+            invalidOptions("PatchOptions", [{
+              reason: "FieldValueTooLong",
+              field: "fieldManager",
+              message: "Too long: may not be more than 128 bytes"
+            }])
+          )
         }
         const bucket = servedBucket(resource)
         if (!isObject(body)) refuse(badRequest("error decoding YAML: the apply configuration is not an object"))
@@ -70,7 +91,13 @@ export const makeApply = (buckets: Buckets, writes: Writes, allocator: ReturnTyp
             kind: resource.kind,
             metadata: { name, ...(ns !== undefined ? { namespace: ns } : {}) }
           }
-          const applied = mergeApplied({ resource, live: base, config: config as KubeObject, managers: new Map(), manager })
+          const applied = mergeApplied({
+            resource,
+            live: base,
+            config: config as KubeObject,
+            managers: new Map(),
+            manager
+          })
           const prepared = prepareCreate(
             resource,
             ns,
@@ -82,7 +109,10 @@ export const makeApply = (buckets: Buckets, writes: Writes, allocator: ReturnTyp
             },
             dryRun
           )
-          return { object: dryRun ? prepared.object : commitWrite(bucket, prepared.key, prepared.object, undefined), created: true }
+          return {
+            object: dryRun ? prepared.object : commitWrite(bucket, prepared.key, prepared.object, undefined),
+            created: true
+          }
         }
 
         const requested = meta.resourceVersion

@@ -29,7 +29,10 @@ export const makeDelete = (state: StoreState, buckets: Buckets) => {
     apiVersion: "v1",
     metadata: {},
     status: "Success",
-    details: { ...resourceDetails(resource, metaOf(object).name ?? ""), ...(metaOf(object).uid !== undefined ? { uid: metaOf(object).uid! } : {}) },
+    details: {
+      ...resourceDetails(resource, metaOf(object).name ?? ""),
+      ...(metaOf(object).uid !== undefined ? { uid: metaOf(object).uid! } : {})
+    },
     code: 200
   })
 
@@ -48,14 +51,22 @@ export const makeDelete = (state: StoreState, buckets: Buckets) => {
         const meta = metaOf(live)
         const preconditions = options?.preconditions
         if (preconditions?.uid !== undefined && preconditions.uid !== meta.uid) {
-          refuse(conflict(resource, name, `Precondition failed: UID in precondition: ${preconditions.uid}, UID in object meta: ${meta.uid ?? ""}`))
+          refuse(
+            conflict(
+              resource,
+              name,
+              `Precondition failed: UID in precondition: ${preconditions.uid}, UID in object meta: ${meta.uid ?? ""}`
+            )
+          )
         }
         if (preconditions?.resourceVersion !== undefined && preconditions.resourceVersion !== meta.resourceVersion) {
           refuse(
             conflict(
               resource,
               name,
-              `Precondition failed: ResourceVersion in precondition: ${preconditions.resourceVersion}, ResourceVersion in object meta: ${meta.resourceVersion ?? ""}`
+              `Precondition failed: ResourceVersion in precondition: ${preconditions.resourceVersion}, ResourceVersion in object meta: ${
+                meta.resourceVersion ?? ""
+              }`
             )
           )
         }
@@ -63,7 +74,9 @@ export const makeDelete = (state: StoreState, buckets: Buckets) => {
         if (resource === NamespaceResource) return { object: deleteNamespace(live, name, millis, dryRun) }
         const held = meta.finalizers ?? []
         // Foreground and orphan deletion are the garbage collector's work: the object waits on its finalizer.
-        const gcFinalizer = meta.deletionTimestamp === undefined ? GC_FINALIZERS[options?.propagationPolicy ?? "Background"] : undefined
+        const gcFinalizer = meta.deletionTimestamp === undefined
+          ? GC_FINALIZERS[options?.propagationPolicy ?? "Background"]
+          : undefined
         const finalizers = gcFinalizer !== undefined && !held.includes(gcFinalizer) ? [...held, gcFinalizer] : held
         if (finalizers.length > 0) {
           // Finalizers hold the object: it is marked, and goes when the last one is removed.
@@ -71,7 +84,9 @@ export const makeDelete = (state: StoreState, buckets: Buckets) => {
           // markAsDeleting: the first mark moves the generation, since controllers must now act differently.
           const marked = withMeta(live, {
             ...meta,
-            ...(resource.hasGeneration && meta.generation !== undefined && meta.generation > 0 ? { generation: meta.generation + 1 } : {}),
+            ...(resource.hasGeneration && meta.generation !== undefined && meta.generation > 0
+              ? { generation: meta.generation + 1 }
+              : {}),
             deletionTimestamp: rfc3339(millis),
             deletionGracePeriodSeconds: 0,
             finalizers
@@ -80,7 +95,9 @@ export const makeDelete = (state: StoreState, buckets: Buckets) => {
         }
         if (!dryRun) commitDelete(bucket, key, live)
         // Services and Pods answer with the object; the other types with a Success Status.
-        return resource === ServiceResource || resource === PodResource ? { object: live } : { status: successStatus(resource, live) }
+        return resource === ServiceResource || resource === PodResource
+          ? { object: live }
+          : { status: successStatus(resource, live) }
       }))
 
   const deleteNamespace = (live: KubeObject, name: string, millis: number, dryRun: boolean): KubeObject => {

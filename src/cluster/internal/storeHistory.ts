@@ -3,7 +3,7 @@
  * each with a bounded window of events that watches replay and list continuations
  * rebuild snapshots from, and the one revision counter every write moves.
  */
-import { Queue, type Duration } from "effect"
+import { type Duration, Queue } from "effect"
 import type { KubeObject } from "../../domain/Objects.js"
 import { NamespaceResource, type ResourceType, ServiceResource } from "../../domain/Resources.js"
 import { isObject } from "../ServerSideApply.js"
@@ -18,7 +18,10 @@ export interface HistoryEvent {
   readonly previous: KubeObject | undefined
 }
 
-export type Signal = { readonly _tag: "Event"; readonly event: HistoryEvent } | { readonly _tag: "Bookmark"; readonly rv: number }
+export type Signal = { readonly _tag: "Event"; readonly event: HistoryEvent } | {
+  readonly _tag: "Bookmark"
+  readonly rv: number
+}
 
 export interface Watcher {
   readonly queue: Queue.Queue<Signal>
@@ -107,12 +110,23 @@ export const makeBuckets = (state: StoreState, release: (object: KubeObject) => 
     for (const watcher of bucket.watchers) Queue.unsafeOffer(watcher.queue, { _tag: "Event", event })
   }
 
-  const namespaceExists = (namespace: string): boolean => bucketOf(NamespaceResource as ResourceType<KubeObject>).objects.has(namespace)
-  const commitWrite = (bucket: Bucket, key: string, object: KubeObject, previous: KubeObject | undefined): KubeObject => {
+  const namespaceExists = (namespace: string): boolean =>
+    bucketOf(NamespaceResource as ResourceType<KubeObject>).objects.has(namespace)
+  const commitWrite = (
+    bucket: Bucket,
+    key: string,
+    object: KubeObject,
+    previous: KubeObject | undefined
+  ): KubeObject => {
     state.revision += 1
     const stored = ordered(withMeta(object, { ...metaOf(object), resourceVersion: String(state.revision) }))
     bucket.objects.set(key, stored)
-    record(bucket, { rv: state.revision, type: previous === undefined ? "ADDED" : "MODIFIED", object: stored, previous })
+    record(bucket, {
+      rv: state.revision,
+      type: previous === undefined ? "ADDED" : "MODIFIED",
+      object: stored,
+      previous
+    })
     return stored
   }
 

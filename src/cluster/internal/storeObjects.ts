@@ -2,8 +2,8 @@
  * Object helpers for the store: metadata access, keys, the field order the server
  * writes, generated names, and the label and field selectors lists and watches filter by.
  */
-import { randomInt } from "node:crypto"
 import { DateTime } from "effect"
+import { randomInt } from "node:crypto"
 import type { KubeObject, ObjectMeta } from "../../domain/Objects.js"
 import { qualifiedName, type ResourceType } from "../../domain/Resources.js"
 import {
@@ -90,7 +90,12 @@ export interface Filter {
   readonly fields: ReadonlyArray<FieldRequirement>
 }
 
-export const makeFilter = (resource: ResourceType<KubeObject>, namespace: string | undefined, labelSelector?: string, fieldSelector?: string): Filter => {
+export const makeFilter = (
+  resource: ResourceType<KubeObject>,
+  namespace: string | undefined,
+  labelSelector?: string,
+  fieldSelector?: string
+): Filter => {
   const labels = labelSelector === undefined || labelSelector === "" ? everything : parseLabelSelector(labelSelector)
   if (labels instanceof SelectorError) return refuse(badRequest(labels.message))
   const fields = fieldSelector === undefined ? [] : parseFieldSelector(fieldSelector, selectableFieldsOf(resource))

@@ -38,7 +38,9 @@ export const makeReads = (state: StoreState, buckets: Buckets) => {
       if (options?.continue !== undefined && options.continue !== "") {
         const token = decodeContinue(options.continue)
         if (token === undefined) {
-          return refuse(badRequest("continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)"))
+          return refuse(
+            badRequest("continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)")
+          )
         }
         if (token.rv < oldestAvailable(bucket) - 1) {
           return refuse({ ...expired(CONTINUE_TOO_OLD), metadata: {} })

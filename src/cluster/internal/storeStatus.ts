@@ -10,7 +10,12 @@ import type { FieldError } from "../Validation.js"
 export const OPTIMISTIC_LOCK_MESSAGE =
   "the object has been modified; please apply your changes to the latest version and try again"
 
-export const failure = (code: number, reason: string | undefined, message: string, details?: Status["details"]): Status => ({
+export const failure = (
+  code: number,
+  reason: string | undefined,
+  message: string,
+  details?: Status["details"]
+): Status => ({
   kind: "Status",
   apiVersion: "v1",
   metadata: {},
@@ -34,7 +39,8 @@ export const notFoundStatus = (resource: ResourceType<unknown>, name: string): S
 export const namespaceNotFound = (namespace: string): Status => notFoundStatus(NamespaceResource, namespace)
 
 /** What the store answers for a type it does not serve; over HTTP it is a plain-text 404 instead. */
-export const notServedStatus = (): Status => failure(404, "NotFound", "the server could not find the requested resource", {})
+export const notServedStatus = (): Status =>
+  failure(404, "NotFound", "the server could not find the requested resource", {})
 
 export const alreadyExists = (resource: ResourceType<unknown>, name: string): Status =>
   failure(409, "AlreadyExists", `${qualifiedName(resource)} "${name}" already exists`, resourceDetails(resource, name))
@@ -57,9 +63,15 @@ export const invalidOptions = (kind: string, errors: ReadonlyArray<FieldError>):
     422,
     "Invalid",
     `${kind}.meta.k8s.io "" is invalid: ${
-      errors.length === 1 ? `${errors[0]!.field}: ${errors[0]!.message}` : `[${errors.map((e) => `${e.field}: ${e.message}`).join(", ")}]`
+      errors.length === 1
+        ? `${errors[0]!.field}: ${errors[0]!.message}`
+        : `[${errors.map((e) => `${e.field}: ${e.message}`).join(", ")}]`
     }`,
-    { group: "meta.k8s.io", kind, causes: errors.map((e) => ({ reason: e.reason, message: e.message, field: e.field })) }
+    {
+      group: "meta.k8s.io",
+      kind,
+      causes: errors.map((e) => ({ reason: e.reason, message: e.message, field: e.field }))
+    }
   )
 
 // Thrown inside the synchronous body of an operation and turned into its failure.

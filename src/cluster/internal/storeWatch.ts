@@ -56,7 +56,10 @@ export const makeStoreWatch = (state: StoreState, buckets: Buckets) => {
     object: {
       apiVersion: apiVersionOf(resource),
       kind: resource.kind,
-      metadata: { resourceVersion: String(rv), ...(initialEventsEnd ? { annotations: { [INITIAL_EVENTS_END]: "true" } } : {}) }
+      metadata: {
+        resourceVersion: String(rv),
+        ...(initialEventsEnd ? { annotations: { [INITIAL_EVENTS_END]: "true" } } : {})
+      }
     }
   })
 
@@ -83,11 +86,17 @@ export const makeStoreWatch = (state: StoreState, buckets: Buckets) => {
           const requested = options?.resourceVersion
           const fromNow = requested === undefined || requested === "" || requested === "0"
           if (!fromNow && !/^\d+$/.test(requested)) {
-            return refuse(badRequest(`resourceVersion: Invalid value: "${requested}": strconv.ParseUint: parsing "${requested}": invalid syntax`))
+            return refuse(
+              badRequest(
+                `resourceVersion: Invalid value: "${requested}": strconv.ParseUint: parsing "${requested}": invalid syntax`
+              )
+            )
           }
           if (options?.sendInitialEvents === true) {
             // NotOlderThan: the state is always current here, so only a version never handed out is refused.
-            if (!fromNow && Number(requested) > state.revision) refuse(tooLargeResourceVersion(Number(requested), state.revision))
+            if (!fromNow && Number(requested) > state.revision) {
+              refuse(tooLargeResourceVersion(Number(requested), state.revision))
+            }
             bucket.watchers.add(watcher)
             const end = options.allowWatchBookmarks === true ? [bookmark(resource, state.revision, true)] : []
             return { bucket, filter, initial: [...currentState(bucket, filter), ...end], after: state.revision }
@@ -95,7 +104,12 @@ export const makeStoreWatch = (state: StoreState, buckets: Buckets) => {
           if (fromNow) {
             bucket.watchers.add(watcher)
             // sendInitialEvents=false starts at the current version with nothing replayed.
-            return { bucket, filter, initial: options?.sendInitialEvents === false ? [] : currentState(bucket, filter), after: state.revision }
+            return {
+              bucket,
+              filter,
+              initial: options?.sendInitialEvents === false ? [] : currentState(bucket, filter),
+              after: state.revision
+            }
           }
           const from = Number(requested)
           const oldest = oldestAvailable(bucket)

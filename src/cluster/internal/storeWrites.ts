@@ -3,19 +3,28 @@
  * status subresource, with the server's identity, generation, version and
  * managed-fields bookkeeping. Apply builds on the same steps.
  */
-import { randomUUID } from "node:crypto"
 import { Clock, Effect } from "effect"
+import { randomUUID } from "node:crypto"
 import type { KubeObject, ManagedFieldsEntry, ObjectMeta, Status } from "../../domain/Objects.js"
 import { qualifiedName, type ResourceType, ServiceResource } from "../../domain/Resources.js"
-import type { FieldError } from "../Validation.js"
 import { decodeManagers, encodeManagers, isObject, jsonEqual, type Managers, recordUpdate } from "../ServerSideApply.js"
 import type { WriteOptions, WriteResult } from "../Store.js"
+import type { FieldError } from "../Validation.js"
 import { checkName, checkNamespace, decodeBody, validate } from "./storeAdmission.js"
 import type { makeAllocator } from "./storeAllocation.js"
 import { defaulted, pruned } from "./storeDefaults.js"
-import { workloadUpdateErrors } from "./workloadValidation.js"
 import type { Bucket, Buckets, StoreState } from "./storeHistory.js"
-import { asJson, generatedName, type Json, metaOf, objectKey, ordered, rfc3339, specPart, withMeta } from "./storeObjects.js"
+import {
+  asJson,
+  generatedName,
+  type Json,
+  metaOf,
+  objectKey,
+  ordered,
+  rfc3339,
+  specPart,
+  withMeta
+} from "./storeObjects.js"
 import {
   alreadyExists,
   attempt,
@@ -27,6 +36,7 @@ import {
   refuse,
   resourceDetails
 } from "./storeStatus.js"
+import { workloadUpdateErrors } from "./workloadValidation.js"
 
 /** Creates, replaces and status writes over the buckets. */
 export const makeWrites = (state: StoreState, buckets: Buckets, allocator: ReturnType<typeof makeAllocator>) => {
@@ -34,7 +44,9 @@ export const makeWrites = (state: StoreState, buckets: Buckets, allocator: Retur
   const { allocate } = allocator
 
   const requireNamespace = (resource: ResourceType<KubeObject>, namespace: string | undefined): void => {
-    if (resource.namespaced && namespace !== undefined && !namespaceExists(namespace)) refuse(namespaceNotFound(namespace))
+    if (resource.namespaced && namespace !== undefined && !namespaceExists(namespace)) {
+      refuse(namespaceNotFound(namespace))
+    }
   }
 
   // -- create -----------------------------------------------------------------
@@ -60,7 +72,10 @@ export const makeWrites = (state: StoreState, buckets: Buckets, allocator: Retur
     const ns = checkNamespace(resource, namespace, body, true)
     requireNamespace(resource, ns)
     const inMeta: Json = isObject(body.metadata) ? { ...body.metadata } : {}
-    if ((typeof inMeta.name !== "string" || inMeta.name === "") && typeof inMeta.generateName === "string" && inMeta.generateName !== "") {
+    if (
+      (typeof inMeta.name !== "string" || inMeta.name === "") && typeof inMeta.generateName === "string" &&
+      inMeta.generateName !== ""
+    ) {
       inMeta.name = generatedName(inMeta.generateName)
     }
     if (resource.namespaced) {
@@ -70,7 +85,17 @@ export const makeWrites = (state: StoreState, buckets: Buckets, allocator: Retur
     }
     const requestedVersion = inMeta.resourceVersion
     // Identity and bookkeeping are the server's: whatever the client sent is replaced.
-    for (const field of ["uid", "creationTimestamp", "generation", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink", "resourceVersion"]) {
+    for (
+      const field of [
+        "uid",
+        "creationTimestamp",
+        "generation",
+        "deletionTimestamp",
+        "deletionGracePeriodSeconds",
+        "selfLink",
+        "resourceVersion"
+      ]
+    ) {
       delete inMeta[field]
     }
     const withoutStatus: Json = { ...body, metadata: inMeta }
@@ -96,7 +121,12 @@ export const makeWrites = (state: StoreState, buckets: Buckets, allocator: Retur
     return { object: ordered(object), key, namespace: ns }
   }
 
-  const create = (resource: ResourceType<KubeObject>, namespace: string | undefined, body: KubeObject, options?: WriteOptions) =>
+  const create = (
+    resource: ResourceType<KubeObject>,
+    namespace: string | undefined,
+    body: KubeObject,
+    options?: WriteOptions
+  ) =>
     Effect.flatMap(Clock.currentTimeMillis, (millis) =>
       attempt(() => {
         const now = rfc3339(millis)
@@ -108,7 +138,15 @@ export const makeWrites = (state: StoreState, buckets: Buckets, allocator: Retur
           json,
           now,
           (object) =>
-            recordUpdate({ resource, scope: "main", managers: decodeManagers(metaOf(body).managedFields), manager, before: undefined, after: object, now }),
+            recordUpdate({
+              resource,
+              scope: "main",
+              managers: decodeManagers(metaOf(body).managedFields),
+              manager,
+              before: undefined,
+              after: object,
+              now
+            }),
           options?.dryRun === true
         )
         if (options?.dryRun === true) return prepared.object
@@ -129,7 +167,11 @@ export const makeWrites = (state: StoreState, buckets: Buckets, allocator: Retur
     // A uid in the body is a precondition: it names the object the client read.
     if (typeof inMeta.uid === "string" && inMeta.uid !== "" && inMeta.uid !== liveMeta.uid) {
       refuse(
-        conflict(resource, liveMeta.name ?? "", `Precondition failed: UID in precondition: ${inMeta.uid}, UID in object meta: ${liveMeta.uid ?? ""}`)
+        conflict(
+          resource,
+          liveMeta.name ?? "",
+          `Precondition failed: UID in precondition: ${inMeta.uid}, UID in object meta: ${liveMeta.uid ?? ""}`
+        )
       )
     }
     const meta: Json = {
@@ -144,7 +186,10 @@ export const makeWrites = (state: StoreState, buckets: Buckets, allocator: Retur
     delete meta.deletionGracePeriodSeconds
     if (liveMeta.deletionTimestamp !== undefined) meta.deletionTimestamp = liveMeta.deletionTimestamp
     const liveJson = asJson(live)
-    if (liveJson.metadata !== undefined && isObject(liveJson.metadata) && liveJson.metadata.deletionGracePeriodSeconds !== undefined) {
+    if (
+      liveJson.metadata !== undefined && isObject(liveJson.metadata) &&
+      liveJson.metadata.deletionGracePeriodSeconds !== undefined
+    ) {
       meta.deletionGracePeriodSeconds = liveJson.metadata.deletionGracePeriodSeconds
     }
     const next: Json = { ...incoming, metadata: meta }
@@ -170,14 +215,27 @@ export const makeWrites = (state: StoreState, buckets: Buckets, allocator: Retur
     const after = asJson(next).spec as Json | undefined
     const was = before?.clusterIP
     const now = after?.clusterIP
-    if (typeof was === "string" && was !== "" && typeof now === "string" && now !== "" && was !== now && after?.type !== "ExternalName") {
-      return [{ reason: "FieldValueInvalid", field: "spec.clusterIP", message: `Invalid value: "${now}": field is immutable` }]
+    if (
+      typeof was === "string" && was !== "" && typeof now === "string" && now !== "" && was !== now &&
+      after?.type !== "ExternalName"
+    ) {
+      return [{
+        reason: "FieldValueInvalid",
+        field: "spec.clusterIP",
+        message: `Invalid value: "${now}": field is immutable`
+      }]
     }
     return []
   }
 
   /** Stores an update unless it changes nothing; finishes a delete its finalizers were holding. */
-  const finishUpdate = (bucket: Bucket, key: string, live: KubeObject, object: KubeObject, dryRun: boolean): KubeObject => {
+  const finishUpdate = (
+    bucket: Bucket,
+    key: string,
+    live: KubeObject,
+    object: KubeObject,
+    dryRun: boolean
+  ): KubeObject => {
     const candidate = ordered(withMeta(object, { ...metaOf(object), resourceVersion: metaOf(live).resourceVersion }))
     if (jsonEqual(candidate, live)) return live
     if (dryRun) return candidate
@@ -200,10 +258,16 @@ export const makeWrites = (state: StoreState, buckets: Buckets, allocator: Retur
           failure(
             422,
             "Invalid",
-            `${qualifiedName(resource)} "${name}" is invalid: metadata.resourceVersion: Invalid value: 0x0: must be specified for an update`,
+            `${
+              qualifiedName(resource)
+            } "${name}" is invalid: metadata.resourceVersion: Invalid value: 0x0: must be specified for an update`,
             {
               ...resourceDetails(resource, name),
-              causes: [{ reason: "FieldValueInvalid", message: "Invalid value: 0x0: must be specified for an update", field: "metadata.resourceVersion" }]
+              causes: [{
+                reason: "FieldValueInvalid",
+                message: "Invalid value: 0x0: must be specified for an update",
+                field: "metadata.resourceVersion"
+              }]
             }
           )
         )
@@ -247,16 +311,36 @@ export const makeWrites = (state: StoreState, buckets: Buckets, allocator: Retur
             ns,
             { ...json, metadata: { ...(json.metadata as Json), resourceVersion: undefined } },
             now,
-            (object) => recordUpdate({ resource, scope: "main", managers: new Map(), manager, before: undefined, after: object, now }),
+            (object) =>
+              recordUpdate({
+                resource,
+                scope: "main",
+                managers: new Map(),
+                manager,
+                before: undefined,
+                after: object,
+                now
+              }),
             dryRun
           )
-          return { object: dryRun ? prepared.object : commitWrite(bucket, prepared.key, prepared.object, undefined), created: true }
+          return {
+            object: dryRun ? prepared.object : commitWrite(bucket, prepared.key, prepared.object, undefined),
+            created: true
+          }
         }
         checkVersion(resource, live, json, name)
         const errors: Array<FieldError> = []
         let object = prepareUpdate(resource, live, json, errors)
         validate(resource, object, errors)
-        const managers = recordUpdate({ resource, scope: "main", managers: managersFor(json, live), manager, before: live, after: object, now })
+        const managers = recordUpdate({
+          resource,
+          scope: "main",
+          managers: managersFor(json, live),
+          manager,
+          before: live,
+          after: object,
+          now
+        })
         object = withMeta(object, { ...metaOf(object), managedFields: encodeManagers(managers) })
         object = allocate(resource, object, live, !dryRun)
         return { object: finishUpdate(bucket, key, live, dropEmptyManagedFields(object), dryRun), created: false }
@@ -305,7 +389,9 @@ export const makeWrites = (state: StoreState, buckets: Buckets, allocator: Retur
           after: object,
           now
         })
-        object = dropEmptyManagedFields(withMeta(object, { ...metaOf(object), managedFields: encodeManagers(managers) }))
+        object = dropEmptyManagedFields(
+          withMeta(object, { ...metaOf(object), managedFields: encodeManagers(managers) })
+        )
         return finishUpdate(bucket, key, live, object, options?.dryRun === true)
       }))
 

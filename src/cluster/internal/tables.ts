@@ -51,7 +51,8 @@ const since = (timestamp: unknown, now: number): string => {
   return Number.isNaN(at) ? "<unknown>" : humanDuration((now - at) / 1000)
 }
 
-const age = (object: Record<string, unknown>, now: number): string => since(path(object, "metadata", "creationTimestamp"), now)
+const age = (object: Record<string, unknown>, now: number): string =>
+  since(path(object, "metadata", "creationTimestamp"), now)
 
 const nameColumn: Column = {
   name: "Name",
@@ -92,17 +93,34 @@ const servicePorts = (o: Record<string, unknown>): string => {
 const columnsFor = (resource: ResourceType<unknown>): ReadonlyArray<Column> => {
   switch (resource.kind) {
     case "Namespace":
-      return [nameColumn, { name: "Status", type: "string", description: "The status of the namespace", cell: (o) => path(o, "status", "phase") ?? "" }, ageColumn]
+      return [nameColumn, {
+        name: "Status",
+        type: "string",
+        description: "The status of the namespace",
+        cell: (o) => path(o, "status", "phase") ?? ""
+      }, ageColumn]
     case "Service":
       return [
         nameColumn,
-        { name: "Type", type: "string", description: "The type of service.", cell: (o) => path(o, "spec", "type") ?? "" },
-        { name: "Cluster-IP", type: "string", description: "The cluster IP of the service.", cell: (o) => path(o, "spec", "clusterIP") ?? "<none>" },
+        {
+          name: "Type",
+          type: "string",
+          description: "The type of service.",
+          cell: (o) => path(o, "spec", "type") ?? ""
+        },
+        {
+          name: "Cluster-IP",
+          type: "string",
+          description: "The cluster IP of the service.",
+          cell: (o) => path(o, "spec", "clusterIP") ?? "<none>"
+        },
         {
           name: "External-IP",
           type: "string",
           description: "The external IP of the service.",
-          cell: (o) => addresses(path(o, "status", "loadBalancer", "ingress")) || (path(o, "spec", "type") === "LoadBalancer" ? "<pending>" : "<none>")
+          cell: (o) =>
+            addresses(path(o, "status", "loadBalancer", "ingress")) ||
+            (path(o, "spec", "type") === "LoadBalancer" ? "<pending>" : "<none>")
         },
         { name: "Port(s)", type: "string", description: "The ports of the service.", cell: servicePorts },
         ageColumn,
@@ -122,24 +140,46 @@ const columnsFor = (resource: ResourceType<unknown>): ReadonlyArray<Column> => {
     case "Ingress":
       return [
         nameColumn,
-        { name: "Class", type: "string", description: "The name of the IngressClass.", cell: (o) => path(o, "spec", "ingressClassName") ?? "<none>" },
+        {
+          name: "Class",
+          type: "string",
+          description: "The name of the IngressClass.",
+          cell: (o) => path(o, "spec", "ingressClassName") ?? "<none>"
+        },
         {
           name: "Hosts",
           type: "string",
           description: "Hosts the Ingress serves.",
           cell: (o) => {
-            const hosts = array(path(o, "spec", "rules")).map((r) => path(r, "host")).filter((h): h is string => typeof h === "string" && h !== "")
+            const hosts = array(path(o, "spec", "rules")).map((r) => path(r, "host")).filter((h): h is string =>
+              typeof h === "string" && h !== ""
+            )
             return hosts.length === 0 ? "*" : hosts.join(",")
           }
         },
-        { name: "Address", type: "string", description: "Address is a list of IPs or hostnames.", cell: (o) => addresses(path(o, "status", "loadBalancer", "ingress")) },
-        { name: "Ports", type: "string", description: "Ports of TLS configurations that open.", cell: (o) => (array(path(o, "spec", "tls")).length > 0 ? "80, 443" : "80") },
+        {
+          name: "Address",
+          type: "string",
+          description: "Address is a list of IPs or hostnames.",
+          cell: (o) => addresses(path(o, "status", "loadBalancer", "ingress"))
+        },
+        {
+          name: "Ports",
+          type: "string",
+          description: "Ports of TLS configurations that open.",
+          cell: (o) => (array(path(o, "spec", "tls")).length > 0 ? "80, 443" : "80")
+        },
         ageColumn
       ]
     case "IngressClass":
       return [
         nameColumn,
-        { name: "Controller", type: "string", description: "Controller that is responsible for handling this class.", cell: (o) => path(o, "spec", "controller") ?? "" },
+        {
+          name: "Controller",
+          type: "string",
+          description: "Controller that is responsible for handling this class.",
+          cell: (o) => path(o, "spec", "controller") ?? ""
+        },
         {
           name: "Parameters",
           type: "string",
@@ -155,26 +195,45 @@ const columnsFor = (resource: ResourceType<unknown>): ReadonlyArray<Column> => {
       return [
         nameColumn,
         { name: "Class", type: "string", description: "", cell: (o) => path(o, "spec", "gatewayClassName") ?? "" },
-        { name: "Address", type: "string", description: "", cell: (o) => path(o, "status", "addresses", 0, "value") ?? "" },
-        { name: "Programmed", type: "string", description: "", cell: (o) => conditionStatus(path(o, "status", "conditions"), "Programmed") },
+        {
+          name: "Address",
+          type: "string",
+          description: "",
+          cell: (o) => path(o, "status", "addresses", 0, "value") ?? ""
+        },
+        {
+          name: "Programmed",
+          type: "string",
+          description: "",
+          cell: (o) => conditionStatus(path(o, "status", "conditions"), "Programmed")
+        },
         ageColumn
       ]
     case "HTTPRoute":
       return [
         nameColumn,
-        { name: "Hostnames", type: "string", description: "", cell: (o) => JSON.stringify(array(path(o, "spec", "hostnames"))) },
+        {
+          name: "Hostnames",
+          type: "string",
+          description: "",
+          cell: (o) => JSON.stringify(array(path(o, "spec", "hostnames")))
+        },
         ageColumn
       ]
     default:
-      return workloadColumns(resource.group, resource.kind, { name: nameColumn, age: ageColumn, since }) ?? [nameColumn, ageColumn]
+      return workloadColumns(resource.group, resource.kind, { name: nameColumn, age: ageColumn, since }) ??
+        [nameColumn, ageColumn]
   }
 }
 
 export const wantsTable = (accept: string | undefined): boolean =>
-  accept !== undefined && accept.split(",").some((part) => /;\s*as=Table/.test(part) && /;\s*g=meta\.k8s\.io/.test(part))
+  accept !== undefined &&
+  accept.split(",").some((part) => /;\s*as=Table/.test(part) && /;\s*g=meta\.k8s\.io/.test(part))
 
 export const tableApiVersion = (accept: string): string =>
-  accept.split(",").find((p) => /;\s*as=Table/.test(p) && /;\s*v=v1(;|$|\s)/.test(p)) !== undefined ? "meta.k8s.io/v1" : "meta.k8s.io/v1beta1"
+  accept.split(",").find((p) => /;\s*as=Table/.test(p) && /;\s*v=v1(;|$|\s)/.test(p)) !== undefined
+    ? "meta.k8s.io/v1"
+    : "meta.k8s.io/v1beta1"
 
 export const toTable = (
   resource: ResourceType<unknown>,

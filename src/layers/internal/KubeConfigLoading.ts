@@ -47,13 +47,16 @@ const describeLoadFailure = (error: unknown): string => {
   if (code === "EACCES" || code === "EPERM") return "the file is not readable by this user"
   if (code === "EISDIR") return "it is a directory, not a file"
   const message = error instanceof Error ? error.message.split("\n")[0] : undefined
-  return message !== undefined && message !== "" ? `it is not a valid kubeconfig: ${message}` : "it is not a valid kubeconfig"
+  return message !== undefined && message !== ""
+    ? `it is not a valid kubeconfig: ${message}`
+    : "it is not a valid kubeconfig"
 }
 
 const loadFile = (kc: k8s.KubeConfig, file: string): Effect.Effect<void, KubeConfigError> =>
   Effect.try({
     try: () => kc.loadFromFile(file),
-    catch: (error) => configError(`could not load the kubeconfig ${file}: ${describeLoadFailure(error)}`, { path: file })
+    catch: (error) =>
+      configError(`could not load the kubeconfig ${file}: ${describeLoadFailure(error)}`, { path: file })
   })
 
 interface Loaded {
@@ -120,9 +123,7 @@ export const validate = (kc: k8s.KubeConfig, source: string, file?: string): Eff
     if (!name) return yield* configError(`${source} has no current-context: pass a context`, fields)
     if (context === null) {
       return yield* configError(
-        `${source} has no context "${name}" (it has: ${
-          kc.getContexts().map((c) => c.name).join(", ") || "none"
-        })`,
+        `${source} has no context "${name}" (it has: ${kc.getContexts().map((c) => c.name).join(", ") || "none"})`,
         fields
       )
     }
@@ -177,4 +178,3 @@ export const loadKubeConfig = (options: KubeConfigOptions = {}): Effect.Effect<k
     yield* validate(kc, source, file)
     return kc
   })
-

@@ -51,7 +51,7 @@ const takeBack = (
   created: ReadonlyArray<PlannedWrite>,
   silentFrom: KubeError | undefined
 ): Effect.Effect<ReadonlyArray<Undone>> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const undone: Array<Undone> = []
     let silent = silentFrom !== undefined
     for (const write of [...created].reverse()) {
@@ -94,7 +94,7 @@ const describeUndone = (undone: ReadonlyArray<Undone>): string => {
  * back would leave neither the old state nor the new one).
  */
 export const runPublish = (plan: PublishPlan): Effect.Effect<void, PublishError> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const fail = (error: KubeError, step: string, rest = "") =>
       new PublishError({
         sessionId: plan.sessionId,

@@ -5,7 +5,13 @@
  * kept as the cause.
  */
 import * as k8s from "@kubernetes/client-node"
-import { describeRequest, type KubeError, type RequestContext, Transport, Unexpected } from "../../services/KubeError.js"
+import {
+  describeRequest,
+  type KubeError,
+  type RequestContext,
+  Transport,
+  Unexpected
+} from "../../services/KubeError.js"
 
 const SYSTEM_ERRORS: Record<string, string> = {
   ECONNREFUSED: "the connection was refused (is the API server running, and is the kubeconfig's server address right?)",
@@ -50,24 +56,37 @@ export const fromTransportError = (ctx: RequestContext, server: string, error: u
     return new Transport({
       cause: error,
       reason: `could not ${what} at ${server}: ${SYSTEM_ERRORS[code]} (${code})`,
-      kind: code === "ECONNREFUSED" ? "refused" : code === "ENOTFOUND" ? "dns" : code === "ETIMEDOUT" ? "no-answer" : "other"
+      kind: code === "ECONNREFUSED"
+        ? "refused"
+        : code === "ENOTFOUND"
+        ? "dns"
+        : code === "ETIMEDOUT"
+        ? "no-answer"
+        : "other"
     })
   }
   if (code !== undefined && TLS_CODE.test(code)) {
     return new Transport({
       cause: error,
-      reason: `could not ${what} at ${server}: the TLS handshake failed (${code}); check the kubeconfig's certificate-authority and server name`,
+      reason:
+        `could not ${what} at ${server}: the TLS handshake failed (${code}); check the kubeconfig's certificate-authority and server name`,
       kind: "tls"
     })
   }
   if (name === "AbortError") {
     // Our own interruption never gets here (the fiber is gone); this is an abort from below.
     return new Transport({
-      cause: error, reason: `could not ${what} at ${server}: the request was aborted`, kind: "other" })
+      cause: error,
+      reason: `could not ${what} at ${server}: the request was aborted`,
+      kind: "other"
+    })
   }
   if (type === "request-timeout" || type === "body-timeout") {
     return new Transport({
-      cause: error, reason: `could not ${what} at ${server}: the request timed out`, kind: "no-answer" })
+      cause: error,
+      reason: `could not ${what} at ${server}: the request timed out`,
+      kind: "no-answer"
+    })
   }
   if (name === "FetchError" || code !== undefined) {
     return new Transport({
@@ -88,4 +107,3 @@ export const isApiException = (error: unknown): error is k8s.ApiException<unknow
   error instanceof k8s.ApiException ||
   (typeof error === "object" && error !== null && typeof (error as { code?: unknown }).code === "number" &&
     typeof (error as { headers?: unknown }).headers === "object")
-

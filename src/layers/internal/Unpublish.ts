@@ -13,7 +13,7 @@ const NOT_TRIED = "not tried: the API server stopped answering"
 
 /** Runs `removals` in order and fails, naming what remains, if any of them could not finish. */
 export const runUnpublish = (sessionId: string, removals: ReadonlyArray<Removal>): Effect.Effect<void, PublishError> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const left: Array<string> = []
     let first: KubeError | undefined
     let silent = false
@@ -39,7 +39,9 @@ export const runUnpublish = (sessionId: string, removals: ReadonlyArray<Removal>
           continue
         }
         const removed = yield* Effect.either(target.remove)
-        if (Either.isLeft(removed)) failed(removed.left, `${describeRef(target.ref)} (could not delete it: ${removed.left.reason})`)
+        if (Either.isLeft(removed)) {
+          failed(removed.left, `${describeRef(target.ref)} (could not delete it: ${removed.left.reason})`)
+        }
       }
     }
 
