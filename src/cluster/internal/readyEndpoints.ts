@@ -37,8 +37,8 @@ export const readyEndpoints = (
   if (selected.length === 0) return { _tag: "NoPods" }
   const name = service.metadata?.name ?? ""
   const servicePort = (service.spec?.ports ?? []).find((p) => p.port === port)
-  const endpoints = slices
-    .filter((slice) => slice.metadata?.labels?.[SERVICE_NAME_LABEL] === name)
+  const own = slices.filter((slice) => slice.metadata?.labels?.[SERVICE_NAME_LABEL] === name)
+  const endpoints = own
     .flatMap((slice) => {
       const slicePort = (slice.ports ?? []).find((p) => (p.name ?? "") === (servicePort?.name ?? ""))
       if (slicePort === undefined) return []
@@ -55,10 +55,12 @@ export const readyEndpoints = (
     })
   if (endpoints.length > 0) return { _tag: "Ready", endpoints }
   const namespace = service.metadata?.namespace ?? ""
+  const chosen = `${selected.length} ${selected.length === 1 ? "Pod" : "Pods"} selected`
   return {
     _tag: "NoneReady",
-    message: `no ready endpoints for Service ${namespace}/${name} port ${port} (${selected.length} ${
-      selected.length === 1 ? "Pod" : "Pods"
-    } selected, none Ready)`
+    // No slice at all: nothing keeps them, which in LocalCluster means the controller manager is off.
+    message: own.length === 0
+      ? `no endpoints for Service ${namespace}/${name} port ${port} (${chosen}, but no EndpointSlice lists them: is the EndpointSlice controller running?)`
+      : `no ready endpoints for Service ${namespace}/${name} port ${port} (${chosen}, none Ready)`
   }
 }
