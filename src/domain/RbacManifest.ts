@@ -16,6 +16,8 @@ export interface RbacSettings {
   readonly statusSource: "watch" | "poll"
   /** The ServiceAccount's name; default `session-routing`. */
   readonly serviceAccount?: string
+  /** Programmed hosts are probed (`SESSION_ROUTE_PROBE`), which reads the Service's EndpointSlices. */
+  readonly probe?: boolean
 }
 
 const RBAC_API = "rbac.authorization.k8s.io/v1"
@@ -64,7 +66,9 @@ export const sessionRules = (settings: RbacSettings): ReadonlyArray<PolicyRule> 
     rule("", "namespaces", ["get"], [settings.sessionNamespace]),
     ...(settings.mode === "gateway" && settings.gateway !== undefined && gatewayNamespace === settings.sessionNamespace
       ? [rule("gateway.networking.k8s.io", "gateways", ["get"])]
-      : [])
+      : []),
+    // The probe reports a programmed host whose Service has no ready endpoint.
+    ...(settings.probe === true ? [rule("discovery.k8s.io", "endpointslices", ["list"])] : [])
   ]
 }
 

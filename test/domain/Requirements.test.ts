@@ -13,10 +13,16 @@ const sorted = (verbs: ReadonlyArray<string>) => [...verbs].sort()
 
 describe("routingNeeds", () => {
   for (const mode of ["ingress", "gateway"] as const) {
-    for (const statusSource of ["watch", "poll"] as const) {
-      it(`asks for exactly the verbs the ${mode} manifest grants (${statusSource})`, () => {
-        const settings = { sessionNamespace: NS, gatewayNamespace: NS, watch: statusSource === "watch", events: true }
-        const rbac = { mode, sessionNamespace: NS, gateway: { name: "sessions" }, statusSource }
+    for (const [statusSource, probe] of [["watch", false], ["poll", false], ["watch", true]] as const) {
+      it(`asks for exactly the verbs the ${mode} manifest grants (${statusSource}${probe ? ", probing" : ""})`, () => {
+        const settings = {
+          sessionNamespace: NS,
+          gatewayNamespace: NS,
+          watch: statusSource === "watch",
+          events: true,
+          probe
+        }
+        const rbac = { mode, sessionNamespace: NS, gateway: { name: "sessions" }, statusSource, probe }
         const asked = [...routingNeeds(mode, settings), ...featureNeeds(settings)].map((need) => ({
           group: need.resource.group,
           resource: need.resource.plural,

@@ -128,7 +128,8 @@ export const renderRbac = (
         ...(config.gateway !== undefined
           ? { gateway: { name: config.gateway.name, namespace: config.gateway.namespace } }
           : {}),
-        statusSource: config.statusSource
+        statusSource: config.statusSource,
+        ...(config.routeProbe !== undefined ? { probe: true } : {})
       }),
       notes: []
     }
