@@ -1,7 +1,8 @@
 /**
- * The route-health watch: after publishing, poll the routing layer on a `Schedule`
- * until each host is programmed, rejected, or out of time, and say so as a `Stream`
- * of events. It reports and never fails: a slow controller and an absent one look
+ * The route-health watch: after publishing, follow each host through the route-status
+ * source (changes of one shared watch, or reads on a `Schedule`) until it is
+ * programmed, rejected, or out of time, and say so as events (a `Stream`, or a
+ * callback on the caller's fiber). It reports and never fails: a slow controller and an absent one look
  * the same for the first seconds, so the watch describes routing, it does not judge the session.
  */
 import { Clock, Data, Duration, Effect, Exit, Mailbox, Option, Ref, Schedule, Stream } from "effect"
