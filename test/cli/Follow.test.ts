@@ -8,7 +8,7 @@ import { Duration, Effect, Fiber, Option } from "effect"
 import { IngressResource } from "../../src/domain/Resources.js"
 import { GONE_REASON } from "../../src/runner/FollowSession.js"
 import { cliCluster, settledInPortOrder } from "./CliCluster.js"
-import { streamingCli } from "./TestCli.js"
+import { publishArgs, streamingCli } from "./TestCli.js"
 
 const sessionId = "f0ll0w"
 const hostOf = (port: number) => `${port}-${sessionId}.sessions.localtest.me`
@@ -19,24 +19,7 @@ describe("session-routing publish --follow", () => {
       Effect.gen(function*() {
         const cluster = yield* cliCluster({ ingress: { delay: Duration.millis(50) }, gateway: false })
         const cli = yield* streamingCli(
-          [
-            "publish",
-            "--session",
-            sessionId,
-            "--pod",
-            `telo-run-${sessionId}`,
-            "--pod-uid",
-            "u-1",
-            "--port",
-            "8080",
-            "--port",
-            "9090",
-            "--kubeconfig",
-            cluster.kubeconfig,
-            "--follow",
-            "-o",
-            "json"
-          ],
+          publishArgs(sessionId, [8080, 9090], "--kubeconfig", cluster.kubeconfig, "--follow", "-o", "json"),
           cluster.env
         )
         const watched = yield* cli.next(5)

@@ -9,7 +9,7 @@ import { Duration, Effect, Fiber } from "effect"
 import { Fault } from "../../src/cluster/Faults.js"
 import { loopbackServer } from "../support/LoopbackServer.js"
 import { cliCluster } from "./CliCluster.js"
-import { runCli, streamingCli } from "./TestCli.js"
+import { publishArgs, runCli, streamingCli } from "./TestCli.js"
 
 const sessionId = "m3trics"
 
@@ -42,18 +42,9 @@ describe("session-routing publish --metrics-port", () => {
           times: 1
         })
         const cli = yield* streamingCli(
-          [
-            "publish",
-            "--session",
+          publishArgs(
             sessionId,
-            "--pod",
-            `telo-run-${sessionId}`,
-            "--pod-uid",
-            "u-1",
-            "--port",
-            "8080",
-            "--port",
-            "9090",
+            [8080, 9090],
             "--kubeconfig",
             cluster.kubeconfig,
             "--follow",
@@ -61,7 +52,7 @@ describe("session-routing publish --metrics-port", () => {
             "json",
             "--metrics-port",
             "0"
-          ],
+          ),
           cluster.env
         )
         const announced = yield* cli.stderrLine((line) => line.startsWith("metrics: "))
@@ -103,19 +94,7 @@ describe("session-routing publish --metrics-port", () => {
   // Both fail before anything is published: the flags reach no cluster.
   const publishWith = (metricsPort: string) =>
     runCli(
-      [
-        "publish",
-        "--session",
-        sessionId,
-        "--pod",
-        `telo-run-${sessionId}`,
-        "--pod-uid",
-        "u-1",
-        "--port",
-        "8080",
-        "--metrics-port",
-        metricsPort
-      ],
+      publishArgs(sessionId, [8080], "--metrics-port", metricsPort),
       { SESSION_ROUTING_BASE_DOMAIN: "sessions.localtest.me" }
     )
 

@@ -9,6 +9,7 @@ import { ProcessStop, type ProcessStops, stopExitCode, untilStopped } from "../.
 import { IngressResource } from "../../src/domain/Resources.js"
 import { cliCluster } from "./CliCluster.js"
 import { startCli } from "./CliProcess.js"
+import { publishArgs } from "./TestCli.js"
 
 /** Stops the test sends by hand, and whether stdout is to look closed. */
 const handStops = Effect.gen(function*() {
@@ -102,22 +103,8 @@ const expectNoCrash = (stderr: string) => {
 
 describe("session-routing as a process, stopped from outside", () => {
   const sessionId = "st0p"
-  const publishFollow = (kubeconfig: string) => [
-    "publish",
-    "--session",
-    sessionId,
-    "--pod",
-    `telo-run-${sessionId}`,
-    "--pod-uid",
-    "u-1",
-    "--port",
-    "8080",
-    "--kubeconfig",
-    kubeconfig,
-    "--follow",
-    "-o",
-    "json"
-  ]
+  const publishFollow = (kubeconfig: string) =>
+    publishArgs(sessionId, [8080], "--kubeconfig", kubeconfig, "--follow", "-o", "json")
   const programmed = (line: string) => line.includes("\"state\":\"programmed\"")
 
   for (const [signal, code] of [["SIGTERM", 143], ["SIGINT", 130]] as const) {

@@ -41,6 +41,26 @@ const capturingConsole = (base: Console.Console, stdout: Array<string>, stderr: 
 }
 
 /**
+ * `publish` of session `sessionId` for its Pod `telo-run-<id>` (uid `u-1`), one
+ * `--port` per port, then `rest`: the command line most CLI tests start from.
+ */
+export const publishArgs = (
+  sessionId: string,
+  ports: ReadonlyArray<number>,
+  ...rest: ReadonlyArray<string>
+): ReadonlyArray<string> => [
+  "publish",
+  "--session",
+  sessionId,
+  "--pod",
+  `telo-run-${sessionId}`,
+  "--pod-uid",
+  "u-1",
+  ...ports.flatMap((port) => ["--port", String(port)]),
+  ...rest
+]
+
+/**
  * Runs `session-routing <args>` with `env` as the whole environment (read with the
  * same `pathDelim` as the process environment) and returns the exit status and output.
  */
