@@ -71,7 +71,8 @@ describe("the library's import graph", () => {
         "src/cluster/Validation.ts",
         "src/cluster/ServerSideApply.ts",
         "src/cluster/RouteTable.ts",
-        "src/cluster/GatewayAttachment.ts"
+        "src/cluster/GatewayAttachment.ts",
+        "src/cluster/GatewayStatus.ts"
       ]
     ) {
       expect(graph.files).toContain(file)

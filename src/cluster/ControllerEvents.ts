@@ -7,7 +7,7 @@
 import { Clock, Effect, Ref } from "effect"
 import type { CoreEvent, KubeObject } from "../domain/Objects.js"
 import { apiVersionOf, EventResource, type ResourceType } from "../domain/Resources.js"
-import { kubeTime } from "./GatewayAttachment.js"
+import { kubeTime } from "./GatewayStatus.js"
 import type { ClusterStore } from "./Store.js"
 
 /** One report about an object. */

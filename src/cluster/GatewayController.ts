@@ -32,7 +32,7 @@ import {
   routeParents,
   sameStatusIgnoringTimes,
   stampCondition
-} from "./GatewayAttachment.js"
+} from "./GatewayStatus.js"
 import { type ControllerDelay, followWatch, keyOf, makeWorkQueue, splitKey } from "./Reconciler.js"
 import type { ClusterStore } from "./Store.js"
 

@@ -15,8 +15,8 @@ import {
   type ResourceType
 } from "../domain/Resources.js"
 import * as DataPlane from "./DataPlane.js"
-import type { GatewayAddress } from "./GatewayAttachment.js"
 import * as GatewayController from "./GatewayController.js"
+import type { GatewayAddress } from "./GatewayStatus.js"
 import type { HttpApiError } from "./HttpApi.js"
 import * as IngressController from "./IngressController.js"
 import { LocalCluster, type LocalClusterController } from "./LocalCluster.js"

@@ -6,18 +6,20 @@
 import { describe, expect, it } from "vitest"
 import {
   attachRoute,
-  type ClusterView,
-  gatewayStatus,
   hostnameMatches,
   hostnamesIntersect,
+  resolveBackendRef,
+  sameParentRef
+} from "../../src/cluster/GatewayAttachment.js"
+import {
+  type ClusterView,
+  gatewayStatus,
   kubeTime,
   mergeRouteParents,
-  resolveBackendRef,
   routeParentEntries,
-  sameParentRef,
   sameStatusIgnoringTimes,
   stampCondition
-} from "../../src/cluster/GatewayAttachment.js"
+} from "../../src/cluster/GatewayStatus.js"
 import type { Gateway, GatewayListener, HttpRoute, RouteParentStatus } from "../../src/domain/Objects.js"
 
 const GROUP = "gateway.networking.k8s.io"

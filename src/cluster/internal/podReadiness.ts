@@ -9,7 +9,7 @@ import { Clock, Effect } from "effect"
 import type { PodCondition, Status } from "../../domain/Objects.js"
 import { PodResource } from "../../domain/Resources.js"
 import type { EventRecorder } from "../ControllerEvents.js"
-import { kubeTime } from "../GatewayAttachment.js"
+import { kubeTime } from "../GatewayStatus.js"
 import type { ClusterStore } from "../Store.js"
 
 /** The field manager of the status writes, as a kubelet's show in managedFields. */
