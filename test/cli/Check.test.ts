@@ -7,8 +7,9 @@ import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect } from "effect"
 import { join } from "node:path"
 import { Fault } from "../../src/cluster/Faults.js"
-import { HttpRouteResource, IngressResource } from "../../src/domain/Resources.js"
+import { GatewayClassResource, HttpRouteResource, IngressResource } from "../../src/domain/Resources.js"
 import type { CheckReport, CheckStatus } from "../../src/runner/Check.js"
+import { untilAccepted } from "../support/RouterHarness.js"
 import { type CliCluster, cliCluster, gatewayEnv, tempDir } from "./CliCluster.js"
 import { runCli } from "./TestCli.js"
 
@@ -82,6 +83,9 @@ describe("session-routing check", () => {
     Effect.scoped(
       Effect.gen(function*() {
         const cluster = yield* cliCluster(quick)
+        // The controller accepts its GatewayClass moments after the cluster starts; a check
+        // before then rightly fails GatewayClassNotAccepted, which is not this test's case.
+        yield* untilAccepted(cluster.cluster.store.get(GatewayClassResource, "", cluster.gateway.className))
         const { exitCode, report } = yield* check(cluster, gatewayEnv(cluster), "--round-trip")
         // Which check failed, should one: the exit status alone says nothing to act on.
         expect(exitCode, JSON.stringify(report.checks.filter((c) => c.status === "fail"))).toBe(0)

@@ -15,12 +15,12 @@ import { type CheckReport, type CheckResult, checkRouting } from "../../src/runn
 import { type AccessQuestion, KubeClient } from "../../src/services/KubeClient.js"
 import { Forbidden, type KubeError, NotServed } from "../../src/services/KubeError.js"
 import {
-  eventually,
   type Face,
   kubeClientLayer,
   routerConfigLayer,
   startCluster,
-  type TestConfig
+  type TestConfig,
+  untilAccepted
 } from "../support/RouterHarness.js"
 import { grant, liveClientAs } from "../support/SecuredCluster.js"
 
@@ -36,10 +36,7 @@ const reportWith = (face: Face, config: TestConfig, review?: Reviewer): Effect.E
       // a check before then rightly reports GatewayClassNotAccepted, which is not what
       // these tests are about.
       if (config.mode === "gateway") {
-        yield* eventually(
-          Effect.orDie(kube.get(GatewayClassResource, "", sc.gateway.className)),
-          (gc) => (gc.status?.conditions ?? []).some((c) => c.type === "Accepted" && c.status === "True")
-        ).pipe(Effect.orDie)
+        yield* untilAccepted(kube.get(GatewayClassResource, "", sc.gateway.className))
       }
       const cluster = kube.cluster
       const scripted: KubeClient.Service = review !== undefined && cluster !== undefined

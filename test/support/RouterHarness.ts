@@ -8,7 +8,7 @@ import { Duration, Effect, Layer, Schedule, type Scope } from "effect"
 import { LocalCluster } from "../../src/cluster/LocalCluster.js"
 import * as SessionCluster from "../../src/cluster/SessionCluster.js"
 import { sessionSelector } from "../../src/domain/Manifests.js"
-import type { KubeObject } from "../../src/domain/Objects.js"
+import type { GatewayClass, KubeObject } from "../../src/domain/Objects.js"
 import { HttpRouteResource, IngressResource, type ResourceType, ServiceResource } from "../../src/domain/Resources.js"
 import { KubeClientLive } from "../../src/layers/KubeClientLive.js"
 import * as RouterConfigLive from "../../src/layers/RouterConfigLive.js"
@@ -82,6 +82,17 @@ export const eventually = <A, E, R>(
       while: (e) => typeof e === "string"
     })
   )
+
+/**
+ * Waits until the GatewayClass `read` returns is Accepted: the cluster's controller
+ * accepts it moments after the cluster starts, and a check or diagnosis before then
+ * rightly reports GatewayClassNotAccepted.
+ */
+export const untilAccepted = <E, R>(read: Effect.Effect<GatewayClass, E, R>): Effect.Effect<GatewayClass, never, R> =>
+  eventually(
+    Effect.orDie(read),
+    (gc) => (gc.status?.conditions ?? []).some((c) => c.type === "Accepted" && c.status === "True")
+  ).pipe(Effect.orDie)
 
 /** One call a router made, as `observedKubeClient` reports it. */
 export interface KubeCall {
