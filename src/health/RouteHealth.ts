@@ -244,7 +244,6 @@ const run = (
         Effect.onInterrupt(() => Effect.sync(() => (diagnosis = undefined)))
       )
     const watch: HostWatch = {
-      router,
       source,
       sessionId: input.sessionId,
       deadline,
@@ -359,7 +358,6 @@ const settleEach = (
   })
 
 interface HostWatch {
-  readonly router: SessionRouter.Service
   readonly source: RouteStatusSource.Service
   readonly sessionId: string
   /** Epoch ms at which every host still pending is reported. */
