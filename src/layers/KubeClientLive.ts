@@ -8,7 +8,7 @@ import * as k8s from "@kubernetes/client-node"
 import { Duration, Effect, FiberRef, Layer, Option, type Schedule, type Scope, Stream } from "effect"
 import * as http from "node:http"
 import * as https from "node:https"
-import type { KubeObject, ObjectList, Status } from "../domain/Objects.js"
+import type { KubeObject, ObjectList } from "../domain/Objects.js"
 import { apiVersionOf, qualifiedName, resourcePath, type ResourceType } from "../domain/Resources.js"
 import {
   type ApplyOptions,
@@ -23,11 +23,9 @@ import {
 import {
   describeRequest,
   fromResponse,
-  fromStatus,
   Invalid,
   type KubeError,
   type RequestContext,
-  Transport,
   Unexpected
 } from "../services/KubeError.js"
 import { makeKubeClient } from "../services/ResumableWatch.js"
@@ -37,6 +35,7 @@ import { liveEventWrites } from "./internal/EventWrites.js"
 import { KubeConfigError, type KubeConfigOptions, loadKubeConfig, validate } from "./internal/KubeConfigLoading.js"
 import { observeRequest } from "./internal/RequestTelemetry.js"
 import { fromTransportError, isApiException } from "./internal/TransportErrors.js"
+import { watchEvents } from "./internal/WatchBody.js"
 import { callLimits, DEFAULT_API_TIMEOUT, transientRetrySchedule, withinLimits } from "./KubeRetry.js"
 
 export { fromTransportError, KubeConfigError, type KubeConfigOptions, loadKubeConfig }
@@ -268,86 +267,6 @@ const openWatch = async (
     code: response.statusCode ?? 500,
     text: Buffer.concat(chunks).toString("utf8"),
     retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : retryAfter
-  }
-}
-
-/**
- * The body of an open watch as a stream of bytes, ending when the server ends it.
- * Events rather than `for await`: a Readable's async iterator queues `return()`
- * behind a pending `next()`, so an idle watch could never be closed from our side.
- * The buffer is unbounded because dropping a chunk would lose an event; a watch's
- * volume is what the server writes, a few objects per change.
- */
-const watchBody = (
-  response: http.IncomingMessage,
-  onError: (error: unknown) => KubeError
-): Stream.Stream<Uint8Array, KubeError> =>
-  Stream.asyncPush<Uint8Array, KubeError>(
-    (emit) =>
-      Effect.acquireRelease(
-        Effect.sync(() => {
-          let ended = false
-          response.on(
-            "data",
-            (chunk: Buffer) => emit.single(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength))
-          )
-          response.on("end", () => {
-            ended = true
-            emit.end()
-          })
-          // A connection cut mid-body surfaces as an "aborted" ECONNRESET error.
-          response.on("error", (error) => emit.fail(onError(error)))
-          response.on("close", () => {
-            if (!ended) emit.fail(onError(Object.assign(new Error("aborted"), { code: "ECONNRESET" })))
-          })
-        }),
-        () => Effect.sync(() => response.destroy())
-      ),
-    { bufferSize: "unbounded" }
-  )
-
-const isStatus = (value: unknown): value is Status =>
-  typeof value === "object" && value !== null && (value as { kind?: unknown }).kind === "Status"
-
-/**
- * One line of a watch stream as an event. A line we cannot read fails the connection
- * as `Transport` rather than being skipped: the resuming watch then reconnects from
- * the last resourceVersion it saw, so the event behind the garbage is not lost.
- */
-export const parseWatchLine = <A>(
-  ctx: RequestContext,
-  server: string,
-  line: string
-): Effect.Effect<RawWatchEvent<A> | undefined, KubeError> => {
-  const garbled = (what: string) =>
-    Effect.fail(new Transport({ reason: `the watch from ${server} (${describeRequest(ctx)}) sent ${what}` }))
-  let parsed: { type?: unknown; object?: unknown }
-  try {
-    parsed = JSON.parse(line) as { type?: unknown; object?: unknown }
-  } catch {
-    return garbled("a line that is not JSON")
-  }
-  if (typeof parsed !== "object" || parsed === null) return garbled("a line that is not an event")
-  const object = parsed.object as KubeObject | undefined
-  switch (parsed.type) {
-    case "ADDED":
-    case "MODIFIED":
-    case "DELETED":
-      if (typeof object !== "object" || object === null) return garbled(`a ${parsed.type} event without an object`)
-      return Effect.succeed({ type: parsed.type, object: object as A })
-    case "BOOKMARK": {
-      const resourceVersion = object?.metadata?.resourceVersion
-      return Effect.succeed(resourceVersion !== undefined ? { type: "BOOKMARK", resourceVersion } : undefined)
-    }
-    case "ERROR":
-      return Effect.succeed({
-        type: "ERROR",
-        error: isStatus(parsed.object)
-          ? fromStatus(ctx, parsed.object)
-          : fromResponse(ctx, 500, JSON.stringify(parsed.object ?? null))
-      })
-    default:
-      return garbled(`an event of unknown type ${JSON.stringify(parsed.type)}`)
   }
 }
 
@@ -630,13 +549,7 @@ const makeOver = (
               ),
               () => 200
             ).pipe((self) => limited(ctx, self)))
-          return watchBody(opening, (error) => fromTransportError(ctx, server, error)).pipe(
-            Stream.decodeText(),
-            Stream.splitLines,
-            Stream.filter((line) => line.trim() !== ""),
-            Stream.mapEffect((line) => parseWatchLine<A>(ctx, server, line)),
-            Stream.filter((event): event is RawWatchEvent<A> => event !== undefined)
-          )
+          return watchEvents<A>(opening, ctx, server, (error) => fromTransportError(ctx, server, error))
         })
       )
     }

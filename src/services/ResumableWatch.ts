@@ -3,7 +3,7 @@
  * the last seen resourceVersion, and relist on 410 Expired emitting only the
  * difference, so a consumer sees each change exactly once whatever the wire did.
  */
-import { Context, Effect, Metric, Option, Ref, Schedule, Stream, Tracer } from "effect"
+import { Chunk, Context, Effect, Metric, Option, Ref, Schedule, Stream, Tracer } from "effect"
 import type { KubeObject } from "../domain/Objects.js"
 import { qualifiedName, type ResourceType } from "../domain/Resources.js"
 import type {
@@ -206,26 +206,44 @@ const resumableWatch = <A extends ReadableObject>(
         Effect.mapInputContext((context: Context.Context<never>) => Context.omit(Tracer.ParentSpan)(context))
       )
 
-      const handle = (raw: RawWatchEvent<A>): Effect.Effect<Option.Option<WatchEvent<A>> | typeof END, KubeError> => {
-        switch (raw.type) {
-          case "BOOKMARK":
-            return Ref.update(state, (s) => ({ ...s, resourceVersion: raw.resourceVersion })).pipe(
-              Effect.zipRight(delivered),
-              Effect.as(Option.none())
-            )
-          case "ERROR":
-            return onFailure(raw.error).pipe(Effect.as(END))
-          default:
-            return Ref.update(state, (s) => ({
-              ...s,
-              resourceVersion: resourceVersionOf(raw.object) ?? s.resourceVersion,
-              known: applyEvent(s.known, raw)
-            })).pipe(
-              Effect.zipRight(delivered),
-              Effect.as(Option.some<WatchEvent<A>>({ type: raw.type, object: raw.object }))
-            )
-        }
-      }
+      /**
+       * One chunk of a connection's events at once (a burst of changes arrives as one):
+       * the state moves past every object event and bookmark in one update, and an
+       * in-band error ends the connection after the events before it.
+       */
+      const handle = (
+        raws: Chunk.Chunk<RawWatchEvent<A>>
+      ): Effect.Effect<Chunk.Chunk<WatchEvent<A> | typeof END>, KubeError> =>
+        Effect.suspend(() => {
+          const changes: Array<WatchEvent<A>> = []
+          let failure: KubeError | undefined
+          let resourceVersion: string | undefined
+          let answered = false
+          for (const raw of raws) {
+            if (raw.type === "ERROR") {
+              failure = raw.error
+              break
+            }
+            answered = true
+            if (raw.type === "BOOKMARK") {
+              resourceVersion = raw.resourceVersion
+            } else {
+              resourceVersion = resourceVersionOf(raw.object) ?? resourceVersion
+              changes.push({ type: raw.type, object: raw.object })
+            }
+          }
+          const moved = answered
+            ? Ref.update(state, (s) => {
+              for (const change of changes) applyEvent(s.known, change)
+              return { ...s, resourceVersion: resourceVersion ?? s.resourceVersion }
+            }).pipe(Effect.zipRight(delivered))
+            : Effect.void
+          if (failure === undefined) return Effect.as(moved, Chunk.unsafeFromArray<WatchEvent<A> | typeof END>(changes))
+          return moved.pipe(
+            Effect.zipRight(onFailure(failure)),
+            Effect.as(Chunk.unsafeFromArray<WatchEvent<A> | typeof END>([...changes, END]))
+          )
+        })
 
       const connect = (resourceVersion: string) =>
         Stream.unwrap(
@@ -235,9 +253,8 @@ const resumableWatch = <A extends ReadableObject>(
                 resourceVersion,
                 ...(labelSelector !== undefined ? { labelSelector } : {})
               }).pipe(
-                Stream.mapEffect(handle),
-                Stream.takeWhile((x): x is Option.Option<WatchEvent<A>> => x !== END),
-                Stream.filterMap((x) => x),
+                Stream.mapChunksEffect(handle),
+                Stream.takeWhile((x): x is WatchEvent<A> => x !== END),
                 Stream.catchAll((error) => Stream.execute(onFailure(error)))
               )
             )

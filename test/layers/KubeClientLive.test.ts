@@ -15,6 +15,7 @@ import {
   Stream
 } from "effect"
 import * as fs from "node:fs"
+import * as http from "node:http"
 import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -22,9 +23,9 @@ import { Fault } from "../../src/cluster/Faults.js"
 import { LocalCluster, type LocalClusterOptions } from "../../src/cluster/LocalCluster.js"
 import type { Gateway, HttpRoute, Ingress, Service } from "../../src/domain/Objects.js"
 import { GatewayResource, HttpRouteResource, IngressResource, ServiceResource } from "../../src/domain/Resources.js"
-import { KubeClientLive, KubeConfigError, parseWatchLine } from "../../src/layers/KubeClientLive.js"
+import { KubeClientLive, KubeConfigError } from "../../src/layers/KubeClientLive.js"
 import { FIELD_MANAGER, KubeClient, type WatchEvent, withoutTransientRetry } from "../../src/services/KubeClient.js"
-import { Expired, type KubeError, TooManyRequests, Transport } from "../../src/services/KubeError.js"
+import { type KubeError, TooManyRequests, Transport } from "../../src/services/KubeError.js"
 
 // ---------------------------------------------------------------------------
 // Helpers
@@ -187,50 +188,6 @@ describe("KubeClientLive kubeconfig", () => {
         Exit.fail(
           new KubeConfigError({ reason: `could not load the kubeconfig ${file}: the file does not exist`, path: file })
         )
-      )
-    }))
-})
-
-describe("KubeClientLive watch lines", () => {
-  const ctx = { verb: "watch", resource: "ingresses.networking.k8s.io", namespace: "ns" }
-  const server = "http://127.0.0.1:1"
-
-  it.effect("reads objects, bookmarks and in-band errors", () =>
-    Effect.gen(function*() {
-      const object = { metadata: { name: "a", resourceVersion: "4" }, spec: { anything: true } }
-      expect(yield* parseWatchLine(ctx, server, JSON.stringify({ type: "MODIFIED", object }))).toEqual({
-        type: "MODIFIED",
-        object
-      })
-      expect(
-        yield* parseWatchLine(
-          ctx,
-          server,
-          JSON.stringify({ type: "BOOKMARK", object: { metadata: { resourceVersion: "9" } } })
-        )
-      ).toEqual({ type: "BOOKMARK", resourceVersion: "9" })
-      const status = {
-        kind: "Status",
-        apiVersion: "v1",
-        metadata: {},
-        status: "Failure",
-        message: "too old resource version: 1 (9)",
-        reason: "Expired",
-        code: 410
-      } as const
-      expect(yield* parseWatchLine(ctx, server, JSON.stringify({ type: "ERROR", object: status }))).toEqual({
-        type: "ERROR",
-        error: new Expired({ reason: "too old resource version: 1 (9)", code: 410, status })
-      })
-    }))
-
-  it.effect("fails the connection as Transport on a line it cannot read, so the watch resumes instead of skipping an event", () =>
-    Effect.gen(function*() {
-      expect(yield* Effect.flip(parseWatchLine(ctx, server, "{\"type\":\"ADD"))).toEqual(
-        new Transport({
-          reason:
-            `the watch from ${server} (watch ingresses.networking.k8s.io in namespace "ns") sent a line that is not JSON`
-        })
       )
     }))
 })
@@ -569,6 +526,44 @@ describe("KubeClientLive over HTTP", () => {
         { type: "BOOKMARK", resourceVersion: applied.metadata!.resourceVersion! }
       ])
     }))
+
+  it.live("raw watchFrom reads events split across chunks, a character split between them, and fails at a garbled line after delivering what came before", () =>
+    Effect.gen(function*() {
+      const event = (name: string, note: string) =>
+        `${
+          JSON.stringify({ type: "ADDED", object: { metadata: { name, resourceVersion: "7", annotations: { note } } } })
+        }\n`
+      const body = Buffer.from(event("a", "café") + event("b", "ok") + "{\"type\":\"ADD\n" + event("c", "never"))
+      // "é" is two bytes: the second write starts in its middle.
+      const split = body.indexOf(Buffer.from("é")) + 1
+      const server = yield* Effect.acquireRelease(
+        Effect.promise(() =>
+          new Promise<http.Server>((resolve) => {
+            const s = http.createServer((_request, response) => {
+              response.writeHead(200, { "content-type": "application/json" })
+              response.write(body.subarray(0, split))
+              setImmediate(() => response.end(body.subarray(split)))
+            })
+            s.listen(0, "127.0.0.1", () => resolve(s))
+          })
+        ),
+        (s) => Effect.promise(() => new Promise<void>((resolve) => s.close(() => resolve())))
+      )
+      const url = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`
+      const client = yield* KubeClientLive.make(kubeConfigFor(url), { retrySchedule: quickRetry })
+      const seen: Array<unknown> = []
+      const failure = yield* client.watchFrom(ServiceResource, "ns", { resourceVersion: "1" }).pipe(
+        Stream.runForEach((e) =>
+          Effect.sync(() =>
+            seen.push(e.type === "ADDED" ? [e.object.metadata?.name, e.object.metadata?.annotations] : e)
+          )
+        ),
+        Effect.flip
+      )
+      expect(seen).toEqual([["a", { note: "café" }], ["b", { note: "ok" }]])
+      expect(failure._tag).toBe("Transport")
+      expect(failure.message).toContain("sent a line that is not JSON")
+    }).pipe(Effect.scoped))
 
   describe("failures", () => {
     it.scopedLive("NotFound for a missing object and for a missing namespace", () =>
