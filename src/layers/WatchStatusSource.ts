@@ -186,7 +186,9 @@ export const make: Effect.Effect<RouteStatusSource.Service, never, KubeClient | 
       yield* kube.watch(resource, objects.namespace, {
         labelSelector: objects.selector,
         ...(resourceVersion !== undefined ? { resourceVersion } : {}),
-        known: items
+        known: items,
+        // What a relist compares is in the slim copy: the watch keeps no full object either.
+        remember: slim
       }).pipe(
         Stream.runForEach((event) =>
           record(event.object.metadata?.name ?? "", event.type === "DELETED" ? undefined : slim(event.object))

@@ -82,6 +82,13 @@ export interface WatchOptions<A = unknown> extends ListOptions {
    * against them too, so an object deleted while the watch was away is not missed.
    */
   readonly known?: ReadonlyArray<A>
+  /**
+   * What the watch keeps of each object it has seen, to tell after a relist what
+   * changed while it was away (default: the whole object). Only the name, uid and
+   * resourceVersion are compared, so a consumer that caches little can have the
+   * watch keep little too; a deletion a relist finds carries what was kept.
+   */
+  readonly remember?: (object: A) => A
 }
 
 /** A change as a watcher sees it. Bookmarks and expiry are handled inside the stream. */

@@ -104,9 +104,13 @@ export const diffAgainstList = <A extends KubeObject>(
   return events
 }
 
-const applyEvent = <A extends KubeObject>(known: Map<string, A>, event: WatchEvent<A>): Map<string, A> => {
+const applyEvent = <A extends KubeObject>(
+  known: Map<string, A>,
+  event: WatchEvent<A>,
+  remember: (object: A) => A
+): Map<string, A> => {
   if (event.type === "DELETED") known.delete(objectKey(event.object))
-  else known.set(objectKey(event.object), event.object)
+  else known.set(objectKey(event.object), remember(event.object))
   return known
 }
 
@@ -125,6 +129,7 @@ const resumableWatch = <A extends ReadableObject>(
     Effect.gen(function*() {
       const driver = yield* Schedule.driver(options?.reconnectSchedule ?? watchReconnectSchedule)
       const labelSelector = watchOptions?.labelSelector
+      const remember = watchOptions?.remember ?? ((object: A) => object)
       // "0" asks the server for synthetic ADDED events, i.e. a list; doing the list
       // ourselves means a reconnect before the first event cannot repeat them.
       const start = watchOptions?.resourceVersion
@@ -132,7 +137,9 @@ const resumableWatch = <A extends ReadableObject>(
       const state = yield* Ref.make<State<A>>({
         resourceVersion: fromList ? undefined : start,
         needsList: fromList,
-        known: new Map(fromList ? [] : (watchOptions?.known ?? []).map((object) => [objectKey(object), object])),
+        known: new Map(
+          fromList ? [] : (watchOptions?.known ?? []).map((object) => [objectKey(object), remember(object)])
+        ),
         outcome: Fresh,
         expiries: 0
       })
@@ -190,7 +197,7 @@ const resumableWatch = <A extends ReadableObject>(
         const s = yield* Ref.get(state)
         const events = diffAgainstList(s.known, listed.items)
         const known = new Map<string, A>()
-        for (const item of listed.items) known.set(objectKey(item), item)
+        for (const item of listed.items) known.set(objectKey(item), remember(item))
         yield* Ref.set(state, {
           resourceVersion: listed.metadata.resourceVersion ?? s.resourceVersion,
           needsList: false,
@@ -234,7 +241,7 @@ const resumableWatch = <A extends ReadableObject>(
           }
           const moved = answered
             ? Ref.update(state, (s) => {
-              for (const change of changes) applyEvent(s.known, change)
+              for (const change of changes) applyEvent(s.known, change, remember)
               return { ...s, resourceVersion: resourceVersion ?? s.resourceVersion }
             }).pipe(Effect.zipRight(delivered))
             : Effect.void

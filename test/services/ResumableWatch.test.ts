@@ -260,6 +260,40 @@ describe("ResumableWatch", () => {
       yield* Fiber.interrupt(fiber)
     }))
 
+  it.effect("keeps only what `remember` returns: a deletion a relist finds carries it, and a kept copy still matches by resourceVersion", () =>
+    Effect.gen(function*() {
+      const withSpec = (name: string, resourceVersion: string): Ingress => ({
+        ...ing(name, resourceVersion),
+        spec: { rules: [{ host: `${name}.example.test` }] }
+      })
+      const { primitives } = scripted({
+        lists: [list("30", [withSpec("b", "12")])],
+        connections: [
+          { events: [{ type: "ADDED", object: withSpec("a", "11") }, { type: "ADDED", object: withSpec("b", "12") }] },
+          { events: [{ type: "ERROR", error: expired }] }
+        ]
+      })
+      const kept: Array<string> = []
+      const events = yield* makeKubeClient(primitives).watch(IngressResource, "ns", {
+        resourceVersion: "10",
+        known: [withSpec("c", "9")],
+        remember: (object) => {
+          kept.push(object.metadata?.name ?? "")
+          const { spec: _spec, ...rest } = object
+          return rest
+        }
+      }).pipe(Stream.take(4), Stream.runCollect, Effect.map(Chunk.toReadonlyArray))
+      expect(events).toEqual([
+        { type: "ADDED", object: withSpec("a", "11") },
+        { type: "ADDED", object: withSpec("b", "12") },
+        // Found by the relist: what was kept of them, not the objects as they came.
+        { type: "DELETED", object: ing("c", "9") },
+        { type: "DELETED", object: ing("a", "11") }
+      ])
+      // b is unchanged in the list (same resourceVersion): no event for it.
+      expect(kept).toEqual(["c", "a", "b", "b"])
+    }))
+
   it.effect("fails the stream on an error that retrying cannot fix, in-band or not", () =>
     Effect.gen(function*() {
       const forbidden = new Forbidden({ reason: "forbidden", code: 403 })
