@@ -1,12 +1,15 @@
 /**
- * The body of an open watch, read as the API server writes it: one JSON event per
+ * Watch connections over node:http: opened with the client's credentials on a pooled
+ * connection, and their body read as the API server writes it, one JSON event per
  * line. The bytes are split and decoded in the socket's own data handler, and each
  * chunk's events enter the stream at once, so an event costs one `JSON.parse` and a
  * share of one stream element, not a trip through a text decoder, a line splitter,
  * two filters and an effect of its own.
  */
+import type * as k8s from "@kubernetes/client-node"
 import { Chunk, Effect, Either, Stream } from "effect"
-import type * as http from "node:http"
+import * as http from "node:http"
+import * as https from "node:https"
 import { StringDecoder } from "node:string_decoder"
 import type { KubeObject, Status } from "../../domain/Objects.js"
 import type { RawWatchEvent } from "../../services/KubeClient.js"
@@ -18,6 +21,52 @@ import {
   type RequestContext,
   Transport
 } from "../../services/KubeError.js"
+import type { ConnectionPools } from "./ConnectionPool.js"
+
+/** An opened watch: its body to read, or the whole answer of a refusal. */
+export type WatchOpening =
+  | { readonly ok: true; readonly response: http.IncomingMessage }
+  | { readonly ok: false; readonly code: number; readonly text: string; readonly retryAfter: string | undefined }
+
+/**
+ * Opens one watch connection and resolves as soon as the response headers arrive
+ * (a watch sends its body for as long as it lasts). A non-200 answer is read whole
+ * so its Status can be mapped. The client's own `Watch` is not used: it drops the
+ * error body, swallows unparseable lines and reports a server close as success.
+ */
+export const openWatch = async (
+  kc: k8s.KubeConfig,
+  pools: ConnectionPools,
+  url: URL,
+  signal: AbortSignal
+): Promise<WatchOpening> => {
+  const options: https.RequestOptions = {}
+  // Same credentials and TLS settings as the typed APIs (token refresh included), over a pooled connection.
+  await kc.applyToHTTPSOptions(options)
+  options.agent = pools.forWatch(options.agent as http.Agent | undefined)
+  const response = await new Promise<http.IncomingMessage>((resolve, reject) => {
+    const request = (url.protocol === "https:" ? https : http).request(url, {
+      ...options,
+      method: "GET",
+      headers: { ...options.headers, Accept: "application/json" },
+      signal
+    }, resolve)
+    request.on("error", reject)
+    // A half-dead connection otherwise hangs the watch silently forever.
+    request.on("socket", (socket) => socket.setKeepAlive(true, 30_000))
+    request.end()
+  })
+  if (response.statusCode === 200) return { ok: true, response }
+  const chunks: Array<Buffer> = []
+  for await (const chunk of response) chunks.push(chunk as Buffer)
+  const retryAfter = response.headers["retry-after"]
+  return {
+    ok: false,
+    code: response.statusCode ?? 500,
+    text: Buffer.concat(chunks).toString("utf8"),
+    retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : retryAfter
+  }
+}
 
 const isStatus = (value: unknown): value is Status =>
   typeof value === "object" && value !== null && (value as { kind?: unknown }).kind === "Status"
