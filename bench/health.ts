@@ -38,6 +38,8 @@ export interface Measured {
   readonly lastWriteToLastVerdictMs: number
   /** Runner CPU (user + system) from the start of the watches to the last verdict, per route, ms. */
   readonly cpuPerRouteMs: number
+  /** Of which forking the runner's own fiber per session costs by itself, measured alongside, per route, ms. */
+  readonly fiberCpuPerRouteMs: number
   /**
    * Runner heap held by the watches while every host is pending, per route, KiB: in
    * all (`gross`), and beyond the fiber the runner runs each session's watch on
@@ -172,11 +174,13 @@ export const runScenario = (scenario: Scenario): Effect.Effect<Measured> =>
         // watches are: a runner runs each session on a fiber of its own anyway.
         gc()
         const heapIdle = process.memoryUsage().heapUsed
+        const cpuIdle = process.cpuUsage()
         const idle = yield* Effect.forEach(published, () => Effect.never, { concurrency: "unbounded", discard: true })
           .pipe(
             Effect.fork
           )
         yield* Effect.sleep("100 millis")
+        const cpuForked = process.cpuUsage(cpuIdle)
         gc()
         const fiberPerSessionKiB = (process.memoryUsage().heapUsed - heapIdle) / 1024 / published.length
         yield* Fiber.interrupt(idle)
@@ -230,6 +234,7 @@ export const runScenario = (scenario: Scenario): Effect.Effect<Measured> =>
           lag: { p50: percentile(lags, 0.5), p99: percentile(lags, 0.99), max: lags.at(-1) ?? 0 },
           lastWriteToLastVerdictMs: lastVerdict - lastWrite,
           cpuPerRouteMs: (cpu.user + cpu.system) / 1_000 / routes,
+          fiberCpuPerRouteMs: (cpuForked.user + cpuForked.system) / 1_000 / routes,
           heapPerRouteKiB: {
             gross: (heapWatching - heapBefore) / 1024 / routes,
             net: (heapWatching - heapBefore - fiberPerSessionKiB * 1024 * published.length) / 1024 / routes,
