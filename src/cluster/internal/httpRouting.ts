@@ -6,6 +6,7 @@
 import { Effect } from "effect"
 import type { KubeObject } from "../../domain/Objects.js"
 import { allResources, type ResourceType } from "../../domain/Resources.js"
+import { reviewGroup } from "../AccessReview.js"
 import { type ClusterMetrics, EXPOSITION_CONTENT_TYPE } from "../Metrics.js"
 import type { ClusterStore } from "../Store.js"
 import { json, pageNotFound, type Reply } from "./httpReply.js"
@@ -60,7 +61,10 @@ export type Route =
 const resourcesIn = (group: string, version: string) =>
   (allResources as ReadonlyArray<ResourceType<KubeObject>>).filter((r) => r.group === group && r.version === version)
 
-const groups = (): Array<string> => [...new Set(allResources.filter((r) => r.group !== "").map((r) => r.group))]
+/** The named groups of the stored types, built-in or custom. */
+const groups = (custom: boolean): Array<string> => [
+  ...new Set(allResources.filter((r) => r.group !== "" && r.custom === custom).map((r) => r.group))
+]
 
 /** What the router reads: the store's served types, the counters, and what the server reports of itself. */
 export interface RouterOptions {
@@ -147,11 +151,14 @@ export const makeRouter = ({ gitVersion, metrics, serverAddress, store }: Router
       }
       if (root === "apis") {
         if (rest.length === 0) {
-          const list = yield* Effect.forEach(groups(), apiGroup)
+          const builtIn = yield* Effect.forEach(groups(false), apiGroup)
+          const custom = yield* Effect.forEach(groups(true), apiGroup)
+          // The review group has no stored types but is served all the same (the gate
+          // answers it); as on a real server, custom resources' groups come last.
           return reply(Effect.succeed(json(200, {
             kind: "APIGroupList",
             apiVersion: "v1",
-            groups: list.filter((g) => g !== undefined)
+            groups: [...builtIn, reviewGroup, ...custom].filter((g) => g !== undefined)
           })))
         }
         const [group, version, ...more] = rest as [string, ...Array<string>]
