@@ -1,6 +1,6 @@
 /**
- * The Gateway API types are described once (`typeDescription.ts`); their SSA shapes,
- * CRD schemas and OpenAPI schemas are derived. `typeDescriptions.before.json` holds
+ * The Gateway API types, Ingress and IngressClass are described once
+ * (`typeDescription.ts`); their SSA shapes, CRD schemas and OpenAPI schemas are derived. `typeDescriptions.before.json` holds
  * those values as they were when each was written by hand (CEL rules as their
  * messages), and the derived ones must equal them but for the differences listed here.
  */
@@ -89,10 +89,35 @@ const INTEGERS: Record<string, ReadonlyArray<string>> = {
 const withIntegers = (kind: string, value: Json, field: string, int32: Json): Json =>
   (INTEGERS[kind] ?? []).reduce((out, path) => edit(out, steps(path, field), () => int32), value)
 
+// - Defaults the server filled in outside the description are declared on their
+//   fields, so the shape carries them and the OpenAPI publishes them: an Ingress's
+//   status and its load balancer are Go structs, `{}` when absent (the real server's
+//   OpenAPI says `default: {}` for both), and an IngressClass's parameters get scope
+//   Cluster when they come without one, as the real server stores them.
+const DEFAULTED: Record<string, Record<string, unknown>> = {
+  Ingress: { ".status": {}, ".status.loadBalancer": {} },
+  IngressClass: { ".spec.parameters.scope": "Cluster" }
+}
+
+/** The shape with each declared default on the struct that holds the field. */
+const withShapeDefaults = (kind: string, shape: Json): Json =>
+  Object.entries(DEFAULTED[kind] ?? {}).reduce((out, [path, value]) => {
+    const parent = path.slice(0, path.lastIndexOf("."))
+    const key = path.slice(path.lastIndexOf(".") + 1)
+    return edit(out, steps(parent, "fields"), (node) => ({ ...node, defaults: { ...node.defaults, [key]: value } }))
+  }, shape)
+
+/** The OpenAPI schema with each declared default on its field. */
+const withOpenApiDefaults = (kind: string, openApi: Json): Json =>
+  Object.entries(DEFAULTED[kind] ?? {}).reduce(
+    (out, [path, value]) => edit(out, steps(path, "properties"), (node) => ({ ...node, default: value })),
+    openApi
+  )
+
 const expectedShape: Record<string, Json> = Object.fromEntries(
   Object.entries(before).map((
     [kind, values]
-  ) => [kind, withIntegers(kind, values.shape, "fields", { _tag: "Scalar", goType: "int32" })])
+  ) => [kind, withShapeDefaults(kind, withIntegers(kind, values.shape, "fields", { _tag: "Scalar", goType: "int32" }))])
 )
 // - A status parentRef is the spec's ParentReference, so it publishes (and checks) the
 //   spec's constraints: name required, patterns and bounds on group, kind, namespace,
@@ -111,7 +136,10 @@ const undocumented = (value: unknown): unknown =>
 const specParentRef = (openApi: Json): Json => undocumented(openApi.properties.spec.properties.parentRefs.items) as Json
 const expectedOpenApi: Record<string, Json> = Object.fromEntries(
   Object.entries(before).map(([kind, values]) => {
-    const integers = withIntegers(kind, values.openApi, "properties", { type: "integer", format: "int32" })
+    const integers = withOpenApiDefaults(
+      kind,
+      withIntegers(kind, values.openApi, "properties", { type: "integer", format: "int32" })
+    )
     return [
       kind,
       kind === "HTTPRoute"
@@ -309,5 +337,55 @@ describe("what the derived types do", () => {
         "metadata.name",
         "spec.controllerName"
       ])
+  })
+})
+
+describe("what the derived Ingress types do", () => {
+  const ingress = (extra: Json): KubeObject =>
+    ({
+      apiVersion: "networking.k8s.io/v1",
+      kind: "Ingress",
+      metadata: { name: "web", namespace: "demo" },
+      spec: { defaultBackend: { service: { name: "web", port: { number: 80 } } } },
+      ...extra
+    }) as never
+
+  it("defaults an Ingress's status to an empty load balancer, and keeps what a controller wrote", () => {
+    expect((defaulted(IngressResource, ingress({})) as Json).status).toEqual({ loadBalancer: {} })
+    expect((defaulted(IngressResource, ingress({ status: {} })) as Json).status).toEqual({ loadBalancer: {} })
+    const programmed = { loadBalancer: { ingress: [{ ip: "127.0.0.1" }] } }
+    expect((defaulted(IngressResource, ingress({ status: programmed })) as Json).status).toEqual(programmed)
+  })
+
+  it("fills in an IngressClass's parameter scope, and refuses one outside the described set", () => {
+    const ingressClass = (parameters: Json): KubeObject =>
+      ({
+        apiVersion: "networking.k8s.io/v1",
+        kind: "IngressClass",
+        metadata: { name: "local" },
+        spec: { controller: "example.com/local", parameters }
+      }) as never
+    const parameters = { apiGroup: "example.com", kind: "Params", name: "p" }
+    expect((defaulted(IngressClassResource, ingressClass(parameters)) as Json).spec.parameters).toEqual({
+      ...parameters,
+      scope: "Cluster"
+    })
+    expect(validateObject(IngressClassResource, ingressClass({ ...parameters, scope: "Node" }))).toEqual([{
+      reason: "FieldValueNotSupported",
+      field: "spec.parameters.scope",
+      message: "Unsupported value: \"Node\": supported values: \"Cluster\", \"Namespace\""
+    }])
+  })
+
+  it("refuses a path type outside the described set", () => {
+    const rules = [{
+      http: { paths: [{ path: "/", pathType: "Glob", backend: { service: { name: "web", port: { number: 80 } } } }] }
+    }]
+    const errors = validateObject(IngressResource, ingress({ spec: { rules } }))
+    expect(errors).toEqual([{
+      reason: "FieldValueNotSupported",
+      field: "spec.rules[0].http.paths[0].pathType",
+      message: "Unsupported value: \"Glob\": supported values: \"Exact\", \"ImplementationSpecific\", \"Prefix\""
+    }])
   })
 })

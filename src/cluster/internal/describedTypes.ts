@@ -1,16 +1,19 @@
 /**
  * The types LocalCluster knows from one description each, and what is derived from
- * them: the structural shape server-side apply, pruning and defaulting read, and, for
- * custom resources, the CRD schema validation and OpenAPI publish.
+ * them: the structural shape server-side apply, pruning, defaulting and the OpenAPI
+ * documents read, and, for custom resources, the CRD schema validation checks.
  */
 import type { ResourceType } from "../../domain/Resources.js"
 import type { ObjectSchema } from "./crdSchema.js"
 import { gatewayClassDescription, gatewayDescription } from "./gatewayDescriptions.js"
 import { httpRouteDescription } from "./httpRouteDescription.js"
+import { ingressClassDescription, ingressDescription } from "./ingressDescriptions.js"
 import type { Shape } from "./shape.js"
 import { type KindDescription, kindSchema, kindShape } from "./typeDescription.js"
 
 const descriptions: ReadonlyArray<readonly [string, KindDescription]> = [
+  ["ingresses.networking.k8s.io", ingressDescription],
+  ["ingressclasses.networking.k8s.io", ingressClassDescription],
   ["gateways.gateway.networking.k8s.io", gatewayDescription],
   ["gatewayclasses.gateway.networking.k8s.io", gatewayClassDescription],
   ["httproutes.gateway.networking.k8s.io", httpRouteDescription]
