@@ -1,6 +1,7 @@
 /**
- * The Gateway API types, Ingress and IngressClass are described once
- * (`typeDescription.ts`); their SSA shapes, CRD schemas and OpenAPI schemas are derived. `typeDescriptions.before.json` holds
+ * The Gateway API types, Ingress, IngressClass, Pod, Event and EndpointSlice are
+ * described once (`typeDescription.ts`); their SSA shapes, CRD schemas and OpenAPI
+ * schemas are derived. `typeDescriptions.before.json` holds
  * those values as they were when each was written by hand (CEL rules as their
  * messages), and the derived ones must equal them but for the differences listed here.
  */
@@ -13,11 +14,14 @@ import { shapeOf } from "../../src/cluster/internal/typeShapes.js"
 import { validateObject } from "../../src/cluster/Validation.js"
 import type { KubeObject } from "../../src/domain/Objects.js"
 import {
+  EndpointSliceResource,
+  EventResource,
   GatewayClassResource,
   GatewayResource,
   HttpRouteResource,
   IngressClassResource,
   IngressResource,
+  PodResource,
   type ResourceType
 } from "../../src/domain/Resources.js"
 
@@ -35,7 +39,10 @@ const resources: ReadonlyArray<ResourceType<KubeObject>> = [
   IngressClassResource,
   GatewayResource,
   GatewayClassResource,
-  HttpRouteResource
+  HttpRouteResource,
+  PodResource,
+  EventResource,
+  EndpointSliceResource
 ] as never
 
 /** The derived schema cut down to the properties the hand-written one had. */
@@ -246,6 +253,9 @@ describe("type descriptions", () => {
   it("serve no CRD schema for the built-in types", () => {
     expect(schemaFor(IngressResource)).toBeUndefined()
     expect(schemaFor(IngressClassResource)).toBeUndefined()
+    expect(schemaFor(PodResource)).toBeUndefined()
+    expect(schemaFor(EventResource)).toBeUndefined()
+    expect(schemaFor(EndpointSliceResource)).toBeUndefined()
   })
 })
 

@@ -5,7 +5,7 @@
  * schema are both read off one description, so they cannot drift apart.
  */
 import type { CelRule, ObjectSchema, Schema } from "./crdSchema.js"
-import { type GoType, type Shape, topLevel } from "./shape.js"
+import { type GoType, objectMeta, scalar, type Shape, struct, topLevel } from "./shape.js"
 
 interface Declared {
   /** The CRD `default`: filled in when the field is absent and its parent present. */
@@ -43,24 +43,39 @@ export type Description =
     readonly _tag: "List"
     readonly listType: "atomic" | "set" | "map"
     readonly keys?: ReadonlyArray<string>
+    /** Key fields an item may omit, with the value the server defaults them to. */
+    readonly keyDefaults?: Readonly<Record<string, unknown>>
     readonly items: Description
   }
   | { readonly _tag: "Unknown" }
 
-/** A served kind: its spec and status, and which of them a body must carry. */
-export interface KindDescription {
-  readonly spec: Description
-  readonly status?: Description
-  readonly required?: ReadonlyArray<string>
-}
+/**
+ * A served kind: its spec and status, and which of them a body must carry; or, for
+ * the kinds without a spec (Event, EndpointSlice), its fields beside `metadata`.
+ */
+export type KindDescription =
+  | {
+    readonly spec: Description
+    readonly status?: Description
+    readonly required?: ReadonlyArray<string>
+  }
+  | { readonly fields: Readonly<Record<string, Description>>; readonly required?: ReadonlyArray<string> }
 
 type ScalarOptions = Declared & ScalarChecks
 type StructOptions = Declared & { readonly required?: ReadonlyArray<string>; readonly atomic?: boolean }
 type ListOptions = Declared & ListChecks
+type ListMapOptions = ListOptions & { readonly keyDefaults?: Readonly<Record<string, unknown>> }
 
 export const string = (options: ScalarOptions = {}): Description => ({ _tag: "Scalar", goType: "string", ...options })
 export const int32 = (options: ScalarOptions = {}): Description => ({ _tag: "Scalar", goType: "int32", ...options })
 export const int64 = (options: ScalarOptions = {}): Description => ({ _tag: "Scalar", goType: "int64", ...options })
+export const bool = (options: ScalarOptions = {}): Description => ({ _tag: "Scalar", goType: "bool", ...options })
+/** Go's IntOrString: a port by number or by name. */
+export const intOrString = (options: ScalarOptions = {}): Description => ({
+  _tag: "Scalar",
+  goType: "intstr",
+  ...options
+})
 export const unknown: Description = { _tag: "Unknown" }
 
 /** Plain strings, one per name. */
@@ -94,7 +109,11 @@ export const setOf = (items: Description, options: ListOptions = {}): Descriptio
   ...options
 })
 /** `x-kubernetes-list-type: map`: items merge by these keys, and two with the same key are refused. */
-export const listMap = (keys: ReadonlyArray<string>, items: Description, options: ListOptions = {}): Description => ({
+export const listMap = (
+  keys: ReadonlyArray<string>,
+  items: Description,
+  options: ListMapOptions = {}
+): Description => ({
   _tag: "List",
   listType: "map",
   keys,
@@ -123,6 +142,7 @@ export const shapeOfDescription = (description: Description): Shape => {
         _tag: "List",
         listType: description.listType,
         ...(description.keys !== undefined ? { keys: description.keys } : {}),
+        ...(description.keyDefaults !== undefined ? { keyDefaults: description.keyDefaults } : {}),
         items: shapeOfDescription(description.items)
       }
     case "Struct": {
@@ -200,15 +220,22 @@ export const schemaOfDescription = (description: Description): Schema => {
 const declaredOf = (declared: Declared): Declared =>
   definedOnly({ default: declared.default, rules: declared.rules }) as Declared
 
-/** The SSA shape of a kind: its spec and status under the object layout every type shares. */
-export const kindShape = (kind: KindDescription): Shape =>
-  topLevel(
+/** The SSA shape of a kind: its spec and status (or its own fields) under the object layout every type shares. */
+export const kindShape = (kind: KindDescription): Shape => {
+  if ("fields" in kind) {
+    return struct({ apiVersion: scalar, kind: scalar, metadata: objectMeta, ...fieldShapes(kind.fields) })
+  }
+  return topLevel(
     shapeOfDescription(kind.spec),
     kind.status !== undefined ? shapeOfDescription(kind.status) : undefined,
     kind.status !== undefined && "default" in kind.status && kind.status.default !== undefined
       ? { status: kind.status.default }
       : undefined
   )
+}
+
+const fieldShapes = (fields: Readonly<Record<string, Description>>): Record<string, Shape> =>
+  Object.fromEntries(Object.entries(fields).map(([key, field]) => [key, shapeOfDescription(field)]))
 
 /** The CRD schema of a kind: metadata is checked by the object-meta rules, not the schema. */
 export const kindSchema = (kind: KindDescription): ObjectSchema => ({
@@ -217,7 +244,11 @@ export const kindSchema = (kind: KindDescription): ObjectSchema => ({
   properties: {
     apiVersion: { type: "string" },
     kind: { type: "string" },
-    spec: schemaOfDescription(kind.spec),
-    ...(kind.status !== undefined ? { status: schemaOfDescription(kind.status) } : {})
+    ...("fields" in kind
+      ? Object.fromEntries(Object.entries(kind.fields).map(([key, field]) => [key, schemaOfDescription(field)]))
+      : {
+        spec: schemaOfDescription(kind.spec),
+        ...(kind.status !== undefined ? { status: schemaOfDescription(kind.status) } : {})
+      })
   }
 })

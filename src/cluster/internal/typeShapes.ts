@@ -1,7 +1,7 @@
 /**
  * The structural schema of each served type: Namespace and Service here; Ingress,
- * IngressClass and the Gateway API's (v1) derived from their one description each,
- * defaults included (`describedTypes.ts`).
+ * IngressClass, Pod, Event, EndpointSlice and the Gateway API's (v1) derived from
+ * their one description each, defaults included (`describedTypes.ts`).
  */
 import type { ResourceType } from "../../domain/Resources.js"
 import { describedShapes } from "./describedTypes.js"
@@ -18,7 +18,6 @@ import {
   topLevel,
   unknown
 } from "./shape.js"
-import { workloadShapes } from "./workloadShapes.js"
 
 const portStatus = atomicList(struct(scalars("port", "protocol", "error")))
 const loadBalancerStatus = struct({
@@ -69,7 +68,6 @@ const shapes: ReadonlyMap<string, Shape> = new Map([
   ["namespaces", namespaceShape],
   ["services", serviceShape],
   ...describedShapes,
-  ...workloadShapes,
   ...rbacShapes
 ])
 

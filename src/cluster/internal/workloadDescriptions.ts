@@ -1,0 +1,164 @@
+/**
+ * The types a cluster keeps about workloads, described once: Pods, Events (stored in
+ * their core/v1 form) and EndpointSlices. Fields the server would decode into Go types
+ * are named, so unknown ones are pruned and wrong JSON types are a 400; parts
+ * LocalCluster never reads (probes, volumes, affinity) are kept whole. The value sets
+ * and bounds their validators (`workloadValidation.ts`) check are declared here.
+ */
+import {
+  bool,
+  int32,
+  int64,
+  type KindDescription,
+  list,
+  listMap,
+  map,
+  object,
+  setOf,
+  string,
+  strings,
+  unknown
+} from "./typeDescription.js"
+
+/** The protocols a container port or an EndpointSlice port may carry. */
+export const PROTOCOLS = ["SCTP", "TCP", "UDP"] as const
+export const RESTART_POLICIES = ["Always", "Never", "OnFailure"] as const
+export const DNS_POLICIES = ["ClusterFirst", "ClusterFirstWithHostNet", "Default", "None"] as const
+export const PULL_POLICIES = ["Always", "IfNotPresent", "Never"] as const
+export const TERMINATION_MESSAGE_POLICIES = ["FallbackToLogsOnError", "File"] as const
+
+/** The longest `reportingInstance`, `action` and `reason` an Event may have. */
+export const EVENT_FIELD_LIMIT = 128
+/** The longest Event message (`note` in events.k8s.io/v1). */
+export const EVENT_NOTE_LIMIT = 1024
+
+export const ADDRESS_TYPES = ["FQDN", "IPv4", "IPv6"] as const
+export const MAX_ENDPOINTS = 1000
+export const MAX_PORTS = 100
+export const MAX_ADDRESSES = 100
+
+const containerPort = object({
+  name: string(),
+  protocol: string({ enum: PROTOCOLS }),
+  hostIP: string(),
+  containerPort: int32(),
+  hostPort: int32()
+})
+
+const container = object({
+  ...strings("name", "image", "workingDir"),
+  imagePullPolicy: string({ enum: PULL_POLICIES }),
+  terminationMessagePath: string(),
+  terminationMessagePolicy: string({ enum: TERMINATION_MESSAGE_POLICIES }),
+  command: list(string()),
+  args: list(string()),
+  // A port is keyed by number and protocol; an item without a protocol means TCP.
+  ports: listMap(["containerPort", "protocol"], containerPort, { keyDefaults: { protocol: "TCP" } }),
+  env: listMap(["name"], object({ ...strings("name", "value"), valueFrom: unknown })),
+  envFrom: list(unknown),
+  resources: unknown,
+  volumeMounts: listMap(["mountPath"], unknown),
+  livenessProbe: unknown,
+  readinessProbe: unknown,
+  startupProbe: unknown,
+  lifecycle: unknown,
+  securityContext: unknown,
+  restartPolicy: string(),
+  stdin: bool(),
+  stdinOnce: bool(),
+  tty: bool()
+})
+
+const podCondition = object({
+  ...strings("type", "status", "lastProbeTime", "lastTransitionTime", "reason", "message"),
+  observedGeneration: int64()
+})
+
+/** Pod v1: its containers and how they run, and the status the kubelet reports. */
+export const podDescription: KindDescription = {
+  spec: object({
+    containers: listMap(["name"], container),
+    initContainers: listMap(["name"], container),
+    volumes: listMap(["name"], unknown),
+    restartPolicy: string({ enum: RESTART_POLICIES }),
+    dnsPolicy: string({ enum: DNS_POLICIES }),
+    ...strings(
+      "serviceAccountName",
+      "serviceAccount",
+      "nodeName",
+      "hostname",
+      "subdomain",
+      "schedulerName",
+      "priorityClassName",
+      "preemptionPolicy",
+      "runtimeClassName"
+    ),
+    terminationGracePeriodSeconds: int64(),
+    activeDeadlineSeconds: int64(),
+    automountServiceAccountToken: bool(),
+    hostNetwork: bool(),
+    hostPID: bool(),
+    hostIPC: bool(),
+    enableServiceLinks: bool(),
+    priority: int32(),
+    nodeSelector: map(string(), { atomic: true }),
+    securityContext: unknown,
+    imagePullSecrets: list(unknown),
+    affinity: unknown,
+    tolerations: list(unknown),
+    readinessGates: list(object(strings("conditionType")))
+  }),
+  status: object({
+    ...strings("phase", "message", "reason", "nominatedNodeName", "hostIP", "podIP", "startTime", "qosClass"),
+    conditions: listMap(["type"], podCondition),
+    hostIPs: listMap(["ip"], object(strings("ip"))),
+    podIPs: listMap(["ip"], object(strings("ip"))),
+    initContainerStatuses: list(unknown),
+    containerStatuses: list(unknown)
+  })
+}
+
+/** An ObjectReference: which object an Event is about, or which Pod an endpoint is; owned as one value. */
+const objectReference = object(
+  strings("kind", "namespace", "name", "uid", "apiVersion", "resourceVersion", "fieldPath"),
+  { atomic: true }
+)
+
+/** A core/v1 Event, the form both Event views are stored in. */
+export const eventDescription: KindDescription = {
+  fields: {
+    involvedObject: objectReference,
+    related: objectReference,
+    reason: string({ maxLength: EVENT_FIELD_LIMIT }),
+    message: string({ maxLength: EVENT_NOTE_LIMIT }),
+    ...strings("firstTimestamp", "lastTimestamp", "type", "eventTime"),
+    action: string({ maxLength: EVENT_FIELD_LIMIT }),
+    reportingComponent: string(),
+    reportingInstance: string({ maxLength: EVENT_FIELD_LIMIT }),
+    source: object(strings("component", "host")),
+    count: int32(),
+    series: object({ count: int32(), lastObservedTime: string() })
+  }
+}
+
+/** EndpointSlice v1: a Service's endpoints of one address type, and the ports they serve on. */
+export const endpointSliceDescription: KindDescription = {
+  fields: {
+    addressType: string({ enum: ADDRESS_TYPES }),
+    endpoints: list(
+      object({
+        addresses: setOf(string(), { maxItems: MAX_ADDRESSES }),
+        conditions: object({ ready: bool(), serving: bool(), terminating: bool() }),
+        ...strings("hostname", "nodeName", "zone"),
+        targetRef: objectReference,
+        deprecatedTopology: map(),
+        hints: unknown
+      }),
+      { maxItems: MAX_ENDPOINTS }
+    ),
+    ports: list(
+      object({ ...strings("name"), protocol: string({ enum: PROTOCOLS }), appProtocol: string(), port: int32() }),
+      { maxItems: MAX_PORTS }
+    )
+  }
+}
