@@ -97,24 +97,52 @@ const withIntegers = (kind: string, value: Json, field: string, int32: Json): Js
   (INTEGERS[kind] ?? []).reduce((out, path) => edit(out, steps(path, field), () => int32), value)
 
 // - Defaults the server filled in outside the description are declared on their
-//   fields, so the shape carries them and the OpenAPI publishes them: an Ingress's
-//   status and its load balancer are Go structs, `{}` when absent (the real server's
-//   OpenAPI says `default: {}` for both), and an IngressClass's parameters get scope
-//   Cluster when they come without one, as the real server stores them.
+//   fields, so the shape carries them. Those the real server's schema shows are
+//   published too: an Ingress's status and its load balancer are Go structs, `{}` when
+//   absent, and a container port's protocol is TCP (published before, as a key default).
 const DEFAULTED: Record<string, Record<string, unknown>> = {
   Ingress: { ".status": {}, ".status.loadBalancer": {} },
-  IngressClass: { ".spec.parameters.scope": "Cluster" }
+  Pod: { ".spec.containers[].ports[].protocol": "TCP", ".spec.initContainers[].ports[].protocol": "TCP" }
+}
+//   Those only the server's defaulting code fills in stay out of the OpenAPI: an
+//   IngressClass's parameter scope (the real server stores Cluster; LocalCluster did
+//   not before); the Pod spec (a Go struct, never absent), its own and its
+//   containers' fixed defaults and the status a new Pod starts with (podDefaults
+//   wrote them by hand before); an EndpointSlice port's name and protocol
+//   (endpointSliceDefaults before).
+const containerDefaults = (path: string) => ({
+  [`${path}[].terminationMessagePath`]: "/dev/termination-log",
+  [`${path}[].terminationMessagePolicy`]: "File",
+  [`${path}[].resources`]: {}
+})
+const SERVER_DEFAULTED: Record<string, Record<string, unknown>> = {
+  IngressClass: { ".spec.parameters.scope": "Cluster" },
+  Pod: {
+    ...containerDefaults(".spec.containers"),
+    ...containerDefaults(".spec.initContainers"),
+    ".spec": {},
+    ".spec.restartPolicy": "Always",
+    ".spec.dnsPolicy": "ClusterFirst",
+    ".spec.serviceAccountName": "default",
+    ".spec.schedulerName": "default-scheduler",
+    ".spec.terminationGracePeriodSeconds": 30,
+    ".spec.enableServiceLinks": true,
+    ".spec.securityContext": {},
+    ".status": {},
+    ".status.phase": "Pending"
+  },
+  EndpointSlice: { ".ports[].name": "", ".ports[].protocol": "TCP" }
 }
 
-/** The shape with each declared default on the struct that holds the field. */
-const withShapeDefaults = (kind: string, shape: Json): Json =>
-  Object.entries(DEFAULTED[kind] ?? {}).reduce((out, [path, value]) => {
+/** The shape with each listed default on the struct that holds the field, under `key`. */
+const withShapeDefaults = (defaults: Record<string, unknown>, key: "defaults" | "serverDefaults", shape: Json): Json =>
+  Object.entries(defaults).reduce((out, [path, value]) => {
     const parent = path.slice(0, path.lastIndexOf("."))
-    const key = path.slice(path.lastIndexOf(".") + 1)
-    return edit(out, steps(parent, "fields"), (node) => ({ ...node, defaults: { ...node.defaults, [key]: value } }))
+    const field = path.slice(path.lastIndexOf(".") + 1)
+    return edit(out, steps(parent, "fields"), (node) => ({ ...node, [key]: { ...node[key], [field]: value } }))
   }, shape)
 
-/** The OpenAPI schema with each declared default on its field. */
+/** The OpenAPI schema with each published default on its field. */
 const withOpenApiDefaults = (kind: string, openApi: Json): Json =>
   Object.entries(DEFAULTED[kind] ?? {}).reduce(
     (out, [path, value]) => edit(out, steps(path, "properties"), (node) => ({ ...node, default: value })),
@@ -124,7 +152,18 @@ const withOpenApiDefaults = (kind: string, openApi: Json): Json =>
 const expectedShape: Record<string, Json> = Object.fromEntries(
   Object.entries(before).map((
     [kind, values]
-  ) => [kind, withShapeDefaults(kind, withIntegers(kind, values.shape, "fields", { _tag: "Scalar", goType: "int32" }))])
+  ) => [
+    kind,
+    withShapeDefaults(
+      SERVER_DEFAULTED[kind] ?? {},
+      "serverDefaults",
+      withShapeDefaults(
+        DEFAULTED[kind] ?? {},
+        "defaults",
+        withIntegers(kind, values.shape, "fields", { _tag: "Scalar", goType: "int32" })
+      )
+    )
+  ])
 )
 // - A status parentRef is the spec's ParentReference, so it publishes (and checks) the
 //   spec's constraints: name required, patterns and bounds on group, kind, namespace,
@@ -347,55 +386,5 @@ describe("what the derived types do", () => {
         "metadata.name",
         "spec.controllerName"
       ])
-  })
-})
-
-describe("what the derived Ingress types do", () => {
-  const ingress = (extra: Json): KubeObject =>
-    ({
-      apiVersion: "networking.k8s.io/v1",
-      kind: "Ingress",
-      metadata: { name: "web", namespace: "demo" },
-      spec: { defaultBackend: { service: { name: "web", port: { number: 80 } } } },
-      ...extra
-    }) as never
-
-  it("defaults an Ingress's status to an empty load balancer, and keeps what a controller wrote", () => {
-    expect((defaulted(IngressResource, ingress({})) as Json).status).toEqual({ loadBalancer: {} })
-    expect((defaulted(IngressResource, ingress({ status: {} })) as Json).status).toEqual({ loadBalancer: {} })
-    const programmed = { loadBalancer: { ingress: [{ ip: "127.0.0.1" }] } }
-    expect((defaulted(IngressResource, ingress({ status: programmed })) as Json).status).toEqual(programmed)
-  })
-
-  it("fills in an IngressClass's parameter scope, and refuses one outside the described set", () => {
-    const ingressClass = (parameters: Json): KubeObject =>
-      ({
-        apiVersion: "networking.k8s.io/v1",
-        kind: "IngressClass",
-        metadata: { name: "local" },
-        spec: { controller: "example.com/local", parameters }
-      }) as never
-    const parameters = { apiGroup: "example.com", kind: "Params", name: "p" }
-    expect((defaulted(IngressClassResource, ingressClass(parameters)) as Json).spec.parameters).toEqual({
-      ...parameters,
-      scope: "Cluster"
-    })
-    expect(validateObject(IngressClassResource, ingressClass({ ...parameters, scope: "Node" }))).toEqual([{
-      reason: "FieldValueNotSupported",
-      field: "spec.parameters.scope",
-      message: "Unsupported value: \"Node\": supported values: \"Cluster\", \"Namespace\""
-    }])
-  })
-
-  it("refuses a path type outside the described set", () => {
-    const rules = [{
-      http: { paths: [{ path: "/", pathType: "Glob", backend: { service: { name: "web", port: { number: 80 } } } }] }
-    }]
-    const errors = validateObject(IngressResource, ingress({ spec: { rules } }))
-    expect(errors).toEqual([{
-      reason: "FieldValueNotSupported",
-      field: "spec.rules[0].http.paths[0].pathType",
-      message: "Unsupported value: \"Glob\": supported values: \"Exact\", \"ImplementationSpecific\", \"Prefix\""
-    }])
   })
 })

@@ -57,8 +57,8 @@ export const ingressClassDescription: KindDescription = {
     controller: string({ maxLength: CONTROLLER_MAX_LENGTH }),
     parameters: object({
       ...strings("apiGroup", "kind", "name"),
-      // The server fills in the scope when parameters come without one.
-      scope: string({ enum: PARAMETER_SCOPES, default: "Cluster" }),
+      // The server fills in the scope when parameters come without one (its defaulter, not its schema).
+      scope: string({ enum: PARAMETER_SCOPES, serverDefault: "Cluster" }),
       namespace: string()
     })
   })

@@ -5,11 +5,16 @@
  * schema are both read off one description, so they cannot drift apart.
  */
 import type { CelRule, ObjectSchema, Schema } from "./crdSchema.js"
-import { type GoType, objectMeta, scalar, type Shape, struct, topLevel } from "./shape.js"
+import { type GoType, objectMeta, scalar, type Shape } from "./shape.js"
 
 interface Declared {
-  /** The CRD `default`: filled in when the field is absent and its parent present. */
+  /** The CRD `default` (or a Go type's `+default`): filled in when the field is absent and its parent present. */
   readonly default?: unknown
+  /**
+   * A default the server's defaulting code fills in the same way (a built-in type's Go
+   * defaulter), which its published schema does not show.
+   */
+  readonly serverDefault?: unknown
   /** `x-kubernetes-validations`, as predicates on `self`. */
   readonly rules?: ReadonlyArray<CelRule>
 }
@@ -43,11 +48,9 @@ export type Description =
     readonly _tag: "List"
     readonly listType: "atomic" | "set" | "map"
     readonly keys?: ReadonlyArray<string>
-    /** Key fields an item may omit, with the value the server defaults them to. */
-    readonly keyDefaults?: Readonly<Record<string, unknown>>
     readonly items: Description
   }
-  | { readonly _tag: "Unknown" }
+  | Declared & { readonly _tag: "Unknown" }
 
 /**
  * A served kind: its spec and status, and which of them a body must carry; or, for
@@ -64,7 +67,6 @@ export type KindDescription =
 type ScalarOptions = Declared & ScalarChecks
 type StructOptions = Declared & { readonly required?: ReadonlyArray<string>; readonly atomic?: boolean }
 type ListOptions = Declared & ListChecks
-type ListMapOptions = ListOptions & { readonly keyDefaults?: Readonly<Record<string, unknown>> }
 
 export const string = (options: ScalarOptions = {}): Description => ({ _tag: "Scalar", goType: "string", ...options })
 export const int32 = (options: ScalarOptions = {}): Description => ({ _tag: "Scalar", goType: "int32", ...options })
@@ -77,6 +79,8 @@ export const intOrString = (options: ScalarOptions = {}): Description => ({
   ...options
 })
 export const unknown: Description = { _tag: "Unknown" }
+/** A value kept whole, with a default of its own. */
+export const untyped = (options: Declared): Description => ({ _tag: "Unknown", ...options })
 
 /** Plain strings, one per name. */
 export const strings = (...names: ReadonlyArray<string>): Record<string, Description> =>
@@ -112,7 +116,7 @@ export const setOf = (items: Description, options: ListOptions = {}): Descriptio
 export const listMap = (
   keys: ReadonlyArray<string>,
   items: Description,
-  options: ListMapOptions = {}
+  options: ListOptions = {}
 ): Description => ({
   _tag: "List",
   listType: "map",
@@ -142,31 +146,46 @@ export const shapeOfDescription = (description: Description): Shape => {
         _tag: "List",
         listType: description.listType,
         ...(description.keys !== undefined ? { keys: description.keys } : {}),
-        ...(description.keyDefaults !== undefined ? { keyDefaults: description.keyDefaults } : {}),
+        ...keyDefaultsOf(description),
         items: shapeOfDescription(description.items)
       }
     case "Struct": {
       const fields = Object.fromEntries(
         Object.entries(description.fields).map(([key, field]) => [key, shapeOfDescription(field)])
       )
-      const defaults = definedOnly(
-        Object.fromEntries(
-          Object.entries(description.fields).map((
-            [key, field]
-          ) => [key, "default" in field ? field.default : undefined])
-        )
-      )
+      const defaults = fieldValues(description.fields, "default")
+      const serverDefaults = fieldValues(description.fields, "serverDefault")
       return {
         _tag: "Struct",
         fields,
         ...(Object.keys(defaults).length > 0 ? { defaults } : {}),
+        ...(Object.keys(serverDefaults).length > 0 ? { serverDefaults } : {}),
         ...atomicFlag(description.atomic)
       }
     }
   }
 }
 
+/** A keyed list's key fields that an item may omit, because the item's description defaults them. */
+const keyDefaultsOf = (list: Extract<Description, { _tag: "List" }>) => {
+  const items = list.items
+  if (items._tag !== "Struct" || list.keys === undefined) return {}
+  const keyDefaults = definedOnly(Object.fromEntries(list.keys.map((key) => [key, items.fields[key]?.default])))
+  return Object.keys(keyDefaults).length > 0 ? { keyDefaults } : {}
+}
+
 const atomicFlag = (atomic: boolean | undefined) => (atomic === true ? { atomic } : {})
+
+/** The fields' declared defaults of one kind, by field name. */
+const fieldValues = (
+  fields: Readonly<Record<string, Description>>,
+  key: "default" | "serverDefault"
+): Record<string, unknown> =>
+  definedOnly(
+    Object.fromEntries(
+      Object.entries(fields).map(([name, field]) => [name, key in field ? (field as Declared)[key] : undefined])
+    )
+  )
 
 const JSON_TYPES: Readonly<Record<GoType, "string" | "integer" | "boolean" | undefined>> = {
   string: "string",
@@ -220,22 +239,17 @@ export const schemaOfDescription = (description: Description): Schema => {
 const declaredOf = (declared: Declared): Declared =>
   definedOnly({ default: declared.default, rules: declared.rules }) as Declared
 
-/** The SSA shape of a kind: its spec and status (or its own fields) under the object layout every type shares. */
+/**
+ * The SSA shape of a kind: its spec and status (or its own fields) under the object
+ * layout every type shares, with the defaults they declare for themselves.
+ */
 export const kindShape = (kind: KindDescription): Shape => {
-  if ("fields" in kind) {
-    return struct({ apiVersion: scalar, kind: scalar, metadata: objectMeta, ...fieldShapes(kind.fields) })
-  }
-  return topLevel(
-    shapeOfDescription(kind.spec),
-    kind.status !== undefined ? shapeOfDescription(kind.status) : undefined,
-    kind.status !== undefined && "default" in kind.status && kind.status.default !== undefined
-      ? { status: kind.status.default }
-      : undefined
-  )
+  const body = shapeOfDescription(object(topFields(kind))) as Extract<Shape, { _tag: "Struct" }>
+  return { ...body, fields: { apiVersion: scalar, kind: scalar, metadata: objectMeta, ...body.fields } }
 }
 
-const fieldShapes = (fields: Readonly<Record<string, Description>>): Record<string, Shape> =>
-  Object.fromEntries(Object.entries(fields).map(([key, field]) => [key, shapeOfDescription(field)]))
+const topFields = (kind: KindDescription): Readonly<Record<string, Description>> =>
+  "fields" in kind ? kind.fields : { spec: kind.spec, ...(kind.status !== undefined ? { status: kind.status } : {}) }
 
 /** The CRD schema of a kind: metadata is checked by the object-meta rules, not the schema. */
 export const kindSchema = (kind: KindDescription): ObjectSchema => ({
@@ -244,11 +258,6 @@ export const kindSchema = (kind: KindDescription): ObjectSchema => ({
   properties: {
     apiVersion: { type: "string" },
     kind: { type: "string" },
-    ...("fields" in kind
-      ? Object.fromEntries(Object.entries(kind.fields).map(([key, field]) => [key, schemaOfDescription(field)]))
-      : {
-        spec: schemaOfDescription(kind.spec),
-        ...(kind.status !== undefined ? { status: schemaOfDescription(kind.status) } : {})
-      })
+    ...Object.fromEntries(Object.entries(topFields(kind)).map(([key, field]) => [key, schemaOfDescription(field)]))
   }
 })

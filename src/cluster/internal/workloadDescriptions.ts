@@ -17,7 +17,8 @@ import {
   setOf,
   string,
   strings,
-  unknown
+  unknown,
+  untyped
 } from "./typeDescription.js"
 
 /** The protocols a container port or an EndpointSlice port may carry. */
@@ -39,7 +40,8 @@ export const MAX_ADDRESSES = 100
 
 const containerPort = object({
   name: string(),
-  protocol: string({ enum: PROTOCOLS }),
+  // `+default="TCP"` in the Go type: an item without a protocol means TCP, also as a key.
+  protocol: string({ enum: PROTOCOLS, default: "TCP" }),
   hostIP: string(),
   containerPort: int32(),
   hostPort: int32()
@@ -47,16 +49,16 @@ const containerPort = object({
 
 const container = object({
   ...strings("name", "image", "workingDir"),
+  // Defaulted from the image's tag (`workloadDefaults.ts`): a value no description holds.
   imagePullPolicy: string({ enum: PULL_POLICIES }),
-  terminationMessagePath: string(),
-  terminationMessagePolicy: string({ enum: TERMINATION_MESSAGE_POLICIES }),
+  terminationMessagePath: string({ serverDefault: "/dev/termination-log" }),
+  terminationMessagePolicy: string({ enum: TERMINATION_MESSAGE_POLICIES, serverDefault: "File" }),
   command: list(string()),
   args: list(string()),
-  // A port is keyed by number and protocol; an item without a protocol means TCP.
-  ports: listMap(["containerPort", "protocol"], containerPort, { keyDefaults: { protocol: "TCP" } }),
+  ports: listMap(["containerPort", "protocol"], containerPort),
   env: listMap(["name"], object({ ...strings("name", "value"), valueFrom: unknown })),
   envFrom: list(unknown),
-  resources: unknown,
+  resources: untyped({ serverDefault: {} }),
   volumeMounts: listMap(["mountPath"], unknown),
   livenessProbe: unknown,
   readinessProbe: unknown,
@@ -80,42 +82,37 @@ export const podDescription: KindDescription = {
     containers: listMap(["name"], container),
     initContainers: listMap(["name"], container),
     volumes: listMap(["name"], unknown),
-    restartPolicy: string({ enum: RESTART_POLICIES }),
-    dnsPolicy: string({ enum: DNS_POLICIES }),
-    ...strings(
-      "serviceAccountName",
-      "serviceAccount",
-      "nodeName",
-      "hostname",
-      "subdomain",
-      "schedulerName",
-      "priorityClassName",
-      "preemptionPolicy",
-      "runtimeClassName"
-    ),
-    terminationGracePeriodSeconds: int64(),
+    restartPolicy: string({ enum: RESTART_POLICIES, serverDefault: "Always" }),
+    dnsPolicy: string({ enum: DNS_POLICIES, serverDefault: "ClusterFirst" }),
+    serviceAccountName: string({ serverDefault: "default" }),
+    ...strings("serviceAccount", "nodeName", "hostname", "subdomain"),
+    schedulerName: string({ serverDefault: "default-scheduler" }),
+    ...strings("priorityClassName", "preemptionPolicy", "runtimeClassName"),
+    terminationGracePeriodSeconds: int64({ serverDefault: 30 }),
     activeDeadlineSeconds: int64(),
     automountServiceAccountToken: bool(),
     hostNetwork: bool(),
     hostPID: bool(),
     hostIPC: bool(),
-    enableServiceLinks: bool(),
+    enableServiceLinks: bool({ serverDefault: true }),
     priority: int32(),
     nodeSelector: map(string(), { atomic: true }),
-    securityContext: unknown,
+    securityContext: untyped({ serverDefault: {} }),
     imagePullSecrets: list(unknown),
     affinity: unknown,
     tolerations: list(unknown),
     readinessGates: list(object(strings("conditionType")))
-  }),
+  }, { serverDefault: {} }),
+  // A new Pod is Pending until scheduled; its QoS class is worked out from its resources (`workloadDefaults.ts`).
   status: object({
-    ...strings("phase", "message", "reason", "nominatedNodeName", "hostIP", "podIP", "startTime", "qosClass"),
+    phase: string({ serverDefault: "Pending" }),
+    ...strings("message", "reason", "nominatedNodeName", "hostIP", "podIP", "startTime", "qosClass"),
     conditions: listMap(["type"], podCondition),
     hostIPs: listMap(["ip"], object(strings("ip"))),
     podIPs: listMap(["ip"], object(strings("ip"))),
     initContainerStatuses: list(unknown),
     containerStatuses: list(unknown)
-  })
+  }, { serverDefault: {} })
 }
 
 /** An ObjectReference: which object an Event is about, or which Pod an endpoint is; owned as one value. */
@@ -157,7 +154,12 @@ export const endpointSliceDescription: KindDescription = {
       { maxItems: MAX_ENDPOINTS }
     ),
     ports: list(
-      object({ ...strings("name"), protocol: string({ enum: PROTOCOLS }), appProtocol: string(), port: int32() }),
+      object({
+        name: string({ serverDefault: "" }),
+        protocol: string({ enum: PROTOCOLS, serverDefault: "TCP" }),
+        appProtocol: string(),
+        port: int32()
+      }),
       { maxItems: MAX_PORTS }
     )
   }
