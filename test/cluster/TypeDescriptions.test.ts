@@ -16,6 +16,7 @@ import type { KubeObject } from "../../src/domain/Objects.js"
 import {
   EndpointSliceResource,
   EventResource,
+  EventV1Resource,
   GatewayClassResource,
   GatewayResource,
   HttpRouteResource,
@@ -295,6 +296,29 @@ describe("type descriptions", () => {
     expect(schemaFor(PodResource)).toBeUndefined()
     expect(schemaFor(EventResource)).toBeUndefined()
     expect(schemaFor(EndpointSliceResource)).toBeUndefined()
+  })
+
+  // - events.k8s.io/v1 Event had no shape: it was served untyped, and its OpenAPI
+  //   published a `spec` and `status` the type does not have. It is now the core
+  //   Event's description under the newer names, so both views have the same fields.
+  it("derive the events.k8s.io Event from the core one under its newer names", () => {
+    const core = plain(shapeOf(EventResource))
+    const renames: Record<string, string> = {
+      involvedObject: "regarding",
+      message: "note",
+      reportingComponent: "reportingController",
+      source: "deprecatedSource",
+      firstTimestamp: "deprecatedFirstTimestamp",
+      lastTimestamp: "deprecatedLastTimestamp",
+      count: "deprecatedCount"
+    }
+    const renamed = Object.fromEntries(
+      Object.entries(core.fields).map(([name, field]) => [renames[name] ?? name, field])
+    )
+    expect(plain(shapeOf(EventV1Resource))).toEqual({ ...core, fields: renamed })
+    const openApi = plain(kindSchema(EventV1Resource))
+    expect(Object.keys(openApi.properties).sort()).toEqual(Object.keys(renamed).sort())
+    expect(openApi.properties.deprecatedCount).toEqual({ type: "integer", format: "int32" })
   })
 })
 

@@ -10,13 +10,19 @@ import { httpRouteDescription } from "./httpRouteDescription.js"
 import { ingressClassDescription, ingressDescription } from "./ingressDescriptions.js"
 import type { Shape } from "./shape.js"
 import { type KindDescription, kindSchema, kindShape } from "./typeDescription.js"
-import { endpointSliceDescription, eventDescription, podDescription } from "./workloadDescriptions.js"
+import {
+  endpointSliceDescription,
+  eventDescription,
+  eventV1Description,
+  podDescription
+} from "./workloadDescriptions.js"
 
 const descriptions: ReadonlyArray<readonly [string, KindDescription]> = [
   ["ingresses.networking.k8s.io", ingressDescription],
   ["ingressclasses.networking.k8s.io", ingressClassDescription],
   ["pods", podDescription],
   ["events", eventDescription],
+  ["events.events.k8s.io", eventV1Description],
   ["endpointslices.discovery.k8s.io", endpointSliceDescription],
   ["gateways.gateway.networking.k8s.io", gatewayDescription],
   ["gatewayclasses.gateway.networking.k8s.io", gatewayClassDescription],

@@ -1,6 +1,6 @@
 /**
  * The types a cluster keeps about workloads, described once: Pods, Events (stored in
- * their core/v1 form) and EndpointSlices. Fields the server would decode into Go types
+ * their core/v1 form, served in their events.k8s.io/v1 one too) and EndpointSlices. Fields the server would decode into Go types
  * are named, so unknown ones are pruned and wrong JSON types are a 400; parts
  * LocalCluster never reads (probes, volumes, affinity) are kept whole. The value sets
  * and bounds their validators (`workloadValidation.ts`) check are declared here.
@@ -122,7 +122,7 @@ const objectReference = object(
 )
 
 /** A core/v1 Event, the form both Event views are stored in. */
-export const eventDescription: KindDescription = {
+export const eventDescription: Extract<KindDescription, { fields: unknown }> = {
   fields: {
     involvedObject: objectReference,
     related: objectReference,
@@ -136,6 +136,33 @@ export const eventDescription: KindDescription = {
     count: int32(),
     series: object({ count: int32(), lastObservedTime: string() })
   }
+}
+
+/**
+ * The fields events.k8s.io/v1 renames, as [core/v1 name, events.k8s.io/v1 name]; the
+ * others (and metadata) are named alike in both.
+ */
+export const EVENT_V1_RENAMES: ReadonlyArray<readonly [string, string]> = [
+  ["involvedObject", "regarding"],
+  ["message", "note"],
+  ["reportingComponent", "reportingController"],
+  ["source", "deprecatedSource"],
+  ["firstTimestamp", "deprecatedFirstTimestamp"],
+  ["lastTimestamp", "deprecatedLastTimestamp"],
+  ["count", "deprecatedCount"]
+]
+
+/**
+ * An events.k8s.io/v1 Event: the core/v1 Event under the newer names, as the server
+ * converts one into the other, so the two views cannot describe different fields.
+ */
+export const eventV1Description: KindDescription = {
+  fields: Object.fromEntries(
+    Object.entries(eventDescription.fields).map(([name, field]) => [
+      EVENT_V1_RENAMES.find(([core]) => core === name)?.[1] ?? name,
+      field
+    ])
+  )
 }
 
 /** EndpointSlice v1: a Service's endpoints of one address type, and the ports they serve on. */
