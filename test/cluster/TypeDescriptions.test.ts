@@ -1,13 +1,13 @@
 /**
  * The Gateway API types, Ingress, IngressClass, Pod, Event and EndpointSlice are
- * described once (`typeDescription.ts`); their SSA shapes, CRD schemas and OpenAPI
- * schemas are derived. `typeDescriptions.before.json` holds
+ * described once (`typeDescription.ts`); their SSA shapes, CRD schemas, OpenAPI
+ * schemas and field docs are derived. `typeDescriptions.before.json` holds
  * those values as they were when each was written by hand (CEL rules as their
  * messages), and the derived ones must equal them but for the differences listed here.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { readFileSync } from "node:fs"
-import { schemaFor } from "../../src/cluster/internal/describedTypes.js"
+import { docsFor, schemaFor } from "../../src/cluster/internal/describedTypes.js"
 import { kindSchema } from "../../src/cluster/internal/openApi.js"
 import { defaulted } from "../../src/cluster/internal/storeDefaults.js"
 import { shapeOf } from "../../src/cluster/internal/typeShapes.js"
@@ -23,14 +23,16 @@ import {
   IngressClassResource,
   IngressResource,
   PodResource,
+  qualifiedName,
   type ResourceType
 } from "../../src/domain/Resources.js"
 
 type Json = Record<string, any>
 
-const before: Record<string, { shape: Json; schema: Json | null; openApi: Json }> = JSON.parse(
-  readFileSync(new URL("./typeDescriptions.before.json", import.meta.url), "utf8")
-)
+const before: Record<string, { shape: Json; schema: Json | null; openApi: Json; docs?: Record<string, string> }> = JSON
+  .parse(
+    readFileSync(new URL("./typeDescriptions.before.json", import.meta.url), "utf8")
+  )
 
 /** A value as JSON holds it: functions (a CEL rule's predicate) and undefined dropped. */
 const plain = (value: unknown): Json => JSON.parse(JSON.stringify(value ?? null))
@@ -223,7 +225,34 @@ const GAINED: Record<string, ReadonlyArray<string>> = {
   ]
 }
 
+// - The field docs live on the descriptions' nodes. A node several fields share is
+//   documented once, so its text shows at each of them, as a real server's OpenAPI
+//   shows a type's docs wherever it is used: the default backend's service name and
+//   port, and a status parentRef's fields, have the texts of the path backend's and
+//   the spec parentRefs' (by target: source).
+const DOCS_SHARED: Record<string, Record<string, string>> = {
+  Ingress: {
+    "spec.defaultBackend.service.name": "spec.rules.http.paths.backend.service.name",
+    "spec.defaultBackend.service.port": "spec.rules.http.paths.backend.service.port"
+  },
+  HTTPRoute: Object.fromEntries(
+    ["group", "kind", "name", "namespace", "port", "sectionName"].map((
+      field
+    ) => [`status.parents.parentRef.${field}`, `spec.parentRefs.${field}`])
+  )
+}
+
 describe("type descriptions", () => {
+  it("carry the field docs the types had", () => {
+    for (const resource of resources) {
+      const old: Record<string, string> = before[resource.kind]!.docs ?? {}
+      const shared = Object.fromEntries(
+        Object.entries(DOCS_SHARED[resource.kind] ?? {}).map(([target, source]) => [target, old[source]])
+      )
+      expect(docsFor(qualifiedName(resource))).toEqual({ ...old, ...shared })
+    }
+  })
+
   // Object metadata and the documentation text are shared with every type and change
   // on their own: the comparison holds them equal on both sides.
   const sameMetadata = (shape: Json, like: Json): Json => ({

@@ -1,7 +1,8 @@
 /**
  * The types LocalCluster knows from one description each, and what is derived from
  * them: the structural shape server-side apply, pruning, defaulting and the OpenAPI
- * documents read, and, for custom resources, the CRD schema validation checks.
+ * documents read, the field docs those documents carry, and, for custom resources,
+ * the CRD schema validation checks.
  */
 import type { ResourceType } from "../../domain/Resources.js"
 import type { ObjectSchema } from "./crdSchema.js"
@@ -9,7 +10,7 @@ import { gatewayClassDescription, gatewayDescription } from "./gatewayDescriptio
 import { httpRouteDescription } from "./httpRouteDescription.js"
 import { ingressClassDescription, ingressDescription } from "./ingressDescriptions.js"
 import type { Shape } from "./shape.js"
-import { type KindDescription, kindSchema, kindShape } from "./typeDescription.js"
+import { type KindDescription, kindDocs, kindSchema, kindShape } from "./typeDescription.js"
 import {
   endpointSliceDescription,
   eventDescription,
@@ -37,6 +38,13 @@ export const describedShapes: ReadonlyArray<readonly [string, Shape]> = descript
 const schemas: ReadonlyMap<string, ObjectSchema> = new Map(
   descriptions.map(([name, description]) => [name, kindSchema(description)])
 )
+
+const docs: ReadonlyMap<string, Readonly<Record<string, string>>> = new Map(
+  descriptions.map(([name, description]) => [name, kindDocs(description)])
+)
+
+/** What a described type's fields mean, by field path, for the OpenAPI `description`s. */
+export const docsFor = (qualifiedName: string): Readonly<Record<string, string>> => docs.get(qualifiedName) ?? {}
 
 /** The CRD schema of a custom resource LocalCluster serves; undefined for the built-in types. */
 export const schemaFor = (resource: ResourceType<unknown>): ObjectSchema | undefined =>

@@ -15,6 +15,8 @@ interface Declared {
    * defaulter), which its published schema does not show.
    */
   readonly serverDefault?: unknown
+  /** What the field means, as `kubectl explain` shows it from the OpenAPI. */
+  readonly doc?: string
   /** `x-kubernetes-validations`, as predicates on `self`. */
   readonly rules?: ReadonlyArray<CelRule>
 }
@@ -57,12 +59,11 @@ export type Description =
  * the kinds without a spec (Event, EndpointSlice), its fields beside `metadata`.
  */
 export type KindDescription =
-  | {
-    readonly spec: Description
-    readonly status?: Description
-    readonly required?: ReadonlyArray<string>
-  }
-  | { readonly fields: Readonly<Record<string, Description>>; readonly required?: ReadonlyArray<string> }
+  & { readonly required?: ReadonlyArray<string>; /** What the kind is for. */ readonly doc?: string }
+  & (
+    | { readonly spec: Description; readonly status?: Description }
+    | { readonly fields: Readonly<Record<string, Description>> }
+  )
 
 type ScalarOptions = Declared & ScalarChecks
 type StructOptions = Declared & { readonly required?: ReadonlyArray<string>; readonly atomic?: boolean }
@@ -124,6 +125,9 @@ export const listMap = (
   items,
   ...options
 })
+
+/** `description` with what it means where it is used (a shared type documented at one use). */
+export const documented = (description: Description, doc: string): Description => ({ ...description, doc })
 
 /** `description` with a default of its own (a shared reference type defaulted where it is used). */
 export const defaulting = (description: Description, value: unknown): Description =>
@@ -201,7 +205,7 @@ export const schemaOfDescription = (description: Description): Schema => {
     case "Unknown":
       return { "x-kubernetes-preserve-unknown-fields": true }
     case "Scalar": {
-      const { _tag: _scalar, goType, ...checks } = description
+      const { _tag: _scalar, doc: _doc, goType, serverDefault: _server, ...checks } = description
       const type = JSON_TYPES[goType]
       // An int-or-string has no one JSON type; its CRD says so with an extension we do not check.
       return type === undefined
@@ -261,3 +265,20 @@ export const kindSchema = (kind: KindDescription): ObjectSchema => ({
     ...Object.fromEntries(Object.entries(topFields(kind)).map(([key, field]) => [key, schemaOfDescription(field)]))
   }
 })
+
+/**
+ * The kind's documentation by field path (`spec.rules.host`; `""` is the kind itself):
+ * list items are transparent, so a list's items are documented under the list's path.
+ */
+export const kindDocs = (kind: KindDescription): Record<string, string> => {
+  const out: Record<string, string> = kind.doc !== undefined ? { "": kind.doc } : {}
+  const walk = (description: Description, path: string): void => {
+    if ("doc" in description && description.doc !== undefined && out[path] === undefined) out[path] = description.doc
+    if (description._tag === "List") walk(description.items, path)
+    if (description._tag === "Struct") {
+      for (const [key, field] of Object.entries(description.fields)) walk(field, path === "" ? key : `${path}.${key}`)
+    }
+  }
+  for (const [key, field] of Object.entries(topFields(kind))) walk(field, key)
+  return out
+}
