@@ -9,9 +9,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { readFileSync } from "node:fs"
 import { docsFor, schemaFor } from "../../src/cluster/internal/describedTypes.js"
 import { kindSchema } from "../../src/cluster/internal/openApi.js"
-import { defaulted } from "../../src/cluster/internal/storeDefaults.js"
 import { shapeOf } from "../../src/cluster/internal/typeShapes.js"
-import { validateObject } from "../../src/cluster/Validation.js"
 import type { KubeObject } from "../../src/domain/Objects.js"
 import {
   EndpointSliceResource,
@@ -348,96 +346,5 @@ describe("type descriptions", () => {
     const openApi = plain(kindSchema(EventV1Resource))
     expect(Object.keys(openApi.properties).sort()).toEqual(Object.keys(renamed).sort())
     expect(openApi.properties.deprecatedCount).toEqual({ type: "integer", format: "int32" })
-  })
-})
-
-const route = (rule: Json): KubeObject =>
-  ({
-    apiVersion: "gateway.networking.k8s.io/v1",
-    kind: "HTTPRoute",
-    metadata: { name: "r", namespace: "demo" },
-    spec: { parentRefs: [{ name: "gw" }], rules: [{ backendRefs: [{ name: "web", port: 80 }], ...rule }] }
-  }) as never
-
-describe("what the derived types do", () => {
-  // Defaults were filled in twice, the CRD schema's then the shape's; now once, from the
-  // description, with the same result: the CRD's defaults and those it lacked alike.
-  it("defaults a route in one pass, header matches, redirects and mirrors included", () => {
-    const object = defaulted(
-      HttpRouteResource,
-      route({
-        matches: [{ headers: [{ name: "x-session", value: "a" }] }],
-        filters: [
-          { type: "RequestRedirect", requestRedirect: { scheme: "https" } },
-          {
-            type: "RequestMirror",
-            requestMirror: { backendRef: { name: "copy", port: 80 }, fraction: { numerator: 5 } }
-          }
-        ]
-      })
-    ) as Json
-    expect(object.spec).toEqual({
-      parentRefs: [{ group: "gateway.networking.k8s.io", kind: "Gateway", name: "gw" }],
-      rules: [{
-        matches: [{
-          path: { type: "PathPrefix", value: "/" },
-          headers: [{ type: "Exact", name: "x-session", value: "a" }]
-        }],
-        filters: [
-          { type: "RequestRedirect", requestRedirect: { scheme: "https", statusCode: 302 } },
-          {
-            type: "RequestMirror",
-            requestMirror: {
-              backendRef: { group: "", kind: "Service", name: "copy", port: 80 },
-              fraction: { numerator: 5, denominator: 100 }
-            }
-          }
-        ],
-        backendRefs: [{ group: "", kind: "Service", name: "web", port: 80, weight: 1 }]
-      }]
-    })
-  })
-
-  it("accepts a retry's status codes as the integers the CRD declares", () => {
-    expect(validateObject(HttpRouteResource, route({ retry: { codes: [503], attempts: 2 } }))).toEqual([])
-  })
-
-  it("refuses a field the schema did not check before when its JSON type is wrong", () => {
-    expect(validateObject(HttpRouteResource, route({ timeouts: { request: 10 } }))).toEqual([
-      {
-        reason: "FieldValueTypeInvalid",
-        field: "spec.rules[0].timeouts.request",
-        message:
-          "Invalid value: \"integer\": spec.rules[0].timeouts.request in body must be of type string: \"integer\""
-      },
-      {
-        reason: "FieldValueInvalid",
-        field: "<nil>",
-        message:
-          "Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation"
-      }
-    ])
-  })
-
-  it("refuses two header matches of the same name, a keyed list in the CRD", () => {
-    const errors = validateObject(
-      HttpRouteResource,
-      route({ matches: [{ headers: [{ name: "x-a", value: "1" }, { name: "x-a", value: "2" }] }] })
-    )
-    expect(errors.map((e) => [e.reason, e.field])).toEqual([[
-      "FieldValueDuplicate",
-      "spec.rules[0].matches[0].headers[1]"
-    ]])
-  })
-
-  it("checks a GatewayClass's field types, and says nothing of CEL rules it has none of", () => {
-    const gatewayClass = (spec: Json, name = "local"): KubeObject =>
-      ({ apiVersion: "gateway.networking.k8s.io/v1", kind: "GatewayClass", metadata: { name }, spec }) as never
-    expect(validateObject(GatewayClassResource, gatewayClass({ controllerName: "example.com/local" }))).toEqual([])
-    expect(validateObject(GatewayClassResource, gatewayClass({ controllerName: 1 }, "Bad")).map((e) => e.field))
-      .toEqual([
-        "metadata.name",
-        "spec.controllerName"
-      ])
   })
 })
