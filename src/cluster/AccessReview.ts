@@ -6,6 +6,7 @@
  */
 import { Effect } from "effect"
 import type { UserInfo } from "./Authentication.js"
+import type { ServedGroupVersion } from "./internal/discovery.js"
 import { failure, json, type Reply, statusReply } from "./internal/httpReply.js"
 import type { Authorizer, RequestAttributes } from "./Rbac.js"
 
@@ -18,33 +19,23 @@ const REVIEWS = [
   { name: "selfsubjectrulesreviews", kind: "SelfSubjectRulesReview" }
 ] as const
 
-/** Discovery for the group: the API server lists its create-only review types. */
-export const discovery = (rest: ReadonlyArray<string>): Reply | undefined => {
-  const version = { groupVersion: API_VERSION, version: "v1" }
-  if (rest.length === 0) {
-    return json(200, {
-      kind: "APIGroup",
-      apiVersion: "v1",
-      name: AUTHORIZATION_GROUP,
-      versions: [version],
-      preferredVersion: version
-    })
-  }
-  if (rest.length === 1 && rest[0] === "v1") {
-    return json(200, {
-      kind: "APIResourceList",
-      apiVersion: "v1",
-      groupVersion: API_VERSION,
-      resources: REVIEWS.map((r) => ({
-        name: r.name,
-        singularName: r.kind.toLowerCase(),
-        namespaced: false,
-        kind: r.kind,
-        verbs: ["create"]
-      }))
-    })
-  }
-  return undefined
+/**
+ * The group as discovery lists it: the review types, cluster-scoped and create-only,
+ * since a review is answered in the request that creates it and never stored.
+ * kube-apiserver also serves SubjectAccessReview and LocalSubjectAccessReview here;
+ * LocalCluster does not, so it does not list them.
+ */
+export const reviewDiscovery: ServedGroupVersion = {
+  group: AUTHORIZATION_GROUP,
+  version: "v1",
+  custom: false,
+  resources: REVIEWS.map((r) => ({
+    name: r.name,
+    singularName: r.kind.toLowerCase(),
+    namespaced: false,
+    kind: r.kind,
+    verbs: ["create"]
+  }))
 }
 
 /** The review type a path names, if it names one: `apis/authorization.k8s.io/v1/<plural>`. */

@@ -7,7 +7,7 @@
 import { Effect } from "effect"
 import type { IncomingMessage } from "node:http"
 import type { Status } from "../domain/Objects.js"
-import { answerReview, AUTHORIZATION_GROUP, discovery, reviewOf } from "./AccessReview.js"
+import { answerReview, AUTHORIZATION_GROUP, reviewOf } from "./AccessReview.js"
 import { anonymousUser, type Authenticator, unauthorizedStatus } from "./Authentication.js"
 import { failure, mediaType, methodNotAllowed, readBody, type Reply, statusReply } from "./internal/httpReply.js"
 import type { Route, Target } from "./internal/httpRouting.js"
@@ -136,7 +136,7 @@ const readReview = (body: Buffer): unknown => {
 
 /**
  * The gate in front of every handler: a reply to send instead of handling the request
- * (401, 403, a review's answer, the review group's discovery), or undefined to go on.
+ * (401, 403, a review's answer), or undefined to go on.
  */
 export const makeGate = (security: ApiSecurity = {}) => {
   const authorizer = security.authorizer ?? alwaysAllow
@@ -151,10 +151,6 @@ export const makeGate = (security: ApiSecurity = {}) => {
       const user = security.authenticator === undefined ? anonymousUser : security.authenticator.authenticate(req)
       if (user === undefined) return statusReply(unauthorizedStatus)
       const review = reviewOf(segments)
-      const groupDiscovery =
-        review === undefined && segments[0] === "apis" && segments[1] === AUTHORIZATION_GROUP && method === "GET"
-          ? discovery(segments.slice(2))
-          : undefined
       const attributes = review !== undefined
         ? reviewAttributes(user, review.name)
         : attributesOf(user, method, url, routed)
@@ -171,7 +167,6 @@ export const makeGate = (security: ApiSecurity = {}) => {
         const creating = yield* authorizer.authorize(create)
         if (!creating.allowed) return statusReply(forbiddenFor(create, creating.reason))
       }
-      if (groupDiscovery !== undefined) return groupDiscovery
       if (review === undefined) return undefined
       if (method !== "POST") return statusReply(methodNotAllowed())
       const body = yield* Effect.either(readBody(req))

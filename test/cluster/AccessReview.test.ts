@@ -64,4 +64,34 @@ describe("self-reviews on an open cluster", () => {
         ["selfsubjectrulesreviews", ["create"]]
       ])
     }))
+
+  it.scopedLive("lists the review group in /apis, and answers its group and version discovery", () =>
+    Effect.gen(function*() {
+      const { url } = yield* LocalCluster.make({ namespaces: [NS] })
+      const v1 = { groupVersion: "authorization.k8s.io/v1", version: "v1" }
+      const group = { name: "authorization.k8s.io", versions: [v1], preferredVersion: v1 }
+      const apis = yield* call(url, "/apis")
+      expect(apis.body.groups).toContainEqual(group)
+      expect((yield* call(url, "/apis/authorization.k8s.io")).body).toEqual({
+        kind: "APIGroup",
+        apiVersion: "v1",
+        ...group
+      })
+      const review = (name: string, kind: string) => ({
+        name,
+        singularName: kind.toLowerCase(),
+        namespaced: false,
+        kind,
+        verbs: ["create"]
+      })
+      expect((yield* call(url, "/apis/authorization.k8s.io/v1")).body).toEqual({
+        kind: "APIResourceList",
+        apiVersion: "v1",
+        groupVersion: "authorization.k8s.io/v1",
+        resources: [
+          review("selfsubjectaccessreviews", "SelfSubjectAccessReview"),
+          review("selfsubjectrulesreviews", "SelfSubjectRulesReview")
+        ]
+      })
+    }))
 })

@@ -31,6 +31,7 @@ describe("HttpApi discovery", () => {
         "events.k8s.io",
         "discovery.k8s.io",
         "rbac.authorization.k8s.io",
+        "authorization.k8s.io",
         "gateway.networking.k8s.io"
       ])
       const networking = yield* call(url, "/apis/networking.k8s.io/v1")
@@ -96,7 +97,8 @@ describe("HttpApi discovery", () => {
         "networking.k8s.io",
         "events.k8s.io",
         "discovery.k8s.io",
-        "rbac.authorization.k8s.io"
+        "rbac.authorization.k8s.io",
+        "authorization.k8s.io"
       ])
       expect((yield* send(url, "POST", "/apis", {})).status).toBe(405)
     }))

@@ -27,6 +27,26 @@ describe("kubectl auth against LocalCluster", () => {
         expect([answer.code, answer.stdout.trim()], answer.stderr).toEqual([0, "yes"])
       }), 60_000)
 
+    // kubectl finds a group's resources only through `/apis`: a group missing there is
+    // invisible to api-resources, however well its own discovery answers.
+    it.scopedLive("lists the review types among api-resources, as create-only", () =>
+      Effect.gen(function*() {
+        const cluster = yield* LocalCluster.make({ namespaces: [NS] })
+        const { kubeconfig, run } = yield* kubectlWorkspace(kubectl, "local-cluster-auth-")
+        yield* cluster.writeKubeconfig(kubeconfig)
+        const listed = yield* run("api-resources", "--api-group=authorization.k8s.io", "-o", "wide", "--no-headers")
+        expect(listed.code, listed.stderr).toBe(0)
+        const rows = listed.stdout.trim().split("\n").map((line) => {
+          const [name, apiVersion, namespaced, kind, verbs] = line.trim().split(/\s+/)
+          // Newer kubectls print the verbs in brackets.
+          return [name, apiVersion, namespaced, kind, verbs?.replace(/^\[(.*)\]$/, "$1")]
+        })
+        expect(rows).toEqual([
+          ["selfsubjectaccessreviews", "authorization.k8s.io/v1", "false", "SelfSubjectAccessReview", "create"],
+          ["selfsubjectrulesreviews", "authorization.k8s.io/v1", "false", "SelfSubjectRulesReview", "create"]
+        ])
+      }), 60_000)
+
     it.scopedLive(
       "applies deploy/rbac.yaml as the admin, then answers the runner's can-i from it",
       () =>

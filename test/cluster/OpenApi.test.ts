@@ -7,33 +7,13 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { childShape, type Shape } from "../../src/cluster/internal/shape.js"
-import { TYPE_DOCS } from "../../src/cluster/internal/typeDocs.js"
-import { shapeOf } from "../../src/cluster/internal/typeShapes.js"
 import { LocalCluster } from "../../src/cluster/LocalCluster.js"
 import type { KubeObject } from "../../src/domain/Objects.js"
-import { allResources, HttpRouteResource, qualifiedName, type ResourceType } from "../../src/domain/Resources.js"
+import { HttpRouteResource, type ResourceType } from "../../src/domain/Resources.js"
 import { NS } from "./ClusterFixtures.js"
 import { call } from "./WireFixtures.js"
 
 const GATEWAY_V1 = "apis/gateway.networking.k8s.io/v1"
-
-/** The node a documented path names, list items being transparent; undefined when the shape has no such field. */
-const nodeAt = (shape: Shape | undefined, path: string): Shape | undefined =>
-  path === "" ? shape : path.split(".").reduce<Shape | undefined>((node, field) => {
-    const within = node?._tag === "List" ? node.items : node
-    return within === undefined ? undefined : childShape(within, field)
-  }, shape)
-
-describe("type docs", () => {
-  it("describe only fields the shapes have, of types LocalCluster serves", () => {
-    for (const [name, docs] of Object.entries(TYPE_DOCS)) {
-      const resource = allResources.find((r) => qualifiedName(r) === name)
-      expect(resource, name).toBeDefined()
-      for (const path of Object.keys(docs)) expect(nodeAt(shapeOf(resource!), path), `${name} ${path}`).toBeDefined()
-    }
-  })
-})
 
 describe("HttpApi OpenAPI v3", () => {
   it.scopedLive("lists one document per served group version, each at a URL with its content's hash", () =>

@@ -1,31 +1,36 @@
 /**
- * The Gateway API types are described once (`typeDescription.ts`); their SSA shapes,
- * CRD schemas and OpenAPI schemas are derived. `typeDescriptions.before.json` holds
+ * The Gateway API types, Ingress, IngressClass, Pod, Event and EndpointSlice are
+ * described once (`typeDescription.ts`); their SSA shapes, CRD schemas, OpenAPI
+ * schemas and field docs are derived. `typeDescriptions.before.json` holds
  * those values as they were when each was written by hand (CEL rules as their
  * messages), and the derived ones must equal them but for the differences listed here.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { readFileSync } from "node:fs"
-import { schemaFor } from "../../src/cluster/internal/describedTypes.js"
+import { docsFor, schemaFor } from "../../src/cluster/internal/describedTypes.js"
 import { kindSchema } from "../../src/cluster/internal/openApi.js"
-import { defaulted } from "../../src/cluster/internal/storeDefaults.js"
 import { shapeOf } from "../../src/cluster/internal/typeShapes.js"
-import { validateObject } from "../../src/cluster/Validation.js"
 import type { KubeObject } from "../../src/domain/Objects.js"
 import {
+  EndpointSliceResource,
+  EventResource,
+  EventV1Resource,
   GatewayClassResource,
   GatewayResource,
   HttpRouteResource,
   IngressClassResource,
   IngressResource,
+  PodResource,
+  qualifiedName,
   type ResourceType
 } from "../../src/domain/Resources.js"
 
 type Json = Record<string, any>
 
-const before: Record<string, { shape: Json; schema: Json | null; openApi: Json }> = JSON.parse(
-  readFileSync(new URL("./typeDescriptions.before.json", import.meta.url), "utf8")
-)
+const before: Record<string, { shape: Json; schema: Json | null; openApi: Json; docs?: Record<string, string> }> = JSON
+  .parse(
+    readFileSync(new URL("./typeDescriptions.before.json", import.meta.url), "utf8")
+  )
 
 /** A value as JSON holds it: functions (a CEL rule's predicate) and undefined dropped. */
 const plain = (value: unknown): Json => JSON.parse(JSON.stringify(value ?? null))
@@ -35,7 +40,10 @@ const resources: ReadonlyArray<ResourceType<KubeObject>> = [
   IngressClassResource,
   GatewayResource,
   GatewayClassResource,
-  HttpRouteResource
+  HttpRouteResource,
+  PodResource,
+  EventResource,
+  EndpointSliceResource
 ] as never
 
 /** The derived schema cut down to the properties the hand-written one had. */
@@ -89,10 +97,74 @@ const INTEGERS: Record<string, ReadonlyArray<string>> = {
 const withIntegers = (kind: string, value: Json, field: string, int32: Json): Json =>
   (INTEGERS[kind] ?? []).reduce((out, path) => edit(out, steps(path, field), () => int32), value)
 
+// - Defaults the server filled in outside the description are declared on their
+//   fields, so the shape carries them. Those the real server's schema shows are
+//   published too: an Ingress's status and its load balancer are Go structs, `{}` when
+//   absent, and a container port's protocol is TCP (published before, as a key default).
+const DEFAULTED: Record<string, Record<string, unknown>> = {
+  Ingress: { ".status": {}, ".status.loadBalancer": {} },
+  Pod: { ".spec.containers[].ports[].protocol": "TCP", ".spec.initContainers[].ports[].protocol": "TCP" }
+}
+//   Those only the server's defaulting code fills in stay out of the OpenAPI: an
+//   IngressClass's parameter scope (the real server stores Cluster; LocalCluster did
+//   not before); the Pod spec (a Go struct, never absent), its own and its
+//   containers' fixed defaults and the status a new Pod starts with (podDefaults
+//   wrote them by hand before); an EndpointSlice port's name and protocol
+//   (endpointSliceDefaults before).
+const containerDefaults = (path: string) => ({
+  [`${path}[].terminationMessagePath`]: "/dev/termination-log",
+  [`${path}[].terminationMessagePolicy`]: "File",
+  [`${path}[].resources`]: {}
+})
+const SERVER_DEFAULTED: Record<string, Record<string, unknown>> = {
+  IngressClass: { ".spec.parameters.scope": "Cluster" },
+  Pod: {
+    ...containerDefaults(".spec.containers"),
+    ...containerDefaults(".spec.initContainers"),
+    ".spec": {},
+    ".spec.restartPolicy": "Always",
+    ".spec.dnsPolicy": "ClusterFirst",
+    ".spec.serviceAccountName": "default",
+    ".spec.schedulerName": "default-scheduler",
+    ".spec.terminationGracePeriodSeconds": 30,
+    ".spec.enableServiceLinks": true,
+    ".spec.securityContext": {},
+    ".status": {},
+    ".status.phase": "Pending"
+  },
+  EndpointSlice: { ".ports[].name": "", ".ports[].protocol": "TCP" }
+}
+
+/** The shape with each listed default on the struct that holds the field, under `key`. */
+const withShapeDefaults = (defaults: Record<string, unknown>, key: "defaults" | "serverDefaults", shape: Json): Json =>
+  Object.entries(defaults).reduce((out, [path, value]) => {
+    const parent = path.slice(0, path.lastIndexOf("."))
+    const field = path.slice(path.lastIndexOf(".") + 1)
+    return edit(out, steps(parent, "fields"), (node) => ({ ...node, [key]: { ...node[key], [field]: value } }))
+  }, shape)
+
+/** The OpenAPI schema with each published default on its field. */
+const withOpenApiDefaults = (kind: string, openApi: Json): Json =>
+  Object.entries(DEFAULTED[kind] ?? {}).reduce(
+    (out, [path, value]) => edit(out, steps(path, "properties"), (node) => ({ ...node, default: value })),
+    openApi
+  )
+
 const expectedShape: Record<string, Json> = Object.fromEntries(
   Object.entries(before).map((
     [kind, values]
-  ) => [kind, withIntegers(kind, values.shape, "fields", { _tag: "Scalar", goType: "int32" })])
+  ) => [
+    kind,
+    withShapeDefaults(
+      SERVER_DEFAULTED[kind] ?? {},
+      "serverDefaults",
+      withShapeDefaults(
+        DEFAULTED[kind] ?? {},
+        "defaults",
+        withIntegers(kind, values.shape, "fields", { _tag: "Scalar", goType: "int32" })
+      )
+    )
+  ])
 )
 // - A status parentRef is the spec's ParentReference, so it publishes (and checks) the
 //   spec's constraints: name required, patterns and bounds on group, kind, namespace,
@@ -111,7 +183,10 @@ const undocumented = (value: unknown): unknown =>
 const specParentRef = (openApi: Json): Json => undocumented(openApi.properties.spec.properties.parentRefs.items) as Json
 const expectedOpenApi: Record<string, Json> = Object.fromEntries(
   Object.entries(before).map(([kind, values]) => {
-    const integers = withIntegers(kind, values.openApi, "properties", { type: "integer", format: "int32" })
+    const integers = withOpenApiDefaults(
+      kind,
+      withIntegers(kind, values.openApi, "properties", { type: "integer", format: "int32" })
+    )
     return [
       kind,
       kind === "HTTPRoute"
@@ -148,7 +223,34 @@ const GAINED: Record<string, ReadonlyArray<string>> = {
   ]
 }
 
+// - The field docs live on the descriptions' nodes. A node several fields share is
+//   documented once, so its text shows at each of them, as a real server's OpenAPI
+//   shows a type's docs wherever it is used: the default backend's service name and
+//   port, and a status parentRef's fields, have the texts of the path backend's and
+//   the spec parentRefs' (by target: source).
+const DOCS_SHARED: Record<string, Record<string, string>> = {
+  Ingress: {
+    "spec.defaultBackend.service.name": "spec.rules.http.paths.backend.service.name",
+    "spec.defaultBackend.service.port": "spec.rules.http.paths.backend.service.port"
+  },
+  HTTPRoute: Object.fromEntries(
+    ["group", "kind", "name", "namespace", "port", "sectionName"].map((
+      field
+    ) => [`status.parents.parentRef.${field}`, `spec.parentRefs.${field}`])
+  )
+}
+
 describe("type descriptions", () => {
+  it("carry the field docs the types had", () => {
+    for (const resource of resources) {
+      const old: Record<string, string> = before[resource.kind]!.docs ?? {}
+      const shared = Object.fromEntries(
+        Object.entries(DOCS_SHARED[resource.kind] ?? {}).map(([target, source]) => [target, old[source]])
+      )
+      expect(docsFor(qualifiedName(resource))).toEqual({ ...old, ...shared })
+    }
+  })
+
   // Object metadata and the documentation text are shared with every type and change
   // on their own: the comparison holds them equal on both sides.
   const sameMetadata = (shape: Json, like: Json): Json => ({
@@ -218,96 +320,31 @@ describe("type descriptions", () => {
   it("serve no CRD schema for the built-in types", () => {
     expect(schemaFor(IngressResource)).toBeUndefined()
     expect(schemaFor(IngressClassResource)).toBeUndefined()
-  })
-})
-
-const route = (rule: Json): KubeObject =>
-  ({
-    apiVersion: "gateway.networking.k8s.io/v1",
-    kind: "HTTPRoute",
-    metadata: { name: "r", namespace: "demo" },
-    spec: { parentRefs: [{ name: "gw" }], rules: [{ backendRefs: [{ name: "web", port: 80 }], ...rule }] }
-  }) as never
-
-describe("what the derived types do", () => {
-  // Defaults were filled in twice, the CRD schema's then the shape's; now once, from the
-  // description, with the same result: the CRD's defaults and those it lacked alike.
-  it("defaults a route in one pass, header matches, redirects and mirrors included", () => {
-    const object = defaulted(
-      HttpRouteResource,
-      route({
-        matches: [{ headers: [{ name: "x-session", value: "a" }] }],
-        filters: [
-          { type: "RequestRedirect", requestRedirect: { scheme: "https" } },
-          {
-            type: "RequestMirror",
-            requestMirror: { backendRef: { name: "copy", port: 80 }, fraction: { numerator: 5 } }
-          }
-        ]
-      })
-    ) as Json
-    expect(object.spec).toEqual({
-      parentRefs: [{ group: "gateway.networking.k8s.io", kind: "Gateway", name: "gw" }],
-      rules: [{
-        matches: [{
-          path: { type: "PathPrefix", value: "/" },
-          headers: [{ type: "Exact", name: "x-session", value: "a" }]
-        }],
-        filters: [
-          { type: "RequestRedirect", requestRedirect: { scheme: "https", statusCode: 302 } },
-          {
-            type: "RequestMirror",
-            requestMirror: {
-              backendRef: { group: "", kind: "Service", name: "copy", port: 80 },
-              fraction: { numerator: 5, denominator: 100 }
-            }
-          }
-        ],
-        backendRefs: [{ group: "", kind: "Service", name: "web", port: 80, weight: 1 }]
-      }]
-    })
+    expect(schemaFor(PodResource)).toBeUndefined()
+    expect(schemaFor(EventResource)).toBeUndefined()
+    expect(schemaFor(EndpointSliceResource)).toBeUndefined()
   })
 
-  it("accepts a retry's status codes as the integers the CRD declares", () => {
-    expect(validateObject(HttpRouteResource, route({ retry: { codes: [503], attempts: 2 } }))).toEqual([])
-  })
-
-  it("refuses a field the schema did not check before when its JSON type is wrong", () => {
-    expect(validateObject(HttpRouteResource, route({ timeouts: { request: 10 } }))).toEqual([
-      {
-        reason: "FieldValueTypeInvalid",
-        field: "spec.rules[0].timeouts.request",
-        message:
-          "Invalid value: \"integer\": spec.rules[0].timeouts.request in body must be of type string: \"integer\""
-      },
-      {
-        reason: "FieldValueInvalid",
-        field: "<nil>",
-        message:
-          "Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation"
-      }
-    ])
-  })
-
-  it("refuses two header matches of the same name, a keyed list in the CRD", () => {
-    const errors = validateObject(
-      HttpRouteResource,
-      route({ matches: [{ headers: [{ name: "x-a", value: "1" }, { name: "x-a", value: "2" }] }] })
+  // - events.k8s.io/v1 Event had no shape: it was served untyped, and its OpenAPI
+  //   published a `spec` and `status` the type does not have. It is now the core
+  //   Event's description under the newer names, so both views have the same fields.
+  it("derive the events.k8s.io Event from the core one under its newer names", () => {
+    const core = plain(shapeOf(EventResource))
+    const renames: Record<string, string> = {
+      involvedObject: "regarding",
+      message: "note",
+      reportingComponent: "reportingController",
+      source: "deprecatedSource",
+      firstTimestamp: "deprecatedFirstTimestamp",
+      lastTimestamp: "deprecatedLastTimestamp",
+      count: "deprecatedCount"
+    }
+    const renamed = Object.fromEntries(
+      Object.entries(core.fields).map(([name, field]) => [renames[name] ?? name, field])
     )
-    expect(errors.map((e) => [e.reason, e.field])).toEqual([[
-      "FieldValueDuplicate",
-      "spec.rules[0].matches[0].headers[1]"
-    ]])
-  })
-
-  it("checks a GatewayClass's field types, and says nothing of CEL rules it has none of", () => {
-    const gatewayClass = (spec: Json, name = "local"): KubeObject =>
-      ({ apiVersion: "gateway.networking.k8s.io/v1", kind: "GatewayClass", metadata: { name }, spec }) as never
-    expect(validateObject(GatewayClassResource, gatewayClass({ controllerName: "example.com/local" }))).toEqual([])
-    expect(validateObject(GatewayClassResource, gatewayClass({ controllerName: 1 }, "Bad")).map((e) => e.field))
-      .toEqual([
-        "metadata.name",
-        "spec.controllerName"
-      ])
+    expect(plain(shapeOf(EventV1Resource))).toEqual({ ...core, fields: renamed })
+    const openApi = plain(kindSchema(EventV1Resource))
+    expect(Object.keys(openApi.properties).sort()).toEqual(Object.keys(renamed).sort())
+    expect(openApi.properties.deprecatedCount).toEqual({ type: "integer", format: "int32" })
   })
 })

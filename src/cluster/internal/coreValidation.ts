@@ -1,6 +1,8 @@
 /**
  * The built-in types' validators, as pkg/apis/core/validation and
  * pkg/apis/networking/validation write them: Namespace, Service, Ingress, IngressClass.
+ * The value sets and bounds they check for Ingress and IngressClass come from those
+ * types' one description (`ingressDescriptions.ts`).
  */
 import type { ObjectMeta } from "../../domain/Objects.js"
 import {
@@ -29,6 +31,7 @@ import {
   required,
   tooLong
 } from "./fieldErrors.js"
+import { CONTROLLER_MAX_LENGTH, PARAMETER_SCOPES, PATH_TYPES } from "./ingressDescriptions.js"
 import {
   asArray,
   asNumber,
@@ -142,7 +145,6 @@ export const validateService = (object: JsonRecord): Array<FieldError> => {
 // Ingress, IngressClass (pkg/apis/networking/validation)
 // ---------------------------------------------------------------------------
 
-export const PATH_TYPES = ["Exact", "ImplementationSpecific", "Prefix"] as const
 export const INVALID_PATH_SEQUENCES = ["//", "/./", "/../", "%2f", "%2F"] as const
 export const INVALID_PATH_SUFFIXES = ["/..", "/."] as const
 export const INGRESS_CLASS_ANNOTATION = "kubernetes.io/ingress.class"
@@ -296,8 +298,6 @@ export const validateDomainPrefixedPath = (value: string, path: string): Array<F
   return errs
 }
 
-export const PARAMETER_SCOPES = ["Cluster", "Namespace"] as const
-
 export const validateIngressClass = (object: JsonRecord): Array<FieldError> => {
   const errs = validateObjectMeta(object.metadata as ObjectMeta | undefined, {
     namespaced: false,
@@ -305,7 +305,7 @@ export const validateIngressClass = (object: JsonRecord): Array<FieldError> => {
   })
   const spec = asRecord(object.spec)
   const controller = asString(spec.controller)
-  if (byteLength(controller) > 250) errs.push(tooLong("spec.controller", 250))
+  if (byteLength(controller) > CONTROLLER_MAX_LENGTH) errs.push(tooLong("spec.controller", CONTROLLER_MAX_LENGTH))
   errs.push(...validateDomainPrefixedPath(controller, "spec.controller"))
   if (isRecord(spec.parameters)) {
     const params = spec.parameters

@@ -1,16 +1,30 @@
 /**
  * The types LocalCluster knows from one description each, and what is derived from
- * them: the structural shape server-side apply, pruning and defaulting read, and, for
- * custom resources, the CRD schema validation and OpenAPI publish.
+ * them: the structural shape server-side apply, pruning, defaulting and the OpenAPI
+ * documents read, the field docs those documents carry, and, for custom resources,
+ * the CRD schema validation checks.
  */
 import type { ResourceType } from "../../domain/Resources.js"
 import type { ObjectSchema } from "./crdSchema.js"
 import { gatewayClassDescription, gatewayDescription } from "./gatewayDescriptions.js"
 import { httpRouteDescription } from "./httpRouteDescription.js"
+import { ingressClassDescription, ingressDescription } from "./ingressDescriptions.js"
 import type { Shape } from "./shape.js"
-import { type KindDescription, kindSchema, kindShape } from "./typeDescription.js"
+import { type KindDescription, kindDocs, kindSchema, kindShape } from "./typeDescription.js"
+import {
+  endpointSliceDescription,
+  eventDescription,
+  eventV1Description,
+  podDescription
+} from "./workloadDescriptions.js"
 
 const descriptions: ReadonlyArray<readonly [string, KindDescription]> = [
+  ["ingresses.networking.k8s.io", ingressDescription],
+  ["ingressclasses.networking.k8s.io", ingressClassDescription],
+  ["pods", podDescription],
+  ["events", eventDescription],
+  ["events.events.k8s.io", eventV1Description],
+  ["endpointslices.discovery.k8s.io", endpointSliceDescription],
   ["gateways.gateway.networking.k8s.io", gatewayDescription],
   ["gatewayclasses.gateway.networking.k8s.io", gatewayClassDescription],
   ["httproutes.gateway.networking.k8s.io", httpRouteDescription]
@@ -24,6 +38,13 @@ export const describedShapes: ReadonlyArray<readonly [string, Shape]> = descript
 const schemas: ReadonlyMap<string, ObjectSchema> = new Map(
   descriptions.map(([name, description]) => [name, kindSchema(description)])
 )
+
+const docs: ReadonlyMap<string, Readonly<Record<string, string>>> = new Map(
+  descriptions.map(([name, description]) => [name, kindDocs(description)])
+)
+
+/** What a described type's fields mean, by field path, for the OpenAPI `description`s. */
+export const docsFor = (qualifiedName: string): Readonly<Record<string, string>> => docs.get(qualifiedName) ?? {}
 
 /** The CRD schema of a custom resource LocalCluster serves; undefined for the built-in types. */
 export const schemaFor = (resource: ResourceType<unknown>): ObjectSchema | undefined =>

@@ -5,21 +5,16 @@
  * and the core counters and timestamps come back as `deprecated*` fields.
  */
 import type { KubeObject } from "../../domain/Objects.js"
+import { EVENT_V1_RENAMES, eventDescription } from "./workloadDescriptions.js"
 
 type Json = Record<string, unknown>
 
-// [core/v1 name, events.k8s.io/v1 name]; the rest (metadata, eventTime, series, action, reason, related,
-// type, reportingInstance) are named alike in both.
-const RENAMED: ReadonlyArray<readonly [string, string]> = [
-  ["involvedObject", "regarding"],
-  ["message", "note"],
-  ["reportingComponent", "reportingController"],
-  ["source", "deprecatedSource"],
-  ["firstTimestamp", "deprecatedFirstTimestamp"],
-  ["lastTimestamp", "deprecatedLastTimestamp"],
-  ["count", "deprecatedCount"]
+// Both follow the type's one description: the fields it renames, and the others named alike.
+const RENAMED = EVENT_V1_RENAMES
+const SHARED = [
+  "metadata",
+  ...Object.keys(eventDescription.fields).filter((name) => !RENAMED.some(([core]) => core === name))
 ]
-const SHARED = ["metadata", "eventTime", "series", "action", "reason", "related", "type", "reportingInstance"]
 
 const convert = (object: Json, pairs: ReadonlyArray<readonly [string, string]>, apiVersion: string): Json => {
   const out: Json = { apiVersion, kind: "Event" }

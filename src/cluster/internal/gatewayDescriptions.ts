@@ -7,6 +7,7 @@ import { type CelRule, rule } from "./crdSchema.js"
 import {
   defaulting,
   type Description,
+  documented,
   int32,
   int64,
   type KindDescription,
@@ -67,12 +68,18 @@ const noSection = (p: ParentRefValue): boolean => (p.sectionName ?? "") === ""
 
 export const parentReference = object(
   {
-    group: defaulting(group, GATEWAY_GROUP),
-    kind: defaulting(kind, "Gateway"),
-    name: objectName,
-    namespace,
-    port: portNumber,
-    sectionName
+    group: documented(defaulting(group, GATEWAY_GROUP), "Group of the parent; gateway.networking.k8s.io unless set."),
+    kind: documented(defaulting(kind, "Gateway"), "Kind of the parent; Gateway unless set."),
+    name: documented(objectName, "Name of the parent."),
+    namespace: documented(
+      namespace,
+      "Namespace of the parent; the route's own unless set. The listener must allow routes from this namespace."
+    ),
+    port: documented(portNumber, "A listener of the Gateway, by port."),
+    sectionName: documented(
+      sectionName,
+      "A listener of the Gateway, by name. Unset: every listener that admits the route."
+    )
   },
   { required: ["name"] }
 )

@@ -18,6 +18,7 @@ import {
 import {
   defaulting,
   type Description,
+  documented,
   int32,
   type KindDescription,
   list,
@@ -69,10 +70,10 @@ const pathMatch = object({
 const headerMatch = object({ type: string({ default: "Exact" }), ...strings("name", "value") })
 
 const routeMatch = object({
-  path: pathMatch,
+  path: documented(pathMatch, "Path match: Exact, PathPrefix or RegularExpression, with its value."),
   headers: listMap(["name"], headerMatch),
   queryParams: listMap(["name"], headerMatch),
-  method: string({ enum: HTTP_METHODS })
+  method: string({ enum: HTTP_METHODS, doc: "The HTTP method the request must have." })
 })
 
 const headerModifier = object({
@@ -111,10 +112,15 @@ type BackendRefValue = { readonly group: string; readonly kind: string; readonly
 const backendRef = object({
   group: defaulting(group, ""),
   kind: defaulting(kind, "Service"),
-  name: objectName,
+  name: documented(objectName, "Name of the backend, a Service unless kind says otherwise."),
   namespace,
-  port: portNumber,
-  weight: int32({ minimum: 0, maximum: 1000000, default: 1 }),
+  port: documented(portNumber, "Port of the Service; required for a Service."),
+  weight: int32({
+    minimum: 0,
+    maximum: 1000000,
+    default: 1,
+    doc: "This backend's share of the requests, relative to the rule's other backends; 1 unless set, 0 sends none."
+  }),
   filters: list(routeFilter)
 }, {
   required: ["name"],
@@ -130,9 +136,16 @@ type RuleValue = { readonly matches?: ReadonlyArray<unknown> }
 
 const routeRule: Description = object({
   name: sectionName,
-  matches: list(routeMatch, { maxItems: 64, default: [{ path: PATH_PREFIX_ROOT }] }),
+  matches: list(routeMatch, {
+    maxItems: 64,
+    default: [{ path: PATH_PREFIX_ROOT }],
+    doc: "Conditions a request must meet, any one of them. Unset: every request (path prefix \"/\")."
+  }),
   filters: list(routeFilter),
-  backendRefs: list(backendRef, { maxItems: 16 }),
+  backendRefs: list(backendRef, {
+    maxItems: 16,
+    doc: "Where matching requests go, shared by weight. A Service backend needs a port."
+  }),
   timeouts: object(strings("request", "backendRequest")),
   retry: object({ codes: list(int32()), attempts: int32(), backoff: string() }),
   sessionPersistence: object({
@@ -143,12 +156,23 @@ const routeRule: Description = object({
 
 /** HTTPRoute v1: parents, hostnames and rules, and the status each parent's controller writes. */
 export const httpRouteDescription: KindDescription = {
+  doc:
+    "An HTTPRoute (Gateway API) attaches to Gateway listeners and routes HTTP requests by host name, path, headers and method to backends. Each parent's controller says in status.parents whether it accepted the route.",
   required: ["spec"],
   spec: object({
-    hostnames: list(hostname, { maxItems: 16 }),
-    parentRefs: list(parentReference, { maxItems: 32, rules: parentRefRules }),
+    hostnames: list(hostname, {
+      maxItems: 16,
+      doc:
+        "Host names the route matches, each possibly with one leading wildcard label. At least one must overlap a listener's hostname for the route to attach to it."
+    }),
+    parentRefs: list(parentReference, {
+      maxItems: 32,
+      rules: parentRefRules,
+      doc: "The Gateways (or single listeners of them, by sectionName or port) the route attaches to."
+    }),
     rules: list(routeRule, {
       maxItems: 16,
+      doc: "Matches, filters and backends. A request takes the rule with the most specific match.",
       default: [{ matches: [{ path: PATH_PREFIX_ROOT }] }],
       rules: [
         rule<ReadonlyArray<RuleValue>>(
@@ -157,8 +181,11 @@ export const httpRouteDescription: KindDescription = {
         )
       ]
     })
-  }),
+  }, { doc: "The parents, host names and rules of the route." }),
   status: object({
-    parents: list(object({ parentRef: parentReference, controllerName: string(), conditions }))
+    parents: list(object({ parentRef: parentReference, controllerName: string(), conditions }), {
+      doc:
+        "One entry per parent whose controller considered the route, with its conditions: Accepted (attached or why not) and ResolvedRefs (every backend found)."
+    })
   })
 }

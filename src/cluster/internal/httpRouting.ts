@@ -6,45 +6,20 @@
 import { Effect } from "effect"
 import type { KubeObject } from "../../domain/Objects.js"
 import { allResources, type ResourceType } from "../../domain/Resources.js"
+import { reviewDiscovery } from "../AccessReview.js"
 import { type ClusterMetrics, EXPOSITION_CONTENT_TYPE } from "../Metrics.js"
 import type { ClusterStore } from "../Store.js"
+import {
+  aggregatedDiscovery,
+  apiGroup,
+  apiResourcesOf,
+  resourceList,
+  type ServedGroupVersion,
+  wantsAggregated
+} from "./discovery.js"
 import { json, pageNotFound, type Reply } from "./httpReply.js"
 import { openApiV3 } from "./openApi.js"
 import { OPENAPI_V2_PROTOBUF, OPENAPI_V2_PROTOBUF_RESPONSE, openApiV2Json, openApiV2Protobuf } from "./openApiV2.js"
-
-// ---------------------------------------------------------------------------
-// Discovery
-// ---------------------------------------------------------------------------
-
-const STATUS_VERBS = ["get", "patch", "update"]
-const verbsOf = (resource: ResourceType<unknown>): Array<string> =>
-  resource.plural === "namespaces"
-    ? ["create", "delete", "get", "list", "patch", "update", "watch"]
-    : ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
-
-const apiResource = (resource: ResourceType<unknown>) => ({
-  name: resource.plural,
-  singularName: resource.singular,
-  namespaced: resource.namespaced,
-  kind: resource.kind,
-  verbs: verbsOf(resource),
-  ...(resource.shortNames.length > 0 ? { shortNames: resource.shortNames } : {}),
-  ...(resource.custom
-    ? { categories: ["gateway-api"] }
-    : resource.group === "" && (resource.kind === "Service" || resource.kind === "Pod")
-    ? { categories: ["all"] }
-    : {})
-})
-
-const statusResource = (resource: ResourceType<unknown>) => ({
-  name: `${resource.plural}/status`,
-  singularName: "",
-  namespaced: resource.namespaced,
-  kind: resource.kind,
-  verbs: STATUS_VERBS
-})
-
-const groupVersion = (group: string, version: string) => ({ groupVersion: `${group}/${version}`, version })
 
 export interface Target {
   readonly resource: ResourceType<KubeObject>
@@ -60,7 +35,10 @@ export type Route =
 const resourcesIn = (group: string, version: string) =>
   (allResources as ReadonlyArray<ResourceType<KubeObject>>).filter((r) => r.group === group && r.version === version)
 
-const groups = (): Array<string> => [...new Set(allResources.filter((r) => r.group !== "").map((r) => r.group))]
+/** The named groups of the stored types, built-in or custom. */
+const groups = (custom: boolean): Array<string> => [
+  ...new Set(allResources.filter((r) => r.group !== "" && r.custom === custom).map((r) => r.group))
+]
 
 /** What the router reads: the store's served types, the counters, and what the server reports of itself. */
 export interface RouterOptions {
@@ -75,27 +53,27 @@ export interface RouterOptions {
 export const makeRouter = ({ gitVersion, metrics, serverAddress, store }: RouterOptions) => {
   const served = (resource: ResourceType<KubeObject>) => store.isServed(resource)
 
-  const servedIn = (group: string, version: string) => Effect.filter(resourcesIn(group, version), served)
-
-  const resourceList = (group: string, version: string) =>
-    Effect.map(servedIn(group, version), (resources): Reply | undefined => {
-      if (resources.length === 0) return undefined
-      const list = resources.flatMap((
-        r
-      ) => (r.statusSubresource ? [apiResource(r), statusResource(r)] : [apiResource(r)]))
-      return json(200, {
-        kind: "APIResourceList",
-        ...(group === "" ? {} : { apiVersion: "v1" }),
-        groupVersion: group === "" ? version : `${group}/${version}`,
-        resources: list
-      })
-    })
-
-  const apiGroup = (group: string) =>
-    Effect.map(servedIn(group, "v1"), (resources) =>
+  const servedIn = (group: string, version: string): Effect.Effect<ServedGroupVersion | undefined> =>
+    Effect.map(Effect.filter(resourcesIn(group, version), served), (resources) =>
       resources.length === 0
         ? undefined
-        : { name: group, versions: [groupVersion(group, "v1")], preferredVersion: groupVersion(group, "v1") })
+        : { group, version, custom: resources[0]!.custom, resources: apiResourcesOf(resources) })
+
+  /**
+   * Every named group version served now, in the order `/apis` lists them: built-in
+   * groups, the review group (no stored types, served all the same), then custom
+   * resources' groups, last as on a real server.
+   */
+  const namedGroups = Effect.map(
+    Effect.all([
+      Effect.forEach(groups(false), (group) => servedIn(group, "v1")),
+      Effect.forEach(groups(true), (group) => servedIn(group, "v1"))
+    ]),
+    ([builtIn, custom]) =>
+      [...builtIn, reviewDiscovery, ...custom].filter((g): g is ServedGroupVersion => g !== undefined)
+  )
+
+  const findGroup = (group: string) => Effect.map(namedGroups, (all) => all.find((g) => g.group === group))
 
   const route = (segments: ReadonlyArray<string>, accept: string | undefined): Effect.Effect<Route> =>
     Effect.gen(function*() {
@@ -135,33 +113,47 @@ export const makeRouter = ({ gitVersion, metrics, serverAddress, store }: Router
       }
       if (root === "api") {
         if (rest.length === 0) {
+          if (wantsAggregated(accept)) {
+            return reply(
+              Effect.map(servedIn("", "v1"), (core) => aggregatedDiscovery(core === undefined ? [] : [core]))
+            )
+          }
           return reply(Effect.succeed(json(200, {
             kind: "APIVersions",
             versions: ["v1"],
             serverAddressByClientCIDRs: [{ clientCIDR: "0.0.0.0/0", serverAddress: serverAddress() }]
-          })))
+          }, { vary: "Accept" })))
         }
         if (rest[0] !== "v1") return reply(Effect.succeed(pageNotFound))
-        if (rest.length === 1) return reply(Effect.map(resourceList("", "v1"), (r) => r ?? pageNotFound))
+        if (rest.length === 1) {
+          return reply(Effect.map(servedIn("", "v1"), (core) => core === undefined ? pageNotFound : resourceList(core)))
+        }
         return yield* resourceRoute("", "v1", rest.slice(1))
       }
       if (root === "apis") {
         if (rest.length === 0) {
-          const list = yield* Effect.forEach(groups(), apiGroup)
-          return reply(Effect.succeed(json(200, {
-            kind: "APIGroupList",
-            apiVersion: "v1",
-            groups: list.filter((g) => g !== undefined)
-          })))
+          return reply(Effect.map(namedGroups, (all) =>
+            wantsAggregated(accept)
+              ? aggregatedDiscovery(all)
+              : json(200, { kind: "APIGroupList", apiVersion: "v1", groups: all.map(apiGroup) }, { vary: "Accept" })))
         }
         const [group, version, ...more] = rest as [string, ...Array<string>]
         if (version === undefined) {
-          const g = yield* apiGroup(group)
           return reply(
-            Effect.succeed(g === undefined ? pageNotFound : json(200, { kind: "APIGroup", apiVersion: "v1", ...g }))
+            Effect.map(
+              findGroup(group),
+              (g) => g === undefined ? pageNotFound : json(200, { kind: "APIGroup", apiVersion: "v1", ...apiGroup(g) })
+            )
           )
         }
-        if (more.length === 0) return reply(Effect.map(resourceList(group, version), (r) => r ?? pageNotFound))
+        if (more.length === 0) {
+          return reply(
+            Effect.map(
+              findGroup(group),
+              (g) => g === undefined || g.version !== version ? pageNotFound : resourceList(g)
+            )
+          )
+        }
         return yield* resourceRoute(group, version, more)
       }
       return reply(Effect.succeed(pageNotFound))

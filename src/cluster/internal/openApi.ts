@@ -10,10 +10,9 @@ import { createHash } from "node:crypto"
 import type { KubeObject } from "../../domain/Objects.js"
 import { qualifiedName, type ResourceType } from "../../domain/Resources.js"
 import type { Schema } from "./crdSchema.js"
-import { schemaFor } from "./describedTypes.js"
+import { docsFor, schemaFor } from "./describedTypes.js"
 import { json, pageNotFound, type Reply } from "./httpReply.js"
 import { objectMeta, type Shape } from "./shape.js"
-import { TYPE_DOCS } from "./typeDocs.js"
 import { shapeOf } from "./typeShapes.js"
 
 type Json = Record<string, unknown>
@@ -137,7 +136,7 @@ const nodeSchema = (shape: Shape, crd: Schema | undefined, custom: boolean, docs
 
 /** A kind's schema: its shape, `metadata` by reference to ObjectMeta, and the group-version-kind it serves. */
 export const kindSchema = (resource: ResourceType<KubeObject>): Json => {
-  const docs = TYPE_DOCS[qualifiedName(resource)] ?? {}
+  const docs = docsFor(qualifiedName(resource))
   const body = toSchema(shapeOf(resource), schemaFor(resource), resource.custom, (path) => docs[path])
   const properties = {
     ...(body.properties as Record<string, Json>),

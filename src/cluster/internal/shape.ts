@@ -13,8 +13,10 @@ export type Shape =
   | {
     readonly _tag: "Struct"
     readonly fields: Readonly<Record<string, Shape>>
-    /** CRD `default`s, applied when the field is absent and its parent present. */
+    /** Declared defaults (a CRD's, a Go type's `+default`), applied when the field is absent and its parent present, and published. */
     readonly defaults?: Readonly<Record<string, unknown>>
+    /** Defaults the server's own defaulting code fills in the same way, which no published schema shows. */
+    readonly serverDefaults?: Readonly<Record<string, unknown>>
     /** `x-kubernetes-map-type: atomic`: owned and replaced as one value. */
     readonly atomic?: boolean
   }

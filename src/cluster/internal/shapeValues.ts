@@ -49,8 +49,8 @@ export const applyDefaults = (value: unknown, shape: Shape): unknown => {
     case "Map": {
       if (!isObject(value)) return value
       const out: Record<string, unknown> = { ...value }
-      if (shape._tag === "Struct" && shape.defaults !== undefined) {
-        for (const [key, fallback] of Object.entries(shape.defaults)) {
+      if (shape._tag === "Struct") {
+        for (const [key, fallback] of Object.entries({ ...shape.serverDefaults, ...shape.defaults })) {
           if (out[key] === undefined) out[key] = clone(fallback)
         }
       }

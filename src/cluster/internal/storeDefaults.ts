@@ -3,7 +3,7 @@
  * server fills in, from the CRD schema and from the built-in types' own rules.
  */
 import type { KubeObject } from "../../domain/Objects.js"
-import { IngressResource, NamespaceResource, type ResourceType, ServiceResource } from "../../domain/Resources.js"
+import { NamespaceResource, type ResourceType, ServiceResource } from "../../domain/Resources.js"
 import { applyDefaults, isObject, prune, shapeOf } from "../ServerSideApply.js"
 import { asJson, type Json, metaOf } from "./storeObjects.js"
 import { workloadDefaults } from "./workloadDefaults.js"
@@ -26,18 +26,7 @@ export const defaulted = (resource: ResourceType<KubeObject>, object: KubeObject
   let out = applyDefaults(object, shapeOf(resource)) as KubeObject
   if (resource === ServiceResource) out = serviceDefaults(out)
   if (resource === NamespaceResource) out = namespaceDefaults(out)
-  if (resource === IngressResource) out = ingressDefaults(out)
   return workloadDefaults(resource, out)
-}
-
-// The Go type's status is a struct, never absent: `{ loadBalancer: {} }` until a controller writes.
-export const ingressDefaults = (object: KubeObject): KubeObject => {
-  const status = asJson(object).status
-  const current = isObject(status) ? status : {}
-  return {
-    ...object,
-    status: { ...current, loadBalancer: isObject(current.loadBalancer) ? current.loadBalancer : {} }
-  } as KubeObject
 }
 
 export const namespaceDefaults = (object: KubeObject): KubeObject => {

@@ -5,11 +5,18 @@
  * schema are both read off one description, so they cannot drift apart.
  */
 import type { CelRule, ObjectSchema, Schema } from "./crdSchema.js"
-import { type GoType, type Shape, topLevel } from "./shape.js"
+import { type GoType, objectMeta, scalar, type Shape } from "./shape.js"
 
 interface Declared {
-  /** The CRD `default`: filled in when the field is absent and its parent present. */
+  /** The CRD `default` (or a Go type's `+default`): filled in when the field is absent and its parent present. */
   readonly default?: unknown
+  /**
+   * A default the server's defaulting code fills in the same way (a built-in type's Go
+   * defaulter), which its published schema does not show.
+   */
+  readonly serverDefault?: unknown
+  /** What the field means, as `kubectl explain` shows it from the OpenAPI. */
+  readonly doc?: string
   /** `x-kubernetes-validations`, as predicates on `self`. */
   readonly rules?: ReadonlyArray<CelRule>
 }
@@ -45,14 +52,18 @@ export type Description =
     readonly keys?: ReadonlyArray<string>
     readonly items: Description
   }
-  | { readonly _tag: "Unknown" }
+  | Declared & { readonly _tag: "Unknown" }
 
-/** A served kind: its spec and status, and which of them a body must carry. */
-export interface KindDescription {
-  readonly spec: Description
-  readonly status?: Description
-  readonly required?: ReadonlyArray<string>
-}
+/**
+ * A served kind: its spec and status, and which of them a body must carry; or, for
+ * the kinds without a spec (Event, EndpointSlice), its fields beside `metadata`.
+ */
+export type KindDescription =
+  & { readonly required?: ReadonlyArray<string>; /** What the kind is for. */ readonly doc?: string }
+  & (
+    | { readonly spec: Description; readonly status?: Description }
+    | { readonly fields: Readonly<Record<string, Description>> }
+  )
 
 type ScalarOptions = Declared & ScalarChecks
 type StructOptions = Declared & { readonly required?: ReadonlyArray<string>; readonly atomic?: boolean }
@@ -61,7 +72,16 @@ type ListOptions = Declared & ListChecks
 export const string = (options: ScalarOptions = {}): Description => ({ _tag: "Scalar", goType: "string", ...options })
 export const int32 = (options: ScalarOptions = {}): Description => ({ _tag: "Scalar", goType: "int32", ...options })
 export const int64 = (options: ScalarOptions = {}): Description => ({ _tag: "Scalar", goType: "int64", ...options })
+export const bool = (options: ScalarOptions = {}): Description => ({ _tag: "Scalar", goType: "bool", ...options })
+/** Go's IntOrString: a port by number or by name. */
+export const intOrString = (options: ScalarOptions = {}): Description => ({
+  _tag: "Scalar",
+  goType: "intstr",
+  ...options
+})
 export const unknown: Description = { _tag: "Unknown" }
+/** A value kept whole, with a default of its own. */
+export const untyped = (options: Declared): Description => ({ _tag: "Unknown", ...options })
 
 /** Plain strings, one per name. */
 export const strings = (...names: ReadonlyArray<string>): Record<string, Description> =>
@@ -94,13 +114,20 @@ export const setOf = (items: Description, options: ListOptions = {}): Descriptio
   ...options
 })
 /** `x-kubernetes-list-type: map`: items merge by these keys, and two with the same key are refused. */
-export const listMap = (keys: ReadonlyArray<string>, items: Description, options: ListOptions = {}): Description => ({
+export const listMap = (
+  keys: ReadonlyArray<string>,
+  items: Description,
+  options: ListOptions = {}
+): Description => ({
   _tag: "List",
   listType: "map",
   keys,
   items,
   ...options
 })
+
+/** `description` with what it means where it is used (a shared type documented at one use). */
+export const documented = (description: Description, doc: string): Description => ({ ...description, doc })
 
 /** `description` with a default of its own (a shared reference type defaulted where it is used). */
 export const defaulting = (description: Description, value: unknown): Description =>
@@ -123,30 +150,46 @@ export const shapeOfDescription = (description: Description): Shape => {
         _tag: "List",
         listType: description.listType,
         ...(description.keys !== undefined ? { keys: description.keys } : {}),
+        ...keyDefaultsOf(description),
         items: shapeOfDescription(description.items)
       }
     case "Struct": {
       const fields = Object.fromEntries(
         Object.entries(description.fields).map(([key, field]) => [key, shapeOfDescription(field)])
       )
-      const defaults = definedOnly(
-        Object.fromEntries(
-          Object.entries(description.fields).map((
-            [key, field]
-          ) => [key, "default" in field ? field.default : undefined])
-        )
-      )
+      const defaults = fieldValues(description.fields, "default")
+      const serverDefaults = fieldValues(description.fields, "serverDefault")
       return {
         _tag: "Struct",
         fields,
         ...(Object.keys(defaults).length > 0 ? { defaults } : {}),
+        ...(Object.keys(serverDefaults).length > 0 ? { serverDefaults } : {}),
         ...atomicFlag(description.atomic)
       }
     }
   }
 }
 
+/** A keyed list's key fields that an item may omit, because the item's description defaults them. */
+const keyDefaultsOf = (list: Extract<Description, { _tag: "List" }>) => {
+  const items = list.items
+  if (items._tag !== "Struct" || list.keys === undefined) return {}
+  const keyDefaults = definedOnly(Object.fromEntries(list.keys.map((key) => [key, items.fields[key]?.default])))
+  return Object.keys(keyDefaults).length > 0 ? { keyDefaults } : {}
+}
+
 const atomicFlag = (atomic: boolean | undefined) => (atomic === true ? { atomic } : {})
+
+/** The fields' declared defaults of one kind, by field name. */
+const fieldValues = (
+  fields: Readonly<Record<string, Description>>,
+  key: "default" | "serverDefault"
+): Record<string, unknown> =>
+  definedOnly(
+    Object.fromEntries(
+      Object.entries(fields).map(([name, field]) => [name, key in field ? (field as Declared)[key] : undefined])
+    )
+  )
 
 const JSON_TYPES: Readonly<Record<GoType, "string" | "integer" | "boolean" | undefined>> = {
   string: "string",
@@ -162,7 +205,7 @@ export const schemaOfDescription = (description: Description): Schema => {
     case "Unknown":
       return { "x-kubernetes-preserve-unknown-fields": true }
     case "Scalar": {
-      const { _tag: _scalar, goType, ...checks } = description
+      const { _tag: _scalar, doc: _doc, goType, serverDefault: _server, ...checks } = description
       const type = JSON_TYPES[goType]
       // An int-or-string has no one JSON type; its CRD says so with an extension we do not check.
       return type === undefined
@@ -200,15 +243,17 @@ export const schemaOfDescription = (description: Description): Schema => {
 const declaredOf = (declared: Declared): Declared =>
   definedOnly({ default: declared.default, rules: declared.rules }) as Declared
 
-/** The SSA shape of a kind: its spec and status under the object layout every type shares. */
-export const kindShape = (kind: KindDescription): Shape =>
-  topLevel(
-    shapeOfDescription(kind.spec),
-    kind.status !== undefined ? shapeOfDescription(kind.status) : undefined,
-    kind.status !== undefined && "default" in kind.status && kind.status.default !== undefined
-      ? { status: kind.status.default }
-      : undefined
-  )
+/**
+ * The SSA shape of a kind: its spec and status (or its own fields) under the object
+ * layout every type shares, with the defaults they declare for themselves.
+ */
+export const kindShape = (kind: KindDescription): Shape => {
+  const body = shapeOfDescription(object(topFields(kind))) as Extract<Shape, { _tag: "Struct" }>
+  return { ...body, fields: { apiVersion: scalar, kind: scalar, metadata: objectMeta, ...body.fields } }
+}
+
+const topFields = (kind: KindDescription): Readonly<Record<string, Description>> =>
+  "fields" in kind ? kind.fields : { spec: kind.spec, ...(kind.status !== undefined ? { status: kind.status } : {}) }
 
 /** The CRD schema of a kind: metadata is checked by the object-meta rules, not the schema. */
 export const kindSchema = (kind: KindDescription): ObjectSchema => ({
@@ -217,7 +262,23 @@ export const kindSchema = (kind: KindDescription): ObjectSchema => ({
   properties: {
     apiVersion: { type: "string" },
     kind: { type: "string" },
-    spec: schemaOfDescription(kind.spec),
-    ...(kind.status !== undefined ? { status: schemaOfDescription(kind.status) } : {})
+    ...Object.fromEntries(Object.entries(topFields(kind)).map(([key, field]) => [key, schemaOfDescription(field)]))
   }
 })
+
+/**
+ * The kind's documentation by field path (`spec.rules.host`; `""` is the kind itself):
+ * list items are transparent, so a list's items are documented under the list's path.
+ */
+export const kindDocs = (kind: KindDescription): Record<string, string> => {
+  const out: Record<string, string> = kind.doc !== undefined ? { "": kind.doc } : {}
+  const walk = (description: Description, path: string): void => {
+    if ("doc" in description && description.doc !== undefined && out[path] === undefined) out[path] = description.doc
+    if (description._tag === "List") walk(description.items, path)
+    if (description._tag === "Struct") {
+      for (const [key, field] of Object.entries(description.fields)) walk(field, path === "" ? key : `${path}.${key}`)
+    }
+  }
+  for (const [key, field] of Object.entries(topFields(kind))) walk(field, key)
+  return out
+}

@@ -1,7 +1,7 @@
 /**
- * The structural schema of each served type: Namespace, Service, Ingress,
- * IngressClass; the Gateway API's (v1) are derived from their one description, with
- * their CRD's defaults (`describedTypes.ts`).
+ * The structural schema of each served type: Namespace and Service here; Ingress,
+ * IngressClass, Pod, Event, EndpointSlice and the Gateway API's (v1) derived from
+ * their one description each, defaults included (`describedTypes.ts`).
  */
 import type { ResourceType } from "../../domain/Resources.js"
 import { describedShapes } from "./describedTypes.js"
@@ -18,7 +18,6 @@ import {
   topLevel,
   unknown
 } from "./shape.js"
-import { workloadShapes } from "./workloadShapes.js"
 
 const portStatus = atomicList(struct(scalars("port", "protocol", "error")))
 const loadBalancerStatus = struct({
@@ -65,37 +64,10 @@ const serviceShape = topLevel(
   struct({ loadBalancer: loadBalancerStatus, conditions })
 )
 
-const ingressBackend = struct({
-  service: struct({ name: scalar, port: struct(scalars("name", "number")) }),
-  resource: struct(scalars("apiGroup", "kind", "name"))
-})
-
-const ingressShape = topLevel(
-  struct({
-    ingressClassName: scalar,
-    defaultBackend: ingressBackend,
-    tls: atomicList(struct({ hosts: atomicList(scalar), secretName: scalar })),
-    rules: atomicList(
-      struct({
-        host: scalar,
-        http: struct({ paths: atomicList(struct({ path: scalar, pathType: scalar, backend: ingressBackend })) })
-      })
-    )
-  }),
-  struct({ loadBalancer: struct({ ingress: atomicList(struct({ ...scalars("ip", "hostname"), ports: portStatus })) }) })
-)
-
-const ingressClassShape = topLevel(
-  struct({ controller: scalar, parameters: struct(scalars("apiGroup", "kind", "name", "scope", "namespace")) })
-)
-
 const shapes: ReadonlyMap<string, Shape> = new Map([
   ["namespaces", namespaceShape],
   ["services", serviceShape],
-  ["ingresses.networking.k8s.io", ingressShape],
-  ["ingressclasses.networking.k8s.io", ingressClassShape],
   ...describedShapes,
-  ...workloadShapes,
   ...rbacShapes
 ])
 

@@ -1,8 +1,8 @@
 /**
- * What the server fills into a Pod: the core/v1 defaults of the Pod spec and its
- * containers, what the default admission plugins add (service account, priority,
- * the not-ready and unreachable tolerations), and the status a new Pod starts with;
- * and an EndpointSlice's port defaults.
+ * What the server fills into a Pod beyond the defaults its description declares
+ * (`workloadDescriptions.ts`, applied first): the pull policy, which depends on the
+ * image's tag, the service account alias, what the default admission plugins add
+ * (priority, the not-ready and unreachable tolerations), and the QoS class.
  */
 import type { KubeObject } from "../../domain/Objects.js"
 import type { ResourceType } from "../../domain/Resources.js"
@@ -30,63 +30,36 @@ const pullPolicyFor = (image: unknown): string => {
   return colon < 0 || lastPart.slice(colon + 1) === "latest" ? "Always" : "IfNotPresent"
 }
 
-const containerDefaults = (value: unknown): unknown => {
-  if (!isObject(value)) return value
-  const container: Json = { ...value }
-  orDefault(container, "terminationMessagePath", "/dev/termination-log")
-  orDefault(container, "terminationMessagePolicy", "File")
-  orDefault(container, "imagePullPolicy", pullPolicyFor(container.image))
-  orDefault(container, "resources", {})
-  if (Array.isArray(container.ports)) {
-    container.ports = container.ports.map((
-      p: unknown
-    ) => (isObject(p) && p.protocol === undefined ? { ...p, protocol: "TCP" } : p))
-  }
-  return container
-}
+const containerDefaults = (value: unknown): unknown =>
+  isObject(value) && value.imagePullPolicy === undefined
+    ? { ...value, imagePullPolicy: pullPolicyFor(value.image) }
+    : value
 
 const hasResources = (containers: unknown): boolean =>
   Array.isArray(containers) &&
   containers.some((c) => isObject(c) && isObject(c.resources) && Object.keys(c.resources).length > 0)
 
-/** A Pod with the server's defaults filled in where its fields are absent. */
+/**
+ * A Pod with the defaults its description cannot declare filled in: those worked out
+ * from other fields, and those the default admission plugins add.
+ */
 export const podDefaults = (object: KubeObject): KubeObject => {
   const json = object as unknown as Json
   const spec: Json = isObject(json.spec) ? { ...json.spec } : {}
   if (Array.isArray(spec.containers)) spec.containers = spec.containers.map(containerDefaults)
   if (Array.isArray(spec.initContainers)) spec.initContainers = spec.initContainers.map(containerDefaults)
-  orDefault(spec, "restartPolicy", "Always")
-  orDefault(spec, "terminationGracePeriodSeconds", 30)
-  orDefault(spec, "dnsPolicy", "ClusterFirst")
-  orDefault(spec, "securityContext", {})
-  orDefault(spec, "schedulerName", "default-scheduler")
-  orDefault(spec, "serviceAccountName", "default")
+  // The deprecated alias follows the (defaulted) service account name.
   orDefault(spec, "serviceAccount", spec.serviceAccountName)
-  orDefault(spec, "enableServiceLinks", true)
+  // The Priority and DefaultTolerationSeconds admission plugins.
   orDefault(spec, "priority", 0)
   orDefault(spec, "preemptionPolicy", "PreemptLowerPriority")
   orDefault(spec, "tolerations", DEFAULT_TOLERATIONS)
   const status: Json = isObject(json.status) ? { ...json.status } : {}
-  orDefault(status, "phase", "Pending")
   // Without requests or limits a Pod is BestEffort; LocalCluster does not tell Burstable from Guaranteed.
   orDefault(status, "qosClass", hasResources(spec.containers) ? "Burstable" : "BestEffort")
   return { ...object, spec, status } as KubeObject
 }
 
-/** An EndpointSlice's ports default to TCP and to the empty name. */
-export const endpointSliceDefaults = (object: KubeObject): KubeObject => {
-  const json = object as unknown as Json
-  if (!Array.isArray(json.ports)) return object
-  return {
-    ...object,
-    ports: json.ports.map((p: unknown) => (isObject(p) ? { name: "", protocol: "TCP", ...p } : p))
-  } as KubeObject
-}
-
 /** The defaults of the workload types; other types unchanged. */
 export const workloadDefaults = (resource: ResourceType<unknown>, object: KubeObject): KubeObject =>
-  resource.group === "" && resource.kind === "Pod"
-    ? podDefaults(object)
-    : resource.group === "discovery.k8s.io" && resource.kind === "EndpointSlice"
-    ? endpointSliceDefaults(object)
-    : object
+  resource.group === "" && resource.kind === "Pod" ? podDefaults(object) : object

@@ -2,7 +2,8 @@
  * What the API server refuses of Pods, Events and EndpointSlices, worded as it
  * words it (pkg/apis/core/validation for Pods and Events, pkg/apis/discovery for
  * EndpointSlices): names, required fields, enumerations, ports and addresses. The
- * checks cover the fields LocalCluster's users set, not every rule of the real types.
+ * checks cover the fields LocalCluster's users set, not every rule of the real types;
+ * the value sets and bounds they check come from the types' one description.
  */
 import type { KubeObject, ObjectMeta, Status } from "../../domain/Objects.js"
 import { EventV1Resource } from "../../domain/Resources.js"
@@ -29,12 +30,19 @@ import {
   nameIsDnsSubdomain,
   validateObjectMeta
 } from "./objectMeta.js"
-
-const PROTOCOLS = ["SCTP", "TCP", "UDP"] as const
-const RESTART_POLICIES = ["Always", "Never", "OnFailure"] as const
-const DNS_POLICIES = ["ClusterFirst", "ClusterFirstWithHostNet", "Default", "None"] as const
-const PULL_POLICIES = ["Always", "IfNotPresent", "Never"] as const
-const TERMINATION_MESSAGE_POLICIES = ["FallbackToLogsOnError", "File"] as const
+import {
+  ADDRESS_TYPES,
+  DNS_POLICIES,
+  EVENT_FIELD_LIMIT,
+  EVENT_NOTE_LIMIT,
+  MAX_ADDRESSES,
+  MAX_ENDPOINTS,
+  MAX_PORTS,
+  PROTOCOLS,
+  PULL_POLICIES,
+  RESTART_POLICIES,
+  TERMINATION_MESSAGE_POLICIES
+} from "./workloadDescriptions.js"
 
 const oneOf = (field: string, value: string, valid: ReadonlyArray<string>): Array<FieldError> =>
   value === "" || valid.includes(value) ? [] : [notSupported(field, value, valid)]
@@ -128,11 +136,6 @@ export const validatePod = (object: JsonRecord): Array<FieldError> => {
 // Events
 // ---------------------------------------------------------------------------
 
-const REPORTING_INSTANCE_LIMIT = 128
-const ACTION_LIMIT = 128
-const REASON_LIMIT = 128
-const NOTE_LIMIT = 1024
-
 const atMost = (field: string, value: string, limit: number): Array<FieldError> =>
   value.length > limit ? [invalid(field, "", `can have at most ${limit} characters`)] : []
 
@@ -163,14 +166,14 @@ export const validateEvent = (object: JsonRecord): Array<FieldError> => {
     errs.push(...isQualifiedName(controller).map((m) => invalid("reportingController", controller, m)))
     const instance = asString(object.reportingInstance)
     if (instance === "") errs.push(required("reportingInstance"))
-    errs.push(...atMost("reportingInstance", instance, REPORTING_INSTANCE_LIMIT))
+    errs.push(...atMost("reportingInstance", instance, EVENT_FIELD_LIMIT))
     const action = asString(object.action)
     if (action === "") errs.push(required("action"))
-    errs.push(...atMost("action", action, ACTION_LIMIT))
+    errs.push(...atMost("action", action, EVENT_FIELD_LIMIT))
     const reason = asString(object.reason)
     if (reason === "") errs.push(required("reason"))
-    errs.push(...atMost("reason", reason, REASON_LIMIT))
-    errs.push(...atMost("message", asString(object.message), NOTE_LIMIT))
+    errs.push(...atMost("reason", reason, EVENT_FIELD_LIMIT))
+    errs.push(...atMost("message", asString(object.message), EVENT_NOTE_LIMIT))
   }
   errs.push(...isDns1123Subdomain(namespace).map((m) => invalid("namespace", namespace, m)))
   return errs
@@ -212,11 +215,6 @@ export const admitEventV1Create = (object: KubeObject, namespace: string | undef
 // ---------------------------------------------------------------------------
 // EndpointSlices
 // ---------------------------------------------------------------------------
-
-const ADDRESS_TYPES = ["FQDN", "IPv4", "IPv6"] as const
-const MAX_ENDPOINTS = 1000
-const MAX_PORTS = 100
-const MAX_ADDRESSES = 100
 
 const validateAddress = (addressType: string, address: string, path: string): Array<FieldError> => {
   if (addressType === "FQDN") return isDns1123Subdomain(address).map((m) => invalid(path, address, m))
