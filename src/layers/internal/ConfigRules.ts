@@ -72,12 +72,16 @@ export const probeAddressRule = (portSetting: string): Rule<string> =>
       : `an IP address or a DNS name, without a scheme or a port (${portSetting} sets the port), e.g. 203.0.113.10`
   )
 
-export const portRule: Rule<number> = (value) => {
-  const n = typeof value === "number"
+/** Strict digits: `60s`, `1e3` or `60000.5` are NaN rather than read as something else. */
+const wholeNumber = (value: string | number | boolean): number =>
+  typeof value === "number"
     ? value
     : /^\d+$/.test(String(value).trim())
     ? Number(String(value).trim())
     : Number.NaN
+
+export const portRule: Rule<number> = (value) => {
+  const n = wholeNumber(value)
   return Number.isInteger(n) && n >= 1 && n <= 65535 ? Either.right(n) : Either.left("a port number from 1 to 65535")
 }
 
@@ -134,13 +138,8 @@ export const labelValueRule: Rule<string> = text((v) =>
     : `a label value: at most ${MAX_LABEL} characters of A-Z, a-z, 0-9, '-', '_' and '.', starting and ending with a letter or digit, e.g. telo-k8s-runner`
 )
 
-/** Strict digits: `60s`, `1e3` or `60000.5` are refused rather than read as something else. */
 export const millisecondsRule: Rule<number> = (value) => {
-  const n = typeof value === "number"
-    ? value
-    : /^\d+$/.test(String(value).trim())
-    ? Number(String(value).trim())
-    : Number.NaN
+  const n = wholeNumber(value)
   return Number.isSafeInteger(n) && n > 0
     ? Either.right(n)
     : Either.left("a positive whole number of milliseconds, e.g. 60000")
