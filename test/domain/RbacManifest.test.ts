@@ -13,7 +13,7 @@ const LABELS = { "app.kubernetes.io/name": "session-routing", "app.kubernetes.io
 describe("rbacManifest", () => {
   it("writes the ServiceAccount, Role, ClusterRole and their bindings for ingress mode, polling", () => {
     expect(rbacManifest({ mode: "ingress", sessionNamespace: NS, statusSource: "poll", serviceAccount: "runner" }))
-      .toEqual([
+      .toStrictEqual([
         {
           apiVersion: "v1",
           kind: "ServiceAccount",
@@ -60,7 +60,7 @@ describe("rbacManifest", () => {
   it("names every object session-routing when no ServiceAccount is given", () => {
     const objects = rbacManifest({ mode: "ingress", sessionNamespace: NS, statusSource: "watch" })
     expect(RBAC_NAME).toBe("session-routing")
-    expect(objects.map((o) => `${o.kind}/${o.metadata?.name}`)).toEqual([
+    expect(objects.map((o) => `${o.kind}/${o.metadata?.name}`)).toStrictEqual([
       "ServiceAccount/session-routing",
       "Role/session-routing",
       "RoleBinding/session-routing",
@@ -76,7 +76,7 @@ describe("rbacManifest", () => {
       gateway: { name: "sessions", namespace: "infra" },
       statusSource: "watch"
     })
-    expect(objects.map((o) => `${o.kind}/${o.metadata?.namespace ?? "-"}`)).toEqual([
+    expect(objects.map((o) => `${o.kind}/${o.metadata?.namespace ?? "-"}`)).toStrictEqual([
       "ServiceAccount/telo-sessions",
       "Role/telo-sessions",
       "RoleBinding/telo-sessions",
@@ -85,13 +85,13 @@ describe("rbacManifest", () => {
       "ClusterRole/-",
       "ClusterRoleBinding/-"
     ])
-    expect(objects[3]).toEqual({
+    expect(objects[3]).toStrictEqual({
       apiVersion: "rbac.authorization.k8s.io/v1",
       kind: "Role",
       metadata: { name: "session-routing", namespace: "infra", labels: LABELS },
       rules: [{ apiGroups: ["gateway.networking.k8s.io"], resources: ["gateways"], verbs: ["get"] }]
     })
-    expect(objects[4]).toEqual({
+    expect(objects[4]).toStrictEqual({
       apiVersion: "rbac.authorization.k8s.io/v1",
       kind: "RoleBinding",
       metadata: { name: "session-routing", namespace: "infra", labels: LABELS },
@@ -106,20 +106,20 @@ describe("rbacManifest", () => {
         gateway: { name: "sessions", namespace: "infra" },
         statusSource: "watch"
       }).map((r) => r.resources?.[0])
-    ).toEqual(["services", "httproutes", "events", "namespaces"])
+    ).toStrictEqual(["services", "httproutes", "events", "namespaces"])
   })
 
   it("reads a Gateway beside the sessions through the session Role, named or defaulted to that namespace", () => {
     for (const gateway of [{ name: "sessions" }, { name: "sessions", namespace: NS }]) {
       const settings = { mode: "gateway", sessionNamespace: NS, gateway, statusSource: "poll" } as const
-      expect(rbacManifest(settings).map((o) => o.kind)).toEqual([
+      expect(rbacManifest(settings).map((o) => o.kind)).toStrictEqual([
         "ServiceAccount",
         "Role",
         "RoleBinding",
         "ClusterRole",
         "ClusterRoleBinding"
       ])
-      expect(sessionRules(settings)).toEqual([
+      expect(sessionRules(settings)).toStrictEqual([
         { apiGroups: [""], resources: ["services"], verbs: ["create", "delete", "list", "patch"] },
         {
           apiGroups: ["gateway.networking.k8s.io"],
@@ -135,14 +135,14 @@ describe("rbacManifest", () => {
 
   it("grants no Gateway read in gateway mode when no Gateway is named", () => {
     const settings = { mode: "gateway", sessionNamespace: NS, statusSource: "watch" } as const
-    expect(rbacManifest(settings).map((o) => o.kind)).toEqual([
+    expect(rbacManifest(settings).map((o) => o.kind)).toStrictEqual([
       "ServiceAccount",
       "Role",
       "RoleBinding",
       "ClusterRole",
       "ClusterRoleBinding"
     ])
-    expect(sessionRules(settings).map((r) => r.resources?.[0])).toEqual([
+    expect(sessionRules(settings).map((r) => r.resources?.[0])).toStrictEqual([
       "services",
       "httproutes",
       "events",
@@ -152,13 +152,17 @@ describe("rbacManifest", () => {
 
   it("adds watch for the shared watch and the EndpointSlice list for the probe", () => {
     const rules = sessionRules({ mode: "ingress", sessionNamespace: NS, statusSource: "watch", probe: true })
-    expect(rules[1]?.verbs).toEqual(["create", "delete", "get", "list", "patch", "watch"])
-    expect(rules.at(-1)).toEqual({ apiGroups: ["discovery.k8s.io"], resources: ["endpointslices"], verbs: ["list"] })
+    expect(rules[1]?.verbs).toStrictEqual(["create", "delete", "get", "list", "patch", "watch"])
+    expect(rules.at(-1)).toStrictEqual({
+      apiGroups: ["discovery.k8s.io"],
+      resources: ["endpointslices"],
+      verbs: ["list"]
+    })
     expect(sessionRules({ mode: "ingress", sessionNamespace: NS, statusSource: "watch", probe: false })).toHaveLength(4)
   })
 
   it("reads GatewayClasses, cluster-wide, in gateway mode", () => {
-    expect(clusterRules({ mode: "gateway", sessionNamespace: NS, statusSource: "watch" })).toEqual([
+    expect(clusterRules({ mode: "gateway", sessionNamespace: NS, statusSource: "watch" })).toStrictEqual([
       { apiGroups: ["gateway.networking.k8s.io"], resources: ["gatewayclasses"], verbs: ["get"] }
     ])
   })
