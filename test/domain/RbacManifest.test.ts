@@ -150,6 +150,25 @@ describe("rbacManifest", () => {
     ])
   })
 
+  it("grants no Gateway read in ingress mode, wherever a Gateway is named", () => {
+    for (const gateway of [{ name: "sessions" }, { name: "sessions", namespace: "infra" }]) {
+      const settings = { mode: "ingress", sessionNamespace: NS, gateway, statusSource: "watch" } as const
+      expect(rbacManifest(settings).map((o) => o.kind)).toStrictEqual([
+        "ServiceAccount",
+        "Role",
+        "RoleBinding",
+        "ClusterRole",
+        "ClusterRoleBinding"
+      ])
+      expect(sessionRules(settings).map((r) => r.resources?.[0])).toStrictEqual([
+        "services",
+        "ingresses",
+        "events",
+        "namespaces"
+      ])
+    }
+  })
+
   it("adds watch for the shared watch and the EndpointSlice list for the probe", () => {
     const rules = sessionRules({ mode: "ingress", sessionNamespace: NS, statusSource: "watch", probe: true })
     expect(rules[1]?.verbs).toStrictEqual(["create", "delete", "get", "list", "patch", "watch"])
