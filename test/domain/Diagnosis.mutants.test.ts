@@ -217,6 +217,21 @@ describe("gatewayPath, reason by reason", () => {
     )
   })
 
+  it("lists every label of a selector that does not admit the namespace", () => {
+    const listeners: ReadonlyArray<GatewayListener> = [
+      {
+        name: "team",
+        protocol: "HTTP",
+        port: 80,
+        allowedRoutes: { namespaces: { from: "Selector", selector: { matchLabels: { team: "a", tier: "web" } } } }
+      }
+    ]
+    expect(reasonOf(gatewayPath(facts({ gateway: gateway(listeners), routeNamespaceLabels: { team: "a" } }), HOST)))
+      .toBe(
+        "NotAllowedByListeners: no listener of Gateway infra/gw admits HTTPRoutes from namespace \"sessions\" (allowedRoutes.namespaces.from \"team\": Selector team=a,tier=web; the Gateway is in namespace \"infra\"): set allowedRoutes.namespaces.from to All, or to a Selector the namespace's labels match"
+      )
+  })
+
   it("admits a route through a listener whose Selector has no labels", () => {
     const listeners: ReadonlyArray<GatewayListener> = [
       { name: "s", protocol: "HTTPS", port: 443, allowedRoutes: { namespaces: { from: "Selector" } } }
