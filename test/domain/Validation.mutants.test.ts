@@ -7,6 +7,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import {
   byteLength,
+  HTTP_PATH,
+  HTTP_PATH_FMT,
   isDns1035Label,
   isDns1123Label,
   isDns1123Subdomain,
@@ -183,6 +185,14 @@ describe("isValidPathSegmentName", () => {
   })
 })
 
+describe("HTTP_PATH", () => {
+  it("takes a path of URL characters whole, and nothing with a space or angle bracket in it", () => {
+    expect(HTTP_PATH_FMT).toBe("[A-Za-z0-9/\\-._~%!$&'()*+,;=:]+")
+    expect(["ingress-controller", "a/B_c.~%20!$&'()*+,;=:", "a b", "a<b", "", "x\ny"].map((p) => HTTP_PATH.test(p)))
+      .toEqual([true, true, false, false, false, false])
+  })
+})
+
 describe("isIPAddress at the edges", () => {
   it.each([
     "::",
@@ -198,6 +208,9 @@ describe("isIPAddress at the edges", () => {
     "",
     "1.2.3.4.5",
     "1.2.3.-1",
+    // Number() reads both, so only the digits-only rule refuses them.
+    "1.2.3.1e2",
+    "1.2.3.0x10",
     "1.2.3.",
     "1:2:3:4:5:6:7:1.2.3.4",
     "1.2.3.4::",
