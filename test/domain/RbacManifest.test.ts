@@ -1,0 +1,188 @@
+/**
+ * The least-privilege manifest as `render rbac` writes it: every object whole, in the
+ * order `kubectl apply -f` needs, in ingress mode and in gateway mode with the Gateway
+ * beside the sessions, elsewhere, or not named. LeastPrivilege.test.ts shows it is
+ * enough against a cluster with RBAC on.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { clusterRules, RBAC_NAME, rbacManifest, sessionRules } from "../../src/domain/RbacManifest.js"
+
+const NS = "telo-sessions"
+const LABELS = { "app.kubernetes.io/name": "session-routing", "app.kubernetes.io/component": "rbac" }
+
+describe("rbacManifest", () => {
+  it("writes the ServiceAccount, Role, ClusterRole and their bindings for ingress mode, polling", () => {
+    expect(rbacManifest({ mode: "ingress", sessionNamespace: NS, statusSource: "poll", serviceAccount: "runner" }))
+      .toStrictEqual([
+        {
+          apiVersion: "v1",
+          kind: "ServiceAccount",
+          metadata: { name: "runner", namespace: NS, labels: LABELS }
+        },
+        {
+          apiVersion: "rbac.authorization.k8s.io/v1",
+          kind: "Role",
+          metadata: { name: "runner", namespace: NS, labels: LABELS },
+          rules: [
+            { apiGroups: [""], resources: ["services"], verbs: ["create", "delete", "list", "patch"] },
+            {
+              apiGroups: ["networking.k8s.io"],
+              resources: ["ingresses"],
+              verbs: ["create", "delete", "get", "list", "patch"]
+            },
+            { apiGroups: ["events.k8s.io"], resources: ["events"], verbs: ["create", "patch"] },
+            { apiGroups: [""], resources: ["namespaces"], resourceNames: [NS], verbs: ["get"] }
+          ]
+        },
+        {
+          apiVersion: "rbac.authorization.k8s.io/v1",
+          kind: "RoleBinding",
+          metadata: { name: "runner", namespace: NS, labels: LABELS },
+          roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "runner" },
+          subjects: [{ kind: "ServiceAccount", name: "runner", namespace: NS }]
+        },
+        {
+          apiVersion: "rbac.authorization.k8s.io/v1",
+          kind: "ClusterRole",
+          metadata: { name: "runner", labels: LABELS },
+          rules: [{ apiGroups: ["networking.k8s.io"], resources: ["ingressclasses"], verbs: ["list"] }]
+        },
+        {
+          apiVersion: "rbac.authorization.k8s.io/v1",
+          kind: "ClusterRoleBinding",
+          metadata: { name: "runner", labels: LABELS },
+          roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "runner" },
+          subjects: [{ kind: "ServiceAccount", name: "runner", namespace: NS }]
+        }
+      ])
+  })
+
+  it("names every object session-routing when no ServiceAccount is given", () => {
+    const objects = rbacManifest({ mode: "ingress", sessionNamespace: NS, statusSource: "watch" })
+    expect(RBAC_NAME).toBe("session-routing")
+    expect(objects.map((o) => `${o.kind}/${o.metadata?.name}`)).toStrictEqual([
+      "ServiceAccount/session-routing",
+      "Role/session-routing",
+      "RoleBinding/session-routing",
+      "ClusterRole/session-routing",
+      "ClusterRoleBinding/session-routing"
+    ])
+  })
+
+  it("reads a Gateway in another namespace through a Role and a binding there", () => {
+    const objects = rbacManifest({
+      mode: "gateway",
+      sessionNamespace: NS,
+      gateway: { name: "sessions", namespace: "infra" },
+      statusSource: "watch"
+    })
+    expect(objects.map((o) => `${o.kind}/${o.metadata?.namespace ?? "-"}`)).toStrictEqual([
+      "ServiceAccount/telo-sessions",
+      "Role/telo-sessions",
+      "RoleBinding/telo-sessions",
+      "Role/infra",
+      "RoleBinding/infra",
+      "ClusterRole/-",
+      "ClusterRoleBinding/-"
+    ])
+    expect(objects[3]).toStrictEqual({
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "Role",
+      metadata: { name: "session-routing", namespace: "infra", labels: LABELS },
+      rules: [{ apiGroups: ["gateway.networking.k8s.io"], resources: ["gateways"], verbs: ["get"] }]
+    })
+    expect(objects[4]).toStrictEqual({
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "RoleBinding",
+      metadata: { name: "session-routing", namespace: "infra", labels: LABELS },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "session-routing" },
+      subjects: [{ kind: "ServiceAccount", name: "session-routing", namespace: NS }]
+    })
+    // The session namespace's Role does not grant the Gateway read again.
+    expect(
+      sessionRules({
+        mode: "gateway",
+        sessionNamespace: NS,
+        gateway: { name: "sessions", namespace: "infra" },
+        statusSource: "watch"
+      }).map((r) => r.resources?.[0])
+    ).toStrictEqual(["services", "httproutes", "events", "namespaces"])
+  })
+
+  it("reads a Gateway beside the sessions through the session Role, named or defaulted to that namespace", () => {
+    for (const gateway of [{ name: "sessions" }, { name: "sessions", namespace: NS }]) {
+      const settings = { mode: "gateway", sessionNamespace: NS, gateway, statusSource: "poll" } as const
+      expect(rbacManifest(settings).map((o) => o.kind)).toStrictEqual([
+        "ServiceAccount",
+        "Role",
+        "RoleBinding",
+        "ClusterRole",
+        "ClusterRoleBinding"
+      ])
+      expect(sessionRules(settings)).toStrictEqual([
+        { apiGroups: [""], resources: ["services"], verbs: ["create", "delete", "list", "patch"] },
+        {
+          apiGroups: ["gateway.networking.k8s.io"],
+          resources: ["httproutes"],
+          verbs: ["create", "delete", "get", "list", "patch"]
+        },
+        { apiGroups: ["events.k8s.io"], resources: ["events"], verbs: ["create", "patch"] },
+        { apiGroups: [""], resources: ["namespaces"], resourceNames: [NS], verbs: ["get"] },
+        { apiGroups: ["gateway.networking.k8s.io"], resources: ["gateways"], verbs: ["get"] }
+      ])
+    }
+  })
+
+  it("grants no Gateway read in gateway mode when no Gateway is named", () => {
+    const settings = { mode: "gateway", sessionNamespace: NS, statusSource: "watch" } as const
+    expect(rbacManifest(settings).map((o) => o.kind)).toStrictEqual([
+      "ServiceAccount",
+      "Role",
+      "RoleBinding",
+      "ClusterRole",
+      "ClusterRoleBinding"
+    ])
+    expect(sessionRules(settings).map((r) => r.resources?.[0])).toStrictEqual([
+      "services",
+      "httproutes",
+      "events",
+      "namespaces"
+    ])
+  })
+
+  it("grants no Gateway read in ingress mode, wherever a Gateway is named", () => {
+    for (const gateway of [{ name: "sessions" }, { name: "sessions", namespace: "infra" }]) {
+      const settings = { mode: "ingress", sessionNamespace: NS, gateway, statusSource: "watch" } as const
+      expect(rbacManifest(settings).map((o) => o.kind)).toStrictEqual([
+        "ServiceAccount",
+        "Role",
+        "RoleBinding",
+        "ClusterRole",
+        "ClusterRoleBinding"
+      ])
+      expect(sessionRules(settings).map((r) => r.resources?.[0])).toStrictEqual([
+        "services",
+        "ingresses",
+        "events",
+        "namespaces"
+      ])
+    }
+  })
+
+  it("adds watch for the shared watch and the EndpointSlice list for the probe", () => {
+    const rules = sessionRules({ mode: "ingress", sessionNamespace: NS, statusSource: "watch", probe: true })
+    expect(rules[1]?.verbs).toStrictEqual(["create", "delete", "get", "list", "patch", "watch"])
+    expect(rules.at(-1)).toStrictEqual({
+      apiGroups: ["discovery.k8s.io"],
+      resources: ["endpointslices"],
+      verbs: ["list"]
+    })
+    expect(sessionRules({ mode: "ingress", sessionNamespace: NS, statusSource: "watch", probe: false })).toHaveLength(4)
+  })
+
+  it("reads GatewayClasses, cluster-wide, in gateway mode", () => {
+    expect(clusterRules({ mode: "gateway", sessionNamespace: NS, statusSource: "watch" })).toStrictEqual([
+      { apiGroups: ["gateway.networking.k8s.io"], resources: ["gatewayclasses"], verbs: ["get"] }
+    ])
+  })
+})
