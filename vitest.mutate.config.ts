@@ -18,6 +18,7 @@ export default defineConfig({
       "test/cli/TracingProcess.test.ts",
       "test/cli/FaultMatrix*.test.ts",
       "test/cluster/Kubectl.test.ts",
+      "test/runner/RouteFollowUpsKubectl.test.ts",
       // Many generated cases each; the example-based tests cover the same code.
       "test/**/*.property.test.ts",
       "bench/**"
