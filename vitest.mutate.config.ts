@@ -2,13 +2,16 @@
  * The test run Stryker repeats for every mutant (`npm run mutate`). It keeps the
  * in-process tests of the mutated core and leaves out what only costs time per
  * mutant: CLI tests that spawn processes, the fault matrix, the kubectl wire tests
- * (they need the kubectl globalSetup unpacks) and the property tests.
+ * (every file of test/cluster/Kubectl*) and the property tests.
  */
 import { defineConfig } from "vitest/config"
 
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
+    // A kubectl check inside a wider test file (RouteFollowUpsCluster) still needs the
+    // unpacked kubectl's path; the unpack is cached, so this costs nothing per run.
+    globalSetup: ["./test/support/KubectlGlobalSetup.ts"],
     exclude: [
       "**/node_modules/**",
       // Spawn the CLI or kubectl as processes: seconds each, per mutant.
@@ -17,7 +20,7 @@ export default defineConfig({
       "test/cli/ProcessStop.test.ts",
       "test/cli/TracingProcess.test.ts",
       "test/cli/FaultMatrix*.test.ts",
-      "test/cluster/Kubectl.test.ts",
+      "test/cluster/Kubectl*.test.ts",
       // Many generated cases each; the example-based tests cover the same code.
       "test/**/*.property.test.ts",
       "bench/**"
