@@ -92,6 +92,20 @@ describe("diagnosis reads", () => {
         })
     ))
 
+  it.live("names the missing GatewayClass without reading the namespace, whose read would fail", () =>
+    onRouter(
+      SessionRouter.layerGateway,
+      gateway,
+      { gateway: { ...selectingListener.gateway, createClass: false }, namespaceLabels: { team: "a" } },
+      (ctx) =>
+        Effect.gen(function*() {
+          // The class is the first broken link: a namespace read RBAC refuses must not hide it.
+          yield* ctx.sc.cluster.faults.add({ resource: NamespaceResource, verbs: ["get"], action: Fault.forbid() })
+          const path = yield* pathOf(ctx)
+          expect(path._tag === "Broken" ? path.cause.code : path).toBe("GatewayClassNotFound")
+        })
+    ))
+
   it.live("finds the route admitted when the session namespace carries the labels the listener selects", () =>
     onRouter(
       SessionRouter.layerGateway,
