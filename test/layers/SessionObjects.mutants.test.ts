@@ -3,7 +3,11 @@
  * that is not there ends the attempt, never one that answered with an error.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { serverDidNotAnswer } from "../../src/layers/internal/SessionObjects.js"
+import { Effect } from "effect"
+import { IngressResource, ServiceResource } from "../../src/domain/Resources.js"
+import { removeObject, removeSessionObjects, serverDidNotAnswer } from "../../src/layers/internal/SessionObjects.js"
+import { runUnpublish } from "../../src/layers/internal/Unpublish.js"
+import type { KubeClient } from "../../src/services/KubeClient.js"
 import { Transport, Unavailable } from "../../src/services/KubeError.js"
 
 describe("serverDidNotAnswer", () => {
@@ -26,4 +30,25 @@ describe("serverDidNotAnswer", () => {
   it("is false for an answer, even one whose words say no answer", () => {
     expect(serverDidNotAnswer(new Unavailable({ reason: "the upstream gave no answer" }))).toBe(false)
   })
+})
+
+describe("removeObject", () => {
+  it.effect("is named as its one object when an unpublish stops before trying it", () =>
+    Effect.gen(function*() {
+      const noAnswer = new Transport({ reason: "no answer within 10s", kind: "no-answer" })
+      // Lists get no answer; no delete runs before the unpublish stops.
+      const kube = {
+        list: () => Effect.fail(noAnswer),
+        delete: () => Effect.dieMessage("a delete ran after the server stopped answering")
+      } as unknown as KubeClient.Service
+      const failure = yield* Effect.flip(runUnpublish("s1", [
+        removeSessionObjects(kube, ServiceResource, "ns", "session=s1"),
+        removeObject(kube, IngressResource, "ns", "telo-run-s1")
+      ]))
+      expect(failure.reason).toBe(
+        "could not remove every object of session s1; these may remain: " +
+          "the session's Service objects (could not list them: no answer within 10s); " +
+          "Ingress ns/telo-run-s1 (not tried: the API server stopped answering)"
+      )
+    }))
 })

@@ -408,5 +408,17 @@ describe("router selection", () => {
         expect(yield* router.publish(spec)).toEqual([])
         expect(yield* router.routesOf(sessionId)).toEqual([])
         expect(yield* sessionObjects(kube, sc.namespace)).toEqual({ services: [], ingresses: [], httpRoutes: [] })
+        expect(router.statusObjects).toBeUndefined()
+        expect(router.diagnose).toBeUndefined()
+      })))
+
+  it.live("the none layer calls a host pending and says at its deadline that routing is off", () =>
+    withRouter("in memory", SessionRouter.layerNone, ({ router }) =>
+      Effect.gen(function*() {
+        expect(yield* router.verdictFor(sessionId, route8080)).toEqual({ kind: "pending" })
+        expect(router.unclaimedReason(route8080)).toBe(
+          "session routing is off (SESSION_ROUTING_MODE=none, or no base domain): nothing publishes this host"
+        )
+        yield* router.unpublish(sessionId)
       })))
 })

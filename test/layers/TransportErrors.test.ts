@@ -99,6 +99,22 @@ describe("fromTransportError", () => {
         `${at}: the client failed before sending the request (unknown error); check the kubeconfig user's credentials`
     })
     expect(classify(null).tag).toBe("Unexpected")
+    expect(classify(undefined).reason).toBe(
+      `${at}: the client failed before sending the request (unknown error); check the kubeconfig user's credentials`
+    )
+    // A name that is not a string says nothing.
+    expect(classify({ name: 42 }).reason).toBe(
+      `${at}: the client failed before sending the request (unknown error); check the kubeconfig user's credentials`
+    )
+  })
+
+  it("looks underneath an error whose own code is not a string", () => {
+    const outer = Object.assign(new Error("wrapped"), { code: 1, cause: withCode("ECONNRESET") })
+    expect(classify(outer)).toEqual({
+      tag: "Transport",
+      kind: "other",
+      reason: `${at}: the connection was reset before the answer was complete (ECONNRESET)`
+    })
   })
 
   it("stops at an error that is its own cause", () => {
@@ -117,6 +133,8 @@ describe("isApiException", () => {
   it("knows the client's ApiException, and an answer shaped like one from another copy of the client", () => {
     expect(isApiException(new k8s.ApiException(500, "server error", undefined, {}))).toBe(true)
     expect(isApiException({ code: 503, headers: {} })).toBe(true)
+    // The class alone decides for the client's own exception, whatever it holds.
+    expect(isApiException(new k8s.ApiException(500, "server error", undefined, undefined as never))).toBe(true)
   })
 
   it("refuses a socket error, whose code is a string, and anything without headers", () => {
@@ -124,6 +142,7 @@ describe("isApiException", () => {
     expect(isApiException({ code: "ECONNRESET", headers: {} })).toBe(false)
     expect(isApiException({ code: 503 })).toBe(false)
     expect(isApiException(null)).toBe(false)
+    expect(isApiException(undefined)).toBe(false)
     expect(isApiException("503")).toBe(false)
   })
 })

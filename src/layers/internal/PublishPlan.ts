@@ -95,7 +95,7 @@ const describeUndone = (undone: ReadonlyArray<Undone>): string => {
  */
 export const runPublish = (plan: PublishPlan): Effect.Effect<void, PublishError> =>
   Effect.gen(function*() {
-    const fail = (error: KubeError, step: string, rest = "") =>
+    const fail = (error: KubeError, step: string, rest: string) =>
       new PublishError({
         sessionId: plan.sessionId,
         error,
