@@ -1,0 +1,186 @@
+/**
+ * The shared-watch route-status source on its own, in memory on TestClock: what its
+ * cache keeps of an object, an unserved API falling back to polling, and the
+ * liveness list that marks every host unreadable when the server stops answering.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Fiber, Logger, Ref, TestClock } from "effect"
+import { Fault } from "../../src/cluster/Faults.js"
+import type { SessionCluster } from "../../src/cluster/SessionCluster.js"
+import { IngressResource } from "../../src/domain/Resources.js"
+import type { PublishedRoute } from "../../src/domain/Routes.js"
+import { RouteVerdict } from "../../src/domain/Routes.js"
+import * as IngressRouter from "../../src/layers/IngressRouter.js"
+import * as WatchStatusSource from "../../src/layers/WatchStatusSource.js"
+import { KubeClient } from "../../src/services/KubeClient.js"
+import { NotServed } from "../../src/services/KubeError.js"
+import { RouterConfig } from "../../src/services/RouterConfig.js"
+import { Observation, type RouteStatusSource } from "../../src/services/RouteStatusSource.js"
+import { SessionRouter, type StatusObject, type StatusObjects } from "../../src/services/SessionRouter.js"
+import {
+  BASE_DOMAIN,
+  kubeClientLayer,
+  routerConfigLayer,
+  startCluster,
+  type TestConfig
+} from "../support/RouterHarness.js"
+
+const sessionId = "watchsrc1"
+const spec = {
+  sessionId,
+  podName: `telo-run-${sessionId}`,
+  podUid: "7d3c9e2f-0000-4000-8000-00000000abcd",
+  ports: [{ port: 8080, protocol: "tcp" as const }, { port: 9090, protocol: "tcp" as const }]
+}
+const r8080: PublishedRoute = { host: `8080-${sessionId}.${BASE_DOMAIN}`, port: 8080 }
+const objectName = `telo-run-${sessionId}`
+
+/**
+ * An ingress router on a cluster whose controller never writes status, and the
+ * watching source over it (its status objects changed by `adapt`), in the test's
+ * scope; `collect` gathers the warnings logged by the fibers it starts.
+ */
+const watchingSource = (
+  options: {
+    readonly config?: TestConfig
+    readonly adapt?: (objects: StatusObjects) => StatusObjects
+    /** The client the source reads through, made from the cluster's. */
+    readonly client?: (kube: KubeClient.Service) => KubeClient.Service
+  } = {}
+) =>
+  Effect.gen(function*() {
+    const sc: SessionCluster = yield* startCluster({ ingress: { delay: "never" }, gateway: false })
+    const kube = yield* Effect.provide(KubeClient, kubeClientLayer("in memory", sc.cluster))
+    const config = yield* Effect.provide(RouterConfig, routerConfigLayer(sc, options.config))
+    const router = yield* IngressRouter.make.pipe(
+      Effect.provideService(KubeClient, kube),
+      Effect.provideService(RouterConfig, config),
+      Effect.orDie
+    )
+    const adapt = options.adapt ?? ((objects) => objects)
+    const adapted = SessionRouter.of({ ...router, statusObjects: adapt(router.statusObjects!) })
+    const warnings = yield* Ref.make<ReadonlyArray<string>>([])
+    const collect = Logger.replace(
+      Logger.defaultLogger,
+      Logger.make(({ message }) => Effect.runSync(Ref.update(warnings, (all) => [...all, String(message)])))
+    )
+    const source = yield* WatchStatusSource.make.pipe(
+      Effect.provideService(KubeClient, options.client?.(kube) ?? kube),
+      Effect.provideService(SessionRouter, adapted),
+      Effect.provideService(RouterConfig, config)
+    )
+    return { sc, kube, router, source, warnings: Ref.get(warnings), collect }
+  })
+
+/** The next observation of `route` after `after`, on a fork, with the clock moved `millis`. */
+const nextAfter = (source: RouteStatusSource.Service, route: PublishedRoute, after: number, millis: number) =>
+  Effect.gen(function*() {
+    const fiber = yield* Effect.fork(source.next(sessionId, route, after))
+    yield* TestClock.adjust(millis)
+    return yield* Fiber.join(fiber)
+  })
+
+describe("the shared-watch route-status source", () => {
+  it.scoped("caches only what a verdict reads of each object: its identity, generation and status", () =>
+    Effect.gen(function*() {
+      const given: Array<StatusObject | undefined> = []
+      const { kube, router, sc, source } = yield* watchingSource({
+        adapt: (objects) => ({
+          ...objects,
+          verdictOf: (object, route) => {
+            given.push(object)
+            return objects.verdictOf(object, route)
+          }
+        })
+      })
+      yield* router.publish(spec)
+      const starting = yield* source.next(sessionId, r8080, 0)
+      expect(starting.observation._tag).toBe("Reading")
+      const synced = yield* nextAfter(source, r8080, starting.seq, 0)
+      expect(synced.observation).toEqual(Observation.seen(RouteVerdict.pending, true))
+      // The controller's address arrives as a watch event, which carries the whole object.
+      const current = yield* Effect.orDie(kube.get(IngressResource, "telo-sessions", objectName))
+      yield* Effect.orDie(
+        sc.cluster.store.replaceStatus(IngressResource, "telo-sessions", objectName, {
+          ...current,
+          status: { loadBalancer: { ingress: [{ ip: "10.0.0.1" }] } }
+        })
+      )
+      const programmed = yield* nextAfter(source, r8080, synced.seq, 0)
+      expect(programmed.observation).toEqual(Observation.seen(RouteVerdict.programmed, true))
+      const stored = yield* Effect.orDie(kube.get(IngressResource, "telo-sessions", objectName))
+      const metadata = stored.metadata!
+      expect(metadata.generation).toBeDefined()
+      expect(stored.spec).toBeDefined()
+      expect(given.at(-1)).toEqual({
+        apiVersion: stored.apiVersion,
+        kind: stored.kind,
+        metadata: {
+          name: metadata.name,
+          namespace: metadata.namespace,
+          uid: metadata.uid,
+          resourceVersion: metadata.resourceVersion,
+          generation: metadata.generation
+        },
+        status: { loadBalancer: { ingress: [{ ip: "10.0.0.1" }] } }
+      })
+    }))
+
+  it.scoped("polls instead, and says so once, when the routed API is not served", () =>
+    Effect.gen(function*() {
+      // Lists answer as a cluster without the routed kind's API does (HTTPRoutes
+      // without the Gateway API CRDs); single reads still work.
+      const notServed = new NotServed({
+        reason: "the API server does not serve ingresses.networking.k8s.io",
+        resource: "ingresses.networking.k8s.io"
+      })
+      const { collect, router, source, warnings } = yield* watchingSource({
+        client: (kube) => ({ ...kube, list: () => Effect.fail(notServed) })
+      })
+      yield* router.publish(spec)
+      // The watch starts with the first observer, which logs through its own logger.
+      const first = yield* nextAfter(source, r8080, 0, 0).pipe(Effect.provide(collect))
+      const second = yield* nextAfter(source, r8080, first.seq, 0)
+      // Polled: a GET of the session Ingress.
+      expect(second.observation).toEqual(Observation.seen(RouteVerdict.pending, true))
+      expect(source.kind).toBe("poll")
+      expect(source.changes).toBeUndefined()
+      const said = yield* warnings
+      expect(said).toHaveLength(1)
+      expect(said[0]).toMatch(
+        /^cannot list and watch ingresses\.networking\.k8s\.io in namespace "telo-sessions": the API server does not serve ingresses\.networking\.k8s\.io; route status is polled instead$/
+      )
+    }))
+
+  it.scoped("marks a waiting host unreadable when the liveness list goes unanswered for half the API time limit", () =>
+    Effect.gen(function*() {
+      const { router, sc, source } = yield* watchingSource({
+        config: { routePollIntervalMs: 100, apiTimeoutMs: 1_000 }
+      })
+      yield* router.publish(spec)
+      const starting = yield* source.next(sessionId, r8080, 0)
+      const synced = yield* nextAfter(source, r8080, starting.seq, 0)
+      expect(synced.observation).toEqual(Observation.seen(RouteVerdict.pending, true))
+      // From 50 ms on, every list hangs: the liveness list at 100 ms gets no answer.
+      const hang = yield* sc.cluster.faults.add({
+        resource: IngressResource,
+        verbs: ["list"],
+        action: Fault.hang,
+        from: 50
+      })
+      const waiting = yield* Effect.fork(source.next(sessionId, r8080, synced.seq))
+      yield* TestClock.adjust(599)
+      expect(waiting.unsafePoll()).toBeNull()
+      yield* TestClock.adjust(1)
+      const failing = yield* Fiber.join(waiting)
+      expect(failing.observation._tag).toBe("Unreadable")
+      expect(failing.observation._tag === "Unreadable" && failing.observation.error.error).toMatchObject({
+        _tag: "Transport",
+        kind: "no-answer"
+      })
+      // The server answers again: the next liveness list restores the cached verdict.
+      yield* sc.cluster.faults.remove(hang)
+      const restored = yield* nextAfter(source, r8080, failing.seq, 200)
+      expect(restored.observation).toEqual(Observation.seen(RouteVerdict.pending, true))
+    }))
+})
