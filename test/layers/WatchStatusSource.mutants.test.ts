@@ -1,10 +1,10 @@
 /**
  * The shared-watch route-status source on its own, in memory on TestClock: what its
- * cache keeps of an object, an unserved API falling back to polling, and the
- * liveness list that marks every host unreadable when the server stops answering.
+ * cache keeps of an object, an unserved API falling back to polling, a relist that
+ * finds an object gone, and the liveness list that marks every host unreadable when the server stops answering.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Fiber, Logger, Ref, TestClock } from "effect"
+import { Deferred, Effect, Fiber, Logger, Ref, Stream, TestClock } from "effect"
 import { Fault } from "../../src/cluster/Faults.js"
 import type { SessionCluster } from "../../src/cluster/SessionCluster.js"
 import { IngressResource } from "../../src/domain/Resources.js"
@@ -13,7 +13,7 @@ import { RouteVerdict } from "../../src/domain/Routes.js"
 import * as IngressRouter from "../../src/layers/IngressRouter.js"
 import * as WatchStatusSource from "../../src/layers/WatchStatusSource.js"
 import { KubeClient } from "../../src/services/KubeClient.js"
-import { NotServed } from "../../src/services/KubeError.js"
+import { NotServed, Transport } from "../../src/services/KubeError.js"
 import { RouterConfig } from "../../src/services/RouterConfig.js"
 import { Observation, type RouteStatusSource } from "../../src/services/RouteStatusSource.js"
 import { SessionRouter, type StatusObject, type StatusObjects } from "../../src/services/SessionRouter.js"
@@ -182,5 +182,42 @@ describe("the shared-watch route-status source", () => {
       yield* sc.cluster.faults.remove(hang)
       const restored = yield* nextAfter(source, r8080, failing.seq, 200)
       expect(restored.observation).toEqual(Observation.seen(RouteVerdict.pending, true))
+    }))
+
+  it.scoped("learns from the relist after a failed watch that an object was deleted meanwhile", () =>
+    Effect.gen(function*() {
+      // The first watch fails when the test says so; the ones after it run as usual.
+      const fail = yield* Deferred.make<void>()
+      let watches = 0
+      const { router, sc, source } = yield* watchingSource({
+        client: (kube) => ({
+          ...kube,
+          watch: (resource, namespace, options) => {
+            watches++
+            if (watches > 1) return kube.watch(resource, namespace, options)
+            const failure = Stream.fromEffect(
+              Deferred.await(fail).pipe(
+                Effect.zipRight(Effect.fail(new Transport({ reason: "the watch connection was reset", kind: "other" })))
+              )
+            )
+            return Stream.merge(kube.watch(resource, namespace, options), failure, { haltStrategy: "either" })
+          }
+        })
+      })
+      yield* router.publish(spec)
+      const starting = yield* source.next(sessionId, r8080, 0)
+      const synced = yield* nextAfter(source, r8080, starting.seq, 0)
+      expect(synced.observation).toEqual(Observation.seen(RouteVerdict.pending, true))
+      // The watch fails, and while it is down the session's Ingress is deleted.
+      yield* Deferred.succeed(fail, undefined)
+      const failing = yield* nextAfter(source, r8080, synced.seq, 0)
+      expect(failing.observation._tag).toBe("Unreadable")
+      yield* Effect.orDie(sc.cluster.store.delete(IngressResource, "telo-sessions", objectName))
+      // The restart lists again (within its first pause, at most a few hundred ms):
+      // the object is gone.
+      let seen = yield* nextAfter(source, r8080, failing.seq, 1_000)
+      while (seen.observation._tag !== "Seen") seen = yield* nextAfter(source, r8080, seen.seq, 1_000)
+      expect(seen.observation).toEqual(Observation.seen(RouteVerdict.pending, false))
+      expect(watches).toBe(2)
     }))
 })
