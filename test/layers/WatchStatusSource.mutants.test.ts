@@ -4,18 +4,23 @@
  * finds an object gone, and the liveness list that marks every host unreadable when the server stops answering.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, Fiber, Logger, Ref, Stream, TestClock } from "effect"
+import { Clock, Deferred, Effect, Fiber, Logger, Ref, Stream, TestClock } from "effect"
 import { Fault } from "../../src/cluster/Faults.js"
 import type { SessionCluster } from "../../src/cluster/SessionCluster.js"
 import { IngressResource } from "../../src/domain/Resources.js"
 import type { PublishedRoute } from "../../src/domain/Routes.js"
 import { RouteVerdict } from "../../src/domain/Routes.js"
+import { reportRouteHealth, RouteHealthEvent } from "../../src/health/RouteHealth.js"
 import * as IngressRouter from "../../src/layers/IngressRouter.js"
 import * as WatchStatusSource from "../../src/layers/WatchStatusSource.js"
 import { KubeClient } from "../../src/services/KubeClient.js"
 import { NotServed, Transport } from "../../src/services/KubeError.js"
 import { RouterConfig } from "../../src/services/RouterConfig.js"
-import { Observation, type RouteStatusSource } from "../../src/services/RouteStatusSource.js"
+import {
+  Observation,
+  type RouteStatusSource,
+  RouteStatusSource as RouteStatusSourceTag
+} from "../../src/services/RouteStatusSource.js"
 import { SessionRouter, type StatusObject, type StatusObjects } from "../../src/services/SessionRouter.js"
 import {
   BASE_DOMAIN,
@@ -94,6 +99,9 @@ describe("the shared-watch route-status source", () => {
         })
       })
       yield* router.publish(spec)
+      // A watching source offers the change feed a session's one fiber waits on.
+      expect(source.kind).toBe("watch")
+      expect(source.changes).toBeDefined()
       const starting = yield* source.next(sessionId, r8080, 0)
       expect(starting.observation._tag).toBe("Reading")
       const synced = yield* nextAfter(source, r8080, starting.seq, 0)
@@ -219,5 +227,81 @@ describe("the shared-watch route-status source", () => {
       while (seen.observation._tag !== "Seen") seen = yield* nextAfter(source, r8080, seen.seq, 1_000)
       expect(seen.observation).toEqual(Observation.seen(RouteVerdict.pending, false))
       expect(watches).toBe(2)
+    }))
+
+  it.scoped("judges a host it fell back to polling as a reader: a read hung at the deadline is unreadable, and reads keep the interval", () =>
+    Effect.gen(function*() {
+      // List and watch refused for good; GETs of the session Ingress answer until 500 ms, then hang.
+      let gets = 0
+      const { collect, router, sc, source } = yield* watchingSource({
+        client: (kube) => ({ ...kube, get: (...args) => Effect.suspend(() => (gets++, kube.get(...args))) })
+      })
+      const routes = yield* router.publish(spec)
+      yield* sc.cluster.faults.add({ resource: IngressResource, verbs: ["list", "watch"], action: Fault.forbid() })
+      yield* sc.cluster.faults.add({ resource: IngressResource, verbs: ["get"], action: Fault.hang, from: 500 })
+      const events: Array<RouteHealthEvent> = []
+      const fiber = yield* reportRouteHealth(
+        { sessionId, routes: [routes[0]!], timeoutMs: 1_000, intervalMs: 100 },
+        (event) => Effect.sync(() => void events.push(event))
+      ).pipe(
+        Effect.provideService(SessionRouter, router),
+        Effect.provideService(RouteStatusSourceTag, source),
+        Effect.provide(collect),
+        Effect.fork
+      )
+      yield* TestClock.adjust(1_000)
+      yield* Fiber.join(fiber)
+      expect(source.kind).toBe("poll")
+      // One read every 100 ms: 0, 100, ..., 500, the last one hung.
+      expect(gets).toBe(6)
+      // The read out at the deadline had been out far longer than any answer took:
+      // silence, never the advice that nobody claimed the route.
+      expect(events.at(-1)).toEqual(
+        RouteHealthEvent.unprogrammed(
+          routes[0]!,
+          "route status could not be read: the status read got no answer within 500 ms (cut off by the 1000 ms route deadline)"
+        )
+      )
+    }))
+
+  it.scoped("wakes each waiting session at its own instant, a later one asked for after an earlier included", () =>
+    Effect.gen(function*() {
+      const { source } = yield* watchingSource()
+      const feed = source.changes!
+      const route = (id: string): PublishedRoute => ({ host: `8080-${id}.${BASE_DOMAIN}`, port: 8080 })
+      const waitUntil = (id: string, until: number) =>
+        Effect.fork(feed.awaitAny(id, [{ route: route(id), seen: feed.seqOf(id, route(id)) }], until))
+      // Synced first, so that only the instants can wake the sessions.
+      yield* nextAfter(source, route("early"), 0, 0)
+      const early = yield* waitUntil("early", 500)
+      const late = yield* waitUntil("late", 2_000)
+      yield* TestClock.adjust(500)
+      expect(early.unsafePoll()).not.toBeNull()
+      expect(late.unsafePoll()).toBeNull()
+      yield* TestClock.adjust(1_500)
+      expect(late.unsafePoll()).not.toBeNull()
+    }))
+
+  it.scoped("sends liveness lists only while someone waits for a change", () =>
+    Effect.gen(function*() {
+      const lists: Array<number> = []
+      const { source } = yield* watchingSource({
+        config: { routePollIntervalMs: 100 },
+        client: (kube) => ({
+          ...kube,
+          list: (...args) => Effect.flatMap(Clock.currentTimeMillis, (now) => (lists.push(now), kube.list(...args)))
+        })
+      })
+      const feed = source.changes!
+      yield* nextAfter(source, r8080, 0, 0)
+      // One session waits until 300 ms, then nothing waits for a second.
+      const waiting = yield* Effect.fork(
+        feed.awaitAny(sessionId, [{ route: r8080, seen: feed.seqOf(sessionId, r8080) }], 300)
+      )
+      yield* TestClock.adjust(300)
+      yield* Fiber.join(waiting)
+      expect(lists.filter((at) => at > 0 && at < 300)).toEqual([100, 200])
+      yield* TestClock.adjust(1_000)
+      expect(lists.filter((at) => at > 300)).toEqual([])
     }))
 })
