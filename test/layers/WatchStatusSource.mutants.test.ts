@@ -282,16 +282,22 @@ describe("the shared-watch route-status source", () => {
       expect(late.unsafePoll()).not.toBeNull()
     }))
 
-  it.scoped("sends liveness lists only while someone waits for a change", () =>
+  it.scoped("sends liveness lists that select nothing, and only while someone waits for a change", () =>
     Effect.gen(function*() {
-      const lists: Array<number> = []
-      const { source } = yield* watchingSource({
+      const lists: Array<{ readonly at: number; readonly items: number }> = []
+      const { router, source } = yield* watchingSource({
         config: { routePollIntervalMs: 100 },
         client: (kube) => ({
           ...kube,
-          list: (...args) => Effect.flatMap(Clock.currentTimeMillis, (now) => (lists.push(now), kube.list(...args)))
+          list: (...args) =>
+            Effect.flatMap(
+              Clock.currentTimeMillis,
+              (at) =>
+                kube.list(...args).pipe(Effect.tap((listed) => void lists.push({ at, items: listed.items.length })))
+            )
         })
       })
+      yield* router.publish(spec)
       const feed = source.changes!
       yield* nextAfter(source, r8080, 0, 0)
       // One session waits until 300 ms, then nothing waits for a second.
@@ -300,8 +306,39 @@ describe("the shared-watch route-status source", () => {
       )
       yield* TestClock.adjust(300)
       yield* Fiber.join(waiting)
-      expect(lists.filter((at) => at > 0 && at < 300)).toEqual([100, 200])
+      // The watch's own list finds the session's Ingress; a liveness list finds nothing.
+      expect(lists[0]).toEqual({ at: 0, items: 1 })
+      expect(lists.filter(({ at }) => at > 0 && at < 300)).toEqual([{ at: 100, items: 0 }, { at: 200, items: 0 }])
       yield* TestClock.adjust(1_000)
-      expect(lists.filter((at) => at > 300)).toEqual([])
+      expect(lists.filter(({ at }) => at > 300)).toEqual([])
+    }))
+
+  it.scoped("stops its watch, and says so once, when the liveness list is refused for good", () =>
+    Effect.gen(function*() {
+      let watching = 0
+      const { collect, sc, source, warnings } = yield* watchingSource({
+        config: { routePollIntervalMs: 100 },
+        client: (kube) => ({
+          ...kube,
+          watch: (...args) =>
+            kube.watch(...args).pipe(
+              Stream.onStart(Effect.sync(() => watching++)),
+              Stream.ensuring(Effect.sync(() => watching--))
+            )
+        })
+      })
+      const feed = source.changes!
+      yield* nextAfter(source, r8080, 0, 0).pipe(Effect.provide(collect))
+      expect(watching).toBe(1)
+      // RBAC loses the list verb while the watch connection stays up.
+      yield* sc.cluster.faults.add({ resource: IngressResource, verbs: ["list"], action: Fault.forbid() })
+      const waiting = yield* Effect.fork(
+        feed.awaitAny(sessionId, [{ route: r8080, seen: feed.seqOf(sessionId, r8080) }], 1_000)
+      )
+      yield* TestClock.adjust(100)
+      yield* Fiber.join(waiting)
+      expect(source.kind).toBe("poll")
+      expect(watching).toBe(0)
+      expect(yield* warnings).toHaveLength(1)
     }))
 })
