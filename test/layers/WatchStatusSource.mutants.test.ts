@@ -341,4 +341,24 @@ describe("the shared-watch route-status source", () => {
       expect(watching).toBe(0)
       expect(yield* warnings).toHaveLength(1)
     }))
+
+  it.scoped("returns at once from a wait on several objects when any one of them has news", () =>
+    Effect.gen(function*() {
+      // One object per host, as the gateway router's HTTPRoutes are.
+      const { source } = yield* watchingSource({
+        adapt: (objects) => ({ ...objects, objectName: (id, route) => `telo-run-${id}-${route.port}` })
+      })
+      const feed = source.changes!
+      const r9090: PublishedRoute = { host: `9090-${sessionId}.${BASE_DOMAIN}`, port: 9090 }
+      yield* nextAfter(source, r8080, 0, 0)
+      const waited = yield* Effect.fork(
+        feed.awaitAny(sessionId, [
+          { route: r8080, seen: feed.seqOf(sessionId, r8080) },
+          // Seen one change less than there is: news for this host.
+          { route: r9090, seen: feed.seqOf(sessionId, r9090) - 1 }
+        ], 1_000)
+      )
+      yield* TestClock.adjust(0)
+      expect(waited.unsafePoll()).not.toBeNull()
+    }))
 })
