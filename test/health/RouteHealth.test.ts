@@ -6,17 +6,19 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Clock, Deferred, Duration, Effect, Fiber, Layer, Ref, Schedule, Stream, TestClock } from "effect"
+import { RoutingPath } from "../../src/domain/Diagnosis.js"
 import type { PublishedRoute, RouteState, RouteVerdict } from "../../src/domain/Routes.js"
 import { RouteVerdict as Verdict } from "../../src/domain/Routes.js"
 import {
   cutReadIsSilence,
   readFailureReason,
   rejectionReason,
+  reportRouteHealth,
   RouteHealthEvent,
   watchRouteHealth,
   type WatchRouteHealthInput
 } from "../../src/health/RouteHealth.js"
-import { Forbidden, Unavailable } from "../../src/services/KubeError.js"
+import { Forbidden, Transport, Unavailable } from "../../src/services/KubeError.js"
 import { RouterConfig } from "../../src/services/RouterConfig.js"
 import { type ChangeFeed, Observation, RouteStatusSource } from "../../src/services/RouteStatusSource.js"
 import { RouteReadError, SessionRouter } from "../../src/services/SessionRouter.js"
@@ -123,6 +125,12 @@ describe("rejectionReason", () => {
   it("passes the reason code through unchanged when the controller gave no message", () => {
     expect(rejectionReason("NotAllowedByListeners", "")).toBe("NotAllowedByListeners")
     expect(rejectionReason("NotAllowedByListeners", "  ")).toBe("NotAllowedByListeners")
+  })
+
+  it("trims the controller's message at both ends", () => {
+    expect(rejectionReason("NotAllowedByListeners", "  no listener allows it\n")).toBe(
+      "NotAllowedByListeners: no listener allows it"
+    )
   })
 
   it("keeps the controller's message after the reason code", () => {
@@ -433,6 +441,9 @@ describe("watchRouteHealth", () => {
     // Slow, not silent: every read took 300 ms.
     expect(cutReadIsSilence(200, 300, 100)).toBe(false)
     expect(cutReadIsSilence(601, 300, 100)).toBe(true)
+    // Exactly twice the slowest answer is still slow; exactly the interval is long enough.
+    expect(cutReadIsSilence(600, 300, 100)).toBe(false)
+    expect(cutReadIsSilence(100, 0, 100)).toBe(true)
     // A read the deadline caught a moment after it started says nothing.
     expect(cutReadIsSilence(5, 0, 2_000)).toBe(false)
     // With a long interval, a second of silence is enough.
@@ -599,6 +610,142 @@ describe("watchRouteHealth", () => {
       expect(yield* fake.readsOf(r8080.host)).toEqual([0, 1, 2])
     }))
 
+  it.effect("reads neither the router nor the configuration when nothing was published", () =>
+    Effect.gen(function*() {
+      // Every property read of these services throws: the watch must not touch them.
+      const untouchable = <A extends object>(what: string): A =>
+        new Proxy({} as A, {
+          get: (_, key) => {
+            throw new Error(`read ${what}.${String(key)}`)
+          }
+        })
+      const reported: Array<RouteHealthEvent> = []
+      const report = (event: RouteHealthEvent) => Effect.sync(() => void reported.push(event))
+      const services = <A, E>(self: Effect.Effect<A, E, SessionRouter | RouterConfig>) =>
+        self.pipe(
+          Effect.provideService(SessionRouter, untouchable("SessionRouter")),
+          Effect.provideService(RouterConfig, untouchable("RouterConfig"))
+        )
+      yield* services(reportRouteHealth({ sessionId, routes: [] }, report))
+      yield* services(reportRouteHealth({ sessionId, routes: [], timeoutMs: 1_000, intervalMs: 100 }, report))
+      expect(reported).toEqual([])
+    }))
+
+  it.effect("hands events to the callback one at a time when hosts settle at the same instant", () =>
+    Effect.gen(function*() {
+      const fake = yield* fakeRouter(always(Verdict.programmed))
+      const log: Array<string> = []
+      // A callback that takes a moment: a second event must wait until the first returned.
+      const report = (event: RouteHealthEvent) =>
+        Effect.gen(function*() {
+          const what = event._tag === "Route" ? `${event.state} ${event.route.port}` : event._tag
+          log.push(`start ${what}`)
+          yield* Effect.sleep(Duration.millis(10))
+          log.push(`end ${what}`)
+        })
+      const fiber = yield* reportRouteHealth({ sessionId, routes, timeoutMs: 1_000, intervalMs: 100 }, report).pipe(
+        Effect.provide(fake.layer),
+        Effect.fork
+      )
+      yield* TestClock.adjust(100)
+      yield* Fiber.join(fiber)
+      // Each event's call ends before the next one's starts.
+      const starts = log.filter((_, i) => i % 2 === 0)
+      expect(log).toEqual(starts.flatMap((line) => [line, line.replace("start", "end")]))
+      expect(log.filter((line) => line.startsWith("start programmed")).sort()).toEqual([
+        "start programmed 8080",
+        "start programmed 9090"
+      ])
+    }))
+
+  it.effect("reads the diagnosis once for all the session's hosts pending at the deadline", () =>
+    Effect.gen(function*() {
+      let diagnoses = 0
+      const router = SessionRouter.of({
+        layer: "ingress",
+        publish: () => Effect.succeed(routes),
+        routesOf: () => Effect.succeed(routes),
+        verdictFor: () => Effect.succeed(Verdict.pending),
+        unclaimedReason: unclaimed,
+        diagnose: () =>
+          Effect.sync(() => {
+            diagnoses++
+            return () => RoutingPath.broken("IngressClassNotFound", "no class")
+          }),
+        unpublish: () => Effect.void
+      })
+      // Reads at 0, 300, 600 and 900: the next would come after the deadline, so both
+      // hosts are judged by the deadline timer.
+      const seen = yield* runFor(1_000, { sessionId, routes, timeoutMs: 1_000, intervalMs: 300 }).pipe(
+        Effect.provide(Layer.succeed(SessionRouter, router))
+      )
+      expect(seen.filter((s) => "state" in s && s.state === "unprogrammed").map((s) => s.reason)).toEqual([
+        "IngressClassNotFound: no class",
+        "IngressClassNotFound: no class"
+      ])
+      expect(diagnoses).toBe(1)
+    }))
+
+  it.effect("reports a first read the deadline cut short as unreadable, however short the deadline", () =>
+    Effect.gen(function*() {
+      // Cut after 50 ms, less than the interval: too short to call the server silent
+      // had it ever answered, but it never did, so nothing was learned about the route.
+      const fake = yield* fakeRouter(() => Effect.never)
+      const seen = yield* runFor(50, { sessionId, routes: [r8080], timeoutMs: 50, intervalMs: 100 }).pipe(
+        Effect.provide(fake.layer)
+      )
+      const hung = "the status read got no answer within 50 ms (cut off by the 50 ms route deadline)"
+      expect(seen).toEqual([
+        { at: 0, host: r8080.host, state: "pending" },
+        { at: 50, readError: r8080.host, reason: hung },
+        { at: 50, host: r8080.host, state: "unprogrammed", reason: `route status could not be read: ${hung}` }
+      ])
+    }))
+
+  it.effect("measures how fast the server answers from the start of each read", () =>
+    Effect.gen(function*() {
+      // Every read answers in 10 ms until the server hangs at 700 ms: the read cut at
+      // the deadline had been out 300 ms, far longer than any answer took.
+      const fake = yield* fakeRouter(() =>
+        Effect.flatMap(
+          Clock.currentTimeMillis,
+          (now) => now >= 700 ? Effect.never : Effect.sleep("10 millis").pipe(Effect.as(Verdict.pending))
+        )
+      )
+      const seen = yield* runFor(1_000, { sessionId, routes: [r8080], timeoutMs: 1_000, intervalMs: 100 }).pipe(
+        Effect.provide(fake.layer)
+      )
+      expect(seen.at(-1)).toEqual({
+        at: 1_000,
+        host: r8080.host,
+        state: "unprogrammed",
+        reason:
+          "route status could not be read: the status read got no answer within 300 ms (cut off by the 1000 ms route deadline)"
+      })
+    }))
+
+  it.effect("does not count a read the client gave up on as the server's answer time", () =>
+    Effect.gen(function*() {
+      // The first read got no answer for 900 ms and the client gave up; the next hangs
+      // until the deadline. Taking 900 ms as an answer time would make the server look
+      // slow rather than silent, and report the stale give-up instead of the hang.
+      const gaveUp = (route: PublishedRoute) =>
+        new RouteReadError({ route, error: new Transport({ reason: "no answer within 900 ms", kind: "no-answer" }) })
+      const fake = yield* fakeRouter((route, call) =>
+        call === 1 ? Effect.sleep("900 millis").pipe(Effect.zipRight(Effect.fail(gaveUp(route)))) : Effect.never
+      )
+      const seen = yield* runFor(2_000, { sessionId, routes: [r8080], timeoutMs: 2_000, intervalMs: 100 }).pipe(
+        Effect.provide(fake.layer)
+      )
+      expect(seen.at(-1)).toEqual({
+        at: 2_000,
+        host: r8080.host,
+        state: "unprogrammed",
+        reason:
+          "route status could not be read: the status read got no answer within 1100 ms (cut off by the 2000 ms route deadline)"
+      })
+    }))
+
   // --- configuration ---------------------------------------------------------------------
 
   const routerConfig = (routeReadyTimeoutMs: number, routePollIntervalMs: number) =>
@@ -652,10 +799,10 @@ describe("watchRouteHealth", () => {
 /**
  * A watching source the test drives: each host's observations are pushed by the test
  * (as a watch's changes arrive), numbered in order, and `next` waits for the next one;
- * it reads nothing. With `feed`, it also offers the change feed a real watch offers,
+ * it reads nothing (`cadence`: the pause between calls after an answer). With `feed`, it also offers the change feed a real watch offers,
  * so the session follows every host on one fiber instead of a fiber per host.
  */
-const pushedWatch = (feed: boolean) =>
+const pushedWatch = (feed: boolean, cadence: Schedule.Schedule<unknown, unknown> = Schedule.forever) =>
   Effect.gen(function*() {
     const logs = new Map<string, Array<Observation>>()
     const logOf = (route: PublishedRoute) => {
@@ -684,7 +831,7 @@ const pushedWatch = (feed: boolean) =>
     const source = RouteStatusSource.of({
       kind: "watch",
       next,
-      cadence: () => Schedule.forever,
+      cadence: () => cadence,
       ...(feed ? { changes } : {})
     })
     const router = SessionRouter.of({
@@ -755,6 +902,50 @@ describe.each([
       ])
     }))
 
+  it.effect("reports a watch that restarts after a pending answer and never answers again as a read failure", () =>
+    Effect.gen(function*() {
+      const watch = yield* pushedWatch(feed)
+      yield* watch.push(r8080, pending)
+      const { fiber, seen } = yield* start({ sessionId, routes: [r8080], timeoutMs: 1_000, intervalMs: 100 }).pipe(
+        Effect.provide(watch.layer)
+      )
+      yield* TestClock.adjust(200)
+      // The watch starts over at 200 ms and gets no answer until the deadline.
+      yield* watch.push(r8080, Observation.reading(200))
+      yield* TestClock.adjust(800)
+      yield* Fiber.join(fiber)
+      const hung = "the status read got no answer within 800 ms (cut off by the 1000 ms route deadline)"
+      expect(yield* seen).toEqual([
+        { at: 0, host: r8080.host, state: "pending" },
+        { at: 1_000, readError: r8080.host, reason: hung },
+        { at: 1_000, host: r8080.host, state: "unprogrammed", reason: `route status could not be read: ${hung}` }
+      ])
+    }))
+
+  it.effect("reports each host's verdict once, however its object changes after it settled", () =>
+    Effect.gen(function*() {
+      const watch = yield* pushedWatch(feed)
+      yield* watch.push(r8080, pending)
+      yield* watch.push(r9090, pending)
+      const { fiber, seen } = yield* start({ sessionId, routes, timeoutMs: 1_000, intervalMs: 100 }).pipe(
+        Effect.provide(watch.layer)
+      )
+      yield* TestClock.adjust(100)
+      yield* watch.push(r8080, Observation.seen(Verdict.programmed, true))
+      yield* TestClock.adjust(100)
+      yield* watch.push(r8080, Observation.seen(Verdict.rejected("NoMatchingParent", ""), true))
+      yield* TestClock.adjust(100)
+      yield* watch.push(r8080, pending)
+      yield* TestClock.adjust(700)
+      yield* Fiber.join(fiber)
+      expect(yield* seen).toEqual([
+        { at: 0, host: r8080.host, state: "pending" },
+        { at: 0, host: r9090.host, state: "pending" },
+        { at: 100, host: r8080.host, state: "programmed" },
+        { at: 1_000, host: r9090.host, state: "unprogrammed", reason: unclaimed(r9090) }
+      ])
+    }))
+
   it.effect("lets the last evidence decide: a failing watch that recovers to pending gives the advice, one that stays failing the failure", () =>
     Effect.gen(function*() {
       const watch = yield* pushedWatch(feed)
@@ -782,5 +973,42 @@ describe.each([
       ]
       expect(terminal.toSorted(byHost)).toEqual(expected.toSorted(byHost))
       expect((yield* seen).filter((s) => "readError" in s)).toHaveLength(1)
+    }))
+})
+
+describe("watchRouteHealth on a watching source whose calls are spaced", () => {
+  it.effect("waits the source's pause between calls after an answer", () =>
+    Effect.gen(function*() {
+      // A source that asks for 100 ms between calls gets its next call at 100 ms,
+      // however early the change it would report.
+      const watch = yield* pushedWatch(false, Schedule.spaced(Duration.millis(100)))
+      yield* watch.push(r8080, Observation.seen(Verdict.pending, true))
+      const { fiber, seen } = yield* start({ sessionId: "abc", routes: [r8080], timeoutMs: 1_000, intervalMs: 100 })
+        .pipe(Effect.provide(watch.layer))
+      yield* TestClock.adjust(10)
+      yield* watch.push(r8080, Observation.seen(Verdict.programmed, true))
+      yield* TestClock.adjust(990)
+      yield* Fiber.join(fiber)
+      expect(yield* seen).toEqual([
+        { at: 0, host: r8080.host, state: "pending" },
+        { at: 100, host: r8080.host, state: "programmed" }
+      ])
+    }))
+
+  it.effect("asks again at once when the watch has not answered yet, without waiting the pause", () =>
+    Effect.gen(function*() {
+      // "Not answered yet" is no answer: the pause between calls does not apply to it.
+      const watch = yield* pushedWatch(false, Schedule.spaced(Duration.millis(100)))
+      yield* watch.push(r8080, Observation.reading(0))
+      const { fiber, seen } = yield* start({ sessionId: "abc", routes: [r8080], timeoutMs: 1_000, intervalMs: 100 })
+        .pipe(Effect.provide(watch.layer))
+      yield* TestClock.adjust(10)
+      yield* watch.push(r8080, Observation.seen(Verdict.programmed, true))
+      yield* TestClock.adjust(990)
+      yield* Fiber.join(fiber)
+      expect(yield* seen).toEqual([
+        { at: 0, host: r8080.host, state: "pending" },
+        { at: 10, host: r8080.host, state: "programmed" }
+      ])
     }))
 })

@@ -1,0 +1,146 @@
+/**
+ * The polling route-status source on its own, in memory on TestClock: hosts that
+ * share an object share each GET while it is out (and only while it is out), what an
+ * absent object and a refused read become, and a router with no status objects read
+ * through its own `verdictFor`.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Fiber, Layer, Ref, TestClock } from "effect"
+import { Fault } from "../../src/cluster/Faults.js"
+import type { SessionCluster } from "../../src/cluster/SessionCluster.js"
+import { IngressResource } from "../../src/domain/Resources.js"
+import type { PublishedRoute } from "../../src/domain/Routes.js"
+import { RouteVerdict } from "../../src/domain/Routes.js"
+import * as PollStatusSource from "../../src/layers/PollStatusSource.js"
+import { SessionRouter } from "../../src/layers/SessionRouterLayers.js"
+import { KubeClient } from "../../src/services/KubeClient.js"
+import { Observation } from "../../src/services/RouteStatusSource.js"
+import { RouteReadError, type SessionRouter as SessionRouterService } from "../../src/services/SessionRouter.js"
+import {
+  BASE_DOMAIN,
+  kubeClientLayer,
+  observedKubeClient,
+  routerConfigLayer,
+  startCluster
+} from "../support/RouterHarness.js"
+
+const sessionId = "pollsrc1"
+const spec = {
+  sessionId,
+  podName: `telo-run-${sessionId}`,
+  podUid: "5e2b7c1a-0000-4000-8000-00000000abcd",
+  ports: [{ port: 8080, protocol: "tcp" as const }, { port: 9090, protocol: "tcp" as const }]
+}
+const route = (port: number, id = sessionId): PublishedRoute => ({ host: `${port}-${id}.${BASE_DOMAIN}`, port })
+
+/**
+ * An ingress router on a cluster whose controller never writes status, and the
+ * polling source over it (with `router` changed by `adapt`), counting the GETs the
+ * source sends.
+ */
+const pollingSource = (
+  adapt: (router: SessionRouterService.Service) => SessionRouterService.Service = (router) => router
+) =>
+  Effect.gen(function*() {
+    const sc: SessionCluster = yield* startCluster({ ingress: { delay: "never" }, gateway: false })
+    const kube = yield* Effect.provide(KubeClient, kubeClientLayer("in memory", sc.cluster))
+    const router = yield* Effect.provide(
+      SessionRouter,
+      SessionRouter.layerIngress.pipe(
+        Layer.provide(Layer.succeed(KubeClient, kube)),
+        Layer.provide(routerConfigLayer(sc))
+      )
+    ).pipe(Effect.orDie)
+    const gets = yield* Ref.make(0)
+    const counted = observedKubeClient(
+      kube,
+      (call) => call.verb === "get" ? Ref.update(gets, (n) => n + 1) : Effect.void
+    )
+    const source = yield* PollStatusSource.make.pipe(
+      Effect.provideService(KubeClient, counted),
+      Effect.provideService(SessionRouter, adapt(router))
+    )
+    return { sc, router, source, gets: Ref.get(gets) }
+  })
+
+describe("the polling route-status source", () => {
+  it.scoped("sends one GET for hosts that share an object while it is out, and a fresh one after it answered", () =>
+    Effect.gen(function*() {
+      const { gets, router, sc, source } = yield* pollingSource()
+      const routes = yield* router.publish(spec)
+      expect(routes).toEqual([route(8080), route(9090)])
+      yield* sc.cluster.faults.add({ resource: IngressResource, verbs: ["get"], action: Fault.latency(100) })
+      const both = yield* Effect.fork(
+        Effect.all(routes.map((r) => source.next(sessionId, r, 0)), { concurrency: "unbounded" })
+      )
+      yield* TestClock.adjust(100)
+      const pending = Observation.seen(RouteVerdict.pending, true)
+      expect(yield* Fiber.join(both)).toEqual([{ seq: 1, observation: pending }, { seq: 1, observation: pending }])
+      expect(yield* gets).toBe(1)
+      // The shared read is let go once it answered: the next round reads the cluster again.
+      const again = yield* Effect.fork(source.next(sessionId, routes[0]!, 1))
+      yield* TestClock.adjust(100)
+      expect(yield* Fiber.join(again)).toEqual({ seq: 2, observation: pending })
+      expect(yield* gets).toBe(2)
+    }))
+
+  it.scoped("keeps the shared read going for the other hosts when one of them stops waiting", () =>
+    Effect.gen(function*() {
+      const { gets, router, sc, source } = yield* pollingSource()
+      const routes = yield* router.publish(spec)
+      yield* sc.cluster.faults.add({ resource: IngressResource, verbs: ["get"], action: Fault.latency(100) })
+      const first = yield* Effect.fork(source.next(sessionId, routes[0]!, 0))
+      const second = yield* Effect.fork(source.next(sessionId, routes[1]!, 0))
+      yield* TestClock.adjust(50)
+      yield* Fiber.interrupt(first)
+      yield* TestClock.adjust(50)
+      expect(yield* Fiber.join(second)).toEqual({ seq: 1, observation: Observation.seen(RouteVerdict.pending, true) })
+      expect(yield* gets).toBe(1)
+    }))
+
+  it.scoped("says an object that does not exist is absent and still pending", () =>
+    Effect.gen(function*() {
+      const { source } = yield* pollingSource()
+      expect(yield* source.next("neverpublished", route(8080, "neverpublished"), 4)).toEqual({
+        seq: 5,
+        observation: Observation.seen(RouteVerdict.pending, false)
+      })
+    }))
+
+  it.scoped("turns a refused read into an unreadable observation that keeps the API's error", () =>
+    Effect.gen(function*() {
+      const { router, sc, source } = yield* pollingSource()
+      const [r8080] = yield* router.publish(spec)
+      yield* sc.cluster.faults.add({ resource: IngressResource, verbs: ["get"], action: Fault.forbid() })
+      const { observation, seq } = yield* source.next(sessionId, r8080!, 0)
+      expect(seq).toBe(1)
+      expect(observation._tag).toBe("Unreadable")
+      const error = observation._tag === "Unreadable" ? observation.error : undefined
+      expect(error).toBeInstanceOf(RouteReadError)
+      expect(error?.route).toEqual(r8080)
+      expect(error?.error._tag).toBe("Forbidden")
+    }))
+
+  it.scoped("reads through the router's own verdictFor when the router names no status objects", () =>
+    Effect.gen(function*() {
+      const { gets, source } = yield* pollingSource((router) => {
+        const { statusObjects: _, ...rest } = router
+        return SessionRouter.of({
+          ...rest,
+          verdictFor: (_sessionId, r) =>
+            Effect.succeed(r.port === 8080 ? RouteVerdict.programmed : RouteVerdict.rejected("NoMatchingParent", ""))
+        })
+      })
+      expect(source.kind).toBe("poll")
+      expect(yield* source.next(sessionId, route(8080), 0)).toEqual({
+        seq: 1,
+        observation: Observation.seen(RouteVerdict.programmed, true)
+      })
+      expect(yield* source.next(sessionId, route(9090), 1)).toEqual({
+        seq: 2,
+        observation: Observation.seen(RouteVerdict.rejected("NoMatchingParent", ""), true)
+      })
+      // Nothing went to the client: the router's reads are the router's business.
+      expect(yield* gets).toBe(0)
+    }))
+})

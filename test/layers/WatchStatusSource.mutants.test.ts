@@ -1,0 +1,364 @@
+/**
+ * The shared-watch route-status source on its own, in memory on TestClock: what its
+ * cache keeps of an object, an unserved API falling back to polling, a relist that
+ * finds an object gone, and the liveness list that marks every host unreadable when the server stops answering.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Clock, Deferred, Effect, Fiber, Logger, Ref, Stream, TestClock } from "effect"
+import { Fault } from "../../src/cluster/Faults.js"
+import type { SessionCluster } from "../../src/cluster/SessionCluster.js"
+import { IngressResource } from "../../src/domain/Resources.js"
+import type { PublishedRoute } from "../../src/domain/Routes.js"
+import { RouteVerdict } from "../../src/domain/Routes.js"
+import { reportRouteHealth, RouteHealthEvent } from "../../src/health/RouteHealth.js"
+import * as IngressRouter from "../../src/layers/IngressRouter.js"
+import * as WatchStatusSource from "../../src/layers/WatchStatusSource.js"
+import { KubeClient } from "../../src/services/KubeClient.js"
+import { NotServed, Transport } from "../../src/services/KubeError.js"
+import { RouterConfig } from "../../src/services/RouterConfig.js"
+import {
+  Observation,
+  type RouteStatusSource,
+  RouteStatusSource as RouteStatusSourceTag
+} from "../../src/services/RouteStatusSource.js"
+import { SessionRouter, type StatusObject, type StatusObjects } from "../../src/services/SessionRouter.js"
+import {
+  BASE_DOMAIN,
+  kubeClientLayer,
+  routerConfigLayer,
+  startCluster,
+  type TestConfig
+} from "../support/RouterHarness.js"
+
+const sessionId = "watchsrc1"
+const spec = {
+  sessionId,
+  podName: `telo-run-${sessionId}`,
+  podUid: "7d3c9e2f-0000-4000-8000-00000000abcd",
+  ports: [{ port: 8080, protocol: "tcp" as const }, { port: 9090, protocol: "tcp" as const }]
+}
+const r8080: PublishedRoute = { host: `8080-${sessionId}.${BASE_DOMAIN}`, port: 8080 }
+const objectName = `telo-run-${sessionId}`
+
+/**
+ * An ingress router on a cluster whose controller never writes status, and the
+ * watching source over it (its status objects changed by `adapt`), in the test's
+ * scope; `collect` gathers the warnings logged by the fibers it starts.
+ */
+const watchingSource = (
+  options: {
+    readonly config?: TestConfig
+    readonly adapt?: (objects: StatusObjects) => StatusObjects
+    /** The client the source reads through, made from the cluster's. */
+    readonly client?: (kube: KubeClient.Service) => KubeClient.Service
+  } = {}
+) =>
+  Effect.gen(function*() {
+    const sc: SessionCluster = yield* startCluster({ ingress: { delay: "never" }, gateway: false })
+    const kube = yield* Effect.provide(KubeClient, kubeClientLayer("in memory", sc.cluster))
+    const config = yield* Effect.provide(RouterConfig, routerConfigLayer(sc, options.config))
+    const router = yield* IngressRouter.make.pipe(
+      Effect.provideService(KubeClient, kube),
+      Effect.provideService(RouterConfig, config),
+      Effect.orDie
+    )
+    const adapt = options.adapt ?? ((objects) => objects)
+    const adapted = SessionRouter.of({ ...router, statusObjects: adapt(router.statusObjects!) })
+    const warnings = yield* Ref.make<ReadonlyArray<string>>([])
+    const collect = Logger.replace(
+      Logger.defaultLogger,
+      Logger.make(({ message }) => Effect.runSync(Ref.update(warnings, (all) => [...all, String(message)])))
+    )
+    const source = yield* WatchStatusSource.make.pipe(
+      Effect.provideService(KubeClient, options.client?.(kube) ?? kube),
+      Effect.provideService(SessionRouter, adapted),
+      Effect.provideService(RouterConfig, config)
+    )
+    return { sc, kube, router, source, warnings: Ref.get(warnings), collect }
+  })
+
+/** The next observation of `route` after `after`, on a fork, with the clock moved `millis`. */
+const nextAfter = (source: RouteStatusSource.Service, route: PublishedRoute, after: number, millis: number) =>
+  Effect.gen(function*() {
+    const fiber = yield* Effect.fork(source.next(sessionId, route, after))
+    yield* TestClock.adjust(millis)
+    return yield* Fiber.join(fiber)
+  })
+
+describe("the shared-watch route-status source", () => {
+  it.scoped("caches only what a verdict reads of each object: its identity, generation and status", () =>
+    Effect.gen(function*() {
+      const given: Array<StatusObject | undefined> = []
+      const { kube, router, sc, source } = yield* watchingSource({
+        adapt: (objects) => ({
+          ...objects,
+          verdictOf: (object, route) => {
+            given.push(object)
+            return objects.verdictOf(object, route)
+          }
+        })
+      })
+      yield* router.publish(spec)
+      // A watching source offers the change feed a session's one fiber waits on.
+      expect(source.kind).toBe("watch")
+      expect(source.changes).toBeDefined()
+      const starting = yield* source.next(sessionId, r8080, 0)
+      expect(starting.observation._tag).toBe("Reading")
+      const synced = yield* nextAfter(source, r8080, starting.seq, 0)
+      expect(synced.observation).toEqual(Observation.seen(RouteVerdict.pending, true))
+      // The controller's address arrives as a watch event, which carries the whole object.
+      const current = yield* Effect.orDie(kube.get(IngressResource, "telo-sessions", objectName))
+      yield* Effect.orDie(
+        sc.cluster.store.replaceStatus(IngressResource, "telo-sessions", objectName, {
+          ...current,
+          status: { loadBalancer: { ingress: [{ ip: "10.0.0.1" }] } }
+        })
+      )
+      const programmed = yield* nextAfter(source, r8080, synced.seq, 0)
+      expect(programmed.observation).toEqual(Observation.seen(RouteVerdict.programmed, true))
+      const stored = yield* Effect.orDie(kube.get(IngressResource, "telo-sessions", objectName))
+      const metadata = stored.metadata!
+      expect(metadata.generation).toBeDefined()
+      expect(stored.spec).toBeDefined()
+      expect(given.at(-1)).toEqual({
+        apiVersion: stored.apiVersion,
+        kind: stored.kind,
+        metadata: {
+          name: metadata.name,
+          namespace: metadata.namespace,
+          uid: metadata.uid,
+          resourceVersion: metadata.resourceVersion,
+          generation: metadata.generation
+        },
+        status: { loadBalancer: { ingress: [{ ip: "10.0.0.1" }] } }
+      })
+    }))
+
+  it.scoped("polls instead, and says so once, when the routed API is not served", () =>
+    Effect.gen(function*() {
+      // Lists answer as a cluster without the routed kind's API does (HTTPRoutes
+      // without the Gateway API CRDs); single reads still work.
+      const notServed = new NotServed({
+        reason: "the API server does not serve ingresses.networking.k8s.io",
+        resource: "ingresses.networking.k8s.io"
+      })
+      const { collect, router, source, warnings } = yield* watchingSource({
+        client: (kube) => ({ ...kube, list: () => Effect.fail(notServed) })
+      })
+      yield* router.publish(spec)
+      // The watch starts with the first observer, which logs through its own logger.
+      const first = yield* nextAfter(source, r8080, 0, 0).pipe(Effect.provide(collect))
+      const second = yield* nextAfter(source, r8080, first.seq, 0)
+      // Polled: a GET of the session Ingress.
+      expect(second.observation).toEqual(Observation.seen(RouteVerdict.pending, true))
+      expect(source.kind).toBe("poll")
+      expect(source.changes).toBeUndefined()
+      const said = yield* warnings
+      expect(said).toHaveLength(1)
+      expect(said[0]).toMatch(
+        /^cannot list and watch ingresses\.networking\.k8s\.io in namespace "telo-sessions": the API server does not serve ingresses\.networking\.k8s\.io; route status is polled instead$/
+      )
+    }))
+
+  it.scoped("marks a waiting host unreadable when the liveness list goes unanswered for half the API time limit", () =>
+    Effect.gen(function*() {
+      const { router, sc, source } = yield* watchingSource({
+        config: { routePollIntervalMs: 100, apiTimeoutMs: 1_000 }
+      })
+      yield* router.publish(spec)
+      const starting = yield* source.next(sessionId, r8080, 0)
+      const synced = yield* nextAfter(source, r8080, starting.seq, 0)
+      expect(synced.observation).toEqual(Observation.seen(RouteVerdict.pending, true))
+      // From 50 ms on, every list hangs: the liveness list at 100 ms gets no answer.
+      const hang = yield* sc.cluster.faults.add({
+        resource: IngressResource,
+        verbs: ["list"],
+        action: Fault.hang,
+        from: 50
+      })
+      const waiting = yield* Effect.fork(source.next(sessionId, r8080, synced.seq))
+      yield* TestClock.adjust(599)
+      expect(waiting.unsafePoll()).toBeNull()
+      yield* TestClock.adjust(1)
+      const failing = yield* Fiber.join(waiting)
+      expect(failing.observation._tag).toBe("Unreadable")
+      expect(failing.observation._tag === "Unreadable" && failing.observation.error.error).toMatchObject({
+        _tag: "Transport",
+        kind: "no-answer"
+      })
+      // The server answers again: the next liveness list restores the cached verdict.
+      yield* sc.cluster.faults.remove(hang)
+      const restored = yield* nextAfter(source, r8080, failing.seq, 200)
+      expect(restored.observation).toEqual(Observation.seen(RouteVerdict.pending, true))
+    }))
+
+  it.scoped("learns from the relist after a failed watch that an object was deleted meanwhile", () =>
+    Effect.gen(function*() {
+      // The first watch fails when the test says so; the ones after it run as usual.
+      const fail = yield* Deferred.make<void>()
+      let watches = 0
+      const { router, sc, source } = yield* watchingSource({
+        client: (kube) => ({
+          ...kube,
+          watch: (resource, namespace, options) => {
+            watches++
+            if (watches > 1) return kube.watch(resource, namespace, options)
+            const failure = Stream.fromEffect(
+              Deferred.await(fail).pipe(
+                Effect.zipRight(Effect.fail(new Transport({ reason: "the watch connection was reset", kind: "other" })))
+              )
+            )
+            return Stream.merge(kube.watch(resource, namespace, options), failure, { haltStrategy: "either" })
+          }
+        })
+      })
+      yield* router.publish(spec)
+      const starting = yield* source.next(sessionId, r8080, 0)
+      const synced = yield* nextAfter(source, r8080, starting.seq, 0)
+      expect(synced.observation).toEqual(Observation.seen(RouteVerdict.pending, true))
+      // The watch fails, and while it is down the session's Ingress is deleted.
+      yield* Deferred.succeed(fail, undefined)
+      const failing = yield* nextAfter(source, r8080, synced.seq, 0)
+      expect(failing.observation._tag).toBe("Unreadable")
+      yield* Effect.orDie(sc.cluster.store.delete(IngressResource, "telo-sessions", objectName))
+      // The restart lists again (within its first pause, at most a few hundred ms):
+      // the object is gone.
+      let seen = yield* nextAfter(source, r8080, failing.seq, 1_000)
+      while (seen.observation._tag !== "Seen") seen = yield* nextAfter(source, r8080, seen.seq, 1_000)
+      expect(seen.observation).toEqual(Observation.seen(RouteVerdict.pending, false))
+      expect(watches).toBe(2)
+    }))
+
+  it.scoped("judges a host it fell back to polling as a reader: a read hung at the deadline is unreadable, and reads keep the interval", () =>
+    Effect.gen(function*() {
+      // List and watch refused for good; GETs of the session Ingress answer until 500 ms, then hang.
+      let gets = 0
+      const { collect, router, sc, source } = yield* watchingSource({
+        client: (kube) => ({ ...kube, get: (...args) => Effect.suspend(() => (gets++, kube.get(...args))) })
+      })
+      const routes = yield* router.publish(spec)
+      yield* sc.cluster.faults.add({ resource: IngressResource, verbs: ["list", "watch"], action: Fault.forbid() })
+      yield* sc.cluster.faults.add({ resource: IngressResource, verbs: ["get"], action: Fault.hang, from: 500 })
+      const events: Array<RouteHealthEvent> = []
+      const fiber = yield* reportRouteHealth(
+        { sessionId, routes: [routes[0]!], timeoutMs: 1_000, intervalMs: 100 },
+        (event) => Effect.sync(() => void events.push(event))
+      ).pipe(
+        Effect.provideService(SessionRouter, router),
+        Effect.provideService(RouteStatusSourceTag, source),
+        Effect.provide(collect),
+        Effect.fork
+      )
+      yield* TestClock.adjust(1_000)
+      yield* Fiber.join(fiber)
+      expect(source.kind).toBe("poll")
+      // One read every 100 ms: 0, 100, ..., 500, the last one hung.
+      expect(gets).toBe(6)
+      // The read out at the deadline had been out far longer than any answer took:
+      // silence, never the advice that nobody claimed the route.
+      expect(events.at(-1)).toEqual(
+        RouteHealthEvent.unprogrammed(
+          routes[0]!,
+          "route status could not be read: the status read got no answer within 500 ms (cut off by the 1000 ms route deadline)"
+        )
+      )
+    }))
+
+  it.scoped("wakes each waiting session at its own instant, a later one asked for after an earlier included", () =>
+    Effect.gen(function*() {
+      const { source } = yield* watchingSource()
+      const feed = source.changes!
+      const route = (id: string): PublishedRoute => ({ host: `8080-${id}.${BASE_DOMAIN}`, port: 8080 })
+      const waitUntil = (id: string, until: number) =>
+        Effect.fork(feed.awaitAny(id, [{ route: route(id), seen: feed.seqOf(id, route(id)) }], until))
+      // Synced first, so that only the instants can wake the sessions.
+      yield* nextAfter(source, route("early"), 0, 0)
+      const early = yield* waitUntil("early", 500)
+      const late = yield* waitUntil("late", 2_000)
+      yield* TestClock.adjust(500)
+      expect(early.unsafePoll()).not.toBeNull()
+      expect(late.unsafePoll()).toBeNull()
+      yield* TestClock.adjust(1_500)
+      expect(late.unsafePoll()).not.toBeNull()
+    }))
+
+  it.scoped("sends liveness lists that select nothing, and only while someone waits for a change", () =>
+    Effect.gen(function*() {
+      const lists: Array<{ readonly at: number; readonly items: number }> = []
+      const { router, source } = yield* watchingSource({
+        config: { routePollIntervalMs: 100 },
+        client: (kube) => ({
+          ...kube,
+          list: (...args) =>
+            Effect.flatMap(
+              Clock.currentTimeMillis,
+              (at) =>
+                kube.list(...args).pipe(Effect.tap((listed) => void lists.push({ at, items: listed.items.length })))
+            )
+        })
+      })
+      yield* router.publish(spec)
+      const feed = source.changes!
+      yield* nextAfter(source, r8080, 0, 0)
+      // One session waits until 300 ms, then nothing waits for a second.
+      const waiting = yield* Effect.fork(
+        feed.awaitAny(sessionId, [{ route: r8080, seen: feed.seqOf(sessionId, r8080) }], 300)
+      )
+      yield* TestClock.adjust(300)
+      yield* Fiber.join(waiting)
+      // The watch's own list finds the session's Ingress; a liveness list finds nothing.
+      expect(lists[0]).toEqual({ at: 0, items: 1 })
+      expect(lists.filter(({ at }) => at > 0 && at < 300)).toEqual([{ at: 100, items: 0 }, { at: 200, items: 0 }])
+      yield* TestClock.adjust(1_000)
+      expect(lists.filter(({ at }) => at > 300)).toEqual([])
+    }))
+
+  it.scoped("stops its watch, and says so once, when the liveness list is refused for good", () =>
+    Effect.gen(function*() {
+      let watching = 0
+      const { collect, sc, source, warnings } = yield* watchingSource({
+        config: { routePollIntervalMs: 100 },
+        client: (kube) => ({
+          ...kube,
+          watch: (...args) =>
+            kube.watch(...args).pipe(
+              Stream.onStart(Effect.sync(() => watching++)),
+              Stream.ensuring(Effect.sync(() => watching--))
+            )
+        })
+      })
+      const feed = source.changes!
+      yield* nextAfter(source, r8080, 0, 0).pipe(Effect.provide(collect))
+      expect(watching).toBe(1)
+      // RBAC loses the list verb while the watch connection stays up.
+      yield* sc.cluster.faults.add({ resource: IngressResource, verbs: ["list"], action: Fault.forbid() })
+      const waiting = yield* Effect.fork(
+        feed.awaitAny(sessionId, [{ route: r8080, seen: feed.seqOf(sessionId, r8080) }], 1_000)
+      )
+      yield* TestClock.adjust(100)
+      yield* Fiber.join(waiting)
+      expect(source.kind).toBe("poll")
+      expect(watching).toBe(0)
+      expect(yield* warnings).toHaveLength(1)
+    }))
+
+  it.scoped("returns at once from a wait on several objects when any one of them has news", () =>
+    Effect.gen(function*() {
+      // One object per host, as the gateway router's HTTPRoutes are.
+      const { source } = yield* watchingSource({
+        adapt: (objects) => ({ ...objects, objectName: (id, route) => `telo-run-${id}-${route.port}` })
+      })
+      const feed = source.changes!
+      const r9090: PublishedRoute = { host: `9090-${sessionId}.${BASE_DOMAIN}`, port: 9090 }
+      yield* nextAfter(source, r8080, 0, 0)
+      const waited = yield* Effect.fork(
+        feed.awaitAny(sessionId, [
+          { route: r8080, seen: feed.seqOf(sessionId, r8080) },
+          // Seen one change less than there is: news for this host.
+          { route: r9090, seen: feed.seqOf(sessionId, r9090) - 1 }
+        ], 1_000)
+      )
+      yield* TestClock.adjust(0)
+      expect(waited.unsafePoll()).not.toBeNull()
+    }))
+})
