@@ -361,4 +361,18 @@ describe("the shared-watch route-status source", () => {
       yield* TestClock.adjust(0)
       expect(waited.unsafePoll()).not.toBeNull()
     }))
+
+  it.scoped("leaves hosts reading while the watch is still starting, whatever the liveness list says", () =>
+    Effect.gen(function*() {
+      const { sc, source } = yield* watchingSource({ config: { routePollIntervalMs: 100, apiTimeoutMs: 1_000 } })
+      // Every list hangs: the watch's first list, and the liveness lists too.
+      yield* sc.cluster.faults.add({ resource: IngressResource, verbs: ["list"], action: Fault.hang })
+      const starting = yield* source.next(sessionId, r8080, 0)
+      expect(starting.observation).toEqual(Observation.reading(0))
+      // The liveness list at 100 ms times out at 600 ms: the watch has not answered
+      // yet either, so the host learns nothing new.
+      const waiting = yield* Effect.fork(source.next(sessionId, r8080, starting.seq))
+      yield* TestClock.adjust(2_000)
+      expect(waiting.unsafePoll()).toBeNull()
+    }))
 })
