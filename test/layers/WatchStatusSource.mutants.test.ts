@@ -375,4 +375,28 @@ describe("the shared-watch route-status source", () => {
       yield* TestClock.adjust(2_000)
       expect(waiting.unsafePoll()).toBeNull()
     }))
+
+  it.scoped("reads ahead what verdicts need before it syncs, and again on the liveness interval while hosts wait", () =>
+    Effect.gen(function*() {
+      // What the gateway router reads ahead (its Gateway's controller name), counted.
+      let prepared = 0
+      const { router, source } = yield* watchingSource({
+        config: { routePollIntervalMs: 100 },
+        adapt: (objects) => ({ ...objects, prepare: Effect.sync(() => void prepared++) })
+      })
+      yield* router.publish(spec)
+      const starting = yield* source.next(sessionId, r8080, 0)
+      const synced = yield* nextAfter(source, r8080, starting.seq, 0)
+      expect(synced.observation).toEqual(Observation.seen(RouteVerdict.pending, true))
+      // Read before the first verdict from the cache, so that no verdict waits on it.
+      expect(prepared).toBe(1)
+      const feed = source.changes!
+      const waiting = yield* Effect.fork(
+        feed.awaitAny(sessionId, [{ route: r8080, seen: feed.seqOf(sessionId, r8080) }], 250)
+      )
+      yield* TestClock.adjust(250)
+      yield* Fiber.join(waiting)
+      // Refreshed by the liveness checks at 100 and 200 ms.
+      expect(prepared).toBe(3)
+    }))
 })
