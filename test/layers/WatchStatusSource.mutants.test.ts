@@ -361,4 +361,42 @@ describe("the shared-watch route-status source", () => {
       yield* TestClock.adjust(0)
       expect(waited.unsafePoll()).not.toBeNull()
     }))
+
+  it.scoped("leaves hosts reading while the watch is still starting, whatever the liveness list says", () =>
+    Effect.gen(function*() {
+      const { sc, source } = yield* watchingSource({ config: { routePollIntervalMs: 100, apiTimeoutMs: 1_000 } })
+      // Every list hangs: the watch's first list, and the liveness lists too.
+      yield* sc.cluster.faults.add({ resource: IngressResource, verbs: ["list"], action: Fault.hang })
+      const starting = yield* source.next(sessionId, r8080, 0)
+      expect(starting.observation).toEqual(Observation.reading(0))
+      // The liveness list at 100 ms times out at 600 ms: the watch has not answered
+      // yet either, so the host learns nothing new.
+      const waiting = yield* Effect.fork(source.next(sessionId, r8080, starting.seq))
+      yield* TestClock.adjust(2_000)
+      expect(waiting.unsafePoll()).toBeNull()
+    }))
+
+  it.scoped("reads ahead what verdicts need before it syncs, and again on the liveness interval while hosts wait", () =>
+    Effect.gen(function*() {
+      // What the gateway router reads ahead (its Gateway's controller name), counted.
+      let prepared = 0
+      const { router, source } = yield* watchingSource({
+        config: { routePollIntervalMs: 100 },
+        adapt: (objects) => ({ ...objects, prepare: Effect.sync(() => void prepared++) })
+      })
+      yield* router.publish(spec)
+      const starting = yield* source.next(sessionId, r8080, 0)
+      const synced = yield* nextAfter(source, r8080, starting.seq, 0)
+      expect(synced.observation).toEqual(Observation.seen(RouteVerdict.pending, true))
+      // Read before the first verdict from the cache, so that no verdict waits on it.
+      expect(prepared).toBe(1)
+      const feed = source.changes!
+      const waiting = yield* Effect.fork(
+        feed.awaitAny(sessionId, [{ route: r8080, seen: feed.seqOf(sessionId, r8080) }], 250)
+      )
+      yield* TestClock.adjust(250)
+      yield* Fiber.join(waiting)
+      // Refreshed by the liveness checks at 100 and 200 ms.
+      expect(prepared).toBe(3)
+    }))
 })
