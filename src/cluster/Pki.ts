@@ -55,8 +55,16 @@ const sharedLeafKey = Effect.suspend(() => {
   return Effect.promise(() => pending)
 })
 
-// Random and positive (a leading zero nibble), as RFC 5280 asks of serial numbers.
-const nextSerial = (): string => `0${randomBytes(15).toString("hex")}`
+/**
+ * Random and positive, as RFC 5280 asks of serial numbers, in whole bytes whose first
+ * is 0x01 to 0x7f: forge writes the hex as given, and an odd length or a leading 0x00
+ * before a byte under 0x80 is DER that OpenSSL refuses ("illegal padding").
+ */
+export const nextSerial = (): string => {
+  const bytes = randomBytes(16)
+  bytes[0] = (bytes[0]! & 0x7f) || 0x01
+  return bytes.toString("hex")
+}
 
 interface Issue {
   readonly subject: ReadonlyArray<forge.pki.CertificateField>
