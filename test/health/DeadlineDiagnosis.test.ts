@@ -18,16 +18,12 @@ import {
   kubeClientLayer,
   routerConfigLayer,
   startCluster,
-  type TestConfig
+  type TestConfig,
+  twoPortSession
 } from "../support/RouterHarness.js"
 
 const sessionId = "diag1"
-const spec = {
-  sessionId,
-  podName: `telo-run-${sessionId}`,
-  podUid: "6c0f6a52-1111-4222-8333-444455556666",
-  ports: [{ port: 8080, protocol: "tcp" as const }, { port: 9090, protocol: "tcp" as const }]
-}
+const spec = twoPortSession(sessionId, "6c0f6a52-1111-4222-8333-444455556666")
 const host = (port: number) => `${port}-${sessionId}.${BASE_DOMAIN}`
 
 interface Setup {

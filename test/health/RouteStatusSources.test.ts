@@ -24,16 +24,12 @@ import {
   kubeClientLayer,
   routerConfigLayer,
   startCluster,
-  type TestConfig
+  type TestConfig,
+  twoPortSession
 } from "../support/RouterHarness.js"
 
 const sessionId = "sources1"
-const spec = {
-  sessionId,
-  podName: `telo-run-${sessionId}`,
-  podUid: "a1b2c3d4-0000-4000-8000-00000000abcd",
-  ports: [{ port: 8080, protocol: "tcp" as const }, { port: 9090, protocol: "tcp" as const }]
-}
+const spec = twoPortSession(sessionId, "a1b2c3d4-0000-4000-8000-00000000abcd")
 const hostOf = (port: number) => `${port}-${sessionId}.${BASE_DOMAIN}`
 
 type Source = "watch" | "poll"

@@ -21,16 +21,12 @@ import {
   kubeClientLayer,
   observedKubeClient,
   routerConfigLayer,
-  startCluster
+  startCluster,
+  twoPortSession
 } from "../support/RouterHarness.js"
 
 const sessionId = "pollsrc1"
-const spec = {
-  sessionId,
-  podName: `telo-run-${sessionId}`,
-  podUid: "5e2b7c1a-0000-4000-8000-00000000abcd",
-  ports: [{ port: 8080, protocol: "tcp" as const }, { port: 9090, protocol: "tcp" as const }]
-}
+const spec = twoPortSession(sessionId, "5e2b7c1a-0000-4000-8000-00000000abcd")
 const route = (port: number, id = sessionId): PublishedRoute => ({ host: `${port}-${id}.${BASE_DOMAIN}`, port })
 
 /**

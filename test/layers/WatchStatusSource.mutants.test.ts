@@ -27,16 +27,12 @@ import {
   kubeClientLayer,
   routerConfigLayer,
   startCluster,
-  type TestConfig
+  type TestConfig,
+  twoPortSession
 } from "../support/RouterHarness.js"
 
 const sessionId = "watchsrc1"
-const spec = {
-  sessionId,
-  podName: `telo-run-${sessionId}`,
-  podUid: "7d3c9e2f-0000-4000-8000-00000000abcd",
-  ports: [{ port: 8080, protocol: "tcp" as const }, { port: 9090, protocol: "tcp" as const }]
-}
+const spec = twoPortSession(sessionId, "7d3c9e2f-0000-4000-8000-00000000abcd")
 const r8080: PublishedRoute = { host: `8080-${sessionId}.${BASE_DOMAIN}`, port: 8080 }
 const objectName = `telo-run-${sessionId}`
 

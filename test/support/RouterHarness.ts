@@ -30,6 +30,14 @@ export const kubeClientLayer = (face: Face, cluster: LocalCluster.Service): Laye
 
 export const BASE_DOMAIN = "sessions.localtest.me"
 
+/** A session with tcp ports 8080 and 9090, its Pod named as the runner names it. */
+export const twoPortSession = (sessionId: string, podUid: string) => ({
+  sessionId,
+  podName: `telo-run-${sessionId}`,
+  podUid,
+  ports: [{ port: 8080, protocol: "tcp" as const }, { port: 9090, protocol: "tcp" as const }]
+})
+
 /** Settings for a test: values win over the sample cluster's; `unset` drops a setting entirely. */
 export interface TestConfig extends RouterConfigLive.RouterConfigValues {
   readonly unset?: ReadonlyArray<keyof RouterConfigLive.RouterConfigValues>
