@@ -161,7 +161,8 @@ const makeOver = (
     ): RequestContext => ({
       verb,
       resource: qualifiedName(resource),
-      namespace,
+      // A cluster-scoped object lives in no namespace: messages must not name one.
+      ...(resource.namespaced ? { namespace } : {}),
       ...(name !== undefined ? { name } : {})
     })
 

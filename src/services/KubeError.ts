@@ -243,7 +243,7 @@ export const fromResponse = (
         base(
           `${serverSaid ?? `forbidden: ${what}`} (grant the verb "${
             rbacVerb(ctx.verb)
-          }" on ${ctx.resource} to this identity in a Role)`
+          }" on ${ctx.resource} to this identity in a ${ctx.namespace === undefined ? "ClusterRole" : "Role"})`
         )
       )
     case 404:

@@ -15,7 +15,7 @@ import type {
   WatchOptions
 } from "./KubeClient.js"
 import { objectKey } from "./KubeClient.js"
-import { isTransient, type KubeError, Transport } from "./KubeError.js"
+import { BadRequest, isTransient, type KubeError, Transport } from "./KubeError.js"
 import { watchRelists, watchRestarts } from "./Telemetry.js"
 
 /**
@@ -41,8 +41,43 @@ export const makeKubeClient = (
   options?: ResumableWatchOptions
 ): KubeClient.Service => ({
   ...primitives,
-  watch: (resource, namespace, watchOptions) => resumableWatch(primitives, resource, namespace, watchOptions, options)
+  get: (resource, namespace, name) =>
+    Effect.zipRight(inScope("get", resource, namespace, name), primitives.get(resource, namespace, name)),
+  list: (resource, namespace, listOptions) =>
+    Effect.zipRight(inScope("list", resource, namespace), primitives.list(resource, namespace, listOptions)),
+  watchFrom: (resource, namespace, watchOptions) =>
+    Stream.unwrap(
+      Effect.as(inScope("watch", resource, namespace), primitives.watchFrom(resource, namespace, watchOptions))
+    ),
+  watch: (resource, namespace, watchOptions) =>
+    Stream.unwrap(
+      Effect.as(
+        inScope("watch", resource, namespace),
+        resumableWatch(primitives, resource, namespace, watchOptions, options)
+      )
+    )
 })
+
+/**
+ * A cluster-scoped object lives in no namespace, so a read of one takes `""`. Any
+ * other value is a caller's mistake that a client would otherwise drop silently (the
+ * path has no namespace segment): it is refused before a request is sent.
+ */
+const inScope = (
+  verb: string,
+  resource: ResourceType<unknown>,
+  namespace: string,
+  name?: string
+): Effect.Effect<void, BadRequest> =>
+  resource.namespaced || namespace === ""
+    ? Effect.void
+    : Effect.fail(
+      new BadRequest({
+        reason: `cannot ${verb} ${qualifiedName(resource)}${
+          name !== undefined ? ` "${name}"` : ""
+        }: it is cluster-scoped, so its namespace must be "" (was "${namespace}")`
+      })
+    )
 
 /** How the previous step ended, which decides whether the next one waits. */
 type Outcome =

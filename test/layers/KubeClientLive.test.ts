@@ -22,7 +22,13 @@ import * as path from "node:path"
 import { Fault } from "../../src/cluster/Faults.js"
 import { LocalCluster, type LocalClusterOptions } from "../../src/cluster/LocalCluster.js"
 import type { Gateway, HttpRoute, Ingress, Service } from "../../src/domain/Objects.js"
-import { GatewayResource, HttpRouteResource, IngressResource, ServiceResource } from "../../src/domain/Resources.js"
+import {
+  GatewayClassResource,
+  GatewayResource,
+  HttpRouteResource,
+  IngressResource,
+  ServiceResource
+} from "../../src/domain/Resources.js"
 import { KubeClientLive, KubeConfigError } from "../../src/layers/KubeClientLive.js"
 import { FIELD_MANAGER, KubeClient, type WatchEvent, withoutTransientRetry } from "../../src/services/KubeClient.js"
 import { type KubeError, TooManyRequests, Transport } from "../../src/services/KubeError.js"
@@ -666,6 +672,42 @@ describe("KubeClientLive over HTTP", () => {
           reason:
             `ingresses.networking.k8s.io is forbidden: User "system:serviceaccount:apps:router" cannot list resource "ingresses" in API group "networking.k8s.io" in the namespace "apps" (grant the verb "list" on ingresses.networking.k8s.io to this identity in a Role)`
         })
+      }))
+
+    it.scopedLive("a cluster-scoped read names no namespace, and its grant is a ClusterRole", () =>
+      Effect.gen(function*() {
+        const { client, cluster } = yield* setup()
+        expect(yield* failureOf(client.get(GatewayClassResource, "", "missing"))).toMatchObject({
+          tag: "NotFound",
+          reason: `gatewayclasses.gateway.networking.k8s.io "missing" not found`
+        })
+        yield* cluster.faults.add({ resource: GatewayClassResource, action: Fault.respond(401), times: 1 })
+        expect((yield* failureOf(client.get(GatewayClassResource, "", "public"))).reason).toBe(
+          `the API server refused the credentials (401) for get gatewayclasses.gateway.networking.k8s.io "public": check the kubeconfig user or token`
+        )
+        yield* cluster.faults.add({ resource: GatewayClassResource, action: Fault.forbid() })
+        expect((yield* failureOf(client.get(GatewayClassResource, "", "public"))).reason).toMatch(
+          /\(grant the verb "get" on gatewayclasses\.gateway\.networking\.k8s\.io to this identity in a ClusterRole\)$/
+        )
+      }))
+
+    it.scopedLive("a namespace given for a cluster-scoped kind is refused before any request", () =>
+      Effect.gen(function*() {
+        const { client, cluster } = yield* setup()
+        const served = () => cluster.metrics.count()
+        const before = yield* served()
+        const refused = `it is cluster-scoped, so its namespace must be "" (was "apps")`
+        expect(yield* failureOf(client.get(GatewayClassResource, NS, "public"))).toEqual({
+          tag: "BadRequest",
+          code: undefined,
+          reason: `cannot get gatewayclasses.gateway.networking.k8s.io "public": ${refused}`
+        })
+        expect((yield* failureOf(client.list(GatewayClassResource, NS))).reason).toBe(
+          `cannot list gatewayclasses.gateway.networking.k8s.io: ${refused}`
+        )
+        const watched = yield* Effect.flip(Stream.runDrain(client.watch(GatewayClassResource, NS)))
+        expect(watched.reason).toBe(`cannot watch gatewayclasses.gateway.networking.k8s.io: ${refused}`)
+        expect(yield* served()).toBe(before)
       }))
 
     it.scopedLive("NotServed when the Gateway API is not installed (a plain-text 404)", () =>
