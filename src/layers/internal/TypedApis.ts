@@ -17,7 +17,13 @@ import { apiConfiguration, type ConnectionPools } from "./ConnectionPool.js"
  * interrupting the fiber cancels it; `post` keeps the raw body, because the typed
  * APIs turn answers into model instances (timestamps become Dates, unknown fields
  * vanish) and error bodies into whatever `getBodyAsAny` makes of them.
+ *
+ * The typed API is handed an empty object in place of a successful body: the answer
+ * is the raw text, parsed once by the caller, and deserialising it into models as
+ * well cost as much CPU again as the parse (a list of 500 Ingresses: most of it).
  */
+const EMPTY_OBJECT = "{}"
+
 export const callMiddleware = (
   signal: AbortSignal,
   captured: { text?: string; code?: number }
@@ -31,9 +37,10 @@ export const callMiddleware = (
       response.body.text().then((text) => {
         captured.text = text
         captured.code = response.httpStatusCode
+        const handed = response.httpStatusCode >= 200 && response.httpStatusCode < 300 ? EMPTY_OBJECT : text
         return new k8s.ResponseContext(response.httpStatusCode, response.headers, {
-          text: () => Promise.resolve(text),
-          binary: () => Promise.resolve(Buffer.from(text))
+          text: () => Promise.resolve(handed),
+          binary: () => Promise.resolve(Buffer.from(handed))
         })
       })
     )
