@@ -72,6 +72,14 @@ describe("fromTransportError", () => {
     expect(classify(timeout)).toEqual({ tag: "Transport", kind: "no-answer", reason: `${at}: the request timed out` })
   })
 
+  it("takes a code named like an Object method for an unknown code, not a known one", () => {
+    expect(classify(withCode("toString"))).toEqual({
+      tag: "Transport",
+      kind: "other",
+      reason: `${at}: the request failed (toString)`
+    })
+  })
+
   it("names any other fetch failure by its code, or by its name when it has none", () => {
     expect(classify(withCode("EWHATEVER"))).toEqual({
       tag: "Transport",

@@ -52,7 +52,7 @@ export const fromTransportError = (ctx: RequestContext, server: string, error: u
   const code = errorCode(error)
   const name = errorName(error)
   const type = (error as { type?: unknown } | null)?.type
-  if (code !== undefined && code in SYSTEM_ERRORS) {
+  if (code !== undefined && Object.hasOwn(SYSTEM_ERRORS, code)) {
     return new Transport({
       cause: error,
       reason: `could not ${what} at ${server}: ${SYSTEM_ERRORS[code]} (${code})`,
