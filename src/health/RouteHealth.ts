@@ -327,12 +327,21 @@ const settleEach = (
   Effect.gen(function*() {
     const entries = yield* Effect.forEach(hosts, (host) =>
       Effect.map(Ref.make(host.evidence), (evidence) => ({ host, evidence, settled: false })))
+    // A host's terminal event is emitted once, by whichever path claims it first: its
+    // own fiber, or the deadline judging it (both can be under way at a zero deadline).
+    const claim = (entry: { settled: boolean }): boolean => {
+      if (entry.settled) {
+        return false
+      }
+      entry.settled = true
+      return true
+    }
     const settling = Effect.forEach(
       entries,
       (entry) =>
         settle(watch, entry.host, entry.evidence).pipe(
           Effect.flatMap((event) =>
-            Effect.sync(() => (entry.settled = true)).pipe(Effect.zipRight(emit(event)))
+            Effect.suspend(() => claim(entry) ? emit(event) : Effect.void)
           )
         ),
       { concurrency: "unbounded", discard: true }
@@ -344,7 +353,7 @@ const settleEach = (
         onSuccess: () => Effect.void,
         onTimeout: () =>
           Effect.forEach(
-            entries.filter((entry) => !entry.settled),
+            entries.filter(claim),
             (entry) =>
               Ref.get(entry.evidence).pipe(
                 Effect.flatMap((seen) => atDeadline(watch, entry.host.route, seen.readSince !== undefined, seen)),
@@ -554,8 +563,10 @@ const atDeadline = (
   seen: HostEvidence
 ): Effect.Effect<RouteHealthEvent> => {
   const outFor = seen.readSince === undefined ? 0 : watch.deadline - seen.readSince
-  const silent = readCutOff &&
-    (Option.isNone(seen.last) || cutReadIsSilence(outFor, seen.slowestAnswerMs, watch.intervalMs))
+  // Nothing ever answered (a deadline shorter than the first read, or a source that
+  // never answered): no controller can be blamed for a status nobody read.
+  const silent = Option.isNone(seen.last) ||
+    (readCutOff && cutReadIsSilence(outFor, seen.slowestAnswerMs, watch.intervalMs))
   if (!silent) {
     const last = Option.getOrUndefined(seen.last)
     return last?._tag === "RouteReadError"
@@ -567,7 +578,9 @@ const atDeadline = (
   const hung = new RouteReadError({
     route,
     error: new Transport({
-      reason: `the status read got no answer within ${outFor} ms (cut off by the ${watch.timeoutMs} ms route deadline)`,
+      reason: seen.readSince === undefined
+        ? `no read of the status was answered within the ${watch.timeoutMs} ms route deadline`
+        : `the status read got no answer within ${outFor} ms (cut off by the ${watch.timeoutMs} ms route deadline)`,
       kind: "no-answer"
     })
   })

@@ -214,6 +214,22 @@ describe("watchRouteHealth", () => {
       expect(yield* fake.readsOf(r8080.host)).toEqual([0, 1, 2, 3, 4])
     }))
 
+  it.effect("with a deadline too short for any read, reports the status unread, never the unclaimed advice", () =>
+    Effect.gen(function*() {
+      const fake = yield* fakeRouter(always(Verdict.pending))
+      const seen = yield* runFor(0, { sessionId, routes: [r8080], timeoutMs: 0, intervalMs: 1 }).pipe(
+        Effect.provide(fake.layer)
+      )
+      const unread = "no read of the status was answered within the 0 ms route deadline"
+      // One terminal event: the deadline and the host's own fiber both judge it at once.
+      expect(seen).toEqual([
+        { at: 0, host: r8080.host, state: "pending" },
+        { at: 0, readError: r8080.host, reason: unread },
+        { at: 0, host: r8080.host, state: "unprogrammed", reason: `route status could not be read: ${unread}` }
+      ])
+      expect(yield* fake.readsOf(r8080.host)).toEqual([])
+    }))
+
   it.effect("backs off from a permanent read failure instead of polling it every interval, and returns to the interval once it heals", () =>
     Effect.gen(function*() {
       // 403 for the first five reads (RBAC fixed meanwhile), then pending answers.

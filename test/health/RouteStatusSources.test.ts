@@ -131,6 +131,23 @@ for (const source of ["watch", "poll"] as const) {
         }
       }))
 
+    it.scoped("with a zero deadline, ends each host once as unread, never unclaimed", () =>
+      Effect.gen(function*() {
+        const sc = yield* startCluster({ ingress: { delay: "never" }, gateway: false })
+        const run = yield* publishAndWatch({ timeoutMs: 0, intervalMs: 100 }).pipe(
+          Effect.provide(yield* routing(sc, "in memory", source))
+        )
+        yield* Fiber.join(run.fiber)
+        const seen = yield* run.seen
+        expect(seen.filter(({ event }) => event._tag === "ReadError")).toHaveLength(1)
+        const settled = terminal(seen)
+        expect(settled).toHaveLength(2)
+        for (const { at, event } of settled) {
+          expect(at).toBe(0)
+          expect(reasonOf(event)).toMatch(/^route status could not be read: .*the 0 ms route deadline/)
+        }
+      }))
+
     it.scoped("ends a rejected host at once, with the controller's reason", () =>
       Effect.gen(function*() {
         const sc = yield* startCluster({ ingress: false, gateway: { delay: Duration.millis(50) } })
