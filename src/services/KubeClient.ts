@@ -113,6 +113,7 @@ export interface KubeClientPrimitives {
     object: A,
     options?: ApplyOptions
   ) => Effect.Effect<A, KubeError>
+  /** Reads one object. A cluster-scoped kind takes the namespace `""`; any other is refused (`BadRequest`). */
   readonly get: <A extends ReadableObject>(
     resource: ResourceType<A>,
     namespace: string,
