@@ -281,6 +281,7 @@ describe("the shared-watch route-status source", () => {
   it.scoped("sends liveness lists that select nothing, and only while someone waits for a change", () =>
     Effect.gen(function*() {
       const lists: Array<{ readonly at: number; readonly items: number }> = []
+      const selectors: Array<string | undefined> = []
       const { router, source } = yield* watchingSource({
         config: { routePollIntervalMs: 100 },
         client: (kube) => ({
@@ -288,8 +289,12 @@ describe("the shared-watch route-status source", () => {
           list: (...args) =>
             Effect.flatMap(
               Clock.currentTimeMillis,
-              (at) =>
-                kube.list(...args).pipe(Effect.tap((listed) => void lists.push({ at, items: listed.items.length })))
+              (at) => {
+                selectors.push(args[2]?.labelSelector)
+                return kube.list(...args).pipe(
+                  Effect.tap((listed) => void lists.push({ at, items: listed.items.length }))
+                )
+              }
             )
         })
       })
@@ -305,6 +310,14 @@ describe("the shared-watch route-status source", () => {
       // The watch's own list finds the session's Ingress; a liveness list finds nothing.
       expect(lists[0]).toEqual({ at: 0, items: 1 })
       expect(lists.filter(({ at }) => at > 0 && at < 300)).toEqual([{ at: 100, items: 0 }, { at: 200, items: 0 }])
+      // Only this runner's objects: the watch's list selects them by the managed-by label.
+      const managedBy = router.statusObjects!.selector
+      expect(managedBy).toMatch(/^app\.kubernetes\.io\/managed-by=/)
+      expect(selectors.slice(0, 3)).toEqual([
+        managedBy,
+        `${managedBy},telo.run/liveness-probe=true`,
+        `${managedBy},telo.run/liveness-probe=true`
+      ])
       yield* TestClock.adjust(1_000)
       expect(lists.filter(({ at }) => at > 300)).toEqual([])
     }))
