@@ -188,6 +188,36 @@ describe("the shared-watch route-status source", () => {
       expect(restored.observation).toEqual(Observation.seen(RouteVerdict.pending, true))
     }))
 
+  it.scoped("wakes nobody while the liveness list answers, and shows the newest failure while it does not", () =>
+    Effect.gen(function*() {
+      const { router, sc, source } = yield* watchingSource({
+        config: { routePollIntervalMs: 100, apiTimeoutMs: 1_000 }
+      })
+      yield* router.publish(spec)
+      const starting = yield* source.next(sessionId, r8080, 0)
+      const synced = yield* nextAfter(source, r8080, starting.seq, 0)
+      // Ten liveness lists answer: no news, so a waiting host stays asleep.
+      const waiting = yield* Effect.fork(source.next(sessionId, r8080, synced.seq))
+      yield* TestClock.adjust(1_000)
+      expect(waiting.unsafePoll()).toBeNull()
+      // The lists start to hang: the host is told once the first goes unanswered.
+      const hang = yield* sc.cluster.faults.add({ resource: IngressResource, verbs: ["list"], action: Fault.hang })
+      yield* TestClock.adjust(600)
+      const hung = yield* Fiber.join(waiting)
+      expect(hung.observation._tag === "Unreadable" && hung.observation.error.error).toMatchObject({
+        _tag: "Transport",
+        kind: "no-answer"
+      })
+      // Then the server answers them with 503s: the newest failure is what the host sees.
+      yield* sc.cluster.faults.remove(hang)
+      yield* sc.cluster.faults.add({ resource: IngressResource, verbs: ["list"], action: Fault.respond(503) })
+      const refused = yield* nextAfter(source, r8080, hung.seq, 200)
+      expect(refused.observation._tag === "Unreadable" && refused.observation.error.error).toMatchObject({
+        _tag: "Unavailable",
+        code: 503
+      })
+    }))
+
   it.scoped("learns from the relist after a failed watch that an object was deleted meanwhile", () =>
     Effect.gen(function*() {
       // The first watch fails when the test says so; the ones after it run as usual.
