@@ -10,6 +10,7 @@
 import * as k8s from "@kubernetes/client-node"
 import { Clock, Effect, Fiber, Layer, Ref } from "effect"
 import { spawn } from "node:child_process"
+import * as fs from "node:fs"
 import * as path from "node:path"
 import * as readline from "node:readline"
 import { fileURLToPath } from "node:url"
@@ -41,6 +42,11 @@ export interface Measured {
   /** Of which forking the runner's own fiber per session costs by itself, measured alongside, per route, ms. */
   readonly fiberCpuPerRouteMs: number
   /**
+   * Of which the main (JavaScript) thread's, per route, ms; the rest is V8's helper
+   * threads (concurrent garbage collection, compilation). Undefined off Linux.
+   */
+  readonly mainThreadCpuPerRouteMs: number | undefined
+  /**
    * Runner heap held by the watches while every host is pending, per route, KiB: in
    * all (`gross`), and beyond the fiber the runner runs each session's watch on
    * (`net`), which is the runner's, measured alongside as `fiberPerSessionKiB`.
@@ -54,6 +60,22 @@ const CONTROLLER_DELAY_MS = 1_000
 const here = path.dirname(fileURLToPath(import.meta.url))
 
 const gc = (): void => (globalThis as { gc?: () => void }).gc?.()
+
+/**
+ * The main thread's CPU so far (user + system), ms, from /proc (Linux; undefined
+ * elsewhere). `process.cpuUsage` counts every thread of the process.
+ */
+const mainThreadCpuMs = (): number | undefined => {
+  try {
+    const stat = fs.readFileSync(`/proc/self/task/${process.pid}/stat`, "utf8")
+    // The fields after the command name, which is in parentheses and may hold spaces.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+    // utime and stime (fields 14 and 15 of the whole line), in clock ticks of 10 ms.
+    return (Number(fields[11]) + Number(fields[12])) * 10
+  } catch {
+    return undefined
+  }
+}
 
 const percentile = (sorted: ReadonlyArray<number>, p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? 0
@@ -189,6 +211,7 @@ export const runScenario = (scenario: Scenario): Effect.Effect<Measured> =>
         const heapBefore = process.memoryUsage().heapUsed
         const requestsBefore = yield* requestsByVerb(info.server)
         const cpuBefore = process.cpuUsage()
+        const mainBefore = mainThreadCpuMs()
         const watching = yield* Effect.forEach(
           published,
           ({ routes, sessionId }) =>
@@ -210,12 +233,15 @@ export const runScenario = (scenario: Scenario): Effect.Effect<Measured> =>
         // forced collection is the bench's, not the runner's: its CPU is left out.
         yield* Effect.sleep("500 millis")
         const cpuStarting = process.cpuUsage(cpuBefore)
+        const mainStarting = mainThreadCpuMs()
         gc()
         const heapWatching = process.memoryUsage().heapUsed
         const cpuAfterGc = process.cpuUsage()
+        const mainAfterGc = mainThreadCpuMs()
         cluster.go()
         yield* watching.await
         const cpuSettling = process.cpuUsage(cpuAfterGc)
+        const mainSettled = mainThreadCpuMs()
         const cpu = { user: cpuStarting.user + cpuSettling.user, system: cpuStarting.system + cpuSettling.system }
         const requests = difference(yield* requestsByVerb(info.server), requestsBefore)
 
@@ -235,6 +261,10 @@ export const runScenario = (scenario: Scenario): Effect.Effect<Measured> =>
           lastWriteToLastVerdictMs: lastVerdict - lastWrite,
           cpuPerRouteMs: (cpu.user + cpu.system) / 1_000 / routes,
           fiberCpuPerRouteMs: (cpuForked.user + cpuForked.system) / 1_000 / routes,
+          mainThreadCpuPerRouteMs: mainBefore === undefined || mainStarting === undefined ||
+              mainAfterGc === undefined || mainSettled === undefined
+            ? undefined
+            : (mainStarting - mainBefore + mainSettled - mainAfterGc) / routes,
           heapPerRouteKiB: {
             gross: (heapWatching - heapBefore) / 1024 / routes,
             net: (heapWatching - heapBefore - fiberPerSessionKiB * 1024 * published.length) / 1024 / routes,

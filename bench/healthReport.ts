@@ -55,7 +55,11 @@ const checks = (all: ReadonlyArray<Measured>): ReadonlyArray<Check> => {
       ok: watch.cpuPerRouteMs * 20 <= poll.cpuPerRouteMs,
       said: `${watch.cpuPerRouteMs.toFixed(2)} vs ${poll.cpuPerRouteMs.toFixed(2)} ms (1/${
         (poll.cpuPerRouteMs / watch.cpuPerRouteMs).toFixed(1)
-      }); forking the runner's fiber per session alone costs ${watch.fiberCpuPerRouteMs.toFixed(3)} ms per route`
+      }); of the watch's, ${
+        watch.mainThreadCpuPerRouteMs === undefined
+          ? "the main thread's share is not known here"
+          : `${watch.mainThreadCpuPerRouteMs.toFixed(2)} ms on the main thread, the rest on V8's helper threads`
+      }; forking the runner's fiber per session alone costs ${watch.fiberCpuPerRouteMs.toFixed(3)} ms per route`
     })
     const heap = watch.heapPerRouteKiB
     out.push({
