@@ -81,6 +81,18 @@ const nextAfter = (source: RouteStatusSource.Service, route: PublishedRoute, aft
     return yield* Fiber.join(fiber)
   })
 
+/**
+ * The session published and its host synced, on a source whose liveness list runs
+ * every 100 ms and is cut off at 500 ms (half the API time limit).
+ */
+const livenessChecked = Effect.gen(function*() {
+  const { router, sc, source } = yield* watchingSource({ config: { routePollIntervalMs: 100, apiTimeoutMs: 1_000 } })
+  yield* router.publish(spec)
+  const starting = yield* source.next(sessionId, r8080, 0)
+  const synced = yield* nextAfter(source, r8080, starting.seq, 0)
+  return { sc, source, synced }
+})
+
 describe("the shared-watch route-status source", () => {
   it.scoped("caches only what a verdict reads of each object: its identity, generation and status", () =>
     Effect.gen(function*() {
@@ -158,12 +170,7 @@ describe("the shared-watch route-status source", () => {
 
   it.scoped("marks a waiting host unreadable when the liveness list goes unanswered for half the API time limit", () =>
     Effect.gen(function*() {
-      const { router, sc, source } = yield* watchingSource({
-        config: { routePollIntervalMs: 100, apiTimeoutMs: 1_000 }
-      })
-      yield* router.publish(spec)
-      const starting = yield* source.next(sessionId, r8080, 0)
-      const synced = yield* nextAfter(source, r8080, starting.seq, 0)
+      const { sc, source, synced } = yield* livenessChecked
       expect(synced.observation).toEqual(Observation.seen(RouteVerdict.pending, true))
       // From 50 ms on, every list hangs: the liveness list at 100 ms gets no answer.
       const hang = yield* sc.cluster.faults.add({
@@ -190,12 +197,7 @@ describe("the shared-watch route-status source", () => {
 
   it.scoped("wakes nobody while the liveness list answers, and shows the newest failure while it does not", () =>
     Effect.gen(function*() {
-      const { router, sc, source } = yield* watchingSource({
-        config: { routePollIntervalMs: 100, apiTimeoutMs: 1_000 }
-      })
-      yield* router.publish(spec)
-      const starting = yield* source.next(sessionId, r8080, 0)
-      const synced = yield* nextAfter(source, r8080, starting.seq, 0)
+      const { sc, source, synced } = yield* livenessChecked
       // Ten liveness lists answer: no news, so a waiting host stays asleep.
       const waiting = yield* Effect.fork(source.next(sessionId, r8080, synced.seq))
       yield* TestClock.adjust(1_000)
