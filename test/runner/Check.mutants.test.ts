@@ -6,7 +6,7 @@
  * in-memory LocalCluster whose server questions the test scripts.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Clock, Effect, Layer } from "effect"
 import { Fault } from "../../src/cluster/Faults.js"
 import type * as SessionCluster from "../../src/cluster/SessionCluster.js"
 import type { KubeObject } from "../../src/domain/Objects.js"
@@ -237,14 +237,19 @@ describe("checkRouting's dry run", () => {
 })
 
 describe("checkRouting's round trip", () => {
-  it.live("publishes, sees programmed and removes the probe session", () =>
+  it.live("publishes, sees programmed and removes the probe session, and says how long that took", () =>
     Effect.gen(function*() {
+      const before = yield* Clock.currentTimeMillis
       const { report, stored, applied } = yield* run({ options: { roundTrip: true } })
+      const elapsed = (yield* Clock.currentTimeMillis) - before
       expect(check(report, "round-trip")).toEqual({
         id: "round-trip",
         status: "ok",
         line: expect.stringMatching(/^probe session routing-check published, programmed and unpublished in \d+ ms$/)
       })
+      const took = Number(/in (\d+) ms$/.exec(check(report, "round-trip")?.line ?? "")?.[1])
+      expect(took).toBeGreaterThanOrEqual(0)
+      expect(took).toBeLessThanOrEqual(elapsed)
       expect(applied.filter((a) => !a.dryRun).map((a) => a.object.kind)).toEqual(["Service", "Ingress"])
       expect(stored).toEqual([])
     }))
