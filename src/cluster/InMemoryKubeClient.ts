@@ -6,7 +6,7 @@
  */
 import { Cause, Effect, Exit, Layer, Option, Stream } from "effect"
 import type { KubeObject, Status } from "../domain/Objects.js"
-import { qualifiedName, type ResourceType } from "../domain/Resources.js"
+import type { ResourceType } from "../domain/Resources.js"
 import {
   type EventWrites,
   FIELD_MANAGER,
@@ -21,6 +21,7 @@ import {
   fromStatus,
   type KubeError,
   type RequestContext,
+  requestContext,
   Transport
 } from "../services/KubeError.js"
 import { makeKubeClient, type ResumableWatchOptions } from "../services/ResumableWatch.js"
@@ -46,18 +47,6 @@ export const make = (store: ClusterStore, options: InMemoryKubeClientOptions = {
 /** A KubeClient layer over `store`. */
 export const layer = (store: ClusterStore, options: InMemoryKubeClientOptions = {}): Layer.Layer<KubeClient> =>
   Layer.effect(KubeClient, make(store, options))
-
-const contextOf = (
-  verb: string,
-  resource: ResourceType<unknown>,
-  namespace: string | undefined,
-  name?: string
-): RequestContext => ({
-  verb,
-  resource: qualifiedName(resource),
-  ...(resource.namespaced && namespace !== undefined ? { namespace } : {}),
-  ...(name !== undefined ? { name } : {})
-})
 
 /** The request the HTTP face would receive for a call: its method and content type decide the verb. */
 const labelsOf = (
@@ -195,12 +184,12 @@ const primitives = (
         resource,
         namespace,
         undefined,
-        contextOf("create", resource, namespace),
+        requestContext("create", resource, namespace),
         store.create(resource, namespace, event)
       ).pipe(counted(labelsOf("POST", resource, namespace, undefined), () => 201)),
     // What the HTTP face does with a merge patch: read, patch, write back on the version read.
     patch: (resource, namespace, name, patch) => {
-      const ctx = contextOf("patch", resource, namespace, name)
+      const ctx = requestContext("patch", resource, namespace, name)
       const once = Effect.flatMap(store.get(resource, namespace, name), (live) => {
         const patched = mergePatch(live, patch) as typeof live
         return store.replace(resource, namespace, name, {
@@ -227,7 +216,7 @@ const primitives = (
     apply: (resource, object, options) => {
       const namespace = object.metadata?.namespace
       const name = object.metadata?.name ?? ""
-      const ctx = contextOf("apply", resource, namespace, name)
+      const ctx = requestContext("apply", resource, namespace, name)
       return call(
         "patch",
         resource,
@@ -253,7 +242,7 @@ const primitives = (
         resource,
         namespace,
         name,
-        contextOf("get", resource, namespace, name),
+        requestContext("get", resource, namespace, name),
         store.get(resource, namespace, name)
       ).pipe(
         counted(labelsOf("GET", resource, namespace, name), () => 200)
@@ -264,7 +253,7 @@ const primitives = (
         resource,
         namespace,
         name,
-        contextOf("delete", resource, namespace, name),
+        requestContext("delete", resource, namespace, name),
         Effect.asVoid(store.delete(resource, namespace, name))
       ).pipe(counted(labelsOf("DELETE", resource, namespace, name), () => 200)),
     list: (resource, namespace, options) =>
@@ -273,7 +262,7 @@ const primitives = (
         resource,
         namespace,
         undefined,
-        contextOf("list", resource, namespace),
+        requestContext("list", resource, namespace),
         store.list(
           resource,
           namespace,
@@ -285,7 +274,7 @@ const primitives = (
       namespace: string,
       options: { readonly labelSelector?: string; readonly resourceVersion: string }
     ): Stream.Stream<RawWatchEvent<A>, KubeError> => {
-      const ctx = contextOf("watch", resource, namespace)
+      const ctx = requestContext("watch", resource, namespace)
       const labels = labelsOf("GET", resource, namespace, undefined, { watch: true })
       // An admitted watch answered 200 and is counted when it ends, as over HTTP; one
       // refused before it started is counted with the refusal's code.

@@ -8,7 +8,7 @@
 import * as k8s from "@kubernetes/client-node"
 import { Duration, Effect, FiberRef, Layer, Option, type Schedule, type Scope, Stream } from "effect"
 import type { ObjectList } from "../domain/Objects.js"
-import { apiVersionOf, qualifiedName, resourcePath, type ResourceType } from "../domain/Resources.js"
+import { apiVersionOf, resourcePath, type ResourceType } from "../domain/Resources.js"
 import {
   type ApplyOptions,
   currentTransientRetry,
@@ -23,6 +23,7 @@ import {
   Invalid,
   type KubeError,
   type RequestContext,
+  requestContext,
   Unexpected
 } from "../services/KubeError.js"
 import { makeKubeClient } from "../services/ResumableWatch.js"
@@ -153,23 +154,10 @@ const makeOver = (
         (family) => request(ctx, (options) => run(family, options), contentType, extra)
       )
 
-    const named = (
-      verb: string,
-      resource: ResourceType<unknown>,
-      namespace: string,
-      name?: string
-    ): RequestContext => ({
-      verb,
-      resource: qualifiedName(resource),
-      // A cluster-scoped object lives in no namespace: messages must not name one.
-      ...(resource.namespaced ? { namespace } : {}),
-      ...(name !== undefined ? { name } : {})
-    })
-
     const apply: KubeClientPrimitives["apply"] = (resource, object, applyOptions?: ApplyOptions) => {
       const name = object.metadata?.name
       const namespace = object.metadata?.namespace
-      const ctx = named("apply", resource, namespace ?? "", name)
+      const ctx = requestContext("apply", resource, namespace ?? "", name)
       if (name === undefined || name === "" || namespace === undefined || namespace === "") {
         const field = name === undefined || name === "" ? "metadata.name" : "metadata.namespace"
         return Effect.fail(
@@ -194,7 +182,7 @@ const makeOver = (
 
     const get: KubeClientPrimitives["get"] = (resource, namespace, name) =>
       call(
-        named("get", resource, namespace, name),
+        requestContext("get", resource, namespace, name),
         resource,
         (family, opts) => family.get(namespace, name, opts)
       ) as Effect.Effect<
@@ -205,7 +193,7 @@ const makeOver = (
     const del: KubeClientPrimitives["delete"] = (resource, namespace, name) =>
       Effect.asVoid(
         call(
-          named("delete", resource, namespace, name),
+          requestContext("delete", resource, namespace, name),
           resource,
           (family, opts) => family.delete(namespace, name, opts)
         )
@@ -217,7 +205,7 @@ const makeOver = (
       listOptions?: { readonly labelSelector?: string }
     ) =>
       call(
-        named("list", resource, namespace),
+        requestContext("list", resource, namespace),
         resource,
         (family, opts) => family.list(namespace, listOptions?.labelSelector, opts)
       ).pipe(
@@ -237,7 +225,7 @@ const makeOver = (
       namespace: string,
       watchOptions: { readonly labelSelector?: string; readonly resourceVersion: string }
     ): Stream.Stream<RawWatchEvent<A>, KubeError> => {
-      const ctx = named("watch", resource, namespace)
+      const ctx = requestContext("watch", resource, namespace)
       const url = new URL(server + resourcePath(resource, namespace))
       url.searchParams.set("watch", "true")
       url.searchParams.set("allowWatchBookmarks", "true")

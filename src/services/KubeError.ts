@@ -6,6 +6,7 @@
 import { Data } from "effect"
 import type { YieldableError } from "effect/Cause"
 import type { Status, StatusCause } from "../domain/Objects.js"
+import { qualifiedName, type ResourceType } from "../domain/Resources.js"
 
 interface Common {
   /** One sentence a person can act on. */
@@ -167,6 +168,22 @@ export interface RequestContext {
   readonly namespace?: string
   readonly name?: string
 }
+
+/**
+ * The context of one call on `resource`, as every client words it. A cluster-scoped
+ * object lives in no namespace, so its context names none.
+ */
+export const requestContext = (
+  verb: string,
+  resource: ResourceType<unknown>,
+  namespace: string | undefined,
+  name?: string
+): RequestContext => ({
+  verb,
+  resource: qualifiedName(resource),
+  ...(resource.namespaced && namespace !== undefined ? { namespace } : {}),
+  ...(name !== undefined ? { name } : {})
+})
 
 /** The request in words, as messages name it: `get ingresses.networking.k8s.io "x" in namespace "ns"`. */
 export const describeRequest = (ctx: RequestContext): string =>
