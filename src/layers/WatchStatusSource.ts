@@ -6,7 +6,7 @@
  * good (403, the API not served) falls back to polling, said once; a transient
  * failure is reported to the hosts as unreadable and the watch starts over.
  */
-import { Clock, Duration, Effect, Fiber, Layer, Option, Schedule, type Scope, Stream } from "effect"
+import { Clock, Duration, Effect, Fiber, Layer, Metric, Option, Schedule, type Scope, Stream } from "effect"
 import { qualifiedName, type ResourceType } from "../domain/Resources.js"
 import type { PublishedRoute } from "../domain/Routes.js"
 import { KubeClient, withoutTransientRetry } from "../services/KubeClient.js"
@@ -14,6 +14,7 @@ import { describeRequest, type KubeError, Transport } from "../services/KubeErro
 import { RouterConfig } from "../services/RouterConfig.js"
 import { type ChangeFeed, Observation, RouteStatusSource, WatchUnavailable } from "../services/RouteStatusSource.js"
 import { RouteReadError, SessionRouter, type StatusObject } from "../services/SessionRouter.js"
+import { statusCacheEntries, statusWaiters } from "../services/Telemetry.js"
 import * as PollStatusSource from "./PollStatusSource.js"
 
 /** What the source knows of the whole watch: every host's observation starts from it. */
@@ -42,12 +43,13 @@ interface Waiter {
  * One object name: the object as cached (undefined: absent), the sequence number of
  * its last change, and who waits for its next one. Plain mutable state, only
  * touched synchronously inside effects: a watched route costs this entry and its
- * share of one waiter, and no fiber.
+ * share of one waiter, and no fiber. An entry with no object lives only while
+ * someone waits on it.
  */
 interface Entry {
   object: StatusObject | undefined
   seq: number
-  waiting: Array<Waiter> | undefined
+  waiting: Set<Waiter> | undefined
 }
 
 /** A waiter's wake-up at an instant (epoch ms): a session's route deadline. */
@@ -81,10 +83,12 @@ const refusedForGood = (error: KubeError): boolean => error._tag === "Forbidden"
  */
 const slim = (object: StatusObject): StatusObject => {
   const { generation, name, namespace, resourceVersion, uid } = object.metadata ?? {}
-  const metadata: Record<string, unknown> = { name, namespace, uid, resourceVersion }
-  if (generation !== undefined) metadata.generation = generation
-  const kept: Record<string, unknown> = { apiVersion: object.apiVersion, kind: object.kind, metadata }
-  if (object.status !== undefined) kept.status = object.status
+  const kept: Record<string, unknown> = {
+    apiVersion: object.apiVersion,
+    kind: object.kind,
+    metadata: { name, namespace, uid, resourceVersion, generation },
+    status: object.status
+  }
   return kept as StatusObject
 }
 
@@ -111,26 +115,35 @@ export const make: Effect.Effect<RouteStatusSource.Service, never, KubeClient | 
     })
     const resource = objects.resource as ResourceType<StatusObject>
     const entries = new Map<string, Entry>()
+    // What the cache holds, in the process's metrics: names kept, and who waits on them.
+    const entriesGauge = Metric.tagged(statusCacheEntries, "resource", qualifiedName(resource))
+    const waitersGauge = Metric.tagged(statusWaiters, "resource", qualifiedName(resource))
+    // The cache goes with the layer. Hosts still waiting leave when their fibers end.
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        entriesGauge.unsafeModify(-entries.size, [])
+        entries.clear()
+      })
+    )
     // Every change (of an object, or of the phase) takes the next number: a host's
     // observation is as new as the later of its object's change and the phase's.
     let changes = 0
     let phase: Phase = { _tag: "Starting", since: yield* Clock.currentTimeMillis }
     let phaseSeq = ++changes
 
-    const wake = (entry: Entry) =>
-      Effect.sync(() => {
-        const waiting = entry.waiting
-        entry.waiting = undefined
-        if (waiting !== undefined) { for (const waiter of waiting) waiter.wake() }
-      })
+    const wake = (entry: Entry): void => {
+      const waiting = entry.waiting
+      entry.waiting = undefined
+      if (waiting !== undefined) { for (const waiter of waiting) waiter.wake() }
+    }
 
     /** Sets the phase and wakes every waiting host. Polling, once entered, is for good. */
     const enter = (next: Phase) =>
-      Effect.suspend(() => {
-        if (phase._tag === "Polling") return Effect.void
+      Effect.sync(() => {
+        if (phase._tag === "Polling") return
         phase = next
         phaseSeq = ++changes
-        return Effect.forEach(entries.values(), wake, { discard: true })
+        for (const entry of entries.values()) wake(entry)
       })
 
     // The entry of a deleted object is dropped, so that sessions that come and go do
@@ -144,21 +157,26 @@ export const make: Effect.Effect<RouteStatusSource.Service, never, KubeClient | 
       if (existing !== undefined) return existing
       const created: Entry = { object: undefined, seq: droppedUpTo, waiting: undefined }
       entries.set(name, created)
+      entriesGauge.unsafeModify(1, [])
       return created
+    }
+
+    const drop = (name: string): void => {
+      if (entries.delete(name)) entriesGauge.unsafeModify(-1, [])
     }
 
     /** Records one object's change (already slim) and wakes the hosts waiting on it. */
     const record = (name: string, object: StatusObject | undefined) =>
-      Effect.suspend(() => {
+      Effect.sync(() => {
         const entry = entryOf(name)
         entry.object = object
         entry.seq = ++changes
         if (object === undefined) {
           // Hosts waiting on it hold the entry itself and still see the deletion.
-          entries.delete(name)
+          drop(name)
           droppedUpTo = entry.seq
         }
-        return wake(entry)
+        wake(entry)
       })
 
     const listing = describeRequest({ verb: "list", resource: qualifiedName(resource), namespace: objects.namespace })
@@ -294,10 +312,11 @@ export const make: Effect.Effect<RouteStatusSource.Service, never, KubeClient | 
           if (alarm.at <= now) alarm.waiter.wake()
           else earliest = Math.min(earliest, alarm.at)
         }
-        return earliest === Number.POSITIVE_INFINITY ? Effect.void : arm(earliest)
+        return arm(earliest)
       })
     })
 
+    /** Arms the timer for `at`, unless it rings by then anyway (or `at` is never). */
     const arm = (at: number): Effect.Effect<void> =>
       Effect.suspend(() => {
         if (at >= armedAt) return Effect.void
@@ -314,8 +333,8 @@ export const make: Effect.Effect<RouteStatusSource.Service, never, KubeClient | 
         )
       })
 
-    /** The sequence number of what `next` would answer for the object now. */
-    const seqOfEntry = (entry: Entry) => Math.max(entry.seq, phaseSeq)
+    /** The sequence number of what `next` would answer for the named object now. */
+    const seqOf = (name: string) => Math.max(entries.get(name)?.seq ?? droppedUpTo, phaseSeq)
 
     /**
      * Waits until one of the named objects changes past what its waiter saw (or the
@@ -330,10 +349,9 @@ export const make: Effect.Effect<RouteStatusSource.Service, never, KubeClient | 
       Effect.zipRight(
         start,
         Effect.clockWith((clock) => {
-          if (phase._tag === "Polling") return Effect.void
-          if (names.some((name, i) => seqOfEntry(entryOf(name)) > seen(i))) return Effect.void
-          const bounded = until !== Number.POSITIVE_INFINITY
-          if (bounded && clock.unsafeCurrentTimeMillis() >= until) return Effect.void
+          // Entering polling is a change of phase too: a host never waits on a watch that is gone.
+          if (names.some((name, i) => seqOf(name) > seen(i))) return Effect.void
+          if (clock.unsafeCurrentTimeMillis() >= until) return Effect.void
           const wait = Effect.async<void>((resume) => {
             let waiting = true
             const waiter: Waiter = { wake: () => leave() && resume(Effect.void) }
@@ -342,26 +360,30 @@ export const make: Effect.Effect<RouteStatusSource.Service, never, KubeClient | 
               if (!waiting) return false
               waiting = false
               waiters--
+              waitersGauge.unsafeModify(-1, [])
               alarms.delete(alarm)
-              // An entry dropped meanwhile (its object deleted) was cleared when it woke us.
               for (const name of names) {
-                const list = entries.get(name)?.waiting
-                const i = list?.indexOf(waiter) ?? -1
-                if (i >= 0) list!.splice(i, 1)
+                // An entry dropped meanwhile (its object deleted) was cleared when it woke us.
+                const entry = entries.get(name)
+                if (entry === undefined) continue
+                entry.waiting?.delete(waiter)
+                // A name with no object is kept only for those who wait on it.
+                if (entry.object === undefined && (entry.waiting?.size ?? 0) === 0) drop(name)
               }
               return true
             }
             waiters++
-            for (const name of names) (entryOf(name).waiting ??= []).push(waiter)
-            if (bounded) alarms.add(alarm)
+            waitersGauge.unsafeModify(1, [])
+            for (const name of names) (entryOf(name).waiting ??= new Set()).add(waiter)
+            alarms.add(alarm)
             return Effect.sync(leave)
           })
-          return bounded ? Effect.zipRight(arm(until), wait) : wait
+          return Effect.zipRight(arm(until), wait)
         })
       )
 
     const feed: ChangeFeed = {
-      seqOf: (sessionId, route) => seqOfEntry(entryOf(objects.objectName(sessionId, route))),
+      seqOf: (sessionId, route) => seqOf(objects.objectName(sessionId, route)),
       awaitAny: (sessionId, hosts, until) => {
         // Hosts that share an object (the ports of one Ingress) wait on it once, for
         // the least any of them has seen.
@@ -376,7 +398,7 @@ export const make: Effect.Effect<RouteStatusSource.Service, never, KubeClient | 
       }
     }
 
-    const observation = (route: PublishedRoute, entry: Entry): Effect.Effect<Observation> => {
+    const observation = (route: PublishedRoute, name: string): Effect.Effect<Observation> => {
       switch (phase._tag) {
         case "Starting":
           return Effect.succeed(Observation.reading(phase.since))
@@ -384,7 +406,7 @@ export const make: Effect.Effect<RouteStatusSource.Service, never, KubeClient | 
           return Effect.succeed(Observation.unreadable(new RouteReadError({ route, error: phase.error })))
         case "Synced":
         case "Polling": {
-          const object = entry.object
+          const object = entries.get(name)?.object
           return Effect.map(
             objects.verdictOf(object, route),
             (verdict) => Observation.seen(verdict, object !== undefined)
@@ -400,10 +422,8 @@ export const make: Effect.Effect<RouteStatusSource.Service, never, KubeClient | 
         while (true) {
           // Once the watch is refused for good, this host is polled from then on.
           if (phase._tag === "Polling") return yield* poll.next(sessionId, route, Math.max(after, changes))
-          // The entry may have been dropped (its object deleted) while this host waited.
-          const entry = entryOf(name)
-          const seq = seqOfEntry(entry)
-          if (seq > after) return { seq, observation: yield* observation(route, entry) }
+          const seq = seqOf(name)
+          if (seq > after) return { seq, observation: yield* observation(route, name) }
           yield* awaitAny([name], () => after, Number.POSITIVE_INFINITY)
         }
       })

@@ -82,6 +82,19 @@ export const watchRelists = Metric.counter(`${METRIC_PREFIX}watch_relists_total`
   incremental: true
 })
 
+/**
+ * Names the shared status watch keeps in its cache: an object it holds, or one that a
+ * host waits for and that does not exist yet (labels: resource).
+ */
+export const statusCacheEntries = Metric.gauge(`${METRIC_PREFIX}status_cache_entries`, {
+  description: "Objects the shared route-status watch holds, and names hosts wait on before their object exists"
+})
+
+/** Sessions (or single hosts) waiting on the shared status watch for their next change (labels: resource). */
+export const statusWaiters = Metric.gauge(`${METRIC_PREFIX}status_waiters`, {
+  description: "Sessions or hosts waiting on the shared route-status watch for a change"
+})
+
 /** How long `SessionRouter.publish` took (labels: mode, result `ok` or `error`). */
 export const publishDuration = Metric.histogram(
   `${METRIC_PREFIX}publish_duration_seconds`,

@@ -1,11 +1,11 @@
 /**
  * `publish --follow --metrics-port 0` end to end: the command says on stderr where it
  * serves its metrics, and a scrape over HTTP after one session shows the hosts by
- * state, the API requests (a retried one included), the publish and the time to
- * programmed, in the Prometheus text format.
+ * state, the API requests (a retried one included), the publish, the time to
+ * programmed and what the shared status watch holds, in the Prometheus text format.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Duration, Effect, Fiber } from "effect"
+import { Duration, Effect, Fiber, Schedule } from "effect"
 import { Fault } from "../../src/cluster/Faults.js"
 import { loopbackServer } from "../support/LoopbackServer.js"
 import { cliCluster } from "./CliCluster.js"
@@ -69,7 +69,9 @@ describe("session-routing publish --metrics-port", () => {
           "# TYPE session_routing_api_requests_total counter",
           "# TYPE session_routing_hosts gauge",
           "# TYPE session_routing_publish_duration_seconds histogram",
-          "# TYPE session_routing_publish_to_programmed_seconds histogram"
+          "# TYPE session_routing_publish_to_programmed_seconds histogram",
+          "# TYPE session_routing_status_cache_entries gauge",
+          "# TYPE session_routing_status_waiters gauge"
         ])
         const values = samples(scrape.body)
         const series = (name: string, labels: string) => values.get(`${name}{${labels}}`)
@@ -85,6 +87,19 @@ describe("session-routing publish --metrics-port", () => {
         expect(series("session_routing_publish_duration_seconds_count", "mode=\"ingress\",result=\"ok\"")).toBe(1)
         expect(series("session_routing_publish_to_programmed_seconds_count", "mode=\"ingress\"")).toBe(2)
         expect(series("session_routing_publish_to_programmed_seconds_bucket", "mode=\"ingress\",le=\"+Inf\"")).toBe(2)
+
+        // The shared watch holds the session's one Ingress; once the follow is under way,
+        // each of its two hosts waits on it for the next change.
+        const ingresses = "resource=\"ingresses.networking.k8s.io\""
+        const following = yield* get(url).pipe(
+          Effect.map((later) => samples(later.body)),
+          Effect.filterOrFail(
+            (later) => later.get(`session_routing_status_waiters{${ingresses}}`) === 2,
+            () => "the follow's two hosts never waited on the shared watch"
+          ),
+          Effect.retry(Schedule.spaced("20 millis").pipe(Schedule.upTo("5 seconds")))
+        )
+        expect(following.get(`session_routing_status_cache_entries{${ingresses}}`)).toBe(1)
 
         expect((yield* get(url.replace(/\/metrics$/, "/other"))).status).toBe(404)
         yield* Fiber.interrupt(cli.fiber)

@@ -1,10 +1,11 @@
 /**
  * The shared-watch route-status source on its own, in memory on TestClock: what its
  * cache keeps of an object, an unserved API falling back to polling, a relist that
- * finds an object gone, and the liveness list that marks every host unreadable when the server stops answering.
+ * finds an object gone, the liveness list that marks every host unreadable when the server stops answering,
+ * and what its cache holds, as its metrics show it.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Clock, Deferred, Effect, Fiber, Logger, Ref, Stream, TestClock } from "effect"
+import { Clock, Deferred, Effect, Fiber, Logger, Metric, Ref, Stream, TestClock } from "effect"
 import { Fault } from "../../src/cluster/Faults.js"
 import type { SessionCluster } from "../../src/cluster/SessionCluster.js"
 import { IngressResource } from "../../src/domain/Resources.js"
@@ -22,6 +23,7 @@ import {
   RouteStatusSource as RouteStatusSourceTag
 } from "../../src/services/RouteStatusSource.js"
 import { SessionRouter, type StatusObject, type StatusObjects } from "../../src/services/SessionRouter.js"
+import { statusCacheEntries, statusWaiters } from "../../src/services/Telemetry.js"
 import {
   BASE_DOMAIN,
   kubeClientLayer,
@@ -439,5 +441,50 @@ describe("the shared-watch route-status source", () => {
       yield* Fiber.join(waiting)
       // Refreshed by the liveness checks at 100 and 200 ms.
       expect(prepared).toBe(3)
+    }))
+
+  it.effect("keeps an entry per object and per name waited for, and a waiter per waiting host, none left behind", () =>
+    Effect.gen(function*() {
+      // The gauges are the process's: this test reads what it adds to them.
+      const gauge = (metric: Metric.Metric.Gauge<number>) =>
+        Metric.value(Metric.tagged(metric, "resource", "ingresses.networking.k8s.io")).pipe(
+          Effect.map((state) => state.value)
+        )
+      const base = { entries: yield* gauge(statusCacheEntries), waiters: yield* gauge(statusWaiters) }
+      const held = Effect.all({
+        entries: Effect.map(gauge(statusCacheEntries), (n) => n - base.entries),
+        waiters: Effect.map(gauge(statusWaiters), (n) => n - base.waiters)
+      })
+      yield* Effect.scoped(Effect.gen(function*() {
+        const { router, sc, source } = yield* watchingSource()
+        const other = twoPortSession("watchsrc2", "7d3c9e2f-0000-4000-8000-00000000abce")
+        const otherRoute: PublishedRoute = { host: `8080-watchsrc2.${BASE_DOMAIN}`, port: 8080 }
+        yield* router.publish(spec)
+        yield* router.publish(other)
+        const starting = yield* source.next(sessionId, r8080, 0)
+        const synced = yield* nextAfter(source, r8080, starting.seq, 0)
+        expect(yield* held).toEqual({ entries: 2, waiters: 0 })
+        // A host waiting on its Ingress, and one waiting on a name that has no object yet.
+        const waiting = yield* Effect.fork(source.next(sessionId, r8080, synced.seq))
+        const ghost = yield* Effect.fork(source.next("ghost", r8080, synced.seq))
+        yield* TestClock.adjust(0)
+        expect(yield* held).toEqual({ entries: 3, waiters: 2 })
+        // The one that leaves takes its name's entry with it: nothing is cached there.
+        yield* Fiber.interrupt(ghost)
+        expect(yield* held).toEqual({ entries: 2, waiters: 1 })
+        // Deleted objects leave the cache, whether a host waits on them or not (the
+        // watch delivers in order: the waiting host wakes after both are gone).
+        yield* Effect.orDie(sc.cluster.store.delete(IngressResource, "telo-sessions", "telo-run-watchsrc2"))
+        yield* Effect.orDie(sc.cluster.store.delete(IngressResource, "telo-sessions", objectName))
+        expect((yield* Fiber.join(waiting)).observation).toEqual(Observation.seen(RouteVerdict.pending, false))
+        expect(yield* held).toEqual({ entries: 0, waiters: 0 })
+        // One object cached again when the scope closes.
+        const gone = source.changes!.seqOf("watchsrc2", otherRoute)
+        yield* router.publish(other)
+        yield* source.next("watchsrc2", otherRoute, gone)
+        expect(yield* held).toEqual({ entries: 1, waiters: 0 })
+      }))
+      // The cache went with the source's scope.
+      expect(yield* held).toEqual({ entries: 0, waiters: 0 })
     }))
 })
