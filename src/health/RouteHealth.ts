@@ -154,8 +154,6 @@ export function watchRouteHealth(
 export function watchRouteHealth(
   input: WatchRouteHealthInput
 ): Stream.Stream<RouteHealthEvent, never, SessionRouter | RouterConfig> {
-  // Nothing published: finish at once, without reading configuration or the clock.
-  if (input.routes.length === 0) return Stream.empty
   return Stream.unwrapScoped(
     Effect.gen(function*() {
       const mailbox = yield* Mailbox.make<RouteHealthEvent>()
@@ -304,9 +302,7 @@ const followChanges = (
       if (open.length === 0 || watch.source.changes === undefined) return open
       if ((yield* Clock.currentTimeMillis) >= watch.deadline) {
         // A host whose watch never answered was, in effect, a read the deadline cut short.
-        for (const host of open) {
-          yield* emit(yield* atDeadline(watch, host.route, host.evidence.readSince !== undefined, host.evidence))
-        }
+        for (const host of open) yield* emit(yield* atDeadline(watch, host.route, host.evidence))
         return []
       }
       yield* feed.awaitAny(watch.sessionId, open, watch.deadline)
@@ -356,7 +352,7 @@ const settleEach = (
             entries.filter(claim),
             (entry) =>
               Ref.get(entry.evidence).pipe(
-                Effect.flatMap((seen) => atDeadline(watch, entry.host.route, seen.readSince !== undefined, seen)),
+                Effect.flatMap((seen) => atDeadline(watch, entry.host.route, seen)),
                 Effect.flatMap(emit)
               ),
             { discard: true }
@@ -428,12 +424,11 @@ const hostSchedule = (watch: HostWatch, evidence: Ref.Ref<HostEvidence>) =>
   Schedule.modifyDelayEffect(watch.source.cadence(watch.intervalMs), (_, delay) =>
     Effect.gen(function*() {
       const { lastReadAt, permanentStreak } = yield* Ref.get(evidence)
-      const pause = permanentStreak === 0
-        ? delay
-        : Duration.min(
-          Duration.times(delay, 2 ** Math.min(permanentStreak, 16)),
-          Duration.max(delay, PERMANENT_FAILURE_BACKOFF_CAP)
-        )
+      // With no permanent failure in a row, 2 ** 0: the cadence's own delay.
+      const pause = Duration.min(
+        Duration.times(delay, 2 ** Math.min(permanentStreak, 16)),
+        Duration.max(delay, PERMANENT_FAILURE_BACKOFF_CAP)
+      )
       if (lastReadAt === undefined) return pause
       const now = yield* Clock.currentTimeMillis
       return Duration.millis(Math.max(0, lastReadAt + Duration.toMillis(pause) - now))
@@ -538,10 +533,10 @@ const settle = (watch: HostWatch, host: Host, evidence: Ref.Ref<HostEvidence>): 
       }),
       Effect.catchAll((error) =>
         error._tag === "RouteDeadlineReached"
-          ? Ref.get(evidence).pipe(Effect.flatMap((last) => atDeadline(watch, route, false, last)))
+          ? Ref.get(evidence).pipe(Effect.flatMap((last) => atDeadline(watch, route, last)))
           // Unreachable while the schedule runs to the deadline; were it ever to stop
           // first, its last answer is what the host is reported with.
-          : atDeadline(watch, route, false, {
+          : atDeadline(watch, route, {
             ...noEvidence,
             last: error._tag === "RoutePending" ? LAST_ANSWERED_PENDING : Option.some(error)
           })
@@ -554,19 +549,18 @@ const settle = (watch: HostWatch, host: Host, evidence: Ref.Ref<HostEvidence>): 
  * decides. The diagnosis (the first broken link of its routing) only when the last
  * thing the cluster said was a real answer (the object, without a status that
  * programs it); a read failure when the last read failed, or when the read the
- * deadline cut short had gone unanswered.
+ * deadline cut short (the one still out, if any) had gone unanswered.
  */
 const atDeadline = (
   watch: HostWatch,
   route: PublishedRoute,
-  readCutOff: boolean,
   seen: HostEvidence
 ): Effect.Effect<RouteHealthEvent> => {
+  // With no read out, nothing was cut short: 0 ms out is never silence.
   const outFor = seen.readSince === undefined ? 0 : watch.deadline - seen.readSince
   // Nothing ever answered (a deadline shorter than the first read, or a source that
   // never answered): no controller can be blamed for a status nobody read.
-  const silent = Option.isNone(seen.last) ||
-    (readCutOff && cutReadIsSilence(outFor, seen.slowestAnswerMs, watch.intervalMs))
+  const silent = Option.isNone(seen.last) || cutReadIsSilence(outFor, seen.slowestAnswerMs, watch.intervalMs)
   if (!silent) {
     const last = Option.getOrUndefined(seen.last)
     return last?._tag === "RouteReadError"

@@ -762,6 +762,47 @@ describe("watchRouteHealth", () => {
       })
     }))
 
+  it.effect("counts a read the server failed after a while as an answer time", () =>
+    Effect.gen(function*() {
+      // The first read ends after 900 ms with the connection reset: the server took
+      // that long to say something. The read cut at the deadline had been out 1100 ms,
+      // under twice that: slow, not silent, so the reset stands as the last word.
+      const reset = (route: PublishedRoute) =>
+        new RouteReadError({ route, error: new Transport({ reason: "the connection was reset" }) })
+      const fake = yield* fakeRouter((route, call) =>
+        call === 1 ? Effect.sleep("900 millis").pipe(Effect.zipRight(Effect.fail(reset(route)))) : Effect.never
+      )
+      const seen = yield* runFor(2_000, { sessionId, routes: [r8080], timeoutMs: 2_000, intervalMs: 100 }).pipe(
+        Effect.provide(fake.layer)
+      )
+      expect(seen.at(-1)).toEqual({
+        at: 2_000,
+        host: r8080.host,
+        state: "unprogrammed",
+        reason: "route status could not be read: the connection was reset"
+      })
+    }))
+
+  it.effect("counts the deadline from the watch's own start, whatever the clock read then", () =>
+    Effect.gen(function*() {
+      yield* TestClock.adjust(5_000)
+      const fake = yield* fakeRouter(() => Effect.never)
+      const { fiber, seen } = yield* start({ sessionId, routes: [r8080], timeoutMs: 1_000, intervalMs: 100 }).pipe(
+        Effect.provide(fake.layer)
+      )
+      yield* TestClock.adjust(999)
+      expect(yield* seen).toEqual([{ at: 5_000, host: r8080.host, state: "pending" }])
+      yield* TestClock.adjust(1)
+      expect((yield* seen).at(-1)).toEqual({
+        at: 6_000,
+        host: r8080.host,
+        state: "unprogrammed",
+        reason:
+          "route status could not be read: the status read got no answer within 1000 ms (cut off by the 1000 ms route deadline)"
+      })
+      yield* Fiber.join(fiber)
+    }))
+
   // --- configuration ---------------------------------------------------------------------
 
   const routerConfig = (routeReadyTimeoutMs: number, routePollIntervalMs: number) =>
