@@ -6,7 +6,19 @@
  * good (403, the API not served) falls back to polling, said once; a transient
  * failure is reported to the hosts as unreadable and the watch starts over.
  */
-import { Clock, Duration, Effect, Fiber, Layer, Metric, Option, Schedule, type Scope, Stream } from "effect"
+import {
+  Clock,
+  Duration,
+  Effect,
+  Fiber,
+  Layer,
+  type Metric,
+  MetricLabel,
+  Option,
+  Schedule,
+  type Scope,
+  Stream
+} from "effect"
 import { qualifiedName, type ResourceType } from "../domain/Resources.js"
 import type { PublishedRoute } from "../domain/Routes.js"
 import { KubeClient, withoutTransientRetry } from "../services/KubeClient.js"
@@ -116,12 +128,13 @@ export const make: Effect.Effect<RouteStatusSource.Service, never, KubeClient | 
     const resource = objects.resource as ResourceType<StatusObject>
     const entries = new Map<string, Entry>()
     // What the cache holds, in the process's metrics: names kept, and who waits on them.
-    const entriesGauge = Metric.tagged(statusCacheEntries, "resource", qualifiedName(resource))
-    const waitersGauge = Metric.tagged(statusWaiters, "resource", qualifiedName(resource))
+    // One label array for every update: the metric finds its series by the array itself.
+    const labels = [MetricLabel.make("resource", qualifiedName(resource))]
+    const count = (gauge: Metric.Metric.Gauge<number>, by: number) => gauge.unsafeModify(by, labels)
     // The cache goes with the layer. Hosts still waiting leave when their fibers end.
     yield* Effect.addFinalizer(() =>
       Effect.sync(() => {
-        entriesGauge.unsafeModify(-entries.size, [])
+        count(statusCacheEntries, -entries.size)
         entries.clear()
       })
     )
@@ -157,12 +170,12 @@ export const make: Effect.Effect<RouteStatusSource.Service, never, KubeClient | 
       if (existing !== undefined) return existing
       const created: Entry = { object: undefined, seq: droppedUpTo, waiting: undefined }
       entries.set(name, created)
-      entriesGauge.unsafeModify(1, [])
+      count(statusCacheEntries, 1)
       return created
     }
 
     const drop = (name: string): void => {
-      if (entries.delete(name)) entriesGauge.unsafeModify(-1, [])
+      if (entries.delete(name)) count(statusCacheEntries, -1)
     }
 
     /** Records one object's change (already slim) and wakes the hosts waiting on it. */
@@ -360,7 +373,7 @@ export const make: Effect.Effect<RouteStatusSource.Service, never, KubeClient | 
               if (!waiting) return false
               waiting = false
               waiters--
-              waitersGauge.unsafeModify(-1, [])
+              count(statusWaiters, -1)
               alarms.delete(alarm)
               for (const name of names) {
                 // An entry dropped meanwhile (its object deleted) was cleared when it woke us.
@@ -373,7 +386,7 @@ export const make: Effect.Effect<RouteStatusSource.Service, never, KubeClient | 
               return true
             }
             waiters++
-            waitersGauge.unsafeModify(1, [])
+            count(statusWaiters, 1)
             for (const name of names) (entryOf(name).waiting ??= new Set()).add(waiter)
             alarms.add(alarm)
             return Effect.sync(leave)
