@@ -104,6 +104,9 @@ const slim = (object: StatusObject): StatusObject => {
   return kept as StatusObject
 }
 
+/** The cache's key for an object: its name (the API server never sends an object without one). */
+const nameOf = (object: StatusObject): string => object.metadata?.name ?? ""
+
 /** The watching source over the router in context; its watch lives in the current scope. */
 export const make: Effect.Effect<RouteStatusSource.Service, never, KubeClient | SessionRouter | Scope.Scope> = Effect
   .gen(function*() {
@@ -203,12 +206,12 @@ export const make: Effect.Effect<RouteStatusSource.Service, never, KubeClient | 
         Effect.map((listed) => ({ items: listed.items.map(slim), resourceVersion: listed.metadata.resourceVersion }))
       )
       // The list is the truth now: what it lacks is gone.
-      const listedNames = new Set(items.map((item) => item.metadata?.name ?? ""))
+      const listedNames = new Set(items.map(nameOf))
       for (const [name, entry] of entries) {
         if (entry.object !== undefined && !listedNames.has(name)) yield* record(name, undefined)
       }
       for (const item of items) {
-        const name = item.metadata?.name ?? ""
+        const name = nameOf(item)
         const cached = entries.get(name)?.object
         if (cached?.metadata?.resourceVersion !== item.metadata?.resourceVersion) yield* record(name, item)
       }
@@ -222,7 +225,7 @@ export const make: Effect.Effect<RouteStatusSource.Service, never, KubeClient | 
         remember: slim
       }).pipe(
         Stream.runForEach((event) =>
-          record(event.object.metadata?.name ?? "", event.type === "DELETED" ? undefined : slim(event.object))
+          record(nameOf(event.object), event.type === "DELETED" ? undefined : slim(event.object))
         )
       )
       // A resuming watch does not end by itself; if it ever does, start over.

@@ -405,6 +405,73 @@ describe("the shared-watch route-status source", () => {
       expect(waited.unsafePoll()).not.toBeNull()
     }))
 
+  it.scoped("returns at once from a wait when one host of a shared object has not seen its latest change", () =>
+    Effect.gen(function*() {
+      // The ports of one session share its Ingress: the wait is for the least any has seen.
+      const { router, source } = yield* watchingSource()
+      yield* router.publish(spec)
+      const starting = yield* source.next(sessionId, r8080, 0)
+      const synced = yield* nextAfter(source, r8080, starting.seq, 0)
+      const feed = source.changes!
+      const r9090: PublishedRoute = { host: `9090-${sessionId}.${BASE_DOMAIN}`, port: 9090 }
+      const waited = yield* Effect.fork(
+        feed.awaitAny(sessionId, [{ route: r8080, seen: synced.seq }, { route: r9090, seen: synced.seq - 1 }], 1_000)
+      )
+      yield* TestClock.adjust(0)
+      expect(waited.unsafePoll()).not.toBeNull()
+    }))
+
+  it.scoped("still wakes a host waiting on a name with no object after another host waiting on it leaves", () =>
+    Effect.gen(function*() {
+      const { router, source } = yield* watchingSource()
+      const starting = yield* source.next(sessionId, r8080, 0)
+      const synced = yield* nextAfter(source, r8080, starting.seq, 0)
+      expect(synced.observation).toEqual(Observation.seen(RouteVerdict.pending, false))
+      const leaving = yield* Effect.fork(source.next(sessionId, r8080, synced.seq))
+      const staying = yield* Effect.fork(source.next(sessionId, r8080, synced.seq))
+      yield* TestClock.adjust(0)
+      yield* Fiber.interrupt(leaving)
+      // The Ingress appears: the host still waiting hears of it.
+      yield* router.publish(spec)
+      expect((yield* Fiber.join(staying)).observation).toEqual(Observation.seen(RouteVerdict.pending, true))
+    }))
+
+  it.scoped("never lets a liveness list that answers hide a watch that cannot list", () =>
+    Effect.gen(function*() {
+      // The watch's own list keeps failing; the liveness list fails three times (the
+      // last two after the watch failed), then answers.
+      let probes = 0
+      const refused = new Transport({ reason: "connection refused", kind: "refused" })
+      const { source } = yield* watchingSource({
+        config: { routePollIntervalMs: 100 },
+        client: (kube) => ({
+          ...kube,
+          list: (resource, namespace, options) =>
+            Effect.suspend(() => {
+              if (options?.labelSelector?.includes("telo.run/liveness-probe") !== true) return Effect.fail(refused)
+              probes++
+              return probes <= 3 ? Effect.fail(refused) : kube.list(resource, namespace, options)
+            })
+        })
+      })
+      const feed = source.changes!
+      let seen = 0
+      const observed: Array<Observation["_tag"]> = []
+      // Each wait ends between two liveness checks (every 100 ms), so that one is always waiting.
+      for (let until = 150; until <= 2_050; until += 100) {
+        const waiting = yield* Effect.fork(feed.awaitAny(sessionId, [{ route: r8080, seen }], until))
+        yield* TestClock.adjust(until - (yield* Clock.currentTimeMillis))
+        yield* Fiber.join(waiting)
+        if (feed.seqOf(sessionId, r8080) <= seen) continue
+        const next = yield* source.next(sessionId, r8080, seen)
+        seen = next.seq
+        observed.push(next.observation._tag)
+      }
+      expect(probes).toBeGreaterThan(4)
+      expect(observed).toContain("Unreadable")
+      expect(observed).not.toContain("Seen")
+    }))
+
   it.scoped("leaves hosts reading while the watch is still starting, whatever the liveness list says", () =>
     Effect.gen(function*() {
       const { sc, source } = yield* watchingSource({ config: { routePollIntervalMs: 100, apiTimeoutMs: 1_000 } })
