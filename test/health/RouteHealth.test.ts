@@ -53,6 +53,14 @@ const view = (at: number, event: RouteHealthEvent): Seen =>
     }
     : { at, readError: event.route.host, reason: event.reason }
 
+/** The terminal event of r8080 when its status could not be read: at `at`, for `why`. */
+const unreadableAt = (at: number, why: string): Seen => ({
+  at,
+  host: r8080.host,
+  state: "unprogrammed",
+  reason: `route status could not be read: ${why}`
+})
+
 /**
  * A SessionRouter whose reads answer with `answer(route, n)` for the host's n-th read
  * (from 1), logging the virtual time of every read and counting interrupted reads.
@@ -444,12 +452,7 @@ describe("watchRouteHealth", () => {
       const seen = yield* runFor(1_000, { sessionId, routes: [r8080], timeoutMs: 1_000, intervalMs: 100 }).pipe(
         Effect.provide(fake.layer)
       )
-      expect(seen.at(-1)).toEqual({
-        at: 1_000,
-        host: r8080.host,
-        state: "unprogrammed",
-        reason: "route status could not be read: the API server could not answer (503)"
-      })
+      expect(seen.at(-1)).toEqual(unreadableAt(1_000, "the API server could not answer (503)"))
     }))
 
   it("counts a cut read as silence only when it outlasted the interval and twice the slowest answer", () => {
@@ -731,13 +734,9 @@ describe("watchRouteHealth", () => {
       const seen = yield* runFor(1_000, { sessionId, routes: [r8080], timeoutMs: 1_000, intervalMs: 100 }).pipe(
         Effect.provide(fake.layer)
       )
-      expect(seen.at(-1)).toEqual({
-        at: 1_000,
-        host: r8080.host,
-        state: "unprogrammed",
-        reason:
-          "route status could not be read: the status read got no answer within 300 ms (cut off by the 1000 ms route deadline)"
-      })
+      expect(seen.at(-1)).toEqual(
+        unreadableAt(1_000, "the status read got no answer within 300 ms (cut off by the 1000 ms route deadline)")
+      )
     }))
 
   it.effect("does not count a read the client gave up on as the server's answer time", () =>
@@ -753,13 +752,9 @@ describe("watchRouteHealth", () => {
       const seen = yield* runFor(2_000, { sessionId, routes: [r8080], timeoutMs: 2_000, intervalMs: 100 }).pipe(
         Effect.provide(fake.layer)
       )
-      expect(seen.at(-1)).toEqual({
-        at: 2_000,
-        host: r8080.host,
-        state: "unprogrammed",
-        reason:
-          "route status could not be read: the status read got no answer within 1100 ms (cut off by the 2000 ms route deadline)"
-      })
+      expect(seen.at(-1)).toEqual(
+        unreadableAt(2_000, "the status read got no answer within 1100 ms (cut off by the 2000 ms route deadline)")
+      )
     }))
 
   it.effect("counts a read the server failed after a while as an answer time", () =>
@@ -775,12 +770,7 @@ describe("watchRouteHealth", () => {
       const seen = yield* runFor(2_000, { sessionId, routes: [r8080], timeoutMs: 2_000, intervalMs: 100 }).pipe(
         Effect.provide(fake.layer)
       )
-      expect(seen.at(-1)).toEqual({
-        at: 2_000,
-        host: r8080.host,
-        state: "unprogrammed",
-        reason: "route status could not be read: the connection was reset"
-      })
+      expect(seen.at(-1)).toEqual(unreadableAt(2_000, "the connection was reset"))
     }))
 
   it.effect("counts the deadline from the watch's own start, whatever the clock read then", () =>
@@ -793,13 +783,9 @@ describe("watchRouteHealth", () => {
       yield* TestClock.adjust(999)
       expect(yield* seen).toEqual([{ at: 5_000, host: r8080.host, state: "pending" }])
       yield* TestClock.adjust(1)
-      expect((yield* seen).at(-1)).toEqual({
-        at: 6_000,
-        host: r8080.host,
-        state: "unprogrammed",
-        reason:
-          "route status could not be read: the status read got no answer within 1000 ms (cut off by the 1000 ms route deadline)"
-      })
+      expect((yield* seen).at(-1)).toEqual(
+        unreadableAt(6_000, "the status read got no answer within 1000 ms (cut off by the 1000 ms route deadline)")
+      )
       yield* Fiber.join(fiber)
     }))
 
