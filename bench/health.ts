@@ -258,7 +258,16 @@ export const runScenario = (scenario: Scenario): Effect.Effect<Measured> =>
               routes.map((route) => objectOf(scenario.mode, sessionId, route))
             )
           )
-          while ([...objects].some((object) => !writes.has(object))) yield* Effect.sleep("10 millis")
+          const unwritten = () => [...objects].filter((object) => !writes.has(object))
+          yield* Effect.sleep("10 millis").pipe(
+            Effect.repeat({ until: () => unwritten().length === 0 }),
+            // As long as a route's own deadline: a controller that never writes ends the run.
+            Effect.timeoutFail({
+              duration: "120 seconds",
+              onTimeout: () => new Error(`no status was written for ${unwritten().length} routed objects in 120 s`)
+            }),
+            Effect.orDie
+          )
           yield* Effect.sleep("100 millis")
         }
         const cpuSettling = process.cpuUsage(cpuAfterGc)
