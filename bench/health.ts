@@ -14,15 +14,19 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import * as readline from "node:readline"
 import { fileURLToPath } from "node:url"
+import { managedBySelector } from "../src/domain/Manifests.js"
 import type { PublishedRoute } from "../src/domain/Routes.js"
 import { reportRouteHealth } from "../src/health/RouteHealth.js"
 import { KubeClientLive } from "../src/layers/KubeClientLive.js"
 import * as RouterConfigLive from "../src/layers/RouterConfigLive.js"
 import { SessionRouter } from "../src/layers/SessionRouterLayers.js"
+import { RouterConfig } from "../src/services/RouterConfig.js"
+import { bareWatch } from "./bareWatch.js"
 
 export interface Scenario {
   readonly mode: "ingress" | "gateway"
-  readonly source: "watch" | "poll"
+  /** `bare`: no route health at all, only `bareWatch` over the same objects (see there). */
+  readonly source: "watch" | "poll" | "bare"
   readonly sessions: number
   readonly ports: number
   /**
@@ -130,14 +134,18 @@ export const clusterProcess = (writes: Map<string, number>, nodeFlags: ReadonlyA
     (cluster) => Effect.sync(() => cluster.kill())
   )
 
-/** `apiserver_request_total` from the cluster's /metrics, summed by verb. */
+/**
+ * `apiserver_request_total` from the cluster's /metrics, summed by verb. The scrapes
+ * of /metrics are counted there too (as a real API server counts them), and they are
+ * the bench's, not the runner's: left out.
+ */
 const requestsByVerb = (server: string) =>
   Effect.promise(async () => {
     const text = await (await fetch(`${server}/metrics`)).text()
     const byVerb: Record<string, number> = {}
     for (const line of text.split("\n")) {
       const match = /^apiserver_request_total\{([^}]*)\}\s+([0-9.e+]+)$/.exec(line)
-      if (match === null) continue
+      if (match === null || /(?:^|,)subresource="\/metrics"/.test(match[1]!)) continue
       const verb = /(?:^|,)verb="([^"]*)"/.exec(match[1]!)?.[1] ?? "?"
       byVerb[verb] = (byVerb[verb] ?? 0) + Number(match[2])
     }
@@ -180,7 +188,7 @@ export const runScenario = (scenario: Scenario): Effect.Effect<Measured> =>
             ingressClassName: info.ingressClassName,
             gatewayName: info.gateway.name,
             gatewayNamespace: info.gateway.namespace,
-            statusSource: scenario.source,
+            statusSource: scenario.source === "bare" ? "watch" : scenario.source,
             routeReadyTimeoutMs: 120_000
           })
         ),
@@ -188,6 +196,7 @@ export const runScenario = (scenario: Scenario): Effect.Effect<Measured> =>
       )
       return yield* Effect.gen(function*() {
         const router = yield* SessionRouter
+        const config = yield* RouterConfig
         // Publish every session first, as one runtime would for a burst of sessions.
         const published = yield* Effect.forEach(
           Array.from({ length: scenario.sessions }, (_, i) => specOf(i, scenario.ports)),
@@ -219,10 +228,19 @@ export const runScenario = (scenario: Scenario): Effect.Effect<Measured> =>
         const requestsBefore = yield* requestsByVerb(info.server)
         const cpuBefore = process.cpuUsage()
         const mainBefore = mainThreadCpuMs()
-        const followed = scenario.followed === undefined
+        const followed = scenario.source === "bare"
+          ? []
+          : scenario.followed === undefined
           ? published
           : published.slice(published.length - scenario.followed)
-        const watching = yield* Effect.forEach(
+        const bare = bareWatch({
+          server: info.server,
+          namespace: info.namespace,
+          mode: scenario.mode,
+          labelSelector: managedBySelector(config.managedBy),
+          objects: scenario.mode === "ingress" ? published.length : routes
+        })
+        const watching = yield* (scenario.source === "bare" ? bare : Effect.forEach(
           followed,
           ({ routes, sessionId }) =>
             reportRouteHealth({ sessionId, routes }, (event) =>
@@ -238,7 +256,7 @@ export const runScenario = (scenario: Scenario): Effect.Effect<Measured> =>
                   }))
                 : Effect.void),
           { concurrency: "unbounded", discard: true }
-        ).pipe(Effect.fork)
+        )).pipe(Effect.fork)
         // Every host is being watched and is pending: what the watches hold now. The
         // forced collection is the bench's, not the runner's: its CPU is left out.
         yield* Effect.sleep("500 millis")

@@ -2,7 +2,8 @@
  * The route-health part of `npm run bench`: the shared watch and polling side by
  * side at 500 sessions x 3 ports in both routing modes, and the watch alone at
  * 1,000 x 3, each against LocalCluster in its own process; then, at 500 x 3, the
- * shared watch with one session followed, which is what the watch costs by itself.
+ * shared watch with one session followed, which is what the watch costs by itself,
+ * and a bare node:http watch of the same objects, the floor under any transport.
  * Prints one table and checks the targets; the Effect succeeds with whether every
  * one was met.
  */
@@ -17,7 +18,10 @@ const SCENARIOS: ReadonlyArray<Scenario> = [
   { mode: "ingress", source: "watch", sessions: 1_000, ports: 3 },
   // The shared watch by itself: what the CPU target would leave to route health.
   { mode: "ingress", source: "watch", sessions: 500, ports: 3, followed: 1 },
-  { mode: "gateway", source: "watch", sessions: 500, ports: 3, followed: 1 }
+  { mode: "gateway", source: "watch", sessions: 500, ports: 3, followed: 1 },
+  // And under it, the floor of any watch transport here: node:http and JSON.parse alone.
+  { mode: "ingress", source: "bare", sessions: 500, ports: 3 },
+  { mode: "gateway", source: "bare", sessions: 500, ports: 3 }
 ]
 
 const verbs = (requests: Readonly<Record<string, number>>) =>
@@ -28,10 +32,15 @@ const SOURCE_WIDTH = 17
 // A run that follows only some sessions says nothing of the last verdict or the heap
 // of all of them: those columns are left blank.
 const row = (m: Measured) => {
-  const all = m.scenario.followed === undefined
+  const all = m.scenario.followed === undefined && m.scenario.source !== "bare"
+  const source = m.scenario.source === "bare"
+    ? "bare node:http"
+    : m.scenario.followed === undefined
+    ? m.scenario.source
+    : `${m.scenario.source}, ${m.scenario.followed} followed`
   return [
     `${m.scenario.mode} ${m.scenario.sessions}x${m.scenario.ports}`.padEnd(16),
-    (all ? m.scenario.source : `${m.scenario.source}, ${m.scenario.followed} followed`).padEnd(SOURCE_WIDTH),
+    source.padEnd(SOURCE_WIDTH),
     String(m.requestsTotal).padStart(6),
     `${m.lag.p50}/${m.lag.p99}/${m.lag.max}`.padStart(16),
     (all ? String(m.lastWriteToLastVerdictMs) : "-").padStart(8),
@@ -76,7 +85,9 @@ const checks = (all: ReadonlyArray<Measured>): ReadonlyArray<Check> => {
           : `${watch.mainThreadCpuPerRouteMs.toFixed(2)} ms on the main thread, the rest on V8's helper threads`
       }; forking the runner's fiber per session alone costs ${watch.fiberCpuPerRouteMs.toFixed(3)} ms per route`
     })
-    const alone = all.find((m) => m.scenario.mode === mode && m.scenario.followed !== undefined)
+    const alone = all.find((m) =>
+      m.scenario.mode === mode && m.scenario.source === "watch" && m.scenario.followed !== undefined
+    )
     if (alone !== undefined) {
       out.push({
         name: `${mode}: the shared watch by itself (every object listed, cached and its status write delivered; ${
@@ -90,6 +101,17 @@ const checks = (all: ReadonlyArray<Measured>): ReadonlyArray<Check> => {
         }, 1/${(poll.cpuPerRouteMs / alone.cpuPerRouteMs).toFixed(1)} of poll's; 1/20 would leave ${
           (poll.cpuPerRouteMs / 20).toFixed(2)
         } ms for the watch and route health together`
+      })
+    }
+    const bare = all.find((m) => m.scenario.mode === mode && m.scenario.source === "bare")
+    if (bare !== undefined) {
+      out.push({
+        name:
+          `${mode}: a bare node:http list and watch of the same objects (JSON.parse and a Map; no Effect, no route health)`,
+        ok: undefined,
+        said: `${bare.cpuPerRouteMs.toFixed(2)} ms per route, 1/${
+          (poll.cpuPerRouteMs / bare.cpuPerRouteMs).toFixed(1)
+        } of poll's: the floor under any watch transport on this runtime`
       })
     }
     const heap = watch.heapPerRouteKiB
