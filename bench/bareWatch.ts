@@ -11,6 +11,8 @@ import * as http from "node:http"
 
 export interface BareWatchTarget {
   readonly server: string
+  /** The kubeconfig user's bearer token, if it has one. */
+  readonly token: string | undefined
   readonly namespace: string
   readonly mode: "ingress" | "gateway"
   readonly labelSelector: string
@@ -35,7 +37,10 @@ const hasStatus = (mode: BareWatchTarget["mode"], status: any): boolean =>
 export const bareWatch = (target: BareWatchTarget): Effect.Effect<void> =>
   Effect.async<void>((resume) => {
     const agent = new http.Agent({ keepAlive: true })
-    const headers = { Authorization: "Bearer local-cluster", Accept: "application/json" }
+    const headers = {
+      Accept: "application/json",
+      ...(target.token !== undefined ? { Authorization: `Bearer ${target.token}` } : {})
+    }
     const collection = target.mode === "ingress"
       ? `/apis/networking.k8s.io/v1/namespaces/${target.namespace}/ingresses`
       : `/apis/gateway.networking.k8s.io/v1/namespaces/${target.namespace}/httproutes`

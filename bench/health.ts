@@ -235,6 +235,7 @@ export const runScenario = (scenario: Scenario): Effect.Effect<Measured> =>
           : published.slice(published.length - scenario.followed)
         const bare = bareWatch({
           server: info.server,
+          token: kc.getCurrentUser()?.token,
           namespace: info.namespace,
           mode: scenario.mode,
           labelSelector: managedBySelector(config.managedBy),
