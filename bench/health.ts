@@ -5,7 +5,9 @@
  * session is published first; then every host is watched, the controllers start and
  * write status 1 s later, and the run measures what it took to hear of it: requests
  * by verb (from the cluster's `apiserver_request_total`), the lag of each verdict
- * behind its status write, the runner's CPU and heap per route.
+ * behind its status write, the runner's CPU and heap per route. A scenario may follow
+ * only some sessions, or none with a bare `node:http` watch in place of the runner's:
+ * what the shared watch, and any watch on this runtime, costs by itself.
  */
 import * as k8s from "@kubernetes/client-node"
 import { Clock, Effect, Fiber, Layer, Ref } from "effect"
@@ -233,31 +235,32 @@ export const runScenario = (scenario: Scenario): Effect.Effect<Measured> =>
           : scenario.followed === undefined
           ? published
           : published.slice(published.length - scenario.followed)
-        const bare = bareWatch({
-          server: info.server,
-          token: kc.getCurrentUser()?.token,
-          namespace: info.namespace,
-          mode: scenario.mode,
-          labelSelector: managedBySelector(config.managedBy),
-          objects: scenario.mode === "ingress" ? published.length : routes
-        })
-        const watching = yield* (scenario.source === "bare" ? bare : Effect.forEach(
-          followed,
-          ({ routes, sessionId }) =>
-            reportRouteHealth({ sessionId, routes }, (event) =>
-              event._tag === "Route" && event.state !== "pending"
-                ? Effect.flatMap(Clock.currentTimeMillis, (at) =>
-                  Ref.update(verdicts, (all) => {
-                    all.push({
-                      object: objectOf(scenario.mode, sessionId, event.route),
-                      at,
-                      programmed: event.state === "programmed"
-                    })
-                    return all
-                  }))
-                : Effect.void),
-          { concurrency: "unbounded", discard: true }
-        )).pipe(Effect.fork)
+        const watching = yield* (scenario.source === "bare"
+          ? bareWatch({
+            server: info.server,
+            token: kc.getCurrentUser()?.token,
+            namespace: info.namespace,
+            mode: scenario.mode,
+            labelSelector: managedBySelector(config.managedBy),
+            objects: scenario.mode === "ingress" ? published.length : routes
+          })
+          : Effect.forEach(
+            followed,
+            ({ routes, sessionId }) =>
+              reportRouteHealth({ sessionId, routes }, (event) =>
+                event._tag === "Route" && event.state !== "pending"
+                  ? Effect.flatMap(Clock.currentTimeMillis, (at) =>
+                    Ref.update(verdicts, (all) => {
+                      all.push({
+                        object: objectOf(scenario.mode, sessionId, event.route),
+                        at,
+                        programmed: event.state === "programmed"
+                      })
+                      return all
+                    }))
+                  : Effect.void),
+            { concurrency: "unbounded", discard: true }
+          )).pipe(Effect.fork)
         // Every host is being watched and is pending: what the watches hold now. The
         // forced collection is the bench's, not the runner's: its CPU is left out.
         yield* Effect.sleep("500 millis")
@@ -268,7 +271,8 @@ export const runScenario = (scenario: Scenario): Effect.Effect<Measured> =>
         const cpuAfterGc = process.cpuUsage()
         const mainAfterGc = mainThreadCpuMs()
         cluster.go()
-        yield* watching.await
+        // A watch that died would end the run early and measure nothing: its defect ends the bench.
+        yield* Fiber.join(watching)
         if (followed.length < published.length) {
           // The followed sessions may settle before the others' status writes: the
           // watch's work ends with the last of them, plus the moment its event takes.
