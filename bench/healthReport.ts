@@ -29,8 +29,8 @@ const verbs = (requests: Readonly<Record<string, number>>) =>
 
 const SOURCE_WIDTH = 17
 
-// A run that follows only some sessions says nothing of the last verdict or the heap
-// of all of them: those columns are left blank.
+// A run that follows only some sessions, or none (the bare watch), says nothing of the
+// last verdict or the heap of all of them: those columns are left blank.
 const row = (m: Measured) => {
   const all = m.scenario.followed === undefined && m.scenario.source !== "bare"
   const source = m.scenario.source === "bare"
