@@ -36,6 +36,7 @@ import {
 const sessionId = "watchsrc1"
 const spec = twoPortSession(sessionId, "7d3c9e2f-0000-4000-8000-00000000abcd")
 const r8080: PublishedRoute = { host: `8080-${sessionId}.${BASE_DOMAIN}`, port: 8080 }
+const r9090: PublishedRoute = { host: `9090-${sessionId}.${BASE_DOMAIN}`, port: 9090 }
 const objectName = `telo-run-${sessionId}`
 
 /**
@@ -392,7 +393,6 @@ describe("the shared-watch route-status source", () => {
         adapt: (objects) => ({ ...objects, objectName: (id, route) => `telo-run-${id}-${route.port}` })
       })
       const feed = source.changes!
-      const r9090: PublishedRoute = { host: `9090-${sessionId}.${BASE_DOMAIN}`, port: 9090 }
       yield* nextAfter(source, r8080, 0, 0)
       const waited = yield* Effect.fork(
         feed.awaitAny(sessionId, [
@@ -413,7 +413,6 @@ describe("the shared-watch route-status source", () => {
       const starting = yield* source.next(sessionId, r8080, 0)
       const synced = yield* nextAfter(source, r8080, starting.seq, 0)
       const feed = source.changes!
-      const r9090: PublishedRoute = { host: `9090-${sessionId}.${BASE_DOMAIN}`, port: 9090 }
       const waited = yield* Effect.fork(
         feed.awaitAny(sessionId, [{ route: r8080, seen: synced.seq }, { route: r9090, seen: synced.seq - 1 }], 1_000)
       )
