@@ -8,6 +8,7 @@
  */
 import { Effect } from "effect"
 import * as http from "node:http"
+import { statusWritten } from "./statusWritten.js"
 
 export interface BareWatchTarget {
   readonly server: string
@@ -26,9 +27,6 @@ interface Slim {
   readonly status: unknown
 }
 
-const hasStatus = (mode: BareWatchTarget["mode"], status: any): boolean =>
-  mode === "ingress" ? (status?.loadBalancer?.ingress?.length ?? 0) > 0 : (status?.parents?.length ?? 0) > 0
-
 /**
  * Lists, then watches from the list's resourceVersion, until every routed object has
  * a status. Interrupting it closes both connections; a failed request, a status code
@@ -36,6 +34,7 @@ const hasStatus = (mode: BareWatchTarget["mode"], status: any): boolean =>
  */
 export const bareWatch = (target: BareWatchTarget): Effect.Effect<void> =>
   Effect.async<void>((resume) => {
+    const kind = target.mode === "ingress" ? "Ingress" : "HTTPRoute"
     const agent = new http.Agent({ keepAlive: true })
     const headers = {
       Accept: "application/json",
@@ -59,7 +58,7 @@ export const bareWatch = (target: BareWatchTarget): Effect.Effect<void> =>
     const keep = (object: any) => {
       const name = String(object?.metadata?.name)
       cache.set(name, { name, resourceVersion: object?.metadata?.resourceVersion, status: object?.status })
-      if (hasStatus(target.mode, object?.status)) programmed.add(name)
+      if (statusWritten(kind, object)) programmed.add(name)
       if (programmed.size >= target.objects) finish(Effect.void)
     }
     const get = (path: string, onResponse: (response: http.IncomingMessage) => void) =>

@@ -14,14 +14,9 @@ import * as IngressController from "../src/cluster/IngressController.js"
 import * as SessionCluster from "../src/cluster/SessionCluster.js"
 import type { HttpRoute, Ingress } from "../src/domain/Objects.js"
 import { HttpRouteResource, IngressResource } from "../src/domain/Resources.js"
+import { statusWritten } from "./statusWritten.js"
 
 const delayMs = Number(process.argv[2] ?? "1000")
-
-/** Whether the controller has written this object's status (an address, or a parent entry). */
-const hasStatus = (object: Ingress | HttpRoute): boolean =>
-  object.kind === "Ingress"
-    ? ((object as Ingress).status?.loadBalancer?.ingress?.length ?? 0) > 0
-    : ((object as HttpRoute).status?.parents?.length ?? 0) > 0
 
 const program = Effect.scoped(
   Effect.gen(function*() {
@@ -51,21 +46,24 @@ const program = Effect.scoped(
       }\n`
     )
     const written = new Set<string>()
-    const follow = (resource: typeof IngressResource | typeof HttpRouteResource) =>
+    const follow = (resource: typeof IngressResource | typeof HttpRouteResource, kind: "Ingress" | "HTTPRoute") =>
       sc.cluster.store.watch(resource, sc.namespace).pipe(
         Stream.runForEach((event) =>
           Effect.sync(() => {
             if (event.type !== "ADDED" && event.type !== "MODIFIED") return
             const object = event.object as Ingress | HttpRoute
-            const key = `${object.kind}/${object.metadata?.name}`
-            if (written.has(key) || !hasStatus(object)) return
+            const key = `${kind}/${object.metadata?.name}`
+            if (written.has(key) || !statusWritten(kind, object)) return
             written.add(key)
             process.stdout.write(`${JSON.stringify({ wrote: key, at: Date.now() })}\n`)
           })
         ),
         Effect.orDie
       )
-    yield* Effect.all([follow(IngressResource), follow(HttpRouteResource)], { concurrency: "unbounded", discard: true })
+    yield* Effect.all([follow(IngressResource, "Ingress"), follow(HttpRouteResource, "HTTPRoute")], {
+      concurrency: "unbounded",
+      discard: true
+    })
   })
 )
 
