@@ -47,10 +47,7 @@ export const podReference = (namespace: string, name: string, uid: string): Obje
  * Repeats are counted per object and reason, whatever the note says: a session with
  * five hosts shows one `RouteProgrammed` line, seen five times, with the last host's note.
  */
-export const occurrenceKey = (occurrence: Occurrence): string =>
-  `${occurrence.regarding.namespace ?? ""}/${occurrence.regarding.name ?? ""}/${
-    occurrence.regarding.uid ?? ""
-  }/${occurrence.reason}`
+export const occurrenceKey = (occurrence: Occurrence): string => `${objectKey(occurrence)}/${occurrence.reason}`
 
 /** `<object>.<hex of a nanosecond instant>`, client-go's naming, unique per recorder. */
 export const eventName = (objectName: string, nanos: bigint): string => `${objectName}.${nanos.toString(16)}`
@@ -86,8 +83,11 @@ export interface EventStamp {
   readonly nanos: bigint
 }
 
-/** A first occurrence as an `events.k8s.io/v1` Event. */
-export const newEventV1 = (occurrence: Occurrence, stamp: EventStamp): EventV1 => ({
+/**
+ * A first occurrence as an `events.k8s.io/v1` Event; `count` above 1 when repeats
+ * were folded in before it was written, which the API keeps as a series.
+ */
+export const newEventV1 = (occurrence: Occurrence, stamp: EventStamp, count = 1): EventV1 => ({
   apiVersion: "events.k8s.io/v1",
   kind: "Event",
   metadata: { name: stamp.name, namespace: occurrence.regarding.namespace ?? "" },
@@ -98,11 +98,12 @@ export const newEventV1 = (occurrence: Occurrence, stamp: EventStamp): EventV1 =
   reason: occurrence.reason,
   regarding: occurrence.regarding,
   note: cut(occurrence.note),
-  type: occurrence.type
+  type: occurrence.type,
+  ...(count > 1 ? { series: { count, lastObservedTime: formatMicroTime(stamp.nanos) } } : {})
 })
 
-/** A first occurrence as a `core/v1` Event, for servers that do not serve events.k8s.io. */
-export const newCoreEvent = (occurrence: Occurrence, stamp: EventStamp): CoreEvent => {
+/** A first occurrence as a `core/v1` Event, for servers that do not serve events.k8s.io; `count` as above. */
+export const newCoreEvent = (occurrence: Occurrence, stamp: EventStamp, count = 1): CoreEvent => {
   const now = formatTime(Number(stamp.nanos / 1_000_000n))
   return {
     apiVersion: "v1",
@@ -114,7 +115,7 @@ export const newCoreEvent = (occurrence: Occurrence, stamp: EventStamp): CoreEve
     source: { component: REPORTING_CONTROLLER },
     firstTimestamp: now,
     lastTimestamp: now,
-    count: 1,
+    count,
     type: occurrence.type,
     reportingComponent: REPORTING_CONTROLLER,
     reportingInstance: stamp.instance,
@@ -136,3 +137,31 @@ export const repeatPatch = (
   api === "events.k8s.io/v1"
     ? { series: { count, lastObservedTime: formatMicroTime(nanos) }, note: cut(occurrence.note) }
     : { count, lastTimestamp: formatTime(Number(nanos / 1_000_000n)), message: cut(occurrence.note) }
+
+/** The object an occurrence is about, as the spam filter keys its budget. */
+export const objectKey = (occurrence: Occurrence): string =>
+  `${occurrence.regarding.namespace ?? ""}/${occurrence.regarding.name ?? ""}/${occurrence.regarding.uid ?? ""}`
+
+/**
+ * client-go's spam filter: each object may have 25 Events at once, then one every five
+ * minutes, so a route that flaps cannot flood the namespace's Events.
+ */
+export const SPAM_BURST = 25
+export const SPAM_REFILL_MS = 5 * 60_000
+
+/** An object's remaining Event budget, as of `at` (epoch ms). */
+export interface SpamBudget {
+  readonly tokens: number
+  readonly at: number
+}
+
+/**
+ * The budget after one more Event at `now`, refilled for the time since the last one;
+ * `undefined` when the budget has no whole token left (the Event is filtered out).
+ */
+export const spendBudget = (budget: SpamBudget | undefined, now: number): SpamBudget | undefined => {
+  const tokens = budget === undefined
+    ? SPAM_BURST
+    : Math.min(SPAM_BURST, budget.tokens + Math.max(0, now - budget.at) / SPAM_REFILL_MS)
+  return tokens >= 1 ? { tokens: tokens - 1, at: now } : undefined
+}

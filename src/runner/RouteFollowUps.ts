@@ -1,9 +1,9 @@
 /**
  * What the runner does beside each session event: a Kubernetes Event on the session
  * Pod, and for a programmed host, when probes are on, a request through the public
- * path and a look at its Service port's endpoints. Each follow-up runs on its own
- * fiber, so a slow write or probe never holds back the route events; the stream ends
- * once the route events have and every follow-up is done.
+ * path and a look at its Service port's endpoints. Events are only queued with the
+ * recorder, never waited for; each probe runs on its own fiber, so neither holds back
+ * the route events. The stream ends once the route events have and every probe is done.
  */
 import { Effect, Fiber, Mailbox, Option, Stream } from "effect"
 import { EventReason, type Occurrence, podReference } from "../domain/KubeEvents.js"
@@ -119,20 +119,17 @@ export const withFollowUps = (session: FollowedSession) =>
         running.push(fiber)
       })
 
-    const record = (event: FollowedEvent | FollowUpEvent): Effect.Effect<ReadonlyArray<FollowUpEvent>> => {
+    // Queued, never awaited: a slow or refused events API holds back no route event. A
+    // problem comes back as an event-error while this session's stream still listens.
+    const problems = (reason: string) => out.offer({ type: "event-error", reason })
+    const record = (event: FollowedEvent | FollowUpEvent): Effect.Effect<void> => {
       const occurrence = Option.isSome(recorder) ? occurrenceFor(session, namespace, event) : undefined
-      if (occurrence === undefined || Option.isNone(recorder)) return Effect.succeed([])
-      return Effect.map(
-        recorder.value.record(occurrence),
-        Option.match({
-          onNone: () => [],
-          onSome: (reason): ReadonlyArray<FollowUpEvent> => [{ type: "event-error", reason }]
-        })
-      )
+      if (occurrence === undefined || Option.isNone(recorder)) return Effect.void
+      return recorder.value.record(occurrence, problems)
     }
 
     const check = (route: PublishedRoute): Effect.Effect<ReadonlyArray<FollowUpEvent>> =>
-      !probing || Option.isNone(probe) ? Effect.succeed([]) : Effect.all(
+      Option.isNone(probe) ? Effect.succeed([]) : Effect.all(
         [probe.value.probe(session.sessionId, route), probe.value.endpoints(session.sessionId, route)],
         { concurrency: 2 }
       ).pipe(Effect.map(([outcome, readiness]): ReadonlyArray<FollowUpEvent> => [
@@ -150,15 +147,10 @@ export const withFollowUps = (session: FollowedSession) =>
 
     const onEvent = (event: E) =>
       Effect.zipRight(
-        out.offer(event),
-        follow(
-          event.type === "route" && event.state === "programmed"
-            // Side by side: a slow Event write must not hold back the probe.
-            ? Effect.zipWith(record(event), check({ host: event.host, port: event.port }), (a, b) => [...a, ...b], {
-              concurrent: true
-            })
-            : record(event)
-        )
+        Effect.zipRight(out.offer(event), record(event)),
+        probing && event.type === "route" && event.state === "programmed"
+          ? follow(check({ host: event.host, port: event.port }))
+          : Effect.void
       )
 
     yield* events.pipe(

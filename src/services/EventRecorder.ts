@@ -1,21 +1,30 @@
 /**
- * Records Kubernetes Events on the session Pod, the way client-go's event recorder
- * does: one Event per object and reason, counted on repeats. Recording is a side
- * channel: it never fails the caller, and what it could not write comes back once
- * per kind of failure, for the caller to show.
+ * Records Kubernetes Events on the session Pod, the way client-go's broadcaster and
+ * correlator do: off the caller's path (a bounded queue, written in the background),
+ * similar occurrences folded into one Event's count, and a spam budget per object.
+ * Recording never fails and never waits on the API.
  */
-import { Context, Effect, Option } from "effect"
+import { Context, Effect } from "effect"
 import type { Occurrence } from "../domain/KubeEvents.js"
+
+/**
+ * Where the recorder tells of a problem with an occurrence: the first write of each
+ * kind of failure that could not be made (a missing permission, Events not served, a
+ * full queue). It answers whether anyone heard: the caller's channel may have closed
+ * (a session that ended), and then the next occurrence's caller is told instead.
+ */
+export type EventProblemSink = (problem: string) => Effect.Effect<boolean>
 
 export declare namespace EventRecorder {
   export interface Service {
     /**
-     * Writes `occurrence` as a new Event or a counted repeat, bounded by the API time
-     * limit. Never fails: a write that could not be made returns what went wrong the
-     * first time that kind of failure happens (a missing `create` permission on events,
-     * an API that serves no Events), and nothing after.
+     * Queues `occurrence` and returns at once, whatever the API does: the write (a new
+     * Event, or a counted repeat) happens in the background, bounded by the API time
+     * limit. A problem the recorder has not yet told anyone of goes to `problems`.
      */
-    readonly record: (occurrence: Occurrence) => Effect.Effect<Option.Option<string>>
+    readonly record: (occurrence: Occurrence, problems?: EventProblemSink) => Effect.Effect<void>
+    /** Waits until every occurrence queued so far has been written or given up on. */
+    readonly flush: Effect.Effect<void>
   }
 }
 
@@ -24,4 +33,4 @@ export class EventRecorder
 {}
 
 /** Records nothing: Events turned off, or a client that cannot write them. */
-export const noEvents: EventRecorder.Service = { record: () => Effect.succeed(Option.none()) }
+export const noEvents: EventRecorder.Service = { record: () => Effect.void, flush: Effect.void }

@@ -112,3 +112,14 @@ export const readErrors = Metric.counter(`${METRIC_PREFIX}read_errors_total`, {
 export const codeLabel = (
   code: number | undefined
 ): string => (code === undefined || code === 0 ? "none" : String(code))
+
+/**
+ * Occurrences the Event recorder handled, by outcome (label `outcome`): `written` (a create
+ * or a series patch sent and answered), `aggregated` (folded into an Event already written
+ * or queued, so no request of its own), `filtered` (over an object's spam budget), `dropped`
+ * (the queue was full), `failed` (a write the API refused or did not answer).
+ */
+export const eventsRecorded = Metric.counter(`${METRIC_PREFIX}events_total`, {
+  description: "Kubernetes Events the recorder handled, by outcome (written, aggregated, filtered, dropped, failed)",
+  incremental: true
+})

@@ -8,7 +8,10 @@ import {
   newEventV1,
   type Occurrence,
   podReference,
-  repeatPatch
+  repeatPatch,
+  SPAM_BURST,
+  SPAM_REFILL_MS,
+  spendBudget
 } from "../../src/domain/KubeEvents.js"
 
 const occurrence: Occurrence = {
@@ -73,5 +76,32 @@ describe("KubeEvents", () => {
     const note = newEventV1({ ...occurrence, note: "x".repeat(5000) }, { name: "n", instance: "i", nanos }).note ?? ""
     expect(note).toHaveLength(MAX_NOTE_LENGTH)
     expect(note.endsWith("...")).toBe(true)
+  })
+
+  it("writes repeats folded in before the first write as the new Event's series or count", () => {
+    const stamp = { name: "pod-a.1", instance: "i", nanos }
+    expect(newEventV1(occurrence, stamp, 3).series).toEqual({
+      count: 3,
+      lastObservedTime: "2026-11-30T20:00:00.123456Z"
+    })
+    expect(newEventV1(occurrence, stamp).series).toBeUndefined()
+    expect(newCoreEvent(occurrence, stamp, 3).count).toBe(3)
+  })
+})
+
+describe("the spam budget", () => {
+  it("allows a burst of 25 Events per object, then refuses until a token has refilled", () => {
+    let budget = spendBudget(undefined, 0)
+    for (let i = 1; i < SPAM_BURST; i++) budget = spendBudget(budget, 0)
+    expect(budget).toEqual({ tokens: 0, at: 0 })
+    expect(spendBudget(budget, SPAM_REFILL_MS - 1)).toBeUndefined()
+    expect(spendBudget(budget, SPAM_REFILL_MS)).toEqual({ tokens: 0, at: SPAM_REFILL_MS })
+  })
+
+  it("never refills past the burst, however long the object was quiet", () => {
+    expect(spendBudget({ tokens: 3, at: 0 }, 1000 * SPAM_REFILL_MS)).toEqual({
+      tokens: SPAM_BURST - 1,
+      at: 1000 * SPAM_REFILL_MS
+    })
   })
 })

@@ -1,11 +1,15 @@
 /**
  * Follow-ups on TestClock with scripted services: a slow probe holds back no route
  * event, a recorder's failure is one session event, and without the services the
- * events pass through untouched.
+ * events pass through untouched; over the live recorder, no session waits on its Events.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Duration, Effect, Fiber, Layer, Option, Ref, Stream, TestClock } from "effect"
+import { Chunk, Context, Duration, Effect, Fiber, Layer, Ref, Stream, TestClock } from "effect"
+import { Fault } from "../../src/cluster/Faults.js"
+import { LocalCluster } from "../../src/cluster/LocalCluster.js"
 import type { Occurrence } from "../../src/domain/KubeEvents.js"
+import { EventV1Resource } from "../../src/domain/Resources.js"
+import * as EventRecorderLive from "../../src/layers/EventRecorderLive.js"
 import * as RouterConfigLive from "../../src/layers/RouterConfigLive.js"
 import { type FollowedEvent, withFollowUps } from "../../src/runner/RouteFollowUps.js"
 import { EventRecorder, noEvents } from "../../src/services/EventRecorder.js"
@@ -19,16 +23,17 @@ const programmed = (port: number): FollowedEvent => ({
   state: "programmed"
 })
 
-/** A recorder that keeps what it was asked and refuses every write with `problem` (reported on the first only). */
+/** A recorder that keeps what it was asked and tells of `problem` on the first occurrence only. */
 const recorder = (problem?: string) =>
   Effect.gen(function*() {
     const seen = yield* Ref.make<ReadonlyArray<Occurrence>>([])
     const service = EventRecorder.of({
-      record: (occurrence) =>
-        Ref.modify(seen, (all) => [
-          problem !== undefined && all.length === 0 ? Option.some(problem) : Option.none<string>(),
-          [...all, occurrence]
-        ])
+      record: (occurrence, problems) =>
+        Effect.flatMap(Ref.getAndUpdate(seen, (all) => [...all, occurrence]), (before) =>
+          problem !== undefined && before.length === 0 && problems !== undefined
+            ? Effect.asVoid(problems(problem))
+            : Effect.void),
+      flush: Effect.void
     })
     return { seen: Ref.get(seen), layer: Layer.succeed(EventRecorder, service) }
   })
@@ -102,5 +107,37 @@ describe("withFollowUps with Events off", () => {
         Effect.provide(Layer.succeed(EventRecorder, noEvents))
       )
       expect(Chunk.toReadonlyArray(events)).toEqual([programmed(8080)])
+    }))
+})
+
+describe("withFollowUps over the live recorder", () => {
+  /** The live recorder over an in-memory cluster whose events API hangs on every create. */
+  const hangingEvents = Effect.gen(function*() {
+    const cluster = yield* LocalCluster.makeInMemory()
+    yield* cluster.faults.add({ verbs: ["create"], resource: EventV1Resource, action: Fault.hang })
+    return Layer.scoped(EventRecorder, EventRecorderLive.make({ instance: "test" })).pipe(
+      Layer.provideMerge(Layer.merge(LocalCluster.layerKubeClient(cluster), config))
+    )
+  })
+
+  it.scoped("ends a session's events without waiting for its Event writes", () =>
+    Effect.gen(function*() {
+      const context = yield* Layer.build(yield* hangingEvents)
+      const recorder = Context.get(context, EventRecorder)
+      // Ten sessions at once, each with every host programmed: no clock moves, yet all end.
+      const streams = yield* Effect.forEach(
+        Array.from({ length: 10 }, (_, i) => ({ ...session, sessionId: `s${i}`, podName: `telo-run-s${i}` })),
+        (s) =>
+          Stream.make(programmed(8080), programmed(9090)).pipe(
+            withFollowUps(s),
+            Stream.runCollect,
+            Effect.provideService(EventRecorder, recorder)
+          ),
+        { concurrency: "unbounded" }
+      )
+      expect(streams.map((events) => Chunk.size(events))).toEqual(Array.from({ length: 10 }, () => 2))
+      // The writes are still hanging: four at a time, each ends at the API time limit (20 s).
+      yield* TestClock.adjust(Duration.seconds(60))
+      yield* recorder.flush
     }))
 })
