@@ -17,7 +17,7 @@ import { renderCommand } from "./commands/Render.js"
 import { statusCommand } from "./commands/Status.js"
 import { unpublishCommand } from "./commands/Unpublish.js"
 import { commandNames, helpDocLines, usageErrorLine } from "./internal/UsageError.js"
-import { stdoutColor } from "./present/Presenter.js"
+import { logsToStderr, stdoutColor } from "./present/Presenter.js"
 
 /**
  * Whether the fiber is inside a command's handler. Outside it, the only stderr
@@ -137,5 +137,7 @@ export const run = (argv: ReadonlyArray<string>): Effect.Effect<number, never, C
     Effect.as(ExitCode.ok as number),
     Effect.catchAll(report(argv.slice(2))),
     oneLineErrors,
-    colourOnlyWhereWanted
+    colourOnlyWhereWanted,
+    // Last, so every fiber of every command, the layers' own included, logs to stderr.
+    Effect.provide(logsToStderr)
   )

@@ -39,4 +39,5 @@ const exitWithStatus: Teardown = (exit, onExit) => {
 
 const main = Effect.scoped(Effect.flatMap(processStops, (stops) => untilStopped(run(process.argv), stops)))
 
-main.pipe(Effect.provide(NodeContext.layer), runMain({ teardown: exitWithStatus }))
+// Effect's pretty logger writes to stdout, which carries only the command's output.
+main.pipe(Effect.provide(NodeContext.layer), runMain({ teardown: exitWithStatus, disablePrettyLogger: true }))

@@ -80,6 +80,14 @@ const failureText = (failure: WriteFailure, namespace: string): string => {
   }
 }
 
+/**
+ * The kinds of problem told apart: what to grant, what is not served, and the rest,
+ * which all mean the API did not take the write now. A hung write may end as our
+ * time limit or as the client's own: one problem, said once.
+ */
+const problemKind = (failure: WriteFailure): string =>
+  failure._tag === "Forbidden" || failure._tag === "NotServed" ? failure._tag : "NoWrite"
+
 const outcome = {
   written: Metric.tagged(eventsRecorded, "outcome", "written"),
   aggregated: Metric.tagged(eventsRecorded, "outcome", "aggregated"),
@@ -235,7 +243,7 @@ export const makeWith = (
           }
           yield* Metric.increment(outcome.failed)
           const namespace = entry.occurrence.regarding.namespace ?? ""
-          yield* tell(done.left._tag, entry.occurrence, failureText(done.left, namespace), entry.problems)
+          yield* tell(problemKind(done.left), entry.occurrence, failureText(done.left, namespace), entry.problems)
         }
         entry.pending = 0
         entry.state = "idle"

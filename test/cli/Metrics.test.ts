@@ -67,6 +67,7 @@ describe("session-routing publish --metrics-port", () => {
         const types = scrape.body.split("\n").filter((line) => line.startsWith("# TYPE"))
         expect(types).toEqual([
           "# TYPE session_routing_api_requests_total counter",
+          "# TYPE session_routing_events_total counter",
           "# TYPE session_routing_hosts gauge",
           "# TYPE session_routing_publish_duration_seconds histogram",
           "# TYPE session_routing_publish_to_programmed_seconds histogram",

@@ -12,7 +12,7 @@ import { RouterConfig } from "../../services/RouterConfig.js"
 import { cliError, ExitCode } from "../CliError.js"
 import { globalOptions, kubeClientLayer, routerConfigOverrides, routesSessions } from "../GlobalOptions.js"
 import { reportJson, reportLines } from "../present/CheckView.js"
-import { logsToStderr, outputOption, parseOutputFormat, stdoutColor } from "../present/Presenter.js"
+import { outputOption, parseOutputFormat, stdoutColor } from "../present/Presenter.js"
 import { parsePodFlags } from "../SessionFlags.js"
 
 /** `--pod` and `--pod-uid` together, checked as `publish` checks them; neither is fine too. */
@@ -67,7 +67,7 @@ export const checkCommand = Command.make(
       if (format === "json") yield* Console.log(reportJson(report))
       else for (const line of reportLines(report, yield* stdoutColor)) yield* Console.log(line)
       if (!report.ok) return yield* cliError("", ExitCode.failure)
-    }).pipe(Effect.provide(logsToStderr))
+    })
 ).pipe(
   Command.withDescription(
     "Check that this configuration can route sessions on the cluster: exit 0 when no check fails, 1 otherwise"

@@ -14,7 +14,6 @@ import { RBAC_NAME, rbacManifest } from "../../domain/RbacManifest.js"
 import { allResources, apiVersionOf, type ResourceType } from "../../domain/Resources.js"
 import { ENV } from "../../layers/RouterConfigLive.js"
 import { cliError } from "../CliError.js"
-import { logsToStderr } from "../present/Presenter.js"
 
 /** The controllers' delay when `--controller-delay` is not given: long enough to see `pending`. */
 export const DEFAULT_CONTROLLER_DELAY_MS = 1000
@@ -298,7 +297,7 @@ export const clusterCommand = Command.make(
       const input = yield* Either.mapLeft(parseClusterInput(flags), (line) => cliError(line))
       const signal = yield* shutdownSignal
       yield* serveCluster(input, () => signal)
-    }).pipe(Effect.scoped, Effect.provide(logsToStderr))
+    }).pipe(Effect.scoped)
 ).pipe(
   Command.withDescription(
     "Run LocalCluster, an embedded Kubernetes API with simulated controllers, on 127.0.0.1 until Ctrl-C"

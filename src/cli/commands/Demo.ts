@@ -19,7 +19,7 @@ import { publishSession, unpublishSession } from "../../runner/SessionRunner.js"
 import { cliError } from "../CliError.js"
 import { sessionLayer } from "../GlobalOptions.js"
 import { podEvents, startSessionPod, workloadAnswer } from "../internal/DemoWorkload.js"
-import { asCliError, logsToStderr, type Presentation, presentationFor, presentWatch } from "../present/Presenter.js"
+import { asCliError, type Presentation, presentationFor, presentWatch } from "../present/Presenter.js"
 import type { HostRow } from "../present/SessionView.js"
 
 /** The routing layers the demo can show. */
@@ -420,7 +420,7 @@ export const demoCommand = Command.make(
     Effect.gen(function*() {
       const modes = yield* Either.mapLeft(parseDemoModes(flags.mode), (line) => cliError(line))
       yield* runDemo(modes)
-    }).pipe(Effect.provide(logsToStderr))
+    })
 ).pipe(
   Command.withDescription(
     "Publish sessions on an embedded cluster and show each host go pending → programmed, served, or unprogrammed (no cluster needed)"

@@ -15,7 +15,6 @@ import { globalOptions, routerConfigOverrides, sessionLayer } from "../GlobalOpt
 import { metricsOptions, withMetricsServer } from "../MetricsFlags.js"
 import {
   asCliError,
-  logsToStderr,
   type OutputFormat,
   outputOption,
   parseOutputFormat,
@@ -156,7 +155,7 @@ export const publishCommand = Command.make(
       )
       // The events already said which hosts failed: nothing more to print.
       if (code !== ExitCode.ok) return yield* cliError("", code)
-    }).pipe(Effect.provide(logsToStderr))
+    })
 ).pipe(
   Command.withDescription(
     "Publish a session's routing objects and report each host: exit 0 when all are programmed, 3 when one is not, 1 on failure"

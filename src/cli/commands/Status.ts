@@ -10,14 +10,7 @@ import * as RouterConfigLive from "../../layers/RouterConfigLive.js"
 import { sessionStatus } from "../../runner/SessionRunner.js"
 import { cliError, ExitCode } from "../CliError.js"
 import { globalOptions, routerConfigOverrides, routesSessions, sessionLayer } from "../GlobalOptions.js"
-import {
-  asCliError,
-  logsToStderr,
-  outputOption,
-  parseOutputFormat,
-  presentationFor,
-  presentSnapshot
-} from "../present/Presenter.js"
+import { asCliError, outputOption, parseOutputFormat, presentationFor, presentSnapshot } from "../present/Presenter.js"
 import { statusExitCode } from "../present/SessionView.js"
 
 /** `session-routing status --session ID [-o table|json] [--kubeconfig PATH] [--context NAME] [-n NS] [--mode MODE]`. */
@@ -58,7 +51,7 @@ export const statusCommand = Command.make(
       }
       const code = statusExitCode(view)
       if (code !== ExitCode.ok) return yield* cliError("", code)
-    }).pipe(Effect.provide(logsToStderr))
+    })
 ).pipe(
   Command.withDescription(
     "Read each host's routing status once: exit 0 when every host is programmed, 3 when one is pending or unprogrammed"

@@ -10,7 +10,7 @@ import * as RouterConfigLive from "../../layers/RouterConfigLive.js"
 import { unpublishSession } from "../../runner/SessionRunner.js"
 import { cliError } from "../CliError.js"
 import { globalOptions, routerConfigOverrides, routesSessions, sessionLayer } from "../GlobalOptions.js"
-import { asCliError, logsToStderr } from "../present/Presenter.js"
+import { asCliError } from "../present/Presenter.js"
 
 /** `session-routing unpublish --session ID [--kubeconfig PATH] [--context NAME] [-n NS] [--mode MODE]`. */
 export const unpublishCommand = Command.make(
@@ -38,5 +38,5 @@ export const unpublishCommand = Command.make(
       }
       yield* unpublishSession(sessionId).pipe(Effect.provide(sessionLayer(flags, config)), Effect.mapError(asCliError))
       yield* Console.log(`unpublished session ${sessionId} (${config.mode}, namespace ${config.sessionNamespace})`)
-    }).pipe(Effect.provide(logsToStderr))
+    })
 ).pipe(Command.withDescription("Delete a session's routing objects; exit 0 also when there were none"))
