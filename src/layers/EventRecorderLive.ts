@@ -247,6 +247,8 @@ export const makeWith = (
         }
         entry.pending = 0
         entry.state = "idle"
+        // The sink is the caller's session stream: an idle series must not keep a closed session alive.
+        entry.problems = undefined
       }).pipe(Effect.ensuring(Effect.sync(settle)))
 
     const record = (occurrence: Occurrence, problems?: EventProblemSink): Effect.Effect<void> =>
@@ -280,6 +282,7 @@ export const makeWith = (
           if (queued) return Effect.void
           entry.pending = 0
           entry.state = "idle"
+          entry.problems = undefined
           settle()
           return Effect.zipRight(
             Metric.increment(outcome.dropped),
