@@ -35,7 +35,7 @@ const clusterCpuMs = (server: string) =>
 export const applyThroughput = (nodeFlags: ReadonlyArray<string> = []): Effect.Effect<ApplyThroughput> =>
   Effect.scoped(
     Effect.gen(function*() {
-      const { info } = yield* clusterProcess(new Map(), nodeFlags)
+      const { info } = yield* clusterProcess(new Map(), { nodeFlags })
       const kc = new k8s.KubeConfig()
       kc.loadFromString(info.kubeconfig)
       const settings: ManifestSettings = {

@@ -1,14 +1,18 @@
 /**
- * LocalCluster in its own process for the route-health benchmark, so that the
- * runner's CPU and heap are measured alone, as against a real API server. It prints
- * one JSON line with its kubeconfig and server. Its controllers start when a line
- * `go` arrives on stdin (so that every session is published and watched first) and
- * write status `argv[2]` ms after they see an object; each first status write of a
- * routed object is printed (`{"wrote": "<kind>/<name>", "at": <epoch ms>}`), so the
- * bench measures each verdict's lag from the controller's write.
+ * LocalCluster in its own process for the benchmarks, so that the runner's CPU and
+ * heap are measured alone, as against a real API server. It prints one JSON line with
+ * its kubeconfig and server. Its controllers write status `argv[2]` ms after they see
+ * an object; with `argv[3]` `on-go` (the default) they start when a line `go` arrives
+ * on stdin (so that every session is published and watched first), with `at-once` the
+ * cluster is built as `session-routing cluster` builds it, controllers and all. Each
+ * first status write of a routed object is printed (`{"wrote": "<kind>/<name>", "at":
+ * <epoch ms>}`), so the bench measures each verdict's lag from the controller's write;
+ * a line `cpu` is answered with the process's own CPU so far (`{"cpu": <ms>}`). It
+ * ends when its stdin closes: a bench that died leaves no cluster behind.
  */
 import { NodeRuntime } from "@effect/platform-node"
-import { Deferred, Duration, Effect, Stream } from "effect"
+import { Deferred, Duration, Effect, Exit, Stream } from "effect"
+import * as readline from "node:readline"
 import * as GatewayController from "../src/cluster/GatewayController.js"
 import * as IngressController from "../src/cluster/IngressController.js"
 import * as SessionCluster from "../src/cluster/SessionCluster.js"
@@ -16,23 +20,31 @@ import type { HttpRoute, Ingress } from "../src/domain/Objects.js"
 import { HttpRouteResource, IngressResource } from "../src/domain/Resources.js"
 import { statusWritten } from "./statusWritten.js"
 
-const delayMs = Number(process.argv[2] ?? "1000")
+const delay = Duration.millis(Number(process.argv[2] ?? "1000"))
+const atOnce = process.argv[3] === "at-once"
 
 const program = Effect.scoped(
   Effect.gen(function*() {
-    const sc = yield* SessionCluster.make({ ingress: false, gateway: false, dataPlane: false })
-    const startControllers = Effect.all([
-      IngressController.run(sc.cluster.store, { className: sc.ingressClassName, delay: Duration.millis(delayMs) }),
-      GatewayController.run(sc.cluster.store, {
-        gatewayClassName: sc.gateway.className,
-        delay: Duration.millis(delayMs)
-      })
-    ], { discard: true })
+    const sc = yield* (atOnce
+      ? SessionCluster.make({ ingress: { delay }, gateway: { delay }, dataPlane: false })
+      : SessionCluster.make({ ingress: false, gateway: false, dataPlane: false }))
     const go = yield* Deferred.make<void>()
-    process.stdin.on("data", (chunk) => {
-      if (String(chunk).includes("go")) Effect.runSync(Deferred.succeed(go, undefined))
-    })
-    yield* Deferred.await(go).pipe(Effect.zipRight(startControllers), Effect.forkScoped)
+    readline.createInterface({ input: process.stdin })
+      .on("line", (line) => {
+        if (line === "go") Deferred.unsafeDone(go, Exit.void)
+        if (line === "cpu") {
+          const { system, user } = process.cpuUsage()
+          process.stdout.write(`${JSON.stringify({ cpu: (user + system) / 1_000 })}\n`)
+        }
+      })
+      .on("close", () => process.exit(0))
+    if (!atOnce) {
+      const startControllers = Effect.all([
+        IngressController.run(sc.cluster.store, { className: sc.ingressClassName, delay }),
+        GatewayController.run(sc.cluster.store, { gatewayClassName: sc.gateway.className, delay })
+      ], { discard: true })
+      yield* Deferred.await(go).pipe(Effect.zipRight(startControllers), Effect.forkScoped)
+    }
     process.stdout.write(
       `${
         JSON.stringify({

@@ -72,13 +72,14 @@ export interface Measured {
 const CONTROLLER_DELAY_MS = 1_000
 const here = path.dirname(fileURLToPath(import.meta.url))
 
-const gc = (): void => (globalThis as { gc?: () => void }).gc?.()
+/** A full collection when node runs with --expose-gc (the bench passes it); otherwise a no-op. */
+export const gc = (): void => (globalThis as { gc?: () => void }).gc?.()
 
 /**
  * The main thread's CPU so far (user + system), ms, from /proc (Linux; undefined
  * elsewhere). `process.cpuUsage` counts every thread of the process.
  */
-const mainThreadCpuMs = (): number | undefined => {
+export const mainThreadCpuMs = (): number | undefined => {
   try {
     const stat = fs.readFileSync(`/proc/self/task/${process.pid}/stat`, "utf8")
     // The fields after the command name, which is in parentheses and may hold spaces.
@@ -90,10 +91,12 @@ const mainThreadCpuMs = (): number | undefined => {
   }
 }
 
-const percentile = (sorted: ReadonlyArray<number>, p: number) =>
+/** The value at fraction `p` (0..1) of an ascending array; 0 for an empty one. */
+export const percentile = (sorted: ReadonlyArray<number>, p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? 0
 
-interface ClusterInfo {
+/** What the cluster process prints first: where it listens and what it set up. */
+export interface ClusterInfo {
   readonly kubeconfig: string
   readonly server: string
   readonly namespace: string
@@ -102,32 +105,70 @@ interface ClusterInfo {
   readonly gateway: { readonly namespace: string; readonly name: string }
 }
 
-/**
- * Starts the cluster process; its status writes land in `writes` as they are printed.
- * `nodeFlags` go to its node (e.g. `--cpu-prof` to see where the cluster spends its time).
- */
-export const clusterProcess = (writes: Map<string, number>, nodeFlags: ReadonlyArray<string> = []) =>
+export interface ClusterProcessOptions {
+  /** Flags for its node (e.g. `--cpu-prof` to see where the cluster spends its time). */
+  readonly nodeFlags?: ReadonlyArray<string>
+  /** How long after seeing an object a controller writes its status, ms; default 1 s. */
+  readonly controllerDelayMs?: number
+  /**
+   * `on-go` (the default): the controllers start when `go()` is called; `at-once`: the
+   * cluster is built as `session-routing cluster` builds it, its controllers running
+   * from the start.
+   */
+  readonly controllers?: "on-go" | "at-once"
+}
+
+/** A running cluster process. */
+export interface ClusterProcess {
+  readonly info: ClusterInfo
+  /** Starts the controllers (`on-go` only). */
+  readonly go: () => void
+  /** The cluster process's own CPU so far (user + system, every thread), ms. */
+  readonly cpuMs: Effect.Effect<number>
+  readonly kill: () => void
+}
+
+/** Starts the cluster process; its status writes land in `writes` as they are printed. */
+export const clusterProcess = (writes: Map<string, number>, options: ClusterProcessOptions = {}) =>
   Effect.acquireRelease(
-    Effect.async<{ readonly info: ClusterInfo; readonly go: () => void; readonly kill: () => void }>((resume) => {
+    Effect.async<ClusterProcess>((resume) => {
       const child = spawn(process.execPath, [
-        ...nodeFlags,
+        ...(options.nodeFlags ?? []),
         "--import",
         "tsx",
         path.join(here, "clusterProcess.ts"),
-        String(CONTROLLER_DELAY_MS)
+        String(options.controllerDelayMs ?? CONTROLLER_DELAY_MS),
+        options.controllers ?? "on-go"
       ], {
         stdio: ["pipe", "pipe", "inherit"]
       })
+      // Answers to `cpu` come in the order asked.
+      const cpuAsked: Array<(ms: number) => void> = []
       let started = false
       readline.createInterface({ input: child.stdout }).on("line", (line) => {
-        const message = JSON.parse(line) as ClusterInfo | { readonly wrote: string; readonly at: number }
+        const message = JSON.parse(line) as
+          | ClusterInfo
+          | { readonly wrote: string; readonly at: number }
+          | { readonly cpu: number }
         if ("wrote" in message) {
           writes.set(message.wrote, message.at)
+        } else if ("cpu" in message) {
+          cpuAsked.shift()?.(message.cpu)
         } else if (!started) {
           started = true
           resume(Effect.succeed({
             info: message,
             go: () => child.stdin.write("go\n"),
+            cpuMs: Effect.async<number>((answer) => {
+              cpuAsked.push((ms) => answer(Effect.succeed(ms)))
+              child.stdin.write("cpu\n")
+            }).pipe(
+              Effect.timeoutFail({
+                duration: "10 seconds",
+                onTimeout: () => new Error("the cluster process did not report its CPU in 10 s")
+              }),
+              Effect.orDie
+            ),
             kill: () => child.kill("SIGTERM")
           }))
         }
@@ -141,7 +182,7 @@ export const clusterProcess = (writes: Map<string, number>, nodeFlags: ReadonlyA
  * of /metrics are counted there too (as a real API server counts them), and they are
  * the bench's, not the runner's: left out.
  */
-const requestsByVerb = (server: string) =>
+export const requestsByVerb = (server: string) =>
   Effect.promise(async () => {
     const text = await (await fetch(`${server}/metrics`)).text()
     const byVerb: Record<string, number> = {}
@@ -154,7 +195,8 @@ const requestsByVerb = (server: string) =>
     return byVerb
   })
 
-const difference = (after: Record<string, number>, before: Record<string, number>) =>
+/** Requests by verb made between two `requestsByVerb` reads; verbs with none left out. */
+export const difference = (after: Record<string, number>, before: Record<string, number>) =>
   Object.fromEntries(
     Object.entries(after)
       .map(([verb, n]) => [verb, n - (before[verb] ?? 0)] as const)

@@ -24,7 +24,8 @@ const SCENARIOS: ReadonlyArray<Scenario> = [
   { mode: "gateway", source: "bare", sessions: 500, ports: 3 }
 ]
 
-const verbs = (requests: Readonly<Record<string, number>>) =>
+/** Requests by verb as one line, `get 3, list 2`. */
+export const verbs = (requests: Readonly<Record<string, number>>) =>
   Object.entries(requests).map(([verb, n]) => `${verb} ${n}`).join(", ") || "none counted"
 
 const SOURCE_WIDTH = 17
@@ -50,7 +51,8 @@ const row = (m: Measured) => {
   ].join(" ")
 }
 
-interface Check {
+/** A target checked, or a measurement printed beside the targets. */
+export interface Check {
   readonly name: string
   /** Undefined for a measurement printed beside the targets, not one of them. */
   readonly ok: boolean | undefined
@@ -137,6 +139,16 @@ const checks = (all: ReadonlyArray<Measured>): ReadonlyArray<Check> => {
   return out
 }
 
+/** Prints each check as `ok`, `MISS` or `info`; true when none was missed. */
+export const printChecks = (checks: ReadonlyArray<Check>): boolean => {
+  let met = true
+  for (const check of checks) {
+    met &&= check.ok !== false
+    console.log(`${check.ok === undefined ? "info" : check.ok ? "ok  " : "MISS"} ${check.name}: ${check.said}`)
+  }
+  return met
+}
+
 /** Runs every scenario in turn, prints the table and the targets. */
 export const routeHealth: Effect.Effect<boolean> = Effect.gen(function*() {
   console.log("\nroute health: status written 1 s after every host is watched; LocalCluster in its own process, HTTP")
@@ -151,10 +163,5 @@ export const routeHealth: Effect.Effect<boolean> = Effect.gen(function*() {
     all.push(measured)
     console.log(row(measured))
   }
-  let met = true
-  for (const check of checks(all)) {
-    met &&= check.ok !== false
-    console.log(`${check.ok === undefined ? "info" : check.ok ? "ok  " : "MISS"} ${check.name}: ${check.said}`)
-  }
-  return met
+  return printChecks(checks(all))
 })

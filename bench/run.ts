@@ -1,8 +1,9 @@
 /**
  * The benchmark: how fast session-routing publishes and reads routes through the live
  * client over HTTP to LocalCluster, how fast a watch delivers changes, and what the
- * cluster's store costs in memory per session. Each measure has a target; the run
- * exits 1 when one is missed. Run with `npm run bench` (loopback only).
+ * cluster's store costs in memory per session; then route health (bench/healthReport.ts),
+ * the cluster's apply throughput and the default path at scale (bench/scale.ts). Each
+ * measure has a target; the run exits 1 when one is missed. Run with `npm run bench` (loopback only).
  */
 import { NodeRuntime } from "@effect/platform-node"
 import * as k8s from "@kubernetes/client-node"
@@ -16,7 +17,9 @@ import { SessionRouter } from "../src/layers/SessionRouterLayers.js"
 import { KubeClient } from "../src/services/KubeClient.js"
 
 import { applyThroughput } from "./applies.js"
+import { gc, percentile } from "./health.js"
 import { routeHealth } from "./healthReport.js"
+import { scale } from "./scale.js"
 
 const SESSIONS = 300
 const WATCHED_CHANGES = 300
@@ -30,12 +33,6 @@ interface Result {
   readonly unit: string
   readonly target: number
 }
-
-/** A full collection when node runs with --expose-gc (the bench script passes it); otherwise a no-op. */
-const gc = (): void => (globalThis as { gc?: () => void }).gc?.()
-
-const percentile = (sorted: ReadonlyArray<number>, p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? 0
 
 const timed = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.gen(function*() {
@@ -191,8 +188,9 @@ const clusterApplies = Effect.map(applyThroughput(), (measured) => {
 program.pipe(
   Effect.map(report),
   Effect.zipWith(routeHealth, (publishMet, healthMet) => publishMet && healthMet),
-  Effect.zipWith(clusterApplies, (met, appliesMet) => {
-    if (!met || !appliesMet) process.exitCode = 1
+  Effect.zipWith(clusterApplies, (met, appliesMet) => met && appliesMet),
+  Effect.zipWith(scale, (met, scaleMet) => {
+    if (!met || !scaleMet) process.exitCode = 1
   }),
   NodeRuntime.runMain
 )

@@ -1,0 +1,377 @@
+/**
+ * The default path at scale: 1,000 and 10,000 sessions x 3 ports published at once by one
+ * runner (bench/scaleRunner.ts) through the README's composition with every default, with
+ * Kubernetes Events on and off, each run in a fresh runner and a fresh LocalCluster process
+ * (built as `session-routing cluster` builds it, status written 5 s after each object is
+ * seen). Prints one table and checks the targets; `BENCH_SCALE=1000` (or a comma list)
+ * limits the sizes run, `BENCH_SCALE_TIMEOUT_MS` bounds each runner's wait for its hosts.
+ */
+import { Effect, Either } from "effect"
+import { spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import * as readline from "node:readline"
+import { fileURLToPath } from "node:url"
+import { RouterConfigLive } from "../src/index.js"
+import { type ClusterInfo, clusterProcess, difference, percentile, requestsByVerb } from "./health.js"
+import { type Check, printChecks, verbs } from "./healthReport.js"
+import type { RunnerResult } from "./scaleRunner.js"
+
+const DEFAULT_SIZES = [1_000, 10_000]
+/** As bench/scaleRunner.ts publishes them: 8080, 8081 and 8082. */
+const PORTS_PER_SESSION = 3
+const CONTROLLER_DELAY_MS = 5_000
+/** Long enough that no host goes unprogrammed for want of time: a late one shows as lag. */
+const ROUTE_READY_TIMEOUT_MS = 600_000
+/** Lines of the runner's own output (its logs) shown; the rest are only counted. */
+const RUNNER_LINES_SHOWN = 5
+
+export interface ScaleScenario {
+  readonly sessions: number
+  /** Events on the session Pods: the default (`SESSION_ROUTING_EVENTS` unset), or `=false`. */
+  readonly events: boolean
+}
+
+export interface ScaleMeasured {
+  readonly scenario: ScaleScenario
+  /** Why the run produced no measurement (the runner crashed or never reported). */
+  readonly failure: string | undefined
+  readonly runner: Omit<RunnerResult, "verdicts"> | undefined
+  /** Verdict after the cluster's status write of the session's Ingress, ms. */
+  readonly lag: { readonly p50: number; readonly p99: number; readonly max: number }
+  readonly notProgrammed: number
+  readonly unsettled: number
+  /** Requests the cluster served during the run, by verb. */
+  readonly requests: Readonly<Record<string, number>>
+  /** The cluster process's CPU over the run, ms. */
+  readonly clusterCpuMs: number
+  /** Runner CPU during the publish phase per published session, ms. */
+  readonly cpuPerSessionMs: number
+  /** Runner CPU over the whole run per route, ms. */
+  readonly cpuPerRouteMs: number
+  /** Sessions published a second, from the first publish's start to the last one's return. */
+  readonly publishPerSecond: number
+}
+
+const here = path.dirname(fileURLToPath(import.meta.url))
+
+/** `BENCH_SCALE`: the session counts to run, comma-separated; both sizes when unset. */
+export const scaleSizes = (text: string | undefined): Either.Either<ReadonlyArray<number>, string> => {
+  if (text === undefined || text.trim() === "") return Either.right(DEFAULT_SIZES)
+  const sizes = text.split(",").map((part) => part.trim())
+  const bad = sizes.find((part) => !/^[1-9]\d*$/.test(part))
+  return bad === undefined
+    ? Either.right(sizes.map(Number))
+    : Either.left(
+      `BENCH_SCALE=${JSON.stringify(text)}: ${JSON.stringify(bad)} is not a session count (e.g. 1000,10000)`
+    )
+}
+
+/** How long a runner may take to settle every host: generous, since 2 cores serve both processes. */
+const settleTimeoutMs = (sessions: number) =>
+  Number(process.env.BENCH_SCALE_TIMEOUT_MS ?? "") || 120_000 + 30 * sessions
+
+/**
+ * The runner's environment: this one without any session-routing, KUBECONFIG or OTEL_*
+ * variable (a developer's shell must not change the defaults measured), plus the cluster's.
+ */
+const runnerEnv = (scenario: ScaleScenario, info: ClusterInfo, kubeconfig: string): NodeJS.ProcessEnv => {
+  const ENV = RouterConfigLive.ENV
+  const ours = new Set<string>([...Object.values(ENV), "KUBECONFIG"])
+  return {
+    ...Object.fromEntries(
+      Object.entries(process.env).filter(([name]) => !ours.has(name) && !name.startsWith("OTEL_"))
+    ),
+    KUBECONFIG: kubeconfig,
+    [ENV.baseDomain]: info.baseDomain,
+    [ENV.sessionNamespace]: info.namespace,
+    [ENV.ingressClassName]: info.ingressClassName,
+    [ENV.routeReadyTimeoutMs]: String(ROUTE_READY_TIMEOUT_MS),
+    ...(scenario.events ? {} : { [ENV.events]: "false" })
+  }
+}
+
+/**
+ * Runs the runner process to its report, within its own settle bound and a minute more.
+ * Fails with why when it exits or falls silent first; the process is killed either way.
+ */
+const runnerProcess = (scenario: ScaleScenario, env: NodeJS.ProcessEnv) => {
+  const timeoutMs = settleTimeoutMs(scenario.sessions)
+  return Effect.acquireUseRelease(
+    Effect.sync(() =>
+      spawn(process.execPath, [
+        "--expose-gc",
+        "--import",
+        "tsx",
+        path.join(here, "scaleRunner.ts"),
+        String(scenario.sessions),
+        String(timeoutMs)
+      ], { env, stdio: ["pipe", "pipe", "inherit"] })
+    ),
+    (child) =>
+      Effect.async<RunnerResult, string>((resume) => {
+        let other = 0
+        readline.createInterface({ input: child.stdout }).on("line", (line) => {
+          if (line.startsWith(`{"scale":`)) {
+            return resume(Effect.succeed((JSON.parse(line) as { scale: RunnerResult }).scale))
+          }
+          if (++other <= RUNNER_LINES_SHOWN) console.error(`  runner: ${line}`)
+        })
+        child.on("exit", (code, signal) => {
+          if (other > RUNNER_LINES_SHOWN) console.error(`  runner: ${other - RUNNER_LINES_SHOWN} more lines not shown`)
+          resume(Effect.fail(`the runner exited (${signal ?? `code ${code}`}) before it reported`))
+        })
+      }).pipe(
+        Effect.timeoutFail({
+          duration: timeoutMs + 60_000,
+          onTimeout: () => `the runner did not report within ${(timeoutMs + 60_000) / 1_000} s`
+        })
+      ),
+    (child) => Effect.sync(() => child.kill("SIGKILL"))
+  )
+}
+
+/** A kubeconfig file for the runner, removed with the scope. */
+const kubeconfigFile = (text: string) =>
+  Effect.acquireRelease(
+    Effect.sync(() => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "session-routing-scale-"))
+      fs.writeFileSync(path.join(dir, "kubeconfig"), text, { mode: 0o600 })
+      return dir
+    }),
+    (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
+  ).pipe(Effect.map((dir) => path.join(dir, "kubeconfig")))
+
+const objectOf = (sessionId: string) => `Ingress/telo-run-${sessionId}`
+
+/** One scenario, in a fresh cluster process and a fresh runner process. */
+export const runScaleScenario = (scenario: ScaleScenario): Effect.Effect<ScaleMeasured> =>
+  Effect.scoped(
+    Effect.gen(function*() {
+      const writes = new Map<string, number>()
+      const cluster = yield* clusterProcess(writes, { controllers: "at-once", controllerDelayMs: CONTROLLER_DELAY_MS })
+      const kubeconfig = yield* kubeconfigFile(cluster.info.kubeconfig)
+      const cpuBefore = yield* cluster.cpuMs
+      const requestsBefore = yield* requestsByVerb(cluster.info.server)
+      const outcome = yield* Effect.either(runnerProcess(scenario, runnerEnv(scenario, cluster.info, kubeconfig)))
+      const clusterCpuMs = (yield* cluster.cpuMs) - cpuBefore
+      const requests = difference(yield* requestsByVerb(cluster.info.server), requestsBefore)
+      const routes = scenario.sessions * PORTS_PER_SESSION
+      if (Either.isLeft(outcome)) {
+        return {
+          scenario,
+          failure: outcome.left,
+          runner: undefined,
+          lag: { p50: Number.NaN, p99: Number.NaN, max: Number.NaN },
+          notProgrammed: routes,
+          unsettled: routes,
+          requests,
+          clusterCpuMs,
+          cpuPerSessionMs: Number.NaN,
+          cpuPerRouteMs: Number.NaN,
+          publishPerSecond: Number.NaN
+        } satisfies ScaleMeasured
+      }
+      const { verdicts, ...runner } = outcome.right
+      // A write reaches the runner through its watch after the cluster printed it, but the
+      // two pipes race: wait, bounded, for the write behind each programmed verdict.
+      const unmatched = () => verdicts.filter(([id, , programmed]) => programmed === 1 && !writes.has(objectOf(id)))
+      yield* Effect.sleep("20 millis").pipe(
+        Effect.repeat({ until: () => unmatched().length === 0 }),
+        Effect.timeout("5 seconds"),
+        Effect.ignore
+      )
+      const lags = verdicts.flatMap(([id, at, programmed]) => {
+        const wrote = writes.get(objectOf(id))
+        return programmed === 1 && wrote !== undefined ? [at - wrote] : []
+      }).sort((a, b) => a - b)
+      const programmed = verdicts.filter(([, , p]) => p === 1).length
+      return {
+        scenario,
+        failure: undefined,
+        runner,
+        lag: { p50: percentile(lags, 0.5), p99: percentile(lags, 0.99), max: lags.at(-1) ?? Number.NaN },
+        notProgrammed: runner.routes - programmed,
+        unsettled: runner.routes - verdicts.length,
+        requests,
+        clusterCpuMs,
+        cpuPerSessionMs: runner.publishCpuMs / runner.sessions,
+        cpuPerRouteMs: runner.runCpuMs / runner.routes,
+        publishPerSecond: runner.sessions / (runner.publishWallMs / 1_000)
+      } satisfies ScaleMeasured
+    })
+  )
+
+const COLUMNS = [
+  ["sessions", 12],
+  ["events", 6],
+  ["peak RSS", 10],
+  ["heap/sess", 10],
+  ["cpu/sess", 9],
+  ["cpu/rt ms", 9],
+  ["sess/s", 7],
+  ["lag p50/p99/max", 18],
+  ["events w/a/f/d/x", 26],
+  ["cluster cpu", 12],
+  ["not prog", 9]
+] as const
+
+const header = () =>
+  [...COLUMNS.map(([name, width], i) => i === 0 ? name.padEnd(width) : name.padStart(width)), "  requests by verb"]
+    .join(" ")
+
+const sizeOf = (sessions: number) => `${sessions.toLocaleString("en-US")}x${PORTS_PER_SESSION}`
+const size = (m: ScaleMeasured) => sizeOf(m.scenario.sessions)
+const eventsLabel = (m: ScaleMeasured) => m.scenario.events ? "on" : "off"
+
+const row = (m: ScaleMeasured) => {
+  const r = m.runner
+  const cells = r === undefined
+    ? [size(m), eventsLabel(m)]
+    : [
+      size(m),
+      eventsLabel(m),
+      `${(r.peakRssKiB / 1024).toFixed(0)} MiB`,
+      `${(r.heapSettledKiB / r.sessions).toFixed(1)} KiB`,
+      `${m.cpuPerSessionMs.toFixed(2)} ms`,
+      `${m.cpuPerRouteMs.toFixed(2)}`,
+      m.publishPerSecond.toFixed(0),
+      `${m.lag.p50}/${m.lag.p99}/${m.lag.max} ms`,
+      ["written", "aggregated", "filtered", "dropped", "failed"].map((o) => r.events[o] ?? 0).join("/"),
+      `${(m.clusterCpuMs / 1_000).toFixed(1)} s`,
+      m.unsettled > 0 ? `${m.notProgrammed} (${m.unsettled} unsettled)` : String(m.notProgrammed)
+    ]
+  const line = cells.map((cell, i) => i === 0 ? cell.padEnd(COLUMNS[i]![1]) : cell.padStart(COLUMNS[i]![1])).join(" ")
+  return m.failure === undefined ? `${line}   ${verbs(m.requests)}` : `${line}   FAILED: ${m.failure}`
+}
+
+/** Where the runner's time went, beside the table: publish wall time, main thread's share, errors. */
+const notes = (m: ScaleMeasured): string | undefined => {
+  const r = m.runner
+  if (r === undefined) return undefined
+  return `${size(m)} events ${eventsLabel(m)}: published in ${(r.publishWallMs / 1_000).toFixed(1)} s, runner CPU ${
+    (r.publishCpuMs / 1_000).toFixed(1)
+  } s publishing, ${(r.runCpuMs / 1_000).toFixed(1)} s in all${
+    r.runMainThreadCpuMs === undefined ? "" : ` (${(r.runMainThreadCpuMs / 1_000).toFixed(1)} s on the main thread)`
+  }${r.timedOut ? "; the wait for every host ran out" : ""}${
+    r.publishFailed > 0 ? `; ${r.publishFailed} publishes failed, the first: ${r.firstPublishError}` : ""
+  }`
+}
+
+const KIB_PER_GIB = 1024 * 1024
+
+/** Why a run measured less than its whole load, if it did. */
+const incomplete = (m: ScaleMeasured): string | undefined =>
+  m.runner === undefined
+    ? m.failure
+    : m.runner.publishFailed > 0
+    ? `${m.runner.publishFailed} of ${m.runner.sessions} sessions failed to publish`
+    : m.unsettled > 0
+    ? `${m.unsettled} hosts never settled`
+    : undefined
+
+const checks = (all: ReadonlyArray<ScaleMeasured>, sizes: ReadonlyArray<number>): ReadonlyArray<Check> => {
+  const find = (sessions: number, events: boolean) =>
+    all.find((m) => m.scenario.sessions === sessions && m.scenario.events === events)
+  const out: Array<Check> = []
+  // A target of a size not run is neither met nor missed. A cost measured over a run in
+  // which sessions failed to publish or hosts never settled is a cost of less than the
+  // load: it is printed, and missed.
+  const atSize = (
+    sessions: number,
+    events: boolean,
+    name: string,
+    check: (m: ScaleMeasured) => Omit<Check, "name">,
+    evenIfIncomplete = false
+  ) => {
+    const label = `${sizeOf(sessions)} Events ${events ? "on" : "off"}: ${name}`
+    const m = find(sessions, events)
+    const short = m === undefined ? undefined : incomplete(m)
+    const measured = m?.runner === undefined ? undefined : check(m)
+    out.push(
+      m === undefined
+        ? { name: label, ok: undefined, said: `not run (BENCH_SCALE=${sizes.join(",")})` }
+        : measured === undefined
+        ? { name: label, ok: false, said: `the run failed: ${m.failure}` }
+        : short === undefined || evenIfIncomplete
+        ? { name: label, ...measured }
+        : { name: label, ok: false, said: `${measured.said}, but ${short}` }
+    )
+  }
+  atSize(10_000, true, "every host settles", (m) => ({
+    ok: m.unsettled === 0,
+    said: m.unsettled === 0 ? "all settled" : `${m.unsettled} hosts unsettled`
+  }), true)
+  atSize(10_000, true, "runner peak RSS <= 1 GiB", (m) => ({
+    ok: m.runner!.peakRssKiB <= KIB_PER_GIB,
+    said: `${(m.runner!.peakRssKiB / 1024).toFixed(0)} MiB`
+  }))
+  atSize(10_000, true, "<= 40 KiB heap per session, settled", (m) => {
+    const perSession = m.runner!.heapSettledKiB / m.runner!.sessions
+    return { ok: perSession <= 40, said: `${perSession.toFixed(1)} KiB` }
+  })
+  atSize(1_000, true, "verdict lag p99 <= 50 ms", (m) => ({ ok: m.lag.p99 <= 50, said: `${m.lag.p99} ms` }))
+  for (const events of [true, false]) {
+    atSize(1_000, events, "published at >= 250 sessions/s", (m) => ({
+      ok: m.publishPerSecond >= 250,
+      said: `${m.publishPerSecond.toFixed(0)} sessions/s`
+    }))
+  }
+  for (const sessions of sizes) {
+    for (const events of [true, false]) {
+      atSize(sessions, events, "runner CPU per published session <= 3 ms", (m) => ({
+        ok: m.cpuPerSessionMs <= 3,
+        said: `${m.cpuPerSessionMs.toFixed(2)} ms`
+      }))
+      atSize(sessions, events, "every host ends programmed", (m) => ({
+        ok: m.notProgrammed === 0,
+        said: `${m.notProgrammed} not programmed${
+          m.runner!.publishFailed > 0 ? ` (${m.runner!.publishFailed} sessions failed to publish)` : ""
+        }`
+      }), true)
+    }
+    // The Events' cost: the same size, the same sitting, with the recorder and without.
+    const on = find(sessions, true)
+    const off = find(sessions, false)
+    const ratio = (name: string, value: (m: ScaleMeasured) => number, unit: string) => {
+      const label = `${sizeOf(sessions)}: Events-on ${name} <= 1.5x Events-off's`
+      if (on?.runner === undefined || off?.runner === undefined) {
+        out.push({ name: label, ok: false, said: `a run failed: ${on?.failure ?? off?.failure}` })
+        return
+      }
+      const times = value(on) / value(off)
+      const said = `${value(on).toFixed(2)} vs ${value(off).toFixed(2)} ${unit} (${times.toFixed(2)}x)`
+      const short = incomplete(on) ?? incomplete(off)
+      out.push(
+        short === undefined
+          ? { name: label, ok: times <= 1.5, said }
+          : { name: label, ok: false, said: `${said}, but ${short}` }
+      )
+    }
+    ratio("CPU per route", (m) => m.cpuPerRouteMs, "ms")
+    ratio("verdict lag p99", (m) => m.lag.p99, "ms")
+  }
+  return out
+}
+
+/** Runs every size with Events on and off, each in fresh processes; prints the table and the targets. */
+export const scale: Effect.Effect<boolean> = Effect.gen(function*() {
+  const sizes = yield* Effect.orDieWith(scaleSizes(process.env.BENCH_SCALE), (line) => new Error(line))
+  console.log(
+    `\nthe default path at scale: N sessions x 3 ports published at once by one runner process, every default,` +
+      ` status written ${CONTROLLER_DELAY_MS / 1_000} s after each object; LocalCluster in its own process, HTTP;` +
+      ` events w/a/f/d/x: Events written/aggregated/filtered/dropped/failed`
+  )
+  console.log(header())
+  const all: Array<ScaleMeasured> = []
+  for (const sessions of sizes) {
+    for (const events of [true, false]) {
+      const measured = yield* runScaleScenario({ sessions, events })
+      all.push(measured)
+      console.log(row(measured))
+    }
+  }
+  for (const line of all.map(notes)) if (line !== undefined) console.log(`info ${line}`)
+  return printChecks(checks(all, sizes))
+})

@@ -1,0 +1,160 @@
+/**
+ * One run of the scale bench (bench/scale.ts) as a runner process of its own, so that its
+ * peak RSS and heap are its own: `argv[2]` sessions of three ports published at once through
+ * the README's composition, configured by the environment alone, each session's events read
+ * to their end. Prints what it measured as one JSON line, `{"scale": RunnerResult}`.
+ */
+import { NodeRuntime } from "@effect/platform-node"
+import { Effect, Layer, Metric, MetricState, Option, Stream } from "effect"
+import { KubeClientLive, publishSession, RouterConfigLive, SessionRouter } from "../src/index.js"
+import { gc, mainThreadCpuMs } from "./health.js"
+
+/** The ports of every session. */
+const PORTS = [8080, 8081, 8082] as const
+
+/** What the runner reports; times are epoch ms, CPU ms, memory KiB. */
+export interface RunnerResult {
+  readonly sessions: number
+  /** Hosts published: three per session. */
+  readonly routes: number
+  /** Publishes that failed, and the first one's reason. */
+  readonly publishFailed: number
+  readonly firstPublishError: string | undefined
+  /** From the first publish's start to the last publish's return. */
+  readonly publishWallMs: number
+  /** The runner's CPU (user + system, every thread) during those. */
+  readonly publishCpuMs: number
+  /** Its CPU from the first publish to the last host settled and the Events gone quiet. */
+  readonly runCpuMs: number
+  /** Of `runCpuMs`, the main thread's; undefined off Linux. */
+  readonly runMainThreadCpuMs: number | undefined
+  /** Each host's terminal `route` event: session id, when, programmed (1) or not (0). */
+  readonly verdicts: ReadonlyArray<readonly [string, number, 0 | 1]>
+  /** Whether the wait for every host ran out first. */
+  readonly timedOut: boolean
+  /** `process.resourceUsage().maxRSS`, KiB. */
+  readonly peakRssKiB: number
+  /** Heap used after a full collection once every host settled, less the same before publishing, KiB. */
+  readonly heapSettledKiB: number
+  /** `session_routing_events_total` by its `outcome` tag. */
+  readonly events: Readonly<Record<string, number>>
+}
+
+const EVENTS_METRIC = "session_routing_events_total"
+const EVENT_OUTCOMES = ["written", "aggregated", "filtered", "dropped", "failed"] as const
+
+/** The Event recorder's counter, summed by outcome: 0 for each while it has not counted any. */
+const eventsByOutcome = Effect.map(Metric.snapshot, (pairs) => {
+  const byOutcome: Record<string, number> = Object.fromEntries(EVENT_OUTCOMES.map((outcome) => [outcome, 0]))
+  for (const { metricKey, metricState } of pairs) {
+    if (metricKey.name !== EVENTS_METRIC || !MetricState.isCounterState(metricState)) continue
+    const outcome = metricKey.tags.find((tag) => tag.key === "outcome")?.value ?? "?"
+    byOutcome[outcome] = (byOutcome[outcome] ?? 0) + Number(metricState.count)
+  }
+  return byOutcome
+})
+
+const total = (counts: Readonly<Record<string, number>>) => Object.values(counts).reduce((a, b) => a + b, 0)
+
+/**
+ * Waits until the recorder's counts hold still for half a second, at most 30 s: Events
+ * are written beside the route events, so some may still be queued when the last host
+ * settles, and their cost belongs to the run.
+ */
+const eventsQuiet = Effect.gen(function*() {
+  let last = -1
+  for (let quiet = 0; quiet < 2;) {
+    const now = total(yield* eventsByOutcome)
+    quiet = now === last ? quiet + 1 : 0
+    last = now
+    yield* Effect.sleep("250 millis")
+  }
+}).pipe(Effect.timeout("30 seconds"), Effect.ignore)
+
+const specOf = (i: number) => ({
+  sessionId: `s${i}`,
+  podName: `telo-run-s${i}`,
+  podUid: `00000000-0000-4000-8000-${String(i).padStart(12, "0")}`,
+  ports: PORTS.map((port) => ({ port, protocol: "tcp" as const }))
+})
+
+/** Every default: the README's composition, configured from the environment. */
+const RoutingLive = SessionRouter.layerConfig.pipe(
+  Layer.provideMerge(KubeClientLive.layer()),
+  Layer.provideMerge(RouterConfigLive.layer)
+)
+
+const run = (sessions: number, settleTimeoutMs: number) =>
+  Effect.scoped(
+    Effect.gen(function*() {
+      const verdicts: Array<readonly [string, number, 0 | 1]> = []
+      const publishErrors: Array<string> = []
+      let returned = 0
+      let publishEnd: { readonly at: number; readonly cpu: NodeJS.CpuUsage } | undefined
+      gc()
+      const heapBefore = process.memoryUsage().heapUsed
+      const cpuStart = process.cpuUsage()
+      const mainStart = mainThreadCpuMs()
+      const publishStart = Date.now()
+      const everySession = Effect.forEach(
+        Array.from({ length: sessions }, (_, i) => specOf(i)),
+        (spec) =>
+          publishSession(spec).pipe(
+            Effect.either,
+            Effect.tap(() =>
+              Effect.sync(() => {
+                // The publish phase ends with the last publish to return, failed or not.
+                if (++returned === sessions) publishEnd = { at: Date.now(), cpu: process.cpuUsage(cpuStart) }
+              })
+            ),
+            Effect.flatMap((published) =>
+              published._tag === "Left"
+                ? Effect.sync(() => publishErrors.push(published.left.message))
+                : Stream.runForEach(published.right.events, (event) =>
+                  event.type === "route" && event.state !== "pending"
+                    ? Effect.sync(() =>
+                      verdicts.push([spec.sessionId, Date.now(), event.state === "programmed" ? 1 : 0])
+                    )
+                    : Effect.void)
+            )
+          ),
+        { concurrency: "unbounded", discard: true }
+      )
+      const settled = yield* everySession.pipe(Effect.timeout(settleTimeoutMs), Effect.option)
+      yield* eventsQuiet
+      const runCpu = process.cpuUsage(cpuStart)
+      const mainEnd = mainThreadCpuMs()
+      // The scope is still open: what the settled sessions hold while their runner keeps them.
+      gc()
+      const heapSettled = process.memoryUsage().heapUsed
+      const end = publishEnd ?? { at: Date.now(), cpu: process.cpuUsage(cpuStart) }
+      const result: RunnerResult = {
+        sessions,
+        routes: sessions * PORTS.length,
+        publishFailed: publishErrors.length,
+        firstPublishError: publishErrors[0],
+        publishWallMs: end.at - publishStart,
+        publishCpuMs: (end.cpu.user + end.cpu.system) / 1_000,
+        runCpuMs: (runCpu.user + runCpu.system) / 1_000,
+        runMainThreadCpuMs: mainStart === undefined || mainEnd === undefined ? undefined : mainEnd - mainStart,
+        verdicts,
+        timedOut: Option.isNone(settled),
+        peakRssKiB: process.resourceUsage().maxRSS,
+        heapSettledKiB: (heapSettled - heapBefore) / 1024,
+        events: yield* eventsByOutcome
+      }
+      yield* Effect.async<void>((resume) => {
+        process.stdout.write(`${JSON.stringify({ scale: result })}\n`, () => resume(Effect.void))
+      })
+    })
+  ).pipe(Effect.provide(RoutingLive), Effect.orDie)
+
+// The bench's stdin closing means it is gone: so is this run. Once the run is over,
+// stdin no longer holds the process open.
+process.stdin.on("end", () => process.exit(1)).resume()
+
+NodeRuntime.runMain(
+  run(Number(process.argv[2]), Number(process.argv[3])).pipe(
+    Effect.ensuring(Effect.sync(() => process.stdin.destroy()))
+  )
+)
