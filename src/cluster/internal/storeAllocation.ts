@@ -9,8 +9,31 @@ import type { StoreState } from "./storeHistory.js"
 import { asJson, type Json } from "./storeObjects.js"
 import { failure, refuse } from "./storeStatus.js"
 
-/** Allocates from, and releases to, the state's IP and node port sets. */
+/** Cluster IPs are handed out from 10.96.0.10 on, the lowest free one first. */
+const FIRST_IP = 10
+const IP_END = 65536 * 16
+const FIRST_NODE_PORT = 30000
+const LAST_NODE_PORT = 32767
+
+const ipAt = (n: number): string => `10.${96 + Math.floor(n / 65536)}.${Math.floor(n / 256) % 256}.${n % 256}`
+
+/** The index `ipAt` made `ip` from, if it did. */
+const indexOfIp = (ip: string): number | undefined => {
+  const match = /^10\.(\d+)\.(\d+)\.(\d+)$/.exec(ip)
+  if (match === null) return undefined
+  const n = (Number(match[1]) - 96) * 65536 + Number(match[2]) * 256 + Number(match[3])
+  return n >= FIRST_IP && n < IP_END && ipAt(n) === ip ? n : undefined
+}
+
+/**
+ * Allocates from, and releases to, the state's IP and node port sets. Each search for a
+ * free one starts at a cursor below which everything is taken (a release moves it back),
+ * so a Service costs the same to create as the first one did, not a scan past every
+ * address already handed out.
+ */
 export const makeAllocator = (state: StoreState) => {
+  let ipCursor = FIRST_IP
+  let nodePortCursor = FIRST_NODE_PORT
   /** Cluster IPs and node ports, which the registry allocates after admission; kept across updates. */
   const allocate = (
     resource: ResourceType<KubeObject>,
@@ -48,10 +71,14 @@ export const makeAllocator = (state: StoreState) => {
   }
 
   const nextIp = (commit: boolean): string => {
-    for (let n = 10; n < 65536 * 16; n++) {
-      const ip = `10.${96 + Math.floor(n / 65536)}.${Math.floor(n / 256) % 256}.${n % 256}`
+    for (let n = ipCursor; n < IP_END; n++) {
+      const ip = ipAt(n)
       if (!state.allocatedIps.has(ip)) {
-        if (commit) state.allocatedIps.add(ip)
+        ipCursor = n
+        if (commit) {
+          state.allocatedIps.add(ip)
+          ipCursor = n + 1
+        }
         return ip
       }
     }
@@ -61,9 +88,13 @@ export const makeAllocator = (state: StoreState) => {
   }
 
   const nextNodePort = (commit: boolean): number => {
-    for (let port = 30000; port <= 32767; port++) {
+    for (let port = nodePortCursor; port <= LAST_NODE_PORT; port++) {
       if (!state.allocatedNodePorts.has(port)) {
-        if (commit) state.allocatedNodePorts.add(port)
+        nodePortCursor = port
+        if (commit) {
+          state.allocatedNodePorts.add(port)
+          nodePortCursor = port + 1
+        }
         return port
       }
     }
@@ -75,10 +106,15 @@ export const makeAllocator = (state: StoreState) => {
   const release = (object: KubeObject): void => {
     const spec = asJson(object).spec
     if (!isObject(spec)) return
-    if (typeof spec.clusterIP === "string") state.allocatedIps.delete(spec.clusterIP)
+    if (typeof spec.clusterIP === "string" && state.allocatedIps.delete(spec.clusterIP)) {
+      const n = indexOfIp(spec.clusterIP)
+      if (n !== undefined && n < ipCursor) ipCursor = n
+    }
     if (Array.isArray(spec.ports)) {
       for (const p of spec.ports) {
-        if (isObject(p) && typeof p.nodePort === "number") state.allocatedNodePorts.delete(p.nodePort)
+        if (isObject(p) && typeof p.nodePort === "number" && state.allocatedNodePorts.delete(p.nodePort)) {
+          if (p.nodePort >= FIRST_NODE_PORT && p.nodePort < nodePortCursor) nodePortCursor = p.nodePort
+        }
       }
     }
   }
