@@ -1,17 +1,19 @@
 /**
- * The live KubeClient on @kubernetes/client-node 1.4.0: server-side apply, get, delete
- * and list through the client's typed APIs (internal/TypedApis), raw watch connections
- * over node:http (internal/WatchConnection), every answer returned as the server's own
- * JSON and every failure as a `KubeError`. Calls and watches reuse keep-alive
- * connections from bounded pools, under one set of time limits and retries.
+ * The live KubeClient on @kubernetes/client-node 1.4.0's kubeconfig and credentials:
+ * server-side apply, get, delete and list as plain REST requests over node:http
+ * (internal/RestTransport), watches as raw connections (internal/WatchConnection),
+ * every answer returned as the server's own JSON and every failure as a `KubeError`.
+ * Calls and watches reuse keep-alive connections from bounded pools, under one set of
+ * time limits and retries.
  */
-import * as k8s from "@kubernetes/client-node"
+import type * as k8s from "@kubernetes/client-node"
 import { Duration, Effect, FiberRef, Layer, Option, type Schedule, type Scope, Stream } from "effect"
 import type { ObjectList } from "../domain/Objects.js"
 import { apiVersionOf, resourcePath, type ResourceType } from "../domain/Resources.js"
 import {
   type ApplyOptions,
   currentTransientRetry,
+  FIELD_MANAGER,
   KubeClient,
   type KubeClientPrimitives,
   type RawWatchEvent,
@@ -33,9 +35,10 @@ import { type ConnectionPools, makeConnectionPools } from "./internal/Connection
 import { liveEventWrites } from "./internal/EventWrites.js"
 import { KubeConfigError, type KubeConfigOptions, loadKubeConfig, validate } from "./internal/KubeConfigLoading.js"
 import { observeRequest } from "./internal/RequestTelemetry.js"
-import { fromTransportError, isApiException } from "./internal/TransportErrors.js"
-import { applyBody, callMiddleware, families, type Family, parseJson, withTypeMeta } from "./internal/TypedApis.js"
+import { makeRestTransport, OversizedAnswer, type RestCall, UnreadableEncoding } from "./internal/RestTransport.js"
+import { fromTransportError } from "./internal/TransportErrors.js"
 import { openWatch, watchEvents } from "./internal/WatchConnection.js"
+import { applyBody, withTypeMeta } from "./internal/WireObjects.js"
 import { callLimits, DEFAULT_API_TIMEOUT, transientRetrySchedule, withinLimits } from "./KubeRetry.js"
 
 export { fromTransportError, KubeConfigError, type KubeConfigOptions, loadKubeConfig }
@@ -84,7 +87,7 @@ const makeOver = (
 ): Effect.Effect<KubeClient.Service, KubeConfigError> =>
   Effect.gen(function*() {
     const server = yield* validate(kc, "the given KubeConfig")
-    const familyFor = families(kc, server, pools)
+    const send = makeRestTransport(kc, pools, server)
     const schedule = options.retrySchedule ?? transientRetrySchedule
     const configured = yield* Effect.serviceOption(RouterConfig)
     const limits = callLimits(
@@ -100,58 +103,61 @@ const makeOver = (
       Effect.flatMap(FiberRef.get(currentTransientRetry), (retry) =>
         withinLimits(self, { target: { what: describeRequest(ctx), server }, limits, retry, schedule }))
 
+    /** What a body that was not read says: the call, the status, and why. */
+    const unread = (ctx: RequestContext, code: number, why: string) =>
+      new Unexpected({
+        reason: `the API server at ${server} answered ${describeRequest(ctx)} (${code}) with ${why}`,
+        code
+      })
+
     /**
-     * One request, its raw JSON answer parsed; timed out per attempt, retried while
-     * transient, each attempt counted and the whole call in one span.
+     * One request, its answer read once and (when 2xx) parsed once; timed out per
+     * attempt, retried while transient, each attempt counted and the whole call in
+     * one span. Interrupting the fiber aborts the request and closes its connection.
      */
     const request = (
       ctx: RequestContext,
-      run: (options: k8s.ConfigurationOptions) => Promise<unknown>,
-      contentType?: k8s.PatchStrategy,
+      call: RestCall,
       extra: { readonly dryRun?: boolean } = {}
     ): Effect.Effect<unknown, KubeError> =>
       observeRequest(ctx, extra, (observe) =>
         Effect.suspend(() => {
-          const captured: { text?: string; code?: number } = {}
+          let code = 0
           const attempt = Effect.tryPromise({
-            try: (signal) => {
-              const base: k8s.ConfigurationOptions = {
-                middleware: [callMiddleware(signal, captured)],
-                middlewareMergeStrategy: "append"
-              }
-              return run(contentType !== undefined ? k8s.setHeaderOptions("Content-Type", contentType, base) : base)
-            },
+            try: (signal) =>
+              send(call, signal),
             catch: (error): KubeError =>
-              isApiException(error)
-                ? fromResponse(ctx, error.code, captured.text ?? error.body, error.headers["retry-after"], error)
-                : captured.text !== undefined
-                // An answer arrived, and the typed API could not deserialise it.
-                ? new Unexpected({
-                  reason: `the API server at ${server} answered ${
-                    describeRequest(ctx)
-                  } with a body the client could not read`
-                })
+              error instanceof OversizedAnswer
+                ? unread(ctx, error.code, `a body over ${error.limit / 1024} KiB, which was not read`)
+                : error instanceof UnreadableEncoding
+                ? unread(ctx, error.code, `a body in content-encoding "${error.encoding}", which it cannot read`)
                 : fromTransportError(ctx, server, error)
-          })
-          return observe(
-            attempt.pipe(Effect.flatMap(() =>
-              parseJson(ctx, server, captured.text)
-            )),
-            () => captured.code ?? 200
+          }).pipe(
+            Effect.flatMap((answer) => {
+              code = answer.code
+              if (answer.code < 200 || answer.code > 299) {
+                return Effect.fail(fromResponse(ctx, answer.code, answer.text, answer.retryAfter))
+              }
+              try {
+                return Effect.succeed(JSON.parse(answer.text) as unknown)
+              } catch {
+                return Effect.fail(
+                  new Unexpected({
+                    reason: `the API server at ${server} answered ${describeRequest(ctx)} with a body that is not JSON`
+                  })
+                )
+              }
+            })
           )
+          return observe(attempt, () => code)
         }).pipe((self) => limited(ctx, self)))
 
-    /** One call on a resource type through its typed API. */
-    const call = (
-      ctx: RequestContext,
-      resource: ResourceType<unknown>,
-      run: (family: Family, options: k8s.ConfigurationOptions) => Promise<unknown>,
-      contentType?: k8s.PatchStrategy,
-      extra: { readonly dryRun?: boolean } = {}
-    ): Effect.Effect<unknown, KubeError> =>
-      Effect.flatMap(
-        familyFor(resource),
-        (family) => request(ctx, (options) => run(family, options), contentType, extra)
+    /** Where one object (or, without a name, the collection) of `resource` is. */
+    const pathOf = (resource: ResourceType<unknown>, namespace: string, name?: string) =>
+      resourcePath(
+        resource,
+        encodeURIComponent(namespace),
+        name !== undefined ? encodeURIComponent(name) : undefined
       )
 
     const apply: KubeClientPrimitives["apply"] = (resource, object, applyOptions?: ApplyOptions) => {
@@ -167,35 +173,28 @@ const makeOver = (
           })
         )
       }
-      const params = {
-        force: applyOptions?.force ?? true,
-        ...(applyOptions?.dryRun === true ? { dryRun: "All" } : {})
-      }
-      return call(
-        ctx,
-        resource,
-        (family, opts) => family.apply(namespace, name, applyBody(resource, object), params, opts),
-        k8s.PatchStrategy.ServerSideApply,
-        { dryRun: applyOptions?.dryRun === true }
-      ) as Effect.Effect<never, KubeError>
+      const dryRun = applyOptions?.dryRun === true
+      const query = `?fieldManager=${FIELD_MANAGER}&force=${applyOptions?.force ?? true}${dryRun ? "&dryRun=All" : ""}`
+      return request(ctx, {
+        method: "PATCH",
+        path: pathOf(resource, namespace, name) + query,
+        // JSON is YAML: the apply patch type takes it as it is.
+        body: JSON.stringify(applyBody(resource, object)),
+        contentType: "application/apply-patch+yaml"
+      }, { dryRun }) as Effect.Effect<never, KubeError>
     }
 
     const get: KubeClientPrimitives["get"] = (resource, namespace, name) =>
-      call(
+      request(
         requestContext("get", resource, namespace, name),
-        resource,
-        (family, opts) => family.get(namespace, name, opts)
-      ) as Effect.Effect<
-        never,
-        KubeError
-      >
+        { method: "GET", path: pathOf(resource, namespace, name) }
+      ) as Effect.Effect<never, KubeError>
 
     const del: KubeClientPrimitives["delete"] = (resource, namespace, name) =>
       Effect.asVoid(
-        call(
+        request(
           requestContext("delete", resource, namespace, name),
-          resource,
-          (family, opts) => family.delete(namespace, name, opts)
+          { method: "DELETE", path: pathOf(resource, namespace, name) }
         )
       )
 
@@ -204,11 +203,12 @@ const makeOver = (
       namespace: string,
       listOptions?: { readonly labelSelector?: string }
     ) =>
-      call(
-        requestContext("list", resource, namespace),
-        resource,
-        (family, opts) => family.list(namespace, listOptions?.labelSelector, opts)
-      ).pipe(
+      request(requestContext("list", resource, namespace), {
+        method: "GET",
+        path: pathOf(resource, namespace) + (listOptions?.labelSelector !== undefined
+          ? `?labelSelector=${encodeURIComponent(listOptions.labelSelector)}`
+          : "")
+      }).pipe(
         Effect.map((raw): ObjectList<A> => {
           const answer = raw as Partial<ObjectList<A>>
           return {
@@ -264,8 +264,8 @@ const makeOver = (
         { apply, get, delete: del, list, watchFrom },
         options.reconnectSchedule !== undefined ? { reconnectSchedule: options.reconnectSchedule } : {}
       ),
-      cluster: clusterQueries(kc, server, pools, request),
-      events: liveEventWrites(kc, server, pools, request)
+      cluster: clusterQueries(kc, server, request),
+      events: liveEventWrites(request)
     }
   })
 

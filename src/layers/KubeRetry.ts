@@ -4,7 +4,7 @@
  * comes back sooner than a 429's Retry-After asked, and never past the call's
  * overall time budget.
  */
-import { Clock, Duration, Effect, Ref, Schedule } from "effect"
+import { Clock, Duration, Effect, Schedule } from "effect"
 import { isTransient, type KubeError, Transport } from "../services/KubeError.js"
 
 /** First retry after about this long; each next one doubles. */
@@ -101,6 +101,11 @@ const noAnswer = (target: CallTarget, after: Duration.Duration, attempts: number
  * for `REFUSED_BUDGET` at most), and the whole within `limits.budget`. When the budget
  * runs out, the last evidence is reported: the failure of the last attempt if it
  * answered, or "no answer within ..." when the attempt then in flight had none.
+ *
+ * The budget's timer starts only once the first attempt has failed, with what is left
+ * of the budget: the first attempt is already bounded by its own limit (half the
+ * budget), and a call that succeeds at once, as nearly every call does, then races one
+ * timer instead of two.
  */
 export const withinLimits = <A, R>(
   attempt: Effect.Effect<A, KubeError, R>,
@@ -111,58 +116,68 @@ export const withinLimits = <A, R>(
     readonly schedule?: Schedule.Schedule<unknown, KubeError>
   }
 ): Effect.Effect<A, KubeError, R> =>
-  Effect.gen(function*() {
+  Effect.flatMap(Clock.currentTimeMillis, (start) => {
     const { limits, target } = options
-    const start = yield* Clock.currentTimeMillis
-    // What the attempts so far said, for the report when the budget runs out.
-    const evidence = yield* Ref.make<{
-      readonly attempts: number
-      readonly last: KubeError | undefined
-      /** Set while an attempt is out. */
-      readonly inFlight: boolean
-      /** When the server last said anything (an error answer counts), else the call's start. */
-      readonly lastAnswerAt: number
-    }>({ attempts: 0, last: undefined, inFlight: false, lastAnswerAt: start })
+    // What the attempts so far said, for the report when the budget runs out; this
+    // call's own, so plain variables do.
+    let attempts = 0
+    let last: KubeError | undefined
+    /** Set while an attempt is out. */
+    let inFlight = false
+    /** When the server last said anything (an error answer counts), else the call's start. */
+    let lastAnswerAt = start
 
-    const one = Ref.update(evidence, (e) => ({ ...e, attempts: e.attempts + 1, inFlight: true })).pipe(
-      Effect.zipRight(attempt),
+    const one = Effect.suspend(() => {
+      attempts += 1
+      inFlight = true
+      return attempt
+    }).pipe(
       Effect.timeoutFail({ duration: limits.attempt, onTimeout: () => noAnswer(target, limits.attempt, 1) }),
       Effect.tapError((error) =>
-        Effect.flatMap(Clock.currentTimeMillis, (now) =>
-          Ref.update(evidence, (e) => ({
-            ...e,
-            last: error,
-            inFlight: false,
-            lastAnswerAt: error._tag === "Transport" && error.kind === "no-answer" ? e.lastAnswerAt : now
-          })))
+        Effect.map(Clock.currentTimeMillis, (now) => {
+          last = error
+          inFlight = false
+          if (!(error._tag === "Transport" && error.kind === "no-answer")) lastAnswerAt = now
+        })
       )
     )
+    // Without retries the one attempt is the call, and its limit is within the budget.
+    if (!options.retry) return one
 
-    const retried = options.retry
-      ? Effect.retry(one, {
-        schedule: options.schedule ?? transientRetrySchedule,
-        // The predicate holds whatever schedule is given: only what another try can fix.
-        while: (error) =>
-          !isRetryable(error)
-            ? false
-            : error._tag === "Transport" && error.kind === "refused"
-            ? Effect.map(Clock.currentTimeMillis, (now) => now - start < Duration.toMillis(REFUSED_BUDGET))
-            : true
+    const budgetSpent = Effect.suspend(() => {
+      // Between attempts, after an answer: that answer is the evidence.
+      const answered = last !== undefined && !(last._tag === "Transport" && last.kind === "no-answer")
+      if (!inFlight && answered && last !== undefined) return Effect.fail(last)
+      // Otherwise the server has been silent: say for how long.
+      return Effect.flatMap(
+        Clock.currentTimeMillis,
+        (now) => Effect.fail(noAnswer(target, Duration.millis(now - lastAnswerAt), attempts))
+      )
+    })
+
+    const retried = (first: KubeError) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) => {
+        // The schedule and the predicate see the first failure as if the retry had made it.
+        let replay = true
+        const again = Effect.suspend(() => {
+          if (!replay) return one
+          replay = false
+          return Effect.fail(first)
+        })
+        return Effect.retry(again, {
+          schedule: options.schedule ?? transientRetrySchedule,
+          // The predicate holds whatever schedule is given: only what another try can fix.
+          while: (error) =>
+            !isRetryable(error)
+              ? false
+              : error._tag === "Transport" && error.kind === "refused"
+              ? Effect.map(Clock.currentTimeMillis, (at) => at - start < Duration.toMillis(REFUSED_BUDGET))
+              : true
+        }).pipe(
+          Effect.timeout(Duration.millis(Math.max(0, Duration.toMillis(limits.budget) - (now - start)))),
+          Effect.catchTag("TimeoutException", () => budgetSpent)
+        )
       })
-      : one
 
-    return yield* retried.pipe(
-      Effect.timeout(limits.budget),
-      Effect.catchTag("TimeoutException", () =>
-        Effect.gen(function*() {
-          const now = yield* Clock.currentTimeMillis
-          const seen = yield* Ref.get(evidence)
-          // Between attempts, after an answer: that answer is the evidence.
-          const answered = seen.last !== undefined &&
-            !(seen.last._tag === "Transport" && seen.last.kind === "no-answer")
-          if (!seen.inFlight && answered && seen.last !== undefined) return yield* Effect.fail(seen.last)
-          // Otherwise the server has been silent: say for how long.
-          return yield* Effect.fail(noAnswer(target, Duration.millis(now - seen.lastAnswerAt), seen.attempts))
-        }))
-    )
+    return Effect.catchAll(one, retried)
   })

@@ -2,35 +2,22 @@
  * Questions about the API server itself, not about objects: its version, what a
  * group version serves, and whether the caller may do something.
  */
-import * as k8s from "@kubernetes/client-node"
+import type * as k8s from "@kubernetes/client-node"
 import { Effect } from "effect"
 import type { ClusterQueries } from "../../services/KubeClient.js"
 import type { KubeError, RequestContext } from "../../services/KubeError.js"
-import { apiConfiguration, type ConnectionPools } from "./ConnectionPool.js"
+import type { RestCall } from "./RestTransport.js"
 
-/** One request under the client's limits and telemetry, its raw JSON answer parsed. */
-export type Request = (
-  ctx: RequestContext,
-  run: (options: k8s.ConfigurationOptions) => Promise<unknown>
-) => Effect.Effect<unknown, KubeError>
+/** One request under the client's limits and telemetry, its JSON answer parsed. */
+export type Request = (ctx: RequestContext, call: RestCall) => Effect.Effect<unknown, KubeError>
 
 /** `GET /version`, discovery and `SelfSubjectAccessReview`, through the same limits as every call. */
-export const clusterQueries = (
-  kc: k8s.KubeConfig,
-  server: string,
-  pools: ConnectionPools,
-  request: Request
-): ClusterQueries => {
-  const configuration = apiConfiguration(kc, server, pools)
-  const version = new k8s.VersionApi(configuration)
-  const core = new k8s.CoreV1Api(configuration)
-  const custom = new k8s.CustomObjectsApi(configuration)
-  const authorization = new k8s.AuthorizationV1Api(configuration)
+export const clusterQueries = (kc: k8s.KubeConfig, server: string, request: Request): ClusterQueries => {
   const context = kc.getCurrentContext()
   return {
     server,
     ...(context !== "" ? { context } : {}),
-    version: request({ verb: "get", resource: "version" }, (options) => version.getCode({}, options)).pipe(
+    version: request({ verb: "get", resource: "version" }, { method: "GET", path: "/version" }).pipe(
       Effect.map((raw) => {
         const info = raw as { gitVersion?: string; platform?: string }
         return {
@@ -42,9 +29,12 @@ export const clusterQueries = (
     servedResources: (group, groupVersion) =>
       request(
         { verb: "discover", resource: group === "" ? groupVersion : `${group}/${groupVersion}` },
-        (options) => (group === ""
-          ? core.getAPIResources({}, options)
-          : custom.getAPIResources({ group, version: groupVersion }, options))
+        {
+          method: "GET",
+          path: group === ""
+            ? `/api/${encodeURIComponent(groupVersion)}`
+            : `/apis/${encodeURIComponent(group)}/${encodeURIComponent(groupVersion)}`
+        }
       ).pipe(
         Effect.map((raw) =>
           ((raw as { resources?: ReadonlyArray<{ name?: string }> }).resources ?? []).flatMap((r) =>
@@ -55,14 +45,16 @@ export const clusterQueries = (
     accessReview: (question) =>
       request(
         { verb: "create", resource: "selfsubjectaccessreviews.authorization.k8s.io" },
-        (options) =>
-          authorization.createSelfSubjectAccessReview({
-            body: {
-              apiVersion: "authorization.k8s.io/v1",
-              kind: "SelfSubjectAccessReview",
-              spec: { resourceAttributes: { ...question } }
-            }
-          }, options)
+        {
+          method: "POST",
+          path: "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+          body: JSON.stringify({
+            apiVersion: "authorization.k8s.io/v1",
+            kind: "SelfSubjectAccessReview",
+            spec: { resourceAttributes: { ...question } }
+          }),
+          contentType: "application/json"
+        }
       ).pipe(
         Effect.map((raw) => {
           const status = (raw as { status?: { allowed?: boolean; reason?: string; evaluationError?: string } }).status

@@ -1,10 +1,10 @@
 /**
  * Keep-alive connection pools for the live client: client-node builds a fresh agent
- * (with the kubeconfig's CA, client certificate and TLS settings) for every request;
- * its connection is swapped for one from a pool keyed by those same TLS settings, so
- * calls and watches reuse connections and a rotated certificate gets a pool of its own.
+ * (with the kubeconfig's CA, client certificate and TLS settings) each time it applies
+ * the credentials to a request; that agent is swapped for one from a pool keyed by the
+ * same TLS settings, so calls and watches reuse connections and a rotated certificate
+ * gets a pool of its own.
  */
-import * as k8s from "@kubernetes/client-node"
 import { createHash } from "node:crypto"
 import * as http from "node:http"
 import * as https from "node:https"
@@ -49,7 +49,7 @@ const TLS_OPTIONS = [
 
 /**
  * Keep-alive agents shared by every call and watch of one client. client-node 1.4.0
- * builds a new agent for each request (`applySecurityAuthentication`, `applyToHTTPSOptions`)
+ * builds a new agent each time it applies the credentials (`applyToHTTPSOptions`)
  * carrying the kubeconfig's CA, client certificate and TLS settings, so each request
  * opened its own connection. Here the agent it built picks a pooled one with the very
  * same TLS options (keyed by a digest of them), so credentials read per request (a
@@ -140,24 +140,3 @@ export const makeConnectionPools = (): ConnectionPools => {
     }
   }
 }
-
-/**
- * Static middleware of the typed APIs: runs after client-node has authenticated the
- * request (headers set, agent built), and sends it through the pool instead.
- */
-export const pooledConnections = (pools: ConnectionPools): k8s.ObservableMiddleware => ({
-  pre: (request) => {
-    const agent = pools.forCall(request.getAgent())
-    if (agent !== undefined) request.setAgent(agent)
-    return new k8s.Observable(Promise.resolve(request))
-  },
-  post: (response) => new k8s.Observable(Promise.resolve(response))
-})
-
-/** `kc.makeApiClient`'s configuration, with the middleware that pools connections: every typed API is made on it. */
-export const apiConfiguration = (kc: k8s.KubeConfig, server: string, pools: ConnectionPools): k8s.Configuration =>
-  k8s.createConfiguration({
-    baseServer: new k8s.ServerConfiguration(server, {}),
-    authMethods: { default: kc },
-    middleware: [pooledConnections(pools)]
-  })

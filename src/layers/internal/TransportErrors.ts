@@ -4,7 +4,6 @@
  * never used (it can carry the URL with its query and more); the error itself is
  * kept as the cause.
  */
-import * as k8s from "@kubernetes/client-node"
 import {
   describeRequest,
   type KubeError,
@@ -51,7 +50,6 @@ export const fromTransportError = (ctx: RequestContext, server: string, error: u
   const what = describeRequest(ctx)
   const code = errorCode(error)
   const name = errorName(error)
-  const type = (error as { type?: unknown } | null)?.type
   if (code !== undefined && Object.hasOwn(SYSTEM_ERRORS, code)) {
     return new Transport({
       cause: error,
@@ -81,17 +79,10 @@ export const fromTransportError = (ctx: RequestContext, server: string, error: u
       kind: "other"
     })
   }
-  if (type === "request-timeout" || type === "body-timeout") {
+  if (code !== undefined) {
     return new Transport({
       cause: error,
-      reason: `could not ${what} at ${server}: the request timed out`,
-      kind: "no-answer"
-    })
-  }
-  if (name === "FetchError" || code !== undefined) {
-    return new Transport({
-      cause: error,
-      reason: `could not ${what} at ${server}: the request failed (${code ?? name ?? "no answer"})`,
+      reason: `could not ${what} at ${server}: the request failed (${code})`,
       kind: "other"
     })
   }
@@ -102,8 +93,3 @@ export const fromTransportError = (ctx: RequestContext, server: string, error: u
     }); check the kubeconfig user's credentials`
   })
 }
-
-export const isApiException = (error: unknown): error is k8s.ApiException<unknown> =>
-  error instanceof k8s.ApiException ||
-  (typeof error === "object" && error !== null && typeof (error as { code?: unknown }).code === "number" &&
-    typeof (error as { headers?: unknown }).headers === "object")

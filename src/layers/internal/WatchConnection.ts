@@ -41,7 +41,7 @@ export const openWatch = async (
   signal: AbortSignal
 ): Promise<WatchOpening> => {
   const options: https.RequestOptions = {}
-  // Same credentials and TLS settings as the typed APIs (token refresh included), over a pooled connection.
+  // Same credentials and TLS settings as every call (token refresh included), over a pooled connection.
   await kc.applyToHTTPSOptions(options)
   options.agent = pools.forWatch(options.agent as http.Agent | undefined)
   const response = await new Promise<http.IncomingMessage>((resolve, reject) => {

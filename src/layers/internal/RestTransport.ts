@@ -1,0 +1,161 @@
+/**
+ * The live client's one-shot requests (apply, get, delete, list, Events, questions
+ * about the server) over node:http/https: the kubeconfig's credentials applied per
+ * request exactly as for watches, a pooled keep-alive connection, and the answer read
+ * once, bounded, as text.
+ */
+import type * as k8s from "@kubernetes/client-node"
+import * as http from "node:http"
+import * as https from "node:https"
+import { urlToHttpOptions } from "node:url"
+import * as zlib from "node:zlib"
+import type { ConnectionPools } from "./ConnectionPool.js"
+
+/**
+ * The most a successful answer may hold. A list of every session object of a large
+ * namespace stays far below it; an answer past it is a server (or proxy) gone wrong,
+ * and reading on would only grow the runner's heap.
+ */
+export const MAX_BODY_BYTES = 16 * 1024 * 1024
+
+/** The most an error answer may hold: a Status is a few hundred bytes, a proxy's error page a few KiB. */
+export const MAX_ERROR_BODY_BYTES = 256 * 1024
+
+/** One request: method, path (with its query) below the server URL, and the body if any. */
+export interface RestCall {
+  readonly method: "GET" | "POST" | "PATCH" | "DELETE"
+  /** Appended to the server URL, which may carry a path of its own (a proxy's prefix). */
+  readonly path: string
+  readonly body?: string
+  /** The body's media type: the patch type for a PATCH, `application/json` for a POST. */
+  readonly contentType?: string
+}
+
+/** The whole answer: its status, its body as text, and its Retry-After header. */
+export interface RestAnswer {
+  readonly code: number
+  readonly text: string
+  readonly retryAfter: string | undefined
+}
+
+/**
+ * An answer whose body was over its bound (declared or as it arrived). Carries no
+ * text: the caller words it, and the connection it came on is closed, not reused.
+ */
+export class OversizedAnswer extends Error {
+  constructor(readonly code: number, readonly limit: number) {
+    super(`answer ${code} over ${limit} bytes`)
+    this.name = "OversizedAnswer"
+  }
+}
+
+/** An answer in an encoding this client does not read (it asks for none, so only a misbehaving proxy sends one). */
+export class UnreadableEncoding extends Error {
+  constructor(readonly code: number, readonly encoding: string) {
+    super(`answer ${code} in content-encoding ${encoding}`)
+    this.name = "UnreadableEncoding"
+  }
+}
+
+const limitFor = (code: number): number => (code >= 200 && code < 300 ? MAX_BODY_BYTES : MAX_ERROR_BODY_BYTES)
+
+const header = (value: string | Array<string> | undefined): string | undefined =>
+  Array.isArray(value) ? value[0] : value
+
+/** The body's bytes as text, undoing a compression a proxy applied anyway, within the same bound. */
+const decode = (code: number, encoding: string | undefined, bytes: Buffer, limit: number): string => {
+  if (encoding === undefined || encoding === "" || encoding === "identity") return bytes.toString("utf8")
+  const options = { maxOutputLength: limit }
+  try {
+    if (encoding === "gzip" || encoding === "x-gzip") return zlib.gunzipSync(bytes, options).toString("utf8")
+    if (encoding === "deflate") return zlib.inflateSync(bytes, options).toString("utf8")
+  } catch (error) {
+    if ((error as { code?: unknown }).code === "ERR_BUFFER_TOO_LARGE") throw new OversizedAnswer(code, limit)
+    throw error
+  }
+  throw new UnreadableEncoding(code, encoding)
+}
+
+/**
+ * Sends one request to `server` and resolves with the whole answer, whatever its
+ * status; rejects with the socket's error when no answer came (or it was cut short),
+ * with `OversizedAnswer` past the bound, and with an AbortError when `signal` fires,
+ * which also closes the connection. The same credentials path as a watch:
+ * `applyToHTTPSOptions` per request (a token or an exec plugin refreshed when due, a
+ * rotated client certificate read again), then a pooled connection with those TLS
+ * settings. The body is written with the headers in one piece.
+ */
+export const makeRestTransport = (kc: k8s.KubeConfig, pools: ConnectionPools, server: string) => {
+  const base = urlToHttpOptions(new URL(server))
+  const prefix = (base.path ?? "/").replace(/\/+$/, "")
+  const secure = base.protocol === "https:"
+  return async (call: RestCall, signal: AbortSignal): Promise<RestAnswer> => {
+    const options: https.RequestOptions = {}
+    await kc.applyToHTTPSOptions(options)
+    signal.throwIfAborted()
+    // client-node sets them as an object (the token, impersonation), never as a raw list.
+    const headers: http.OutgoingHttpHeaders = {
+      ...(options.headers as http.OutgoingHttpHeaders | undefined),
+      Accept: "application/json"
+    }
+    if (call.body !== undefined) {
+      headers["Content-Type"] = call.contentType ?? "application/json"
+      headers["Content-Length"] = Buffer.byteLength(call.body)
+    }
+    return new Promise<RestAnswer>((resolve, reject) => {
+      const request = (secure ? https : http).request({
+        ...options,
+        protocol: base.protocol,
+        hostname: base.hostname,
+        port: base.port,
+        path: prefix + call.path,
+        method: call.method,
+        headers,
+        agent: pools.forCall(options.agent as http.Agent | undefined),
+        signal
+      }, (response) => {
+        const code = response.statusCode ?? 500
+        const limit = limitFor(code)
+        const tooLarge = () => {
+          reject(new OversizedAnswer(code, limit))
+          // Closes the connection too: the rest of the body is never read.
+          request.destroy()
+        }
+        const declared = Number(response.headers["content-length"])
+        if (declared > limit) return tooLarge()
+        const chunks: Array<Buffer> = []
+        let length = 0
+        let complete = false
+        response.on("data", (chunk: Buffer) => {
+          length += chunk.length
+          if (length > limit) return tooLarge()
+          chunks.push(chunk)
+        })
+        response.on("end", () => {
+          complete = true
+          if (length > limit) return
+          try {
+            const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, length)
+            resolve({
+              code,
+              text: decode(code, header(response.headers["content-encoding"]), bytes, limit),
+              retryAfter: header(response.headers["retry-after"])
+            })
+          } catch (error) {
+            reject(error)
+          }
+        })
+        // A connection cut mid-body: what a reset says, so that it reads (and retries) as one.
+        response.on("close", () => {
+          if (!complete) reject(Object.assign(new Error("aborted"), { code: "ECONNRESET" }))
+        })
+        response.on("error", reject)
+      })
+      request.on("error", reject)
+      request.end(call.body)
+    })
+  }
+}
+
+/** `makeRestTransport`'s function: one request sent, its whole answer or why none came. */
+export type RestTransport = ReturnType<typeof makeRestTransport>

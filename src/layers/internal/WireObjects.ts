@@ -1,0 +1,25 @@
+/**
+ * Objects as the live client sends and returns them: an apply body the server
+ * accepts from an object that may have been read back, and list items that read
+ * like `get` answers.
+ */
+import type { KubeObject } from "../../domain/Objects.js"
+import { apiVersionOf, type ResourceType } from "../../domain/Resources.js"
+
+/** Built-in list items come without kind/apiVersion; give them back so items read like `get` answers. */
+export const withTypeMeta = <A>(resource: ResourceType<A>, item: A): A => ({
+  apiVersion: apiVersionOf(resource),
+  kind: resource.kind,
+  ...item
+})
+
+/** A server-side apply body refuses managedFields; one read back from the server carries them. */
+export const applyBody = (resource: ResourceType<unknown>, object: KubeObject): KubeObject => {
+  const { managedFields: _managedFields, ...metadata } = object.metadata ?? {}
+  return {
+    ...object,
+    apiVersion: object.apiVersion ?? apiVersionOf(resource),
+    kind: object.kind ?? resource.kind,
+    metadata
+  }
+}
