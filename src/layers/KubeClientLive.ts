@@ -31,7 +31,7 @@ import {
 import { makeKubeClient } from "../services/ResumableWatch.js"
 import { RouterConfig } from "../services/RouterConfig.js"
 import { clusterQueries } from "./internal/ClusterQueries.js"
-import { type ConnectionPools, makeConnectionPools } from "./internal/ConnectionPool.js"
+import { type ConnectionPools, makeConnectionPools, MAX_CALL_SOCKETS } from "./internal/ConnectionPool.js"
 import { liveEventWrites } from "./internal/EventWrites.js"
 import { KubeConfigError, type KubeConfigOptions, loadKubeConfig, validate } from "./internal/KubeConfigLoading.js"
 import { observeRequest } from "./internal/RequestTelemetry.js"
@@ -98,10 +98,23 @@ const makeOver = (
         })
     )
 
+    /**
+     * Calls admitted at once. A call waits here for its turn, and its time limits start
+     * once it is admitted: waiting in our own queue behind a burst is not the API server
+     * failing to answer, and a limit that counted it failed most of 10,000 publishes.
+     * Watches open on a pool of their own without waiting here, so a burst of publishes
+     * never delays the status watch that reports on them.
+     */
+    const admission = yield* Effect.makeSemaphore(MAX_CALL_SOCKETS)
+
     /** One call under its time limits, retried unless the fiber turned the client's retries off. */
     const limited = <A>(ctx: RequestContext, self: Effect.Effect<A, KubeError>) =>
       Effect.flatMap(FiberRef.get(currentTransientRetry), (retry) =>
         withinLimits(self, { target: { what: describeRequest(ctx), server }, limits, retry, schedule }))
+
+    /** `limited`, once admitted. */
+    const admitted = <A>(ctx: RequestContext, self: Effect.Effect<A, KubeError>) =>
+      admission.withPermits(1)(limited(ctx, self))
 
     /** What a body that was not read says: the call, the status, and why. */
     const unread = (ctx: RequestContext, code: number, why: string) =>
@@ -150,7 +163,7 @@ const makeOver = (
             })
           )
           return observe(attempt, () => code)
-        }).pipe((self) => limited(ctx, self)))
+        }).pipe((self) => admitted(ctx, self)))
 
     /** Where one object (or, without a name, the collection) of `resource` is. */
     const pathOf = (resource: ResourceType<unknown>, namespace: string, name?: string) =>

@@ -13,7 +13,8 @@ import * as zlib from "node:zlib"
 import type { CoreEvent, Service } from "../../src/domain/Objects.js"
 import { EventResource, GatewayClassResource, ServiceResource } from "../../src/domain/Resources.js"
 import { MAX_BODY_BYTES, MAX_ERROR_BODY_BYTES } from "../../src/layers/internal/RestTransport.js"
-import { KubeClientLive } from "../../src/layers/KubeClientLive.js"
+import { MAX_CALL_SOCKETS } from "../../src/layers/internal/ConnectionPool.js"
+import { KubeClientLive, type KubeClientLiveOptions } from "../../src/layers/KubeClientLive.js"
 import { FIELD_MANAGER } from "../../src/services/KubeClient.js"
 
 const NS = "apps"
@@ -30,7 +31,7 @@ interface Seen {
 type Answer = (req: http.IncomingMessage, res: http.ServerResponse, body: string) => void
 
 /** An HTTP server on 127.0.0.1 that records each request and answers it with `answer`; closed with the scope. */
-const server = (answer: Answer) =>
+const server = (answer: Answer, options: KubeClientLiveOptions = {}) =>
   Effect.acquireRelease(
     Effect.async<{ readonly server: http.Server; readonly seen: Array<Seen>; readonly closed: () => number }>(
       (resume) => {
@@ -64,7 +65,7 @@ const server = (answer: Answer) =>
   ).pipe(
     Effect.flatMap(({ closed, seen, server: s }) =>
       Effect.map(
-        KubeClientLive.make(kubeConfigFor(`http://127.0.0.1:${(s.address() as net.AddressInfo).port}`)),
+        KubeClientLive.make(kubeConfigFor(`http://127.0.0.1:${(s.address() as net.AddressInfo).port}`), options),
         (client) => ({ client, seen, closed })
       )
     )
@@ -233,5 +234,32 @@ describe("KubeClientLive on the wire", () => {
       const conflict = yield* Effect.flip(client.apply(ServiceResource, service))
       expect(conflict._tag).toBe("Conflict")
       expect(conflict.reason).toBe("the object has been modified")
+    }))
+})
+
+describe("KubeClientLive under a burst", () => {
+  it.scopedLive("starts a call's time limit when it is sent, not while it waits behind the calls in flight", () =>
+    Effect.gen(function*() {
+      // Each answer takes 150 ms; each attempt may take half the 400 ms budget. Three times
+      // the calls that fit in flight: the last third waits 300 ms for its turn, which a
+      // limit counting the wait would have spent on nothing.
+      let inFlight = 0
+      let most = 0
+      const { client, seen } = yield* server((_req, res) => {
+        most = Math.max(most, ++inFlight)
+        setTimeout(() => {
+          inFlight--
+          echo(_req, res, "")
+        }, 150)
+      }, { apiTimeout: "400 millis" })
+      const calls = 3 * MAX_CALL_SOCKETS
+      const answers = yield* Effect.forEach(
+        Array.from({ length: calls }, (_, i) => `web-${i}`),
+        (name) => Effect.either(client.get(ServiceResource, NS, name)),
+        { concurrency: "unbounded" }
+      )
+      expect(answers.filter((a) => a._tag === "Left").map((a) => a._tag === "Left" && a.left.reason)).toEqual([])
+      expect(seen).toHaveLength(calls)
+      expect(most).toBe(MAX_CALL_SOCKETS)
     }))
 })

@@ -10,10 +10,11 @@ import * as http from "node:http"
 import * as https from "node:https"
 
 /**
- * Calls in flight on one pool before more wait for a free connection: well above the
- * runner's concurrency (8), and a bound on what a burst costs the API server.
+ * Calls in flight at once, and connections a call pool opens: a bound on what a burst
+ * (thousands of sessions published at once) costs the API server. The client admits
+ * calls up to it and queues the rest itself, so no call waits inside the agent.
  */
-const MAX_CALL_SOCKETS = 32
+export const MAX_CALL_SOCKETS = 32
 /** Idle connections a pool keeps for the next call or watch. */
 const MAX_FREE_SOCKETS = 8
 /**
