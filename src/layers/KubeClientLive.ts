@@ -30,6 +30,7 @@ import {
 } from "../services/KubeError.js"
 import { makeKubeClient } from "../services/ResumableWatch.js"
 import { RouterConfig } from "../services/RouterConfig.js"
+import { makeAdmission } from "./internal/Admission.js"
 import { clusterQueries } from "./internal/ClusterQueries.js"
 import { type ConnectionPools, makeConnectionPools, MAX_CALL_SOCKETS } from "./internal/ConnectionPool.js"
 import { liveEventWrites } from "./internal/EventWrites.js"
@@ -105,7 +106,7 @@ const makeOver = (
      * Watches open on a pool of their own without waiting here, so a burst of publishes
      * never delays the status watch that reports on them.
      */
-    const admission = yield* Effect.makeSemaphore(MAX_CALL_SOCKETS)
+    const admission = makeAdmission(MAX_CALL_SOCKETS)
 
     /** One call under its time limits, retried unless the fiber turned the client's retries off. */
     const limited = <A>(ctx: RequestContext, self: Effect.Effect<A, KubeError>) =>
@@ -114,7 +115,7 @@ const makeOver = (
 
     /** `limited`, once admitted. */
     const admitted = <A>(ctx: RequestContext, self: Effect.Effect<A, KubeError>) =>
-      admission.withPermits(1)(limited(ctx, self))
+      admission.admit(limited(ctx, self))
 
     /** What a body that was not read says: the call, the status, and why. */
     const unread = (ctx: RequestContext, code: number, why: string) =>
@@ -137,8 +138,7 @@ const makeOver = (
         Effect.suspend(() => {
           let code = 0
           const attempt = Effect.tryPromise({
-            try: (signal) =>
-              send(call, signal),
+            try: (signal) => send(call, signal),
             catch: (error): KubeError =>
               error instanceof OversizedAnswer
                 ? unread(ctx, error.code, `a body over ${error.limit / 1024} KiB, which was not read`)
