@@ -101,6 +101,8 @@ const runnerProcess = (scenario: ScaleScenario, env: NodeJS.ProcessEnv) => {
   return Effect.acquireUseRelease(
     Effect.sync(() =>
       spawn(process.execPath, [
+        // A diagnostic hook: BENCH_RUNNER_FLAGS="--cpu-prof --cpu-prof-dir=/tmp/p" profiles each runner.
+        ...(process.env.BENCH_RUNNER_FLAGS ?? "").split(" ").filter((flag) => flag !== ""),
         "--expose-gc",
         "--import",
         "tsx",

@@ -61,6 +61,9 @@ export interface KubeClientLiveOptions {
 // ---------------------------------------------------------------------------
 // The service
 
+/** Items per page of a list: client-go's pager default. */
+const LIST_PAGE_SIZE = 500
+
 /**
  * The live service over a loaded KubeConfig. Fails if its current context does not
  * name a usable cluster. Its idle pooled connections close after 30 s; the layers
@@ -132,7 +135,7 @@ const makeOver = (
     const request = (
       ctx: RequestContext,
       call: RestCall,
-      extra: { readonly dryRun?: boolean } = {}
+      extra: { readonly dryRun?: boolean; readonly unadmitted?: boolean } = {}
     ): Effect.Effect<unknown, KubeError> =>
       observeRequest(ctx, extra, (observe) =>
         Effect.suspend(() => {
@@ -163,7 +166,7 @@ const makeOver = (
             })
           )
           return observe(attempt, () => code)
-        }).pipe((self) => admitted(ctx, self)))
+        }).pipe((self) => extra.unadmitted === true ? limited(ctx, self) : admitted(ctx, self)))
 
     /** Where one object (or, without a name, the collection) of `resource` is. */
     const pathOf = (resource: ResourceType<unknown>, namespace: string, name?: string) =>
@@ -211,27 +214,54 @@ const makeOver = (
         )
       )
 
+    /** One page of a list: at most `LIST_PAGE_SIZE` items, from where `continueToken` left off. */
+    const listPage = (
+      resource: ResourceType<ReadableObject>,
+      namespace: string,
+      labelSelector: string | undefined,
+      continueToken: string | undefined
+    ) => {
+      const query = new URLSearchParams({ limit: String(LIST_PAGE_SIZE) })
+      if (labelSelector !== undefined) query.set("labelSelector", labelSelector)
+      if (continueToken !== undefined) query.set("continue", continueToken)
+      return Effect.map(
+        request(requestContext("list", resource, namespace), {
+          method: "GET",
+          path: `${pathOf(resource, namespace)}?${query.toString()}`
+        }),
+        (raw) => raw as Partial<ObjectList<ReadableObject>>
+      )
+    }
+
+    /**
+     * Lists in pages, as client-go's pager does: thousands of session objects in one
+     * answer would be tens of MiB read at once (past the answer's bound at 10,000
+     * sessions), while pages of 500 each stay small. Every page is of the first page's
+     * resourceVersion, so together they are one consistent list.
+     */
     const list: KubeClientPrimitives["list"] = <A extends ReadableObject>(
       resource: ResourceType<A>,
       namespace: string,
       listOptions?: { readonly labelSelector?: string }
     ) =>
-      request(requestContext("list", resource, namespace), {
-        method: "GET",
-        path: pathOf(resource, namespace) + (listOptions?.labelSelector !== undefined
-          ? `?labelSelector=${encodeURIComponent(listOptions.labelSelector)}`
-          : "")
-      }).pipe(
-        Effect.map((raw): ObjectList<A> => {
-          const answer = raw as Partial<ObjectList<A>>
-          return {
-            apiVersion: answer.apiVersion ?? apiVersionOf(resource),
-            kind: answer.kind ?? resource.listKind,
-            metadata: answer.metadata ?? {},
-            items: (answer.items ?? []).map((item) => withTypeMeta(resource, item))
-          }
-        })
-      )
+      Effect.gen(function*() {
+        const items: Array<A> = []
+        let first: Partial<ObjectList<ReadableObject>> | undefined
+        let continueToken: string | undefined
+        do {
+          const page = yield* listPage(resource, namespace, listOptions?.labelSelector, continueToken)
+          first ??= page
+          for (const item of page.items ?? []) items.push(withTypeMeta(resource, item as A))
+          continueToken = page.metadata?.continue === "" ? undefined : page.metadata?.continue
+        } while (continueToken !== undefined)
+        const { continue: _continue, ...metadata } = first.metadata ?? {}
+        return {
+          apiVersion: first.apiVersion ?? apiVersionOf(resource),
+          kind: first.kind ?? resource.listKind,
+          metadata,
+          items
+        }
+      })
 
     const watchFrom: KubeClientPrimitives["watchFrom"] = <A extends ReadableObject>(
       resource: ResourceType<A>,
@@ -278,7 +308,9 @@ const makeOver = (
         options.reconnectSchedule !== undefined ? { reconnectSchedule: options.reconnectSchedule } : {}
       ),
       cluster: clusterQueries(kc, server, request),
-      events: liveEventWrites(request)
+      // The recorder bounds its own writes (a few at a time): they do not queue behind a
+      // burst of publishes, whose sessions' Events would otherwise be dropped by the thousand.
+      events: liveEventWrites((ctx, call) => request(ctx, call, { unadmitted: true }))
     }
   })
 

@@ -12,8 +12,8 @@ import type * as net from "node:net"
 import * as zlib from "node:zlib"
 import type { CoreEvent, Service } from "../../src/domain/Objects.js"
 import { EventResource, GatewayClassResource, ServiceResource } from "../../src/domain/Resources.js"
-import { MAX_BODY_BYTES, MAX_ERROR_BODY_BYTES } from "../../src/layers/internal/RestTransport.js"
 import { MAX_CALL_SOCKETS } from "../../src/layers/internal/ConnectionPool.js"
+import { MAX_BODY_BYTES, MAX_ERROR_BODY_BYTES } from "../../src/layers/internal/RestTransport.js"
 import { KubeClientLive, type KubeClientLiveOptions } from "../../src/layers/KubeClientLive.js"
 import { FIELD_MANAGER } from "../../src/services/KubeClient.js"
 
@@ -130,7 +130,7 @@ describe("KubeClientLive on the wire", () => {
           `/api/v1/namespaces/${NS}/services/web?fieldManager=${FIELD_MANAGER}&force=false`,
           "application/apply-patch+yaml"
         ],
-        ["GET", `/api/v1/namespaces/${NS}/services?labelSelector=a%3Db%2Cc%20in%20(d%2Ce)`, undefined],
+        ["GET", `/api/v1/namespaces/${NS}/services?limit=500&labelSelector=a%3Db%2Cc+in+%28d%2Ce%29`, undefined],
         ["GET", "/apis/gateway.networking.k8s.io/v1/gatewayclasses/public", undefined],
         ["DELETE", `/api/v1/namespaces/${NS}/services/web`, undefined],
         ["POST", `/api/v1/namespaces/${NS}/events`, "application/json"],
@@ -237,12 +237,41 @@ describe("KubeClientLive on the wire", () => {
     }))
 })
 
+describe("KubeClientLive lists in pages", () => {
+  it.scopedLive("follows continue tokens and answers one list of the first page's resourceVersion", () =>
+    Effect.gen(function*() {
+      const { client, seen } = yield* server((req, res) => {
+        const token = new URL(req.url ?? "", "http://x").searchParams.get("continue")
+        const page = token === null ? 0 : Number(token)
+        res.writeHead(200, { "content-type": "application/json" })
+        res.end(JSON.stringify({
+          kind: "ServiceList",
+          apiVersion: "v1",
+          metadata: { resourceVersion: "41", ...(page < 2 ? { continue: String(page + 1) } : {}) },
+          items: [{ metadata: { name: `web-${page}` } }]
+        }))
+      })
+      const listed = yield* client.list(ServiceResource, NS)
+      expect(seen.map((s) => s.url)).toEqual([
+        `/api/v1/namespaces/${NS}/services?limit=500`,
+        `/api/v1/namespaces/${NS}/services?limit=500&continue=1`,
+        `/api/v1/namespaces/${NS}/services?limit=500&continue=2`
+      ])
+      expect(listed.metadata).toEqual({ resourceVersion: "41" })
+      expect(listed.items.map((item) => [item.kind, item.metadata?.name])).toEqual([
+        ["Service", "web-0"],
+        ["Service", "web-1"],
+        ["Service", "web-2"]
+      ])
+    }))
+})
+
 describe("KubeClientLive under a burst", () => {
   it.scopedLive("starts a call's time limit when it is sent, not while it waits behind the calls in flight", () =>
     Effect.gen(function*() {
-      // Each answer takes 150 ms; each attempt may take half the 400 ms budget. Three times
-      // the calls that fit in flight: the last third waits 300 ms for its turn, which a
-      // limit counting the wait would have spent on nothing.
+      // Each answer takes 150 ms; a call may take 1 s, each attempt half of it. Eight times
+      // the calls that fit in flight: the last wait 1,050 ms for their turn, which a limit
+      // counting the wait spends before they are even sent.
       let inFlight = 0
       let most = 0
       const { client, seen } = yield* server((_req, res) => {
@@ -251,8 +280,8 @@ describe("KubeClientLive under a burst", () => {
           inFlight--
           echo(_req, res, "")
         }, 150)
-      }, { apiTimeout: "400 millis" })
-      const calls = 3 * MAX_CALL_SOCKETS
+      }, { apiTimeout: "1 second" })
+      const calls = 8 * MAX_CALL_SOCKETS
       const answers = yield* Effect.forEach(
         Array.from({ length: calls }, (_, i) => `web-${i}`),
         (name) => Effect.either(client.get(ServiceResource, NS, name)),
