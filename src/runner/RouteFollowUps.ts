@@ -3,9 +3,9 @@
  * Pod, and for a programmed host, when probes are on, a request through the public
  * path and a look at its Service port's endpoints. Events are only queued with the
  * recorder, never waited for; each probe runs on its own fiber, so neither holds back
- * the route events. The stream ends once the route events have and every probe is done.
+ * the route events.
  */
-import { Effect, Fiber, Mailbox, Option, Stream } from "effect"
+import { Effect, Fiber, Mailbox, Option, type Scope, Stream } from "effect"
 import { EventReason, type Occurrence, podReference } from "../domain/KubeEvents.js"
 import { notReadyReason } from "../domain/RouteProbe.js"
 import type { PublishedRoute } from "../domain/Routes.js"
@@ -94,34 +94,46 @@ export const occurrenceFor = (
   }
 }
 
+/** A session's follow-ups, fed one event at a time. */
+export interface FollowUps {
+  /** Starts what `event` calls for: an Event queued at once, a probe on a fiber of its own. */
+  readonly onEvent: (event: FollowedEvent | FollowUpEvent) => Effect.Effect<void>
+  /** Waits for every probe started so far. */
+  readonly done: Effect.Effect<void>
+}
+
 /**
- * `events` with their follow-ups merged in. Uses `EventRecorder` and `RouteProbe`
- * when the context has them (the `SessionRouter` layers provide both), and does
- * nothing more when it has neither.
+ * The follow-ups of `session`, telling what they find through `emit`; undefined when
+ * there are none to make (Events off and probes off). Uses `EventRecorder` and
+ * `RouteProbe` when the context has them (the `SessionRouter` layers provide both).
+ * Probes run in the scope.
  */
-export const withFollowUps = (session: FollowedSession) =>
-<E extends FollowedEvent | FollowUpEvent, Err, R>(
-  events: Stream.Stream<E, Err, R>
-): Stream.Stream<E | FollowUpEvent, Err, R> =>
-  Stream.unwrapScoped(Effect.gen(function*() {
+export const makeFollowUps = (
+  session: FollowedSession,
+  emit: (event: FollowUpEvent) => Effect.Effect<boolean>
+): Effect.Effect<FollowUps | undefined, never, Scope.Scope> =>
+  Effect.gen(function*() {
     // Events turned off come as the recorder that records nothing: no follow-up at all then.
     const recorder = Option.filter(yield* Effect.serviceOption(EventRecorder), (r) => r !== noEvents)
     const probe = yield* Effect.serviceOption(RouteProbe)
     const config = yield* Effect.serviceOption(RouterConfig)
     const namespace = Option.match(config, { onNone: () => "", onSome: (c) => c.sessionNamespace })
     const probing = Option.isSome(probe) && Option.exists(config, (c) => c.routeProbe !== undefined)
-    if (Option.isNone(recorder) && !probing) return events
+    if (Option.isNone(recorder) && !probing) return undefined
 
-    const out = yield* Mailbox.make<E | FollowUpEvent, Err>()
+    const scope = yield* Effect.scope
     const running: Array<Fiber.RuntimeFiber<void>> = []
     const follow = (work: Effect.Effect<ReadonlyArray<FollowUpEvent>>) =>
-      Effect.map(Effect.forkScoped(Effect.asVoid(Effect.flatMap(work, (found) => out.offerAll(found)))), (fiber) => {
-        running.push(fiber)
-      })
+      Effect.map(
+        Effect.forkIn(Effect.flatMap(work, (found) => Effect.forEach(found, emit, { discard: true })), scope),
+        (fiber) => {
+          running.push(fiber)
+        }
+      )
 
     // Queued, never awaited: a slow or refused events API holds back no route event. A
     // problem comes back as an event-error while this session's stream still listens.
-    const problems = (reason: string) => out.offer({ type: "event-error", reason })
+    const problems = (reason: string) => emit({ type: "event-error", reason })
     const record = (event: FollowedEvent | FollowUpEvent): Effect.Effect<void> => {
       const occurrence = Option.isSome(recorder) ? occurrenceFor(session, namespace, event) : undefined
       if (occurrence === undefined || Option.isNone(recorder)) return Effect.void
@@ -145,17 +157,32 @@ export const withFollowUps = (session: FollowedSession) =>
         { type: "probe", port: route.port, host: route.host, ...outcome }
       ]))
 
-    const onEvent = (event: E) =>
+    const onEvent = (event: FollowedEvent | FollowUpEvent) =>
       Effect.zipRight(
-        Effect.zipRight(out.offer(event), record(event)),
+        record(event),
         probing && event.type === "route" && event.state === "programmed"
           ? follow(check({ host: event.host, port: event.port }))
           : Effect.void
       )
 
+    return { onEvent, done: Effect.suspend(() => Effect.asVoid(Fiber.joinAll(running))) }
+  })
+
+/**
+ * `events` with their follow-ups merged in (see `makeFollowUps`); untouched when there
+ * are none to make. The stream ends once `events` has and every probe is done.
+ */
+export const withFollowUps = (session: FollowedSession) =>
+<E extends FollowedEvent | FollowUpEvent, Err, R>(
+  events: Stream.Stream<E, Err, R>
+): Stream.Stream<E | FollowUpEvent, Err, R> =>
+  Stream.unwrapScoped(Effect.gen(function*() {
+    const out = yield* Mailbox.make<E | FollowUpEvent, Err>()
+    const followUps = yield* makeFollowUps(session, (event) => out.offer(event))
+    if (followUps === undefined) return events
     yield* events.pipe(
-      Stream.runForEach(onEvent),
-      Effect.zipRight(Effect.suspend(() => Effect.asVoid(Fiber.joinAll(running)))),
+      Stream.runForEach((event) => Effect.zipRight(out.offer(event), followUps.onEvent(event))),
+      Effect.zipRight(followUps.done),
       Effect.exit,
       Effect.flatMap((exit) => out.done(exit)),
       Effect.forkScoped

@@ -3,15 +3,15 @@
  * watch each host until the routing layer programs it, as one stream of events in
  * a runner's conventions. Layers in, nothing global.
  */
-import { Clock, Data, Effect, Either, Mailbox, type Scope, Stream } from "effect"
+import { Clock, Data, Effect, Either, Exit, Mailbox, type Scope, type Stream } from "effect"
 import type { SessionSpec } from "../domain/Manifests.js"
 import { type Endpoint, endpointsFor, hostProblem, type PublishedRoute, type RoutingMode } from "../domain/Routes.js"
 import { parsePorts, parseSessionId } from "../domain/Session.js"
-import { readFailureReason, rejectionReason, type RouteHealthEvent, watchRouteHealth } from "../health/RouteHealth.js"
+import { readFailureReason, rejectionReason, reportRouteHealth, type RouteHealthEvent } from "../health/RouteHealth.js"
 import { RouterConfig } from "../services/RouterConfig.js"
 import { type PublishError, SessionRouter } from "../services/SessionRouter.js"
 import { SpanAttribute, SpanName } from "../services/Telemetry.js"
-import { type FollowUpEvent, withFollowUps } from "./RouteFollowUps.js"
+import { type FollowUpEvent, makeFollowUps } from "./RouteFollowUps.js"
 import { timedPublish, trackHosts } from "./SessionTelemetry.js"
 
 /** Everything a runner is told about a session's routing. */
@@ -110,20 +110,27 @@ export const publishSession = (
       sessionId: spec.sessionId,
       publish: { routes, publishedAt }
     })
-    const health = yield* watchRouteHealth({
+    // One mailbox and one fiber per session: route health reports on the fiber, and each
+    // event is tracked, handed to the runner, then followed up (an Event, a probe).
+    const out = yield* Mailbox.make<SessionEvent>()
+    const followUps = yield* makeFollowUps(spec, (event) => out.offer(event))
+    const emit = (event: SessionEvent) =>
+      Effect.zipRight(out.offer(event), followUps === undefined ? Effect.void : followUps.onEvent(event))
+    yield* emit(published)
+    yield* reportRouteHealth({
       sessionId: spec.sessionId,
       routes,
       timeoutMs: config.routeReadyTimeoutMs,
       intervalMs: config.routePollIntervalMs
+    }, (health) => {
+      const event = toSessionEvent(health)
+      return Effect.zipRight(tracker.observe(event), emit(event))
     }).pipe(
-      Stream.map(toSessionEvent),
-      Stream.tap(tracker.observe),
-      // Events on the Pod and probes follow the route events, `published` included.
-      (health) => Stream.concat(Stream.make(published), health),
-      withFollowUps(spec),
-      Mailbox.fromStream()
+      Effect.zipRight(followUps === undefined ? Effect.void : followUps.done),
+      Effect.onExit((exit) => out.done(Exit.asVoid(exit))),
+      Effect.forkScoped
     )
-    return { layer: router.layer, routes, endpoints, events: Mailbox.toStream(health) }
+    return { layer: router.layer, routes, endpoints, events: Mailbox.toStream(out) }
   }).pipe(
     Effect.withSpan(SpanName.publish, {
       attributes: { [SpanAttribute.sessionId]: spec.sessionId, [SpanAttribute.portCount]: spec.ports.length }
