@@ -133,6 +133,7 @@ export const publishSession = (
     return { layer: router.layer, routes, endpoints, events: Mailbox.toStream(out) }
   }).pipe(
     Effect.withSpan(SpanName.publish, {
+      captureStackTrace: false,
       attributes: { [SpanAttribute.sessionId]: spec.sessionId, [SpanAttribute.portCount]: spec.ports.length }
     })
   )

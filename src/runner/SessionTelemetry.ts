@@ -36,8 +36,17 @@ export interface TrackHostsInput {
   readonly publish?: { readonly routes: ReadonlyArray<PublishedRoute>; readonly publishedAt: number }
 }
 
-const hostsIn = (mode: RoutingMode, state: RouteState) =>
-  hosts.pipe(Metric.tagged("mode", mode), Metric.tagged("state", state))
+/** The hosts gauge of one (mode, state), each made once: a tagged metric is a new registry key each time. */
+const gauges = new Map<string, Metric.Metric.Gauge<number>>()
+const hostsIn = (mode: RoutingMode, state: RouteState) => {
+  const key = `${mode}\u0000${state}`
+  let gauge = gauges.get(key)
+  if (gauge === undefined) {
+    gauge = hosts.pipe(Metric.tagged("mode", mode), Metric.tagged("state", state))
+    gauges.set(key, gauge)
+  }
+  return gauge
+}
 
 /**
  * Every host a tracker holds, by mode, session and host: its last reported state and
@@ -112,6 +121,8 @@ export const trackHosts = (input: TrackHostsInput): Effect.Effect<HostTracker, n
     for (const route of input.publish?.routes ?? []) {
       yield* move(route.host, "pending")
       const span = yield* Effect.makeSpan(SpanName.host, {
+        // Its call site is always this module: a stack trace says nothing, and costs a source-mapped stack per host.
+        captureStackTrace: false,
         attributes: {
           [SpanAttribute.sessionId]: input.sessionId,
           [SpanAttribute.mode]: mode,

@@ -28,6 +28,25 @@ export type ObserveAttempt = <A>(
 ) => Effect.Effect<A, KubeError>
 
 /**
+ * The request counter of one (verb, resource, code), made once: a tagged metric is a
+ * new key, hashed and looked up in the registry each time it is made.
+ */
+const counters = new Map<string, Metric.Metric.Counter<number>>()
+const requestCounter = (verb: string, resource: string, code: string) => {
+  const key = `${verb}\u0000${resource}\u0000${code}`
+  let counter = counters.get(key)
+  if (counter === undefined) {
+    counter = apiRequests.pipe(
+      Metric.tagged("verb", verb),
+      Metric.tagged("resource", resource),
+      Metric.tagged("code", code)
+    )
+    counters.set(key, counter)
+  }
+  return counter
+}
+
+/**
  * Runs `call` (a whole call, its retries included) in a `kube.<verb>` span. `call`
  * wraps each of its attempts with the `ObserveAttempt` it is given.
  */
@@ -39,12 +58,11 @@ export const observeRequest = <A>(
   Effect.suspend(() => {
     let attempts = 0
     let lastCode: number | undefined
-    const counter = apiRequests.pipe(Metric.tagged("verb", ctx.verb), Metric.tagged("resource", ctx.resource))
     const observe: ObserveAttempt = (attempt, answered) =>
       Effect.onExit(attempt, (exit) => {
         attempts += 1
         lastCode = Exit.isSuccess(exit) ? answered() : failedCode(exit.cause)
-        return Metric.increment(Metric.tagged(counter, "code", codeLabel(lastCode)))
+        return Metric.increment(requestCounter(ctx.verb, ctx.resource, codeLabel(lastCode)))
       })
     return call(observe).pipe(
       Effect.onExit(() =>
