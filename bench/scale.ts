@@ -14,6 +14,7 @@ import * as path from "node:path"
 import * as readline from "node:readline"
 import { fileURLToPath } from "node:url"
 import { RouterConfigLive } from "../src/index.js"
+import type { BarePublished } from "./barePublish.js"
 import { type ClusterInfo, clusterProcess, difference, percentile, requestsByVerb } from "./health.js"
 import { type Check, printChecks, verbs } from "./healthReport.js"
 import type { RunnerResult } from "./scaleRunner.js"
@@ -96,7 +97,7 @@ const runnerEnv = (scenario: ScaleScenario, info: ClusterInfo, kubeconfig: strin
  * Runs the runner process to its report, within its own settle bound and a minute more.
  * Fails with why when it exits or falls silent first; the process is killed either way.
  */
-const runnerProcess = (scenario: ScaleScenario, env: NodeJS.ProcessEnv) => {
+const runnerProcess = <A = RunnerResult>(scenario: ScaleScenario, env: NodeJS.ProcessEnv, floor = false) => {
   const timeoutMs = settleTimeoutMs(scenario.sessions)
   return Effect.acquireUseRelease(
     Effect.sync(() =>
@@ -108,15 +109,16 @@ const runnerProcess = (scenario: ScaleScenario, env: NodeJS.ProcessEnv) => {
         "tsx",
         path.join(here, "scaleRunner.ts"),
         String(scenario.sessions),
-        String(timeoutMs)
+        String(timeoutMs),
+        ...(floor ? ["floor"] : [])
       ], { env, stdio: ["pipe", "pipe", "inherit"] })
     ),
     (child) =>
-      Effect.async<RunnerResult, string>((resume) => {
+      Effect.async<A, string>((resume) => {
         let other = 0
         readline.createInterface({ input: child.stdout }).on("line", (line) => {
           if (line.startsWith(`{"scale":`)) {
-            return resume(Effect.succeed((JSON.parse(line) as { scale: RunnerResult }).scale))
+            return resume(Effect.succeed((JSON.parse(line) as { scale: A }).scale))
           }
           if (++other <= RUNNER_LINES_SHOWN) console.error(`  runner: ${line}`)
         })
@@ -202,6 +204,25 @@ export const runScaleScenario = (scenario: ScaleScenario): Effect.Effect<ScaleMe
         cpuPerRouteMs: runner.runCpuMs / runner.routes,
         publishPerSecond: runner.sessions / (runner.publishWallMs / 1_000)
       } satisfies ScaleMeasured
+    })
+  )
+
+/**
+ * The floor at `sessions`: the same publishes over bare node:http (bench/barePublish.ts)
+ * in a runner process of its own, against a fresh cluster. What any publish costs here.
+ */
+const publishFloor = (sessions: number): Effect.Effect<BarePublished | string> =>
+  Effect.scoped(
+    Effect.gen(function*() {
+      const cluster = yield* clusterProcess(new Map(), {
+        controllers: "at-once",
+        controllerDelayMs: CONTROLLER_DELAY_MS
+      })
+      const kubeconfig = yield* kubeconfigFile(cluster.info.kubeconfig)
+      const scenario = { sessions, events: false }
+      return yield* Effect.merge(
+        runnerProcess<BarePublished>(scenario, runnerEnv(scenario, cluster.info, kubeconfig), true)
+      )
     })
   )
 
@@ -375,5 +396,16 @@ export const scale: Effect.Effect<boolean> = Effect.gen(function*() {
     }
   }
   for (const line of all.map(notes)) if (line !== undefined) console.log(`info ${line}`)
+  for (const sessions of sizes) {
+    const floor = yield* publishFloor(sessions)
+    console.log(
+      typeof floor === "string"
+        ? `info ${sizeOf(sessions)} floor: the bare node:http publish failed: ${floor}`
+        : `info ${sizeOf(sessions)} floor: the same five requests per session over bare node:http (JSON in and out, ` +
+          `32 connections, no Effect): ${(floor.cpuMs / sessions).toFixed(2)} ms of CPU per session, ${
+            (sessions / (floor.wallMs / 1_000)).toFixed(0)
+          } sessions/s`
+    )
+  }
   return printChecks(checks(all, sizes))
 })

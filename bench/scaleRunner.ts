@@ -5,8 +5,10 @@
  * to their end. Prints what it measured as one JSON line, `{"scale": RunnerResult}`.
  */
 import { NodeRuntime } from "@effect/platform-node"
+import * as k8s from "@kubernetes/client-node"
 import { Effect, Layer, Metric, MetricState, Option, Stream } from "effect"
-import { KubeClientLive, publishSession, RouterConfigLive, SessionRouter } from "../src/index.js"
+import { KubeClientLive, publishSession, RouterConfig, RouterConfigLive, SessionRouter } from "../src/index.js"
+import { barePublish } from "./barePublish.js"
 import { gc, mainThreadCpuMs } from "./health.js"
 
 /** The ports of every session. */
@@ -153,8 +155,32 @@ const run = (sessions: number, settleTimeoutMs: number) =>
 // stdin no longer holds the process open.
 process.stdin.on("end", () => process.exit(1)).resume()
 
+/** `floor` as argv[4]: the same sessions over bare node:http instead (bench/barePublish.ts). */
+const floor = (sessions: number) =>
+  Effect.gen(function*() {
+    const kc = new k8s.KubeConfig()
+    kc.loadFromDefault()
+    const config = yield* Effect.orDie(Effect.provide(RouterConfig, RouterConfigLive.layer))
+    const result = yield* Effect.promise(() =>
+      barePublish({
+        server: kc.getCurrentCluster()!.server,
+        token: kc.getCurrentUser()?.token,
+        settings: {
+          sessionNamespace: config.sessionNamespace,
+          managedBy: config.managedBy,
+          baseDomain: config.baseDomain!,
+          ...(config.ingressClassName !== undefined ? { ingressClassName: config.ingressClassName } : {})
+        }
+      }, Array.from({ length: sessions }, (_, i) => specOf(i)))
+    )
+    yield* Effect.async<void>((resume) => {
+      process.stdout.write(`${JSON.stringify({ scale: result })}\n`, () => resume(Effect.void))
+    })
+  })
+
 NodeRuntime.runMain(
-  run(Number(process.argv[2]), Number(process.argv[3])).pipe(
-    Effect.ensuring(Effect.sync(() => process.stdin.destroy()))
-  )
+  (process.argv[4] === "floor" ? floor(Number(process.argv[2])) : run(Number(process.argv[2]), Number(process.argv[3])))
+    .pipe(
+      Effect.ensuring(Effect.sync(() => process.stdin.destroy()))
+    )
 )

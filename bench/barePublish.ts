@@ -1,0 +1,88 @@
+/**
+ * The floor under any publish on this runtime: the five requests one publish makes (the
+ * list of another mode's objects, then a server-side-apply dry run and an apply of the
+ * Service and the Ingress), sent over `node:http` with keep-alive and 32 connections,
+ * each body `JSON.stringify`d and each answer `JSON.parse`d; no Effect, no time limits,
+ * no telemetry, no health. The scale bench runs it beside the runner, at the same size.
+ */
+import * as http from "node:http"
+import { sessionSelector } from "../src/domain/Manifests.js"
+import { buildSessionIngress, buildSessionService, type ManifestSettings } from "../src/index.js"
+
+export interface BarePublishTarget {
+  readonly server: string
+  /** The kubeconfig user's bearer token, if it has one. */
+  readonly token: string | undefined
+  readonly settings: ManifestSettings
+}
+
+/** What the floor cost: the process's CPU and the wall time for every session, from the first request to the last answer. */
+export interface BarePublished {
+  readonly cpuMs: number
+  readonly wallMs: number
+}
+
+const CONNECTIONS = 32
+
+/** Publishes `specs` all at once, as the scale runner does; rejects on the first request the server refuses. */
+export const barePublish = async (
+  target: BarePublishTarget,
+  specs: ReadonlyArray<Parameters<typeof buildSessionService>[1]>
+): Promise<BarePublished> => {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: CONNECTIONS })
+  const auth = target.token !== undefined ? { Authorization: `Bearer ${target.token}` } : {}
+  const send = (method: string, path: string, body?: string) =>
+    new Promise<unknown>((resolve, reject) => {
+      const request = http.request(`${target.server}${path}`, {
+        method,
+        agent,
+        headers: {
+          Accept: "application/json",
+          ...auth,
+          ...(body !== undefined ? { "Content-Type": "application/apply-patch+yaml" } : {})
+        }
+      }, (response) => {
+        const chunks: Array<Buffer> = []
+        response.on("data", (chunk: Buffer) => chunks.push(chunk))
+        response.on("end", () => {
+          const text = Buffer.concat(chunks).toString("utf8")
+          if ((response.statusCode ?? 500) >= 300) {
+            return reject(new Error(`${method} ${path}: ${response.statusCode} ${text}`))
+          }
+          resolve(JSON.parse(text))
+        })
+        response.on("error", reject)
+      })
+      request.on("error", reject)
+      request.end(body)
+    })
+  const ns = encodeURIComponent(target.settings.sessionNamespace)
+  const apply = (collection: string, name: string, object: unknown, dryRun: boolean) =>
+    send(
+      "PATCH",
+      `${collection}/${name}?fieldManager=session-routing&force=true${dryRun ? "&dryRun=All" : ""}`,
+      JSON.stringify(object)
+    )
+  const services = `/api/v1/namespaces/${ns}/services`
+  const ingresses = `/apis/networking.k8s.io/v1/namespaces/${ns}/ingresses`
+  const routes = `/apis/gateway.networking.k8s.io/v1/namespaces/${ns}/httproutes`
+  const publish = async (spec: Parameters<typeof buildSessionService>[1]) => {
+    const service = buildSessionService(target.settings, spec)
+    const { ingress } = buildSessionIngress(target.settings, spec)
+    const name = service.metadata!.name!
+    await send("GET", `${routes}?limit=500&labelSelector=${encodeURIComponent(sessionSelector(spec.sessionId))}`)
+    await apply(services, name, service, true)
+    await apply(ingresses, name, ingress, true)
+    await apply(services, name, service, false)
+    await apply(ingresses, name, ingress, false)
+  }
+  const cpuStart = process.cpuUsage()
+  const start = performance.now()
+  try {
+    await Promise.all(specs.map(publish))
+  } finally {
+    agent.destroy()
+  }
+  const cpu = process.cpuUsage(cpuStart)
+  return { cpuMs: (cpu.user + cpu.system) / 1000, wallMs: performance.now() - start }
+}
