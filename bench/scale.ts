@@ -102,7 +102,7 @@ const runnerProcess = <A = RunnerResult>(scenario: ScaleScenario, env: NodeJS.Pr
   return Effect.acquireUseRelease(
     Effect.sync(() =>
       spawn(process.execPath, [
-        // A diagnostic hook: BENCH_RUNNER_FLAGS="--cpu-prof --cpu-prof-dir=/tmp/p" profiles each runner.
+        // A diagnostic hook for node flags of the runner, e.g. BENCH_RUNNER_FLAGS="--max-old-space-size=768".
         ...(process.env.BENCH_RUNNER_FLAGS ?? "").split(" ").filter((flag) => flag !== ""),
         "--expose-gc",
         "--import",
