@@ -10,22 +10,10 @@ import { Fault } from "../../src/cluster/Faults.js"
 import { EventResource, EventV1Resource } from "../../src/domain/Resources.js"
 import { type CliCluster, cliCluster } from "./CliCluster.js"
 import { startCli } from "./CliProcess.js"
+import { publishArgs } from "./TestCli.js"
 
 const SESSION = "jsonout1"
-const PUBLISH = [
-  "publish",
-  "--session",
-  SESSION,
-  "--pod",
-  `telo-run-${SESSION}`,
-  "--pod-uid",
-  "u-1",
-  "--port",
-  "8080",
-  "--port",
-  "9090",
-  "--watch"
-]
+const PUBLISH = publishArgs(SESSION, [8080, 9090], "--watch")
 
 /** What each events API fault does to the cluster. */
 const faults: Record<string, (cluster: CliCluster) => Effect.Effect<void>> = {
