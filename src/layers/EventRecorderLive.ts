@@ -6,7 +6,7 @@
  * events.k8s.io/v1 first, core/v1 when the server does not serve the newer API.
  * Off when `SESSION_ROUTING_EVENTS=false` or the client cannot write Events.
  */
-import { Clock, Duration, Effect, Either, Layer, Metric, Queue, type Scope } from "effect"
+import { Clock, Duration, Effect, Either, Layer, Queue, type Scope } from "effect"
 import { hostname } from "node:os"
 import {
   eventName,
@@ -25,7 +25,7 @@ import { type EventProblemSink, EventRecorder, noEvents } from "../services/Even
 import { type EventWrites, KubeClient } from "../services/KubeClient.js"
 import type { KubeError } from "../services/KubeError.js"
 import { RouterConfig } from "../services/RouterConfig.js"
-import { eventsRecorded } from "../services/Telemetry.js"
+import { eventsRecorded, updateSeries } from "../services/Telemetry.js"
 
 /** Which Events API the recorder writes to; `none` once neither is served. */
 type Api = "events.k8s.io/v1" | "v1" | "none"
@@ -88,13 +88,9 @@ const failureText = (failure: WriteFailure, namespace: string): string => {
 const problemKind = (failure: WriteFailure): string =>
   failure._tag === "Forbidden" || failure._tag === "NotServed" ? failure._tag : "NoWrite"
 
-const outcome = {
-  written: Metric.tagged(eventsRecorded, "outcome", "written"),
-  aggregated: Metric.tagged(eventsRecorded, "outcome", "aggregated"),
-  filtered: Metric.tagged(eventsRecorded, "outcome", "filtered"),
-  dropped: Metric.tagged(eventsRecorded, "outcome", "dropped"),
-  failed: Metric.tagged(eventsRecorded, "outcome", "failed")
-} as const
+/** Counts one occurrence under its outcome. */
+const counted = (outcome: "written" | "aggregated" | "filtered" | "dropped" | "failed") =>
+  updateSeries(eventsRecorded, [["outcome", outcome]], 1)
 
 export interface EventRecorderOptions {
   /** `reportingInstance`; default `session-routing-<host name>`. */
@@ -238,10 +234,10 @@ export const makeWith = (
           )
           if (Either.isRight(done)) {
             entry.written += count
-            yield* Metric.increment(outcome.written)
+            yield* counted("written")
             continue
           }
-          yield* Metric.increment(outcome.failed)
+          yield* counted("failed")
           const namespace = entry.occurrence.regarding.namespace ?? ""
           yield* tell(problemKind(done.left), entry.occurrence, failureText(done.left, namespace), entry.problems)
         }
@@ -256,7 +252,7 @@ export const makeWith = (
         if (api === "none") return Effect.void
         const budgetKey = objectKey(occurrence)
         const budget = spendBudget(budgets.get(budgetKey), now)
-        if (budget === undefined) return Metric.increment(outcome.filtered)
+        if (budget === undefined) return counted("filtered")
         rememberIn(budgets, budgetKey, budget, () => true)
 
         const key = occurrenceKey(occurrence)
@@ -274,7 +270,7 @@ export const makeWith = (
         entry.pending += 1
         if (problems !== undefined) entry.problems = problems
         // A write of this series is queued or in flight: it takes this occurrence too.
-        if (entry.state !== "idle") return Metric.increment(outcome.aggregated)
+        if (entry.state !== "idle") return counted("aggregated")
         entry.state = "queued"
         outstanding += 1
         idle.unsafeClose()
@@ -285,7 +281,7 @@ export const makeWith = (
           entry.problems = undefined
           settle()
           return Effect.zipRight(
-            Metric.increment(outcome.dropped),
+            counted("dropped"),
             tell(
               "QueueFull",
               occurrence,

@@ -4,16 +4,18 @@
  * programmed, publish durations and read errors. It reads the session's events as
  * the runner emits them, so route health itself stays free of it.
  */
-import { Clock, Effect, Exit, Metric, type Scope, type Tracer } from "effect"
+import { Clock, Effect, Exit, type Scope, type Tracer } from "effect"
 import { globalValue } from "effect/GlobalValue"
 import type { PublishedRoute, RouteState, RoutingMode } from "../domain/Routes.js"
 import {
   hosts,
+  modifySeries,
   publishDuration,
   publishToProgrammed,
   readErrors,
   SpanAttribute,
-  SpanName
+  SpanName,
+  updateSeries
 } from "../services/Telemetry.js"
 import type { SessionEvent } from "./SessionRunner.js"
 
@@ -34,18 +36,6 @@ export interface TrackHostsInput {
    * `publishedAt` (epoch ms, from `Clock`) to `programmed` in the histogram.
    */
   readonly publish?: { readonly routes: ReadonlyArray<PublishedRoute>; readonly publishedAt: number }
-}
-
-/** The hosts gauge of one (mode, state), each made once: a tagged metric is a new registry key each time. */
-const gauges = new Map<string, Metric.Metric.Gauge<number>>()
-const hostsIn = (mode: RoutingMode, state: RouteState) => {
-  const key = `${mode}\u0000${state}`
-  let gauge = gauges.get(key)
-  if (gauge === undefined) {
-    gauge = hosts.pipe(Metric.tagged("mode", mode), Metric.tagged("state", state))
-    gauges.set(key, gauge)
-  }
-  return gauge
 }
 
 /**
@@ -71,7 +61,9 @@ export const trackHosts = (input: TrackHostsInput): Effect.Effect<HostTracker, n
     const spans = new Map<string, Tracer.Span>()
 
     const gauge = (changes: ReadonlyArray<readonly [RouteState, number]>) =>
-      Effect.forEach(changes, ([state, by]) => Metric.modify(hostsIn(mode, state), by), { discard: true })
+      Effect.forEach(changes, ([state, by]) => modifySeries(hosts, [["mode", mode], ["state", state]], by), {
+        discard: true
+      })
 
     /** Holds `host` (once per tracker) and sets its state. */
     const move = (host: string, next: RouteState) =>
@@ -147,7 +139,7 @@ export const trackHosts = (input: TrackHostsInput): Effect.Effect<HostTracker, n
         if (event.state === "pending" || !first) return
         if (event.state === "programmed" && input.publish !== undefined) {
           const seconds = (Number(now / 1_000_000n) - input.publish.publishedAt) / 1000
-          yield* Metric.update(Metric.tagged(publishToProgrammed, "mode", mode), seconds)
+          yield* updateSeries(publishToProgrammed, [["mode", mode]], seconds)
         }
         if (event.reason !== undefined) spans.get(event.host)?.attribute(SpanAttribute.reason, event.reason)
         yield* end(event.host, event.state === "unprogrammed" ? Exit.fail(event.reason ?? "unprogrammed") : Exit.void)
@@ -165,7 +157,7 @@ export const trackHosts = (input: TrackHostsInput): Effect.Effect<HostTracker, n
                   span.event("read-error", now, { [SpanAttribute.reason]: event.reason })
                 }
               }),
-              Metric.increment(Metric.tagged(readErrors, "mode", mode))
+              updateSeries(readErrors, [["mode", mode]], 1)
             ))
         default:
           // `published` and the other kinds say nothing about a host's state.
@@ -182,11 +174,9 @@ export const timedPublish = <A, E, R>(mode: RoutingMode, publish: Effect.Effect<
     (start) =>
       Effect.onExit(publish, (exit) =>
         Effect.flatMap(Clock.currentTimeMillis, (now) =>
-          Metric.update(
-            publishDuration.pipe(
-              Metric.tagged("mode", mode),
-              Metric.tagged("result", Exit.isSuccess(exit) ? "ok" : "error")
-            ),
+          updateSeries(
+            publishDuration,
+            [["mode", mode], ["result", Exit.isSuccess(exit) ? "ok" : "error"]],
             (now - start) / 1000
           )))
   )

@@ -3,7 +3,7 @@
  * attributes, and its metrics (Effect `Metric`s in the process's registry). One place,
  * so the layers that record them, the endpoint that serves them and the README agree.
  */
-import { Metric, MetricBoundaries } from "effect"
+import { Effect, Metric, MetricBoundaries, MetricLabel } from "effect"
 
 /** Every metric name starts with this; the Prometheus endpoint serves exactly these. */
 export const METRIC_PREFIX = "session_routing_"
@@ -123,3 +123,40 @@ export const eventsRecorded = Metric.counter(`${METRIC_PREFIX}events_total`, {
   description: "Kubernetes Events the recorder handled, by outcome (written, aggregated, filtered, dropped, failed)",
   incremental: true
 })
+
+/** One label array per (metric, labels), kept for as long as the metric lives. */
+const labelArrays = new WeakMap<object, Map<string, ReadonlyArray<MetricLabel.MetricLabel>>>()
+
+const labelsFor = (metric: object, labels: ReadonlyArray<readonly [string, string]>) => {
+  let byKey = labelArrays.get(metric)
+  if (byKey === undefined) {
+    byKey = new Map()
+    labelArrays.set(metric, byKey)
+  }
+  const key = labels.map(([name, value]) => `${name}=${value}`).join("\u0000")
+  let array = byKey.get(key)
+  if (array === undefined) {
+    array = labels.map(([name, value]) => MetricLabel.make(name, value))
+    byKey.set(key, array)
+  }
+  return array
+}
+
+/**
+ * Updates `metric`'s series for `labels` (a counter adds, a histogram records).
+ * Effect finds a series by the identity of its label array; `Metric.tagged` makes a new
+ * array, a new key and a registry lookup on every update, which showed in the runner's
+ * profile. One array per series, made once here, is found at once.
+ */
+export const updateSeries = <In>(
+  metric: Metric.Metric<any, In, any>,
+  labels: ReadonlyArray<readonly [string, string]>,
+  value: In
+): Effect.Effect<void> => Effect.sync(() => metric.unsafeUpdate(value, labelsFor(metric, labels)))
+
+/** Moves a gauge's series for `labels` by `by`, as `updateSeries` does. */
+export const modifySeries = (
+  gauge: Metric.Metric.Gauge<number>,
+  labels: ReadonlyArray<readonly [string, string]>,
+  by: number
+): Effect.Effect<void> => Effect.sync(() => gauge.unsafeModify(by, labelsFor(gauge, labels)))

@@ -4,9 +4,9 @@
  * attempt in `session_routing_api_requests_total`, so a retried call shows as the
  * requests the server really got.
  */
-import { Cause, Effect, Exit, Metric, Option } from "effect"
+import { Cause, Effect, Exit, Option } from "effect"
 import type { KubeError, RequestContext } from "../../services/KubeError.js"
-import { apiRequests, codeLabel, SpanAttribute, SpanName } from "../../services/Telemetry.js"
+import { apiRequests, codeLabel, SpanAttribute, SpanName, updateSeries } from "../../services/Telemetry.js"
 
 /** The HTTP method of each verb: server-side apply is a PATCH, list and watch are GETs. */
 const METHODS: Readonly<Record<string, string>> = {
@@ -28,25 +28,6 @@ export type ObserveAttempt = <A>(
 ) => Effect.Effect<A, KubeError>
 
 /**
- * The request counter of one (verb, resource, code), made once: a tagged metric is a
- * new key, hashed and looked up in the registry each time it is made.
- */
-const counters = new Map<string, Metric.Metric.Counter<number>>()
-const requestCounter = (verb: string, resource: string, code: string) => {
-  const key = `${verb}\u0000${resource}\u0000${code}`
-  let counter = counters.get(key)
-  if (counter === undefined) {
-    counter = apiRequests.pipe(
-      Metric.tagged("verb", verb),
-      Metric.tagged("resource", resource),
-      Metric.tagged("code", code)
-    )
-    counters.set(key, counter)
-  }
-  return counter
-}
-
-/**
  * Runs `call` (a whole call, its retries included) in a `kube.<verb>` span. `call`
  * wraps each of its attempts with the `ObserveAttempt` it is given.
  */
@@ -62,7 +43,10 @@ export const observeRequest = <A>(
       Effect.onExit(attempt, (exit) => {
         attempts += 1
         lastCode = Exit.isSuccess(exit) ? answered() : failedCode(exit.cause)
-        return Metric.increment(requestCounter(ctx.verb, ctx.resource, codeLabel(lastCode)))
+        return updateSeries(apiRequests, [["verb", ctx.verb], ["resource", ctx.resource], [
+          "code",
+          codeLabel(lastCode)
+        ]], 1)
       })
     return call(observe).pipe(
       Effect.onExit(() =>
