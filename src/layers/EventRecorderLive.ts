@@ -97,7 +97,7 @@ export interface EventRecorderOptions {
   readonly instance?: string
 }
 
-/** Refreshes `key` as the newest entry of `map`, then evicts the oldest entries `canEvict` allows past `max`. */
+/** Refreshes `key` as the newest entry of `map`, then evicts the oldest entry `canEvict` allows once past `MAX_SERIES`. */
 const rememberIn = <V>(map: Map<string, V>, key: string, value: V, canEvict: (value: V) => boolean) => {
   map.delete(key)
   map.set(key, value)
