@@ -9,7 +9,7 @@
 import type * as k8s from "@kubernetes/client-node"
 import { Duration, Effect, FiberRef, Layer, Option, type Schedule, type Scope, Stream } from "effect"
 import type { ObjectList } from "../domain/Objects.js"
-import { apiVersionOf, resourcePath, type ResourceType } from "../domain/Resources.js"
+import { apiVersionOf, type ResourceType } from "../domain/Resources.js"
 import {
   type ApplyOptions,
   currentTransientRetry,
@@ -39,7 +39,7 @@ import { observeRequest } from "./internal/RequestTelemetry.js"
 import { makeRestTransport, OversizedAnswer, type RestCall, UnreadableEncoding } from "./internal/RestTransport.js"
 import { fromTransportError } from "./internal/TransportErrors.js"
 import { openWatch, watchEvents } from "./internal/WatchConnection.js"
-import { applyBody, withTypeMeta } from "./internal/WireObjects.js"
+import { applyBody, wirePath, withTypeMeta } from "./internal/WireObjects.js"
 import { callLimits, DEFAULT_API_TIMEOUT, transientRetrySchedule, withinLimits } from "./KubeRetry.js"
 
 export { fromTransportError, KubeConfigError, type KubeConfigOptions, loadKubeConfig }
@@ -168,14 +168,6 @@ const makeOver = (
           return observe(attempt, () => code)
         }).pipe((self) => extra.unadmitted === true ? limited(ctx, self) : admitted(ctx, self)))
 
-    /** Where one object (or, without a name, the collection) of `resource` is. */
-    const pathOf = (resource: ResourceType<unknown>, namespace: string, name?: string) =>
-      resourcePath(
-        resource,
-        encodeURIComponent(namespace),
-        name !== undefined ? encodeURIComponent(name) : undefined
-      )
-
     const apply: KubeClientPrimitives["apply"] = (resource, object, applyOptions?: ApplyOptions) => {
       const name = object.metadata?.name
       const namespace = object.metadata?.namespace
@@ -193,7 +185,7 @@ const makeOver = (
       const query = `?fieldManager=${FIELD_MANAGER}&force=${applyOptions?.force ?? true}${dryRun ? "&dryRun=All" : ""}`
       return request(ctx, {
         method: "PATCH",
-        path: pathOf(resource, namespace, name) + query,
+        path: wirePath(resource, namespace, name) + query,
         // JSON is YAML: the apply patch type takes it as it is.
         body: JSON.stringify(applyBody(resource, object)),
         contentType: "application/apply-patch+yaml"
@@ -203,14 +195,14 @@ const makeOver = (
     const get: KubeClientPrimitives["get"] = (resource, namespace, name) =>
       request(
         requestContext("get", resource, namespace, name),
-        { method: "GET", path: pathOf(resource, namespace, name) }
+        { method: "GET", path: wirePath(resource, namespace, name) }
       ) as Effect.Effect<never, KubeError>
 
     const del: KubeClientPrimitives["delete"] = (resource, namespace, name) =>
       Effect.asVoid(
         request(
           requestContext("delete", resource, namespace, name),
-          { method: "DELETE", path: pathOf(resource, namespace, name) }
+          { method: "DELETE", path: wirePath(resource, namespace, name) }
         )
       )
 
@@ -227,7 +219,7 @@ const makeOver = (
       return Effect.map(
         request(requestContext("list", resource, namespace), {
           method: "GET",
-          path: `${pathOf(resource, namespace)}?${query.toString()}`
+          path: `${wirePath(resource, namespace)}?${query.toString()}`
         }),
         (raw) => raw as Partial<ObjectList<ReadableObject>>
       )
@@ -269,7 +261,7 @@ const makeOver = (
       watchOptions: { readonly labelSelector?: string; readonly resourceVersion: string }
     ): Stream.Stream<RawWatchEvent<A>, KubeError> => {
       const ctx = requestContext("watch", resource, namespace)
-      const url = new URL(server + resourcePath(resource, namespace))
+      const url = new URL(server + wirePath(resource, namespace))
       url.searchParams.set("watch", "true")
       url.searchParams.set("allowWatchBookmarks", "true")
       url.searchParams.set("resourceVersion", watchOptions.resourceVersion)

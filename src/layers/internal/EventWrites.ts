@@ -4,10 +4,11 @@
  * as every other call.
  */
 import type { Effect } from "effect"
-import { resourcePath, type ResourceType } from "../../domain/Resources.js"
+import type { ResourceType } from "../../domain/Resources.js"
 import type { EventObject, EventWrites } from "../../services/KubeClient.js"
 import { type KubeError, type RequestContext, requestContext } from "../../services/KubeError.js"
 import type { RestCall } from "./RestTransport.js"
+import { wirePath } from "./WireObjects.js"
 
 /** One call through the live client's request path. */
 export type EventRequest = (ctx: RequestContext, call: RestCall) => Effect.Effect<unknown, KubeError>
@@ -17,13 +18,11 @@ export type EventRequest = (ctx: RequestContext, call: RestCall) => Effect.Effec
  * (MicroTime keeps its six digits), and no field is dropped on the way.
  */
 export const liveEventWrites = (request: EventRequest): EventWrites => {
-  const path = (resource: ResourceType<unknown>, namespace: string, name?: string) =>
-    resourcePath(resource, encodeURIComponent(namespace), name !== undefined ? encodeURIComponent(name) : undefined)
   return {
     create: <A extends EventObject>(resource: ResourceType<A>, namespace: string, event: A) =>
       request(requestContext("create", resource, namespace), {
         method: "POST",
-        path: path(resource, namespace),
+        path: wirePath(resource, namespace),
         body: JSON.stringify(event),
         contentType: "application/json"
       }) as Effect.Effect<A, KubeError>,
@@ -35,7 +34,7 @@ export const liveEventWrites = (request: EventRequest): EventWrites => {
     ) =>
       request(requestContext("patch", resource, namespace, name), {
         method: "PATCH",
-        path: path(resource, namespace, name),
+        path: wirePath(resource, namespace, name),
         body: JSON.stringify(patch),
         contentType: "application/merge-patch+json"
       }) as Effect.Effect<A, KubeError>

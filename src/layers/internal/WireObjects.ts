@@ -1,10 +1,10 @@
 /**
- * Objects as the live client sends and returns them: an apply body the server
- * accepts from an object that may have been read back, and list items that read
- * like `get` answers.
+ * Objects as the live client sends and returns them: where one lives on the wire, an
+ * apply body the server accepts from an object that may have been read back, and list
+ * items that read like `get` answers.
  */
 import type { KubeObject } from "../../domain/Objects.js"
-import { apiVersionOf, type ResourceType } from "../../domain/Resources.js"
+import { apiVersionOf, resourcePath, type ResourceType } from "../../domain/Resources.js"
 
 /** Built-in list items come without kind/apiVersion; give them back so items read like `get` answers. */
 export const withTypeMeta = <A>(resource: ResourceType<A>, item: A): A => ({
@@ -23,3 +23,7 @@ export const applyBody = (resource: ResourceType<unknown>, object: KubeObject): 
     metadata
   }
 }
+
+/** Where one object (or, without a name, the collection) of `resource` is, its names encoded for a URL path. */
+export const wirePath = (resource: ResourceType<unknown>, namespace: string, name?: string): string =>
+  resourcePath(resource, encodeURIComponent(namespace), name !== undefined ? encodeURIComponent(name) : undefined)
