@@ -5,7 +5,7 @@
  * recorder, never waited for; each probe runs on its own fiber, so neither holds back
  * the route events.
  */
-import { Effect, Fiber, Mailbox, Option, type Scope, Stream } from "effect"
+import { Effect, Fiber, Option, type Scope } from "effect"
 import { EventReason, type Occurrence, podReference } from "../domain/KubeEvents.js"
 import { notReadyReason } from "../domain/RouteProbe.js"
 import type { PublishedRoute } from "../domain/Routes.js"
@@ -167,25 +167,3 @@ export const makeFollowUps = (
 
     return { onEvent, done: Effect.suspend(() => Effect.asVoid(Fiber.joinAll(running))) }
   })
-
-/**
- * `events` with their follow-ups merged in (see `makeFollowUps`); untouched when there
- * are none to make. The stream ends once `events` has and every probe is done.
- */
-export const withFollowUps = (session: FollowedSession) =>
-<E extends FollowedEvent | FollowUpEvent, Err, R>(
-  events: Stream.Stream<E, Err, R>
-): Stream.Stream<E | FollowUpEvent, Err, R> =>
-  Stream.unwrapScoped(Effect.gen(function*() {
-    const out = yield* Mailbox.make<E | FollowUpEvent, Err>()
-    const followUps = yield* makeFollowUps(session, (event) => out.offer(event))
-    if (followUps === undefined) return events
-    yield* events.pipe(
-      Stream.runForEach((event) => Effect.zipRight(out.offer(event), followUps.onEvent(event))),
-      Effect.zipRight(followUps.done),
-      Effect.exit,
-      Effect.flatMap((exit) => out.done(exit)),
-      Effect.forkScoped
-    )
-    return Mailbox.toStream(out)
-  }))

@@ -8,14 +8,10 @@ import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Duration, Effect, Fiber, Layer, Option, Ref, Stream, TestClock } from "effect"
 import type { Occurrence } from "../../src/domain/KubeEvents.js"
 import * as RouterConfigLive from "../../src/layers/RouterConfigLive.js"
-import {
-  type FollowedEvent,
-  type FollowUpEvent,
-  occurrenceFor,
-  withFollowUps
-} from "../../src/runner/RouteFollowUps.js"
+import { type FollowedEvent, type FollowUpEvent, occurrenceFor } from "../../src/runner/RouteFollowUps.js"
 import { EventRecorder, noEvents } from "../../src/services/EventRecorder.js"
 import { RouteProbe } from "../../src/services/RouteProbe.js"
+import { withFollowUps } from "../support/FollowUpsStream.js"
 
 const session = { sessionId: "s1", podName: "telo-run-s1", podUid: "uid-1" }
 const regarding = { apiVersion: "v1", kind: "Pod", namespace: "sessions", name: "telo-run-s1", uid: "uid-1" }

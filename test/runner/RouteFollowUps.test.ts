@@ -11,9 +11,10 @@ import type { Occurrence } from "../../src/domain/KubeEvents.js"
 import { EventV1Resource } from "../../src/domain/Resources.js"
 import * as EventRecorderLive from "../../src/layers/EventRecorderLive.js"
 import * as RouterConfigLive from "../../src/layers/RouterConfigLive.js"
-import { type FollowedEvent, withFollowUps } from "../../src/runner/RouteFollowUps.js"
+import type { FollowedEvent } from "../../src/runner/RouteFollowUps.js"
 import { EventRecorder, noEvents } from "../../src/services/EventRecorder.js"
 import { RouteProbe } from "../../src/services/RouteProbe.js"
+import { withFollowUps } from "../support/FollowUpsStream.js"
 
 const session = { sessionId: "s1", podName: "telo-run-s1", podUid: "uid-1" }
 const programmed = (port: number): FollowedEvent => ({
