@@ -33,14 +33,21 @@ import { RouterConfig } from "../services/RouterConfig.js"
 import { makeAdmission } from "./internal/Admission.js"
 import { clusterQueries } from "./internal/ClusterQueries.js"
 import { type ConnectionPools, makeConnectionPools, MAX_CALL_SOCKETS } from "./internal/ConnectionPool.js"
+import { makeDeadlines } from "./internal/Deadlines.js"
 import { liveEventWrites } from "./internal/EventWrites.js"
 import { KubeConfigError, type KubeConfigOptions, loadKubeConfig, validate } from "./internal/KubeConfigLoading.js"
 import { observeRequest } from "./internal/RequestTelemetry.js"
-import { makeRestTransport, OversizedAnswer, type RestCall, UnreadableEncoding } from "./internal/RestTransport.js"
+import {
+  makeRestTransport,
+  OversizedAnswer,
+  type RestAnswer,
+  type RestCall,
+  UnreadableEncoding
+} from "./internal/RestTransport.js"
 import { fromTransportError } from "./internal/TransportErrors.js"
 import { openWatch, watchEvents } from "./internal/WatchConnection.js"
 import { applyBody, wirePath, withTypeMeta } from "./internal/WireObjects.js"
-import { callLimits, DEFAULT_API_TIMEOUT, transientRetrySchedule, withinLimits } from "./KubeRetry.js"
+import { attemptTimedOut, callLimits, DEFAULT_API_TIMEOUT, transientRetrySchedule, withinLimits } from "./KubeRetry.js"
 
 export { fromTransportError, KubeConfigError, type KubeConfigOptions, loadKubeConfig }
 
@@ -111,14 +118,22 @@ const makeOver = (
      */
     const admission = makeAdmission(MAX_CALL_SOCKETS)
 
-    /** One call under its time limits, retried unless the fiber turned the client's retries off. */
-    const limited = <A>(ctx: RequestContext, self: Effect.Effect<A, KubeError>) =>
-      Effect.flatMap(FiberRef.get(currentTransientRetry), (retry) =>
-        withinLimits(self, { target: { what: describeRequest(ctx), server }, limits, retry, schedule }))
+    /** The limit of every attempt this client sends, one timer for them all. */
+    const deadlines = makeDeadlines(Duration.toMillis(limits.attempt))
 
-    /** `limited`, once admitted. */
-    const admitted = <A>(ctx: RequestContext, self: Effect.Effect<A, KubeError>) =>
-      admission.admit(limited(ctx, self))
+    /**
+     * One call under its time limits, retried unless the fiber turned the client's
+     * retries off; `attemptBounded` when each attempt ends itself at `limits.attempt`.
+     */
+    const limited = <A>(ctx: RequestContext, self: Effect.Effect<A, KubeError>, attemptBounded = false) =>
+      Effect.flatMap(FiberRef.get(currentTransientRetry), (retry) =>
+        withinLimits(self, {
+          target: { what: describeRequest(ctx), server },
+          limits,
+          retry,
+          schedule,
+          attemptBounded
+        }))
 
     /** What a body that was not read says: the call, the status, and why. */
     const unread = (ctx: RequestContext, code: number, why: string) =>
@@ -127,10 +142,70 @@ const makeOver = (
         code
       })
 
+    /** What one attempt's answer (or its failure to come) means: the parsed body of a 2xx, else a `KubeError`. */
+    const outcome = (ctx: RequestContext, answer: RestAnswer): Effect.Effect<unknown, KubeError> => {
+      if (answer.code < 200 || answer.code > 299) {
+        return Effect.fail(fromResponse(ctx, answer.code, answer.text, answer.retryAfter))
+      }
+      try {
+        return Effect.succeed(JSON.parse(answer.text) as unknown)
+      } catch {
+        return Effect.fail(
+          new Unexpected({
+            reason: `the API server at ${server} answered ${describeRequest(ctx)} with a body that is not JSON`
+          })
+        )
+      }
+    }
+
+    const failure = (ctx: RequestContext, error: unknown): KubeError =>
+      error instanceof OversizedAnswer
+        ? unread(ctx, error.code, `a body over ${error.limit / 1024} KiB, which was not read`)
+        : error instanceof UnreadableEncoding
+        ? unread(ctx, error.code, `a body in content-encoding "${error.encoding}", which it cannot read`)
+        : fromTransportError(ctx, server, error)
+
     /**
-     * One request, its answer read once and (when 2xx) parsed once; timed out per
-     * attempt, retried while transient, each attempt counted and the whole call in
-     * one span. Interrupting the fiber aborts the request and closes its connection.
+     * One attempt: the request sent, its deadline armed, and the fiber suspended once
+     * until the answer, the deadline, or an interruption (which cancels the request
+     * and closes its connection). `answered` is the status the answer came with.
+     */
+    const attempt = (ctx: RequestContext, call: RestCall, answered: (code: number) => void) => {
+      const timedOut = attemptTimedOut({ what: describeRequest(ctx), server }, limits)
+      return Effect.suspend(() => {
+        let resume: ((result: Effect.Effect<unknown, KubeError>) => void) | undefined
+        let expired = false
+        let cancel = (): void => {}
+        const onExpire = () => {
+          expired = true
+          cancel()
+          resume?.(Effect.fail(timedOut))
+        }
+        return Effect.flatMap(deadlines.arm(onExpire), (deadline) =>
+          Effect.async<unknown, KubeError>((resumeWith) => {
+            if (expired) return resumeWith(Effect.fail(timedOut))
+            resume = resumeWith
+            cancel = send(call, (answer) => {
+              deadline.disarm()
+              answered(answer.code)
+              resumeWith(outcome(ctx, answer))
+            }, (error) => {
+              deadline.disarm()
+              resumeWith(Effect.fail(failure(ctx, error)))
+            })
+            return Effect.sync(() => {
+              deadline.disarm()
+              cancel()
+            })
+          }))
+      })
+    }
+
+    /**
+     * One request, its answer read once and (when 2xx) parsed once; each attempt within
+     * its time limit, retried while transient, counted, and the whole call in one span.
+     * Calls wait for admission (`unadmitted` ones do not); interrupting the fiber aborts
+     * the request and closes its connection.
      */
     const request = (
       ctx: RequestContext,
@@ -140,33 +215,9 @@ const makeOver = (
       observeRequest(ctx, extra, (observe) =>
         Effect.suspend(() => {
           let code = 0
-          const attempt = Effect.tryPromise({
-            try: (signal) => send(call, signal),
-            catch: (error): KubeError =>
-              error instanceof OversizedAnswer
-                ? unread(ctx, error.code, `a body over ${error.limit / 1024} KiB, which was not read`)
-                : error instanceof UnreadableEncoding
-                ? unread(ctx, error.code, `a body in content-encoding "${error.encoding}", which it cannot read`)
-                : fromTransportError(ctx, server, error)
-          }).pipe(
-            Effect.flatMap((answer) => {
-              code = answer.code
-              if (answer.code < 200 || answer.code > 299) {
-                return Effect.fail(fromResponse(ctx, answer.code, answer.text, answer.retryAfter))
-              }
-              try {
-                return Effect.succeed(JSON.parse(answer.text) as unknown)
-              } catch {
-                return Effect.fail(
-                  new Unexpected({
-                    reason: `the API server at ${server} answered ${describeRequest(ctx)} with a body that is not JSON`
-                  })
-                )
-              }
-            })
-          )
-          return observe(attempt, () => code)
-        }).pipe((self) => extra.unadmitted === true ? limited(ctx, self) : admitted(ctx, self)))
+          const self = limited(ctx, observe(attempt(ctx, call, (answered) => code = answered), () => code), true)
+          return extra.unadmitted === true ? self : admission.admit(self)
+        }))
 
     const apply: KubeClientPrimitives["apply"] = (resource, object, applyOptions?: ApplyOptions) => {
       const name = object.metadata?.name

@@ -87,6 +87,10 @@ export interface CallTarget {
   readonly server: string
 }
 
+/** What an attempt that had no answer within its limit (`limits.attempt`) fails with. */
+export const attemptTimedOut = (target: CallTarget, limits: CallLimits): Transport =>
+  noAnswer(target, limits.attempt, 1)
+
 const noAnswer = (target: CallTarget, after: Duration.Duration, attempts: number) =>
   new Transport({
     reason: `could not ${target.what} at ${target.server}: no answer within ${Duration.format(after)}${
@@ -105,7 +109,9 @@ const noAnswer = (target: CallTarget, after: Duration.Duration, attempts: number
  * The budget's timer starts only once the first attempt has failed, with what is left
  * of the budget: the first attempt is already bounded by its own limit (half the
  * budget), and a call that succeeds at once, as nearly every call does, then races one
- * timer instead of two.
+ * timer instead of two. With `attemptBounded`, each attempt keeps its own limit
+ * (failing with `attemptTimedOut` when it passes) and races none here: a call that
+ * succeeds at once forks no fiber at all.
  */
 export const withinLimits = <A, R>(
   attempt: Effect.Effect<A, KubeError, R>,
@@ -114,6 +120,8 @@ export const withinLimits = <A, R>(
     readonly limits: CallLimits
     readonly retry: boolean
     readonly schedule?: Schedule.Schedule<unknown, KubeError>
+    /** Whether `attempt` ends itself with `attemptTimedOut` once `limits.attempt` has passed. */
+    readonly attemptBounded?: boolean
   }
 ): Effect.Effect<A, KubeError, R> =>
   Effect.flatMap(Clock.currentTimeMillis, (start) => {
@@ -127,20 +135,20 @@ export const withinLimits = <A, R>(
     /** When the server last said anything (an error answer counts), else the call's start. */
     let lastAnswerAt = start
 
-    const one = Effect.suspend(() => {
+    const sent = Effect.suspend(() => {
       attempts += 1
       inFlight = true
       return attempt
-    }).pipe(
-      Effect.timeoutFail({ duration: limits.attempt, onTimeout: () => noAnswer(target, limits.attempt, 1) }),
-      Effect.tapError((error) =>
-        Effect.map(Clock.currentTimeMillis, (now) => {
-          last = error
-          inFlight = false
-          if (!(error._tag === "Transport" && error.kind === "no-answer")) lastAnswerAt = now
-        })
-      )
-    )
+    })
+    const bounded = options.attemptBounded === true
+      ? sent
+      : Effect.timeoutFail(sent, { duration: limits.attempt, onTimeout: () => attemptTimedOut(target, limits) })
+    const one = Effect.tapError(bounded, (error) =>
+      Effect.map(Clock.currentTimeMillis, (now) => {
+        last = error
+        inFlight = false
+        if (!(error._tag === "Transport" && error.kind === "no-answer")) lastAnswerAt = now
+      }))
     // Without retries the one attempt is the call, and its limit is within the budget.
     if (!options.retry) return one
 

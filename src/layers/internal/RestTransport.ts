@@ -77,33 +77,49 @@ const decode = (code: number, encoding: string | undefined, bytes: Buffer, limit
 }
 
 /**
- * Sends one request to `server` and resolves with the whole answer, whatever its
- * status; rejects with the socket's error when no answer came (or it was cut short),
- * with `OversizedAnswer` past the bound, and with an AbortError when `signal` fires,
- * which also closes the connection. The same credentials path as a watch:
- * `applyToHTTPSOptions` per request (a token or an exec plugin refreshed when due, a
- * rotated client certificate read again), then a pooled connection with those TLS
- * settings. The body is written with the headers in one piece.
+ * Sends one request to `server` and hands over the whole answer, whatever its status,
+ * to `onAnswer`; `onFailure` gets the socket's error when no answer came (or it was cut
+ * short), or `OversizedAnswer` past the bound. Exactly one of them is called, once,
+ * unless the function returned cancels the request first: then neither is, and the
+ * connection is closed. The same credentials path as a watch: `applyToHTTPSOptions`
+ * per request (a token or an exec plugin refreshed when due, a rotated client
+ * certificate read again), then a pooled connection with those TLS settings. The body
+ * is written with the headers in one piece.
+ *
+ * Callbacks rather than a promise and an AbortSignal: at thousands of calls a second
+ * the signal's listeners and a promise per call were a visible share of the client's CPU.
  */
-export const makeRestTransport = (kc: k8s.KubeConfig, pools: ConnectionPools, server: string) => {
+export const makeRestTransport = (kc: k8s.KubeConfig, pools: ConnectionPools, server: string): RestTransport => {
   const base = urlToHttpOptions(new URL(server))
   const prefix = (base.path ?? "/").replace(/\/+$/, "")
   const secure = base.protocol === "https:"
-  return async (call: RestCall, signal: AbortSignal): Promise<RestAnswer> => {
+  return (call, onAnswer, onFailure) => {
+    let cancelled = false
+    let request: http.ClientRequest | undefined
+    let settled = false
+    const answer = (value: RestAnswer) => {
+      if (settled || cancelled) return
+      settled = true
+      onAnswer(value)
+    }
+    const fail = (error: unknown) => {
+      if (settled || cancelled) return
+      settled = true
+      onFailure(error)
+    }
     const options: https.RequestOptions = {}
-    await kc.applyToHTTPSOptions(options)
-    signal.throwIfAborted()
-    // client-node sets them as an object (the token, impersonation), never as a raw list.
-    const headers: http.OutgoingHttpHeaders = {
-      ...(options.headers as http.OutgoingHttpHeaders | undefined),
-      Accept: "application/json"
-    }
-    if (call.body !== undefined) {
-      headers["Content-Type"] = call.contentType ?? "application/json"
-      headers["Content-Length"] = Buffer.byteLength(call.body)
-    }
-    return new Promise<RestAnswer>((resolve, reject) => {
-      const request = (secure ? https : http).request({
+    kc.applyToHTTPSOptions(options).then(() => {
+      if (cancelled) return
+      // client-node sets them as an object (the token, impersonation), never as a raw list.
+      const headers: http.OutgoingHttpHeaders = {
+        ...(options.headers as http.OutgoingHttpHeaders | undefined),
+        Accept: "application/json"
+      }
+      if (call.body !== undefined) {
+        headers["Content-Type"] = call.contentType ?? "application/json"
+        headers["Content-Length"] = Buffer.byteLength(call.body)
+      }
+      request = (secure ? https : http).request({
         ...options,
         protocol: base.protocol,
         hostname: base.hostname,
@@ -111,15 +127,14 @@ export const makeRestTransport = (kc: k8s.KubeConfig, pools: ConnectionPools, se
         path: prefix + call.path,
         method: call.method,
         headers,
-        agent: pools.forCall(options.agent as http.Agent | undefined),
-        signal
+        agent: pools.forCall(options.agent as http.Agent | undefined)
       }, (response) => {
         const code = response.statusCode ?? 500
         const limit = limitFor(code)
         const tooLarge = () => {
-          reject(new OversizedAnswer(code, limit))
+          fail(new OversizedAnswer(code, limit))
           // Closes the connection too: the rest of the body is never read.
-          request.destroy()
+          request?.destroy()
         }
         const declared = Number(response.headers["content-length"])
         if (declared > limit) return tooLarge()
@@ -136,26 +151,38 @@ export const makeRestTransport = (kc: k8s.KubeConfig, pools: ConnectionPools, se
           if (length > limit) return
           try {
             const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, length)
-            resolve({
+            answer({
               code,
               text: decode(code, header(response.headers["content-encoding"]), bytes, limit),
               retryAfter: header(response.headers["retry-after"])
             })
           } catch (error) {
-            reject(error)
+            fail(error)
           }
         })
         // A connection cut mid-body: what a reset says, so that it reads (and retries) as one.
         response.on("close", () => {
-          if (!complete) reject(Object.assign(new Error("aborted"), { code: "ECONNRESET" }))
+          if (!complete) fail(Object.assign(new Error("aborted"), { code: "ECONNRESET" }))
         })
-        response.on("error", reject)
+        response.on("error", fail)
       })
-      request.on("error", reject)
+      request.on("error", fail)
       request.end(call.body)
-    })
+    }, fail)
+    return () => {
+      if (settled || cancelled) return
+      cancelled = true
+      request?.destroy()
+    }
   }
 }
 
-/** `makeRestTransport`'s function: one request sent, its whole answer or why none came. */
-export type RestTransport = ReturnType<typeof makeRestTransport>
+/**
+ * One request sent: its whole answer to `onAnswer`, or why none came to `onFailure`;
+ * the function returned cancels it.
+ */
+export type RestTransport = (
+  call: RestCall,
+  onAnswer: (answer: RestAnswer) => void,
+  onFailure: (error: unknown) => void
+) => () => void

@@ -1,0 +1,110 @@
+/**
+ * The time limit of each attempt the live client sends, without a fiber per attempt.
+ * `Effect.timeoutFail` forks two fibers and races them, which cost more CPU than the
+ * request itself when thousands of sessions publish at once. Here every attempt of a
+ * client has the same limit, so their deadlines come in the order they were armed: one
+ * sweeper fiber, alive only while some deadline is armed, sleeps on the Clock until the
+ * oldest one and expires what is due. On TestClock the deadlines move with the test's
+ * time like any other sleep.
+ */
+import { Clock, Duration, Effect, FiberId, Runtime } from "effect"
+import type { Fiber } from "effect"
+
+/** An armed deadline: `disarm` once the attempt has its answer, so that it never expires. */
+export interface Deadline {
+  readonly disarm: () => void
+}
+
+export interface Deadlines {
+  /**
+   * Arms a deadline `limitMs` from now on this fiber's Clock: `onExpire` runs once
+   * then, on the sweeper's fiber, unless disarmed first. It must not block.
+   */
+  readonly arm: (onExpire: () => void) => Effect.Effect<Deadline>
+  /** Deadlines armed and neither expired nor disarmed. */
+  readonly armed: () => number
+}
+
+interface Entry {
+  readonly at: number
+  /** Cleared once the entry has expired or been disarmed. */
+  expire: (() => void) | undefined
+}
+
+/**
+ * Deadlines of one length. The sweeper runs on the Clock of the fiber that armed the
+ * first deadline while none was armed; it is stopped, its sleep cancelled, as soon as
+ * nothing is armed, so an idle client holds no timer that keeps the process alive.
+ */
+export const makeDeadlines = (limitMs: number): Deadlines => {
+  // Oldest first. A queue as an array and a head index: shift() on a long array is O(n).
+  let queue: Array<Entry> = []
+  let head = 0
+  let live = 0
+  let sweeper: Fiber.RuntimeFiber<void> | undefined
+  /** Bumped whenever a sweeper is stopped, so that one already woken ends instead of sweeping on. */
+  let generation = 0
+
+  const reset = () => {
+    queue = []
+    head = 0
+  }
+
+  const stop = () => {
+    const fiber = sweeper
+    sweeper = undefined
+    generation++
+    reset()
+    fiber?.unsafeInterruptAsFork(FiberId.none)
+  }
+
+  const sweep = (mine: number): Effect.Effect<void> =>
+    Effect.flatMap(Clock.currentTimeMillis, (now) => {
+      if (mine !== generation) return Effect.void
+      while (head < queue.length) {
+        const entry = queue[head]!
+        if (entry.expire !== undefined && entry.at > now) {
+          return Effect.zipRight(Clock.sleep(Duration.millis(entry.at - now)), Effect.suspend(() => sweep(mine)))
+        }
+        queue[head++] = undefined as never
+        const expire = entry.expire
+        if (expire === undefined) continue
+        entry.expire = undefined
+        live--
+        expire()
+        // What `expire` ran may have stopped this sweeper (nothing left armed).
+        if (mine !== generation) return Effect.void
+      }
+      // Nothing left armed: this sweeper ends, and the next deadline starts another.
+      sweeper = undefined
+      generation++
+      reset()
+      return Effect.void
+    })
+
+  const arm = (onExpire: () => void): Effect.Effect<Deadline> =>
+    Effect.flatMap(Clock.currentTimeMillis, (now) => {
+      const entry: Entry = { at: now + limitMs, expire: onExpire }
+      const deadline: Deadline = {
+        disarm: () => {
+          if (entry.expire === undefined) return
+          entry.expire = undefined
+          if (--live === 0) stop()
+        }
+      }
+      queue.push(entry)
+      live++
+      if (sweeper !== undefined) return Effect.succeed(deadline)
+      return Effect.map(Effect.runtime<never>(), (runtime) => {
+        // Checked again: this fiber may have yielded since, and another started one.
+        if (sweeper !== undefined || entry.expire === undefined) return deadline
+        const mine = generation
+        const fiber = Runtime.runFork(runtime)(sweep(mine))
+        // Unless it already ended (everything due at once), it is the sweeper.
+        if (mine === generation) sweeper = fiber
+        return deadline
+      })
+    })
+
+  return { arm, armed: () => live }
+}
