@@ -171,7 +171,8 @@ const makeOver = (
      * and closes its connection). `answered` is the status the answer came with.
      */
     const attempt = (ctx: RequestContext, call: RestCall, answered: (code: number) => void) => {
-      const timedOut = attemptTimedOut({ what: describeRequest(ctx), server }, limits)
+      // Made only when it happens: an error captures a stack trace.
+      const timedOut = () => attemptTimedOut({ what: describeRequest(ctx), server }, limits)
       return Effect.suspend(() => {
         let resume: ((result: Effect.Effect<unknown, KubeError>) => void) | undefined
         let expired = false
@@ -179,11 +180,11 @@ const makeOver = (
         const onExpire = () => {
           expired = true
           cancel()
-          resume?.(Effect.fail(timedOut))
+          resume?.(Effect.failSync(timedOut))
         }
         return Effect.flatMap(deadlines.arm(onExpire), (deadline) =>
           Effect.async<unknown, KubeError>((resumeWith) => {
-            if (expired) return resumeWith(Effect.fail(timedOut))
+            if (expired) return resumeWith(Effect.failSync(timedOut))
             resume = resumeWith
             cancel = send(call, (answer) => {
               deadline.disarm()

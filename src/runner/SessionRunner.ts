@@ -10,7 +10,7 @@ import { parsePorts, parseSessionId } from "../domain/Session.js"
 import { readFailureReason, rejectionReason, reportRouteHealth, type RouteHealthEvent } from "../health/RouteHealth.js"
 import { RouterConfig } from "../services/RouterConfig.js"
 import { type PublishError, SessionRouter } from "../services/SessionRouter.js"
-import { SpanAttribute, SpanName } from "../services/Telemetry.js"
+import { SpanAttribute, SpanName, withSpanWhenTraced } from "../services/Telemetry.js"
 import { type FollowUpEvent, makeFollowUps } from "./RouteFollowUps.js"
 import { timedPublish, trackHosts } from "./SessionTelemetry.js"
 
@@ -132,10 +132,10 @@ export const publishSession = (
     )
     return { layer: router.layer, routes, endpoints, events: Mailbox.toStream(out) }
   }).pipe(
-    Effect.withSpan(SpanName.publish, {
+    withSpanWhenTraced(SpanName.publish, () => ({
       captureStackTrace: false,
       attributes: { [SpanAttribute.sessionId]: spec.sessionId, [SpanAttribute.portCount]: spec.ports.length }
-    })
+    }))
   )
 
 /**

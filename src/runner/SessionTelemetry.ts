@@ -15,7 +15,8 @@ import {
   readErrors,
   SpanAttribute,
   SpanName,
-  updateSeries
+  updateSeries,
+  whenTraced
 } from "../services/Telemetry.js"
 import type { SessionEvent } from "./SessionRunner.js"
 
@@ -59,6 +60,8 @@ export const trackHosts = (input: TrackHostsInput): Effect.Effect<HostTracker, n
     const keyOf = (host: string) => `${mode}\u0000${input.sessionId}\u0000${host}`
     const mine = new Set<string>()
     const spans = new Map<string, Tracer.Span>()
+    /** The published hosts that have had no verdict yet. */
+    const awaiting = new Set<string>()
 
     const gauge = (changes: ReadonlyArray<readonly [RouteState, number]>) =>
       Effect.forEach(changes, ([state, by]) => modifySeries(hosts, [["mode", mode], ["state", state]], by), {
@@ -112,31 +115,37 @@ export const trackHosts = (input: TrackHostsInput): Effect.Effect<HostTracker, n
     for (const row of input.known ?? []) yield* move(row.host, row.state)
     for (const route of input.publish?.routes ?? []) {
       yield* move(route.host, "pending")
-      const span = yield* Effect.makeSpan(SpanName.host, {
-        // Its call site is always this module: a stack trace says nothing, and costs a source-mapped stack per host.
-        captureStackTrace: false,
-        attributes: {
-          [SpanAttribute.sessionId]: input.sessionId,
-          [SpanAttribute.mode]: mode,
-          [SpanAttribute.host]: route.host,
-          [SpanAttribute.port]: route.port
-        }
-      })
-      spans.set(route.host, span)
+      awaiting.add(route.host)
     }
+    // Spans only when they go somewhere: Effect's own tracer keeps them nowhere.
+    yield* whenTraced(() =>
+      Effect.forEach(input.publish?.routes ?? [], (route) =>
+        Effect.map(
+          Effect.makeSpan(SpanName.host, {
+            // Its call site is always this module: a stack trace says nothing, and costs a source-mapped stack per host.
+            captureStackTrace: false,
+            attributes: {
+              [SpanAttribute.sessionId]: input.sessionId,
+              [SpanAttribute.mode]: mode,
+              [SpanAttribute.host]: route.host,
+              [SpanAttribute.port]: route.port
+            }
+          }),
+          (span) => spans.set(route.host, span)
+        ), { discard: true }), () => Effect.void)
 
     const onRoute = (event: Extract<SessionEvent, { readonly type: "route" }>) =>
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeNanos
-        // Only a host whose span is still open gets its first verdict now.
-        const first = spans.has(event.host)
+        // Only a host still awaiting its first verdict gets it now.
+        const first = event.state !== "pending" && awaiting.delete(event.host)
         spans.get(event.host)?.event(
           event.state,
           now,
           event.reason !== undefined ? { [SpanAttribute.reason]: event.reason } : {}
         )
         yield* move(event.host, event.state)
-        if (event.state === "pending" || !first) return
+        if (!first) return
         if (event.state === "programmed" && input.publish !== undefined) {
           const seconds = (Number(now / 1_000_000n) - input.publish.publishedAt) / 1000
           yield* updateSeries(publishToProgrammed, [["mode", mode]], seconds)

@@ -3,7 +3,7 @@
  * attributes, and its metrics (Effect `Metric`s in the process's registry). One place,
  * so the layers that record them, the endpoint that serves them and the README agree.
  */
-import { Effect, Metric, MetricBoundaries, MetricLabel } from "effect"
+import { Effect, Metric, MetricBoundaries, MetricLabel, type Tracer } from "effect"
 
 /** Every metric name starts with this; the Prometheus endpoint serves exactly these. */
 export const METRIC_PREFIX = "session_routing_"
@@ -19,6 +19,29 @@ export const SpanName = {
   /** One Kubernetes API call, retries included: `kube.apply`, `kube.get`, `kube.delete`, `kube.list`, `kube.watch`. */
   kubeRequest: (verb: string): string => `kube.${verb}`
 } as const
+
+/**
+ * Effect's own tracer, which a fiber has unless a layer installs another (an
+ * OpenTelemetry exporter, `TracingExport`, a test's recorder). It keeps its spans
+ * nowhere: no processor, no exporter. A span made for it is CPU and heap for nobody,
+ * and at thousands of sessions a second they were a fifth of the runner's CPU.
+ */
+const builtInTracer: Tracer.Tracer = Effect.runSync(Effect.tracer)
+
+/**
+ * Runs `traced` when this fiber's spans go somewhere (a tracer other than Effect's
+ * own is installed), and `untraced` when they would be kept nowhere.
+ */
+export const whenTraced = <A, E, R>(
+  traced: () => Effect.Effect<A, E, R>,
+  untraced: () => Effect.Effect<A, E, R>
+): Effect.Effect<A, E, R> => Effect.flatMap(Effect.tracer, (tracer) => tracer === builtInTracer ? untraced() : traced())
+
+/** `Effect.withSpan`, made only when the span goes somewhere (`whenTraced`); `options` is read only then. */
+export const withSpanWhenTraced =
+  (name: string, options: () => Tracer.SpanOptions) =>
+  <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+    whenTraced(() => Effect.withSpan(self, name, options()), () => self)
 
 /** Span attribute keys, OpenTelemetry's own where one exists. */
 export const SpanAttribute = {

@@ -1,12 +1,12 @@
 /**
  * The live client's account of its requests: one span per call (retries included,
- * with the final status and how many times it was sent again) and one count per
- * attempt in `session_routing_api_requests_total`, so a retried call shows as the
- * requests the server really got.
+ * with the final status and how many times it was sent again) when spans go
+ * somewhere, and one count per attempt in `session_routing_api_requests_total`, so a
+ * retried call shows as the requests the server really got.
  */
 import { Cause, Effect, Exit, Option } from "effect"
 import type { KubeError, RequestContext } from "../../services/KubeError.js"
-import { apiRequests, codeLabel, SpanAttribute, SpanName, updateSeries } from "../../services/Telemetry.js"
+import { apiRequests, codeLabel, SpanAttribute, SpanName, updateSeries, whenTraced } from "../../services/Telemetry.js"
 
 /** The HTTP method of each verb: server-side apply is a PATCH, list and watch are GETs. */
 const METHODS: Readonly<Record<string, string>> = {
@@ -28,7 +28,8 @@ export type ObserveAttempt = <A>(
 ) => Effect.Effect<A, KubeError>
 
 /**
- * Runs `call` (a whole call, its retries included) in a `kube.<verb>` span. `call`
+ * Runs `call` (a whole call, its retries included) in a `kube.<verb>` span when spans
+ * go somewhere (`whenTraced`). `call`
  * wraps each of its attempts with the `ObserveAttempt` it is given.
  */
 export const observeRequest = <A>(
@@ -48,28 +49,34 @@ export const observeRequest = <A>(
           codeLabel(lastCode)
         ]], 1)
       })
-    return call(observe).pipe(
-      Effect.onExit(() =>
-        Effect.annotateCurrentSpan({
-          [SpanAttribute.retryCount]: Math.max(0, attempts - 1),
-          ...(lastCode !== undefined && lastCode !== 0 ? { [SpanAttribute.statusCode]: lastCode } : {})
-        })
-      ),
-      Effect.withSpan(SpanName.kubeRequest(ctx.verb), {
-        kind: "client",
-        // A watch connection outlives the call that opened it: a trace of its own.
-        root: ctx.verb === "watch",
-        // The call site is always this module: a stack trace per request says nothing and
-        // cost ~40 µs of the client's CPU per apply in the benchmark.
-        captureStackTrace: false,
-        attributes: {
-          [SpanAttribute.method]: METHODS[ctx.verb] ?? ctx.verb.toUpperCase(),
-          [SpanAttribute.verb]: ctx.verb,
-          [SpanAttribute.resource]: ctx.resource,
-          ...(ctx.namespace !== undefined && ctx.namespace !== "" ? { [SpanAttribute.namespace]: ctx.namespace } : {}),
-          ...(ctx.name !== undefined ? { [SpanAttribute.name]: ctx.name } : {}),
-          ...(extra.dryRun === true ? { [SpanAttribute.dryRun]: true } : {})
-        }
-      })
+    return whenTraced(
+      () =>
+        call(observe).pipe(
+          Effect.onExit(() =>
+            Effect.annotateCurrentSpan({
+              [SpanAttribute.retryCount]: Math.max(0, attempts - 1),
+              ...(lastCode !== undefined && lastCode !== 0 ? { [SpanAttribute.statusCode]: lastCode } : {})
+            })
+          ),
+          Effect.withSpan(SpanName.kubeRequest(ctx.verb), {
+            kind: "client",
+            // A watch connection outlives the call that opened it: a trace of its own.
+            root: ctx.verb === "watch",
+            // The call site is always this module: a stack trace per request says nothing and
+            // cost ~40 µs of the client's CPU per apply in the benchmark.
+            captureStackTrace: false,
+            attributes: {
+              [SpanAttribute.method]: METHODS[ctx.verb] ?? ctx.verb.toUpperCase(),
+              [SpanAttribute.verb]: ctx.verb,
+              [SpanAttribute.resource]: ctx.resource,
+              ...(ctx.namespace !== undefined && ctx.namespace !== ""
+                ? { [SpanAttribute.namespace]: ctx.namespace }
+                : {}),
+              ...(ctx.name !== undefined ? { [SpanAttribute.name]: ctx.name } : {}),
+              ...(extra.dryRun === true ? { [SpanAttribute.dryRun]: true } : {})
+            }
+          })
+        ),
+      () => call(observe)
     )
   })
