@@ -124,7 +124,8 @@ export const withinLimits = <A, R>(
     readonly attemptBounded?: boolean
   }
 ): Effect.Effect<A, KubeError, R> =>
-  Effect.flatMap(Clock.currentTimeMillis, (start) => {
+  Effect.clockWith((clock) => {
+    const start = clock.unsafeCurrentTimeMillis()
     const { limits, target } = options
     // What the attempts so far said, for the report when the budget runs out; this
     // call's own, so plain variables do.

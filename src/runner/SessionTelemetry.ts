@@ -9,12 +9,13 @@ import { globalValue } from "effect/GlobalValue"
 import type { PublishedRoute, RouteState, RoutingMode } from "../domain/Routes.js"
 import {
   hosts,
-  modifySeries,
   publishDuration,
   publishToProgrammed,
   readErrors,
   SpanAttribute,
   SpanName,
+  unsafeModifySeries,
+  unsafeUpdateSeries,
   updateSeries,
   whenTraced
 } from "../services/Telemetry.js"
@@ -62,59 +63,54 @@ export const trackHosts = (input: TrackHostsInput): Effect.Effect<HostTracker, n
     const spans = new Map<string, Tracer.Span>()
     /** The published hosts that have had no verdict yet. */
     const awaiting = new Set<string>()
+    // Read once: every event is then accounted for in one synchronous step.
+    const clock = yield* Effect.clock
 
-    const gauge = (changes: ReadonlyArray<readonly [RouteState, number]>) =>
-      Effect.forEach(changes, ([state, by]) => modifySeries(hosts, [["mode", mode], ["state", state]], by), {
-        discard: true
-      })
+    const gauge = (state: RouteState, by: number) => unsafeModifySeries(hosts, [["mode", mode], ["state", state]], by)
 
     /** Holds `host` (once per tracker) and sets its state. */
-    const move = (host: string, next: RouteState) =>
-      Effect.suspend(() => {
-        const key = keyOf(host)
-        const entry = held.get(key)
-        const firstHold = !mine.has(key)
-        mine.add(key)
-        if (entry === undefined) {
-          held.set(key, { state: next, holders: 1 })
-          return gauge([[next, 1]])
-        }
-        if (firstHold) entry.holders += 1
-        if (entry.state === next) return Effect.void
-        const previous = entry.state
-        entry.state = next
-        return gauge([[previous, -1], [next, 1]])
-      })
+    const move = (host: string, next: RouteState) => {
+      const key = keyOf(host)
+      const entry = held.get(key)
+      const firstHold = !mine.has(key)
+      mine.add(key)
+      if (entry === undefined) {
+        held.set(key, { state: next, holders: 1 })
+        return gauge(next, 1)
+      }
+      if (firstHold) entry.holders += 1
+      if (entry.state === next) return
+      gauge(entry.state, -1)
+      entry.state = next
+      gauge(next, 1)
+    }
 
     const stateOf = (host: string): RouteState => held.get(keyOf(host))?.state ?? "pending"
 
-    const end = (host: string, exit: Exit.Exit<unknown, string>) =>
-      Effect.flatMap(Clock.currentTimeNanos, (now) =>
-        Effect.sync(() => {
-          const span = spans.get(host)
-          if (span === undefined) return
-          spans.delete(host)
-          span.attribute(SpanAttribute.state, stateOf(host))
-          span.end(now, exit)
-        }))
+    const end = (host: string, exit: Exit.Exit<unknown, string>, now: bigint) => {
+      const span = spans.get(host)
+      if (span === undefined) return
+      spans.delete(host)
+      span.attribute(SpanAttribute.state, stateOf(host))
+      span.end(now, exit)
+    }
 
-    const release = Effect.gen(function*() {
-      for (const host of [...spans.keys()]) yield* end(host, Exit.void)
-      const gone: Array<readonly [RouteState, number]> = []
+    const release = Effect.sync(() => {
+      const now = clock.unsafeCurrentTimeNanos()
+      for (const host of [...spans.keys()]) end(host, Exit.void, now)
       for (const key of mine) {
         const entry = held.get(key)
         if (entry === undefined || --entry.holders > 0) continue
         held.delete(key)
-        gone.push([entry.state, -1])
+        gauge(entry.state, -1)
       }
       mine.clear()
-      yield* gauge(gone)
     })
     yield* Effect.addFinalizer(() => release)
 
-    for (const row of input.known ?? []) yield* move(row.host, row.state)
+    for (const row of input.known ?? []) move(row.host, row.state)
     for (const route of input.publish?.routes ?? []) {
-      yield* move(route.host, "pending")
+      move(route.host, "pending")
       awaiting.add(route.host)
     }
     // Spans only when they go somewhere: Effect's own tracer keeps them nowhere.
@@ -134,40 +130,37 @@ export const trackHosts = (input: TrackHostsInput): Effect.Effect<HostTracker, n
           (span) => spans.set(route.host, span)
         ), { discard: true }), () => Effect.void)
 
-    const onRoute = (event: Extract<SessionEvent, { readonly type: "route" }>) =>
-      Effect.gen(function*() {
-        const now = yield* Clock.currentTimeNanos
-        // Only a host still awaiting its first verdict gets it now.
-        const first = event.state !== "pending" && awaiting.delete(event.host)
-        spans.get(event.host)?.event(
-          event.state,
-          now,
-          event.reason !== undefined ? { [SpanAttribute.reason]: event.reason } : {}
-        )
-        yield* move(event.host, event.state)
-        if (!first) return
-        if (event.state === "programmed" && input.publish !== undefined) {
-          const seconds = (Number(now / 1_000_000n) - input.publish.publishedAt) / 1000
-          yield* updateSeries(publishToProgrammed, [["mode", mode]], seconds)
-        }
-        if (event.reason !== undefined) spans.get(event.host)?.attribute(SpanAttribute.reason, event.reason)
-        yield* end(event.host, event.state === "unprogrammed" ? Exit.fail(event.reason ?? "unprogrammed") : Exit.void)
-      })
+    const onRoute = (event: Extract<SessionEvent, { readonly type: "route" }>) => {
+      const now = clock.unsafeCurrentTimeNanos()
+      // Only a host still awaiting its first verdict gets it now.
+      const first = event.state !== "pending" && awaiting.delete(event.host)
+      spans.get(event.host)?.event(
+        event.state,
+        now,
+        event.reason !== undefined ? { [SpanAttribute.reason]: event.reason } : {}
+      )
+      move(event.host, event.state)
+      if (!first) return
+      if (event.state === "programmed" && input.publish !== undefined) {
+        const seconds = (Number(now / 1_000_000n) - input.publish.publishedAt) / 1000
+        unsafeUpdateSeries(publishToProgrammed, [["mode", mode]], seconds)
+      }
+      if (event.reason !== undefined) spans.get(event.host)?.attribute(SpanAttribute.reason, event.reason)
+      end(event.host, event.state === "unprogrammed" ? Exit.fail(event.reason ?? "unprogrammed") : Exit.void, now)
+    }
+
+    const onReadError = (reason: string) => {
+      const now = clock.unsafeCurrentTimeNanos()
+      for (const span of spans.values()) span.event("read-error", now, { [SpanAttribute.reason]: reason })
+      unsafeUpdateSeries(readErrors, [["mode", mode]], 1)
+    }
 
     const observe = (event: SessionEvent): Effect.Effect<void> => {
       switch (event.type) {
         case "route":
-          return onRoute(event)
+          return Effect.sync(() => onRoute(event))
         case "read-error":
-          return Effect.flatMap(Clock.currentTimeNanos, (now) =>
-            Effect.zipRight(
-              Effect.sync(() => {
-                for (const span of spans.values()) {
-                  span.event("read-error", now, { [SpanAttribute.reason]: event.reason })
-                }
-              }),
-              updateSeries(readErrors, [["mode", mode]], 1)
-            ))
+          return Effect.sync(() => onReadError(event.reason))
         default:
           // `published` and the other kinds say nothing about a host's state.
           return Effect.void

@@ -166,20 +166,35 @@ const labelsFor = (metric: object, labels: ReadonlyArray<readonly [string, strin
 }
 
 /**
- * Updates `metric`'s series for `labels` (a counter adds, a histogram records).
- * Effect finds a series by the identity of its label array; `Metric.tagged` makes a new
- * array, a new key and a registry lookup on every update, which showed in the runner's
- * profile. One array per series, made once here, is found at once.
+ * Updates `metric`'s series for `labels` now (a counter adds, a histogram records), for
+ * code already inside an `Effect.sync`. Effect finds a series by the identity of its
+ * label array; `Metric.tagged` makes a new array, a new key and a registry lookup on
+ * every update, which showed in the runner's profile. One array per series, made once
+ * here, is found at once.
  */
+export const unsafeUpdateSeries = <In>(
+  metric: Metric.Metric<any, In, any>,
+  labels: ReadonlyArray<readonly [string, string]>,
+  value: In
+): void => metric.unsafeUpdate(value, labelsFor(metric, labels))
+
+/** Moves a gauge's series for `labels` by `by` now, as `unsafeUpdateSeries` does. */
+export const unsafeModifySeries = (
+  gauge: Metric.Metric.Gauge<number>,
+  labels: ReadonlyArray<readonly [string, string]>,
+  by: number
+): void => gauge.unsafeModify(by, labelsFor(gauge, labels))
+
+/** `unsafeUpdateSeries` as an effect. */
 export const updateSeries = <In>(
   metric: Metric.Metric<any, In, any>,
   labels: ReadonlyArray<readonly [string, string]>,
   value: In
-): Effect.Effect<void> => Effect.sync(() => metric.unsafeUpdate(value, labelsFor(metric, labels)))
+): Effect.Effect<void> => Effect.sync(() => unsafeUpdateSeries(metric, labels, value))
 
-/** Moves a gauge's series for `labels` by `by`, as `updateSeries` does. */
+/** `unsafeModifySeries` as an effect. */
 export const modifySeries = (
   gauge: Metric.Metric.Gauge<number>,
   labels: ReadonlyArray<readonly [string, string]>,
   by: number
-): Effect.Effect<void> => Effect.sync(() => gauge.unsafeModify(by, labelsFor(gauge, labels)))
+): Effect.Effect<void> => Effect.sync(() => unsafeModifySeries(gauge, labels, by))

@@ -43,7 +43,8 @@ export const makeAdmission = (permits: number): Admission => {
     free++
   }
 
-  const acquire = Effect.async<void>((resume) => {
+  const wait = Effect.async<void>((resume) => {
+    // Freed since `acquire` looked (the fiber may yield in between): taken at once.
     if (free > 0) {
       free--
       resume(Effect.void)
@@ -58,6 +59,12 @@ export const makeAdmission = (permits: number): Admission => {
       waiter.gone = true
       queued--
     })
+  })
+
+  const acquire = Effect.suspend(() => {
+    if (free === 0) return wait
+    free--
+    return Effect.void
   })
 
   const admit = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>

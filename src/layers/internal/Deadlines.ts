@@ -83,7 +83,8 @@ export const makeDeadlines = (limitMs: number): Deadlines => {
     })
 
   const arm = (onExpire: () => void): Effect.Effect<Deadline> =>
-    Effect.flatMap(Clock.currentTimeMillis, (now) => {
+    Effect.clockWith((clock) => {
+      const now = clock.unsafeCurrentTimeMillis()
       const entry: Entry = { at: now + limitMs, expire: onExpire }
       const deadline: Deadline = {
         disarm: () => {
