@@ -9,9 +9,32 @@ import { SessionRouter as SessionRouterTag } from "../services/SessionRouter.js"
 import * as EventRecorderLive from "./EventRecorderLive.js"
 import * as GatewayRouter from "./GatewayRouter.js"
 import * as IngressRouter from "./IngressRouter.js"
+import { makeAdmission } from "./internal/Admission.js"
+import { MAX_CALL_SOCKETS } from "./internal/ConnectionPool.js"
 import * as NoneRouter from "./NoneRouter.js"
 import * as RouteProbeLive from "./RouteProbeLive.js"
 import { RouteStatusSource } from "./RouteStatusSourceLayers.js"
+
+/**
+ * Publishes a router runs at once; the rest wait their turn, in order, before building
+ * anything, as a controller's workers take keys from its queue. Twice the live client's
+ * calls in flight, so that its connections always have a next request ready. A burst of
+ * thousands of publishes then holds thousands of small waiting fibers rather than
+ * thousands of half-built publishes, which were most of the runner's peak memory, and
+ * the sessions already published get their verdicts while the rest wait, instead of
+ * after the whole burst.
+ */
+export const PUBLISHES_AT_ONCE = 2 * MAX_CALL_SOCKETS
+
+/** `router` with its publishes admitted `PUBLISHES_AT_ONCE` at a time. */
+const bounded = <E, R>(router: Layer.Layer<SessionRouterTag, E, R>): Layer.Layer<SessionRouterTag, E, R> =>
+  Layer.effect(
+    SessionRouterTag,
+    Effect.map(SessionRouterTag, (service) => {
+      const admission = makeAdmission(PUBLISHES_AT_ONCE)
+      return { ...service, publish: (spec) => admission.admit(service.publish(spec)) }
+    })
+  ).pipe(Layer.provide(router))
 
 /**
  * A router layer together with the status source `RouterConfig` names, reading through
@@ -20,7 +43,7 @@ import { RouteStatusSource } from "./RouteStatusSourceLayers.js"
  */
 const withStatusSource = <E, R>(router: Layer.Layer<SessionRouterTag, E, R>) =>
   Layer.mergeAll(RouteStatusSource.layerConfig, EventRecorderLive.layer, RouteProbeLive.layer).pipe(
-    Layer.provideMerge(router)
+    Layer.provideMerge(bounded(router))
   )
 
 /** Picks the layer `RouterConfig` names; without a base domain nothing is published, whatever the mode. */
