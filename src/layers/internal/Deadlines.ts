@@ -42,7 +42,7 @@ export const makeDeadlines = (limitMs: number): Deadlines => {
   let head = 0
   let live = 0
   let sweeper: Fiber.RuntimeFiber<void> | undefined
-  /** Bumped whenever a sweeper is stopped, so that one already woken ends instead of sweeping on. */
+  /** Bumped whenever a sweeper is stopped or ends, so that one already woken ends instead of sweeping on. */
   let generation = 0
 
   const reset = () => {
