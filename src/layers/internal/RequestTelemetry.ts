@@ -29,8 +29,8 @@ export type ObserveAttempt = <A>(
 
 /**
  * Runs `call` (a whole call, its retries included) in a `kube.<verb>` span when spans
- * go somewhere (`whenTraced`). `call`
- * wraps each of its attempts with the `ObserveAttempt` it is given.
+ * go somewhere (`whenTraced`). `call` wraps each of its attempts with the
+ * `ObserveAttempt` it is given.
  */
 export const observeRequest = <A>(
   ctx: RequestContext,

@@ -94,22 +94,22 @@ export const makeRestTransport = (kc: k8s.KubeConfig, pools: ConnectionPools, se
   const prefix = (base.path ?? "/").replace(/\/+$/, "")
   const secure = base.protocol === "https:"
   return (call, onAnswer, onFailure) => {
-    let cancelled = false
     let request: http.ClientRequest | undefined
-    let settled = false
+    /** Set once a callback has been called or the request cancelled: nothing is said after. */
+    let over = false
     const answer = (value: RestAnswer) => {
-      if (settled || cancelled) return
-      settled = true
+      if (over) return
+      over = true
       onAnswer(value)
     }
     const fail = (error: unknown) => {
-      if (settled || cancelled) return
-      settled = true
+      if (over) return
+      over = true
       onFailure(error)
     }
     const options: https.RequestOptions = {}
     kc.applyToHTTPSOptions(options).then(() => {
-      if (cancelled) return
+      if (over) return
       // client-node sets them as an object (the token, impersonation), never as a raw list.
       const headers: http.OutgoingHttpHeaders = {
         ...(options.headers as http.OutgoingHttpHeaders | undefined),
@@ -170,8 +170,8 @@ export const makeRestTransport = (kc: k8s.KubeConfig, pools: ConnectionPools, se
       request.end(call.body)
     }, fail)
     return () => {
-      if (settled || cancelled) return
-      cancelled = true
+      if (over) return
+      over = true
       request?.destroy()
     }
   }
