@@ -113,80 +113,127 @@ const noAnswer = (target: CallTarget, after: Duration.Duration, attempts: number
  * (failing with `attemptTimedOut` when it passes) and races none here: a call that
  * succeeds at once forks no fiber at all.
  */
-export const withinLimits = <A, R>(
-  attempt: Effect.Effect<A, KubeError, R>,
-  options: {
-    readonly target: CallTarget
-    readonly limits: CallLimits
-    readonly retry: boolean
-    readonly schedule?: Schedule.Schedule<unknown, KubeError>
-    /** Whether `attempt` ends itself with `attemptTimedOut` once `limits.attempt` has passed. */
-    readonly attemptBounded?: boolean
-  }
-): Effect.Effect<A, KubeError, R> =>
-  Effect.clockWith((clock) => {
-    const start = clock.unsafeCurrentTimeMillis()
-    const { limits, target } = options
-    // What the attempts so far said, for the report when the budget runs out; this
-    // call's own, so plain variables do.
-    let attempts = 0
-    let last: KubeError | undefined
-    /** Set while an attempt is out. */
-    let inFlight = false
-    /** When the server last said anything (an error answer counts), else the call's start. */
-    let lastAnswerAt = start
+/** How one call is limited and retried. */
+export interface LimitOptions {
+  readonly target: CallTarget
+  readonly limits: CallLimits
+  readonly retry: boolean
+  readonly schedule?: Schedule.Schedule<unknown, KubeError>
+  /** Whether `attempt` ends itself with `attemptTimedOut` once `limits.attempt` has passed. */
+  readonly attemptBounded?: boolean
+}
 
-    const sent = Effect.suspend(() => {
-      attempts += 1
-      inFlight = true
-      return attempt
-    })
-    const bounded = options.attemptBounded === true
-      ? sent
-      : Effect.timeoutFail(sent, { duration: limits.attempt, onTimeout: () => attemptTimedOut(target, limits) })
-    const one = Effect.tapError(bounded, (error) =>
-      Effect.map(Clock.currentTimeMillis, (now) => {
-        last = error
-        inFlight = false
-        if (!(error._tag === "Transport" && error.kind === "no-answer")) lastAnswerAt = now
-      }))
-    // Without retries the one attempt is the call, and its limit is within the budget.
-    if (!options.retry) return one
+/** What one call's attempts so far said; the call's own, so plain fields do. */
+interface CallState {
+  attempts: number
+  last: KubeError | undefined
+  /** Set while an attempt is out. */
+  inFlight: boolean
+  /** When the server last said anything (an error answer counts), else the call's start. */
+  lastAnswerAt: number
+}
 
-    const budgetSpent = Effect.suspend(() => {
-      // Between attempts, after an answer: that answer is the evidence.
-      const answered = last !== undefined && !(last._tag === "Transport" && last.kind === "no-answer")
-      if (!inFlight && answered && last !== undefined) return Effect.fail(last)
-      // Otherwise the server has been silent: say for how long.
-      return Effect.flatMap(
-        Clock.currentTimeMillis,
-        (now) => Effect.fail(noAnswer(target, Duration.millis(now - lastAnswerAt), attempts))
+/** Notes an attempt that failed with `error` at `now`. */
+const failed = (state: CallState, error: KubeError, now: number) => {
+  state.last = error
+  state.inFlight = false
+  if (!(error._tag === "Transport" && error.kind === "no-answer")) state.lastAnswerAt = now
+}
+
+/** One call of `attempt` begun at `start`: its first attempt, and the retries after a first failure. */
+const limitedCall = <A, R>(attempt: Effect.Effect<A, KubeError, R>, options: LimitOptions, start: number) => {
+  const { limits, target } = options
+  const state: CallState = { attempts: 0, last: undefined, inFlight: false, lastAnswerAt: start }
+
+  const sent = Effect.suspend(() => {
+    state.attempts += 1
+    state.inFlight = true
+    return attempt
+  })
+  const bounded = options.attemptBounded === true
+    ? sent
+    : Effect.timeoutFail(sent, { duration: limits.attempt, onTimeout: () => attemptTimedOut(target, limits) })
+  const one = Effect.tapError(
+    bounded,
+    (error) => Effect.map(Clock.currentTimeMillis, (now) => failed(state, error, now))
+  )
+
+  const budgetSpent = Effect.suspend(() => {
+    // Between attempts, after an answer: that answer is the evidence.
+    const { last } = state
+    const answered = last !== undefined && !(last._tag === "Transport" && last.kind === "no-answer")
+    if (!state.inFlight && answered && last !== undefined) return Effect.fail(last)
+    // Otherwise the server has been silent: say for how long.
+    return Effect.flatMap(
+      Clock.currentTimeMillis,
+      (now) => Effect.fail(noAnswer(target, Duration.millis(now - state.lastAnswerAt), state.attempts))
+    )
+  })
+
+  const retried = (first: KubeError) =>
+    Effect.flatMap(Clock.currentTimeMillis, (now) => {
+      // The schedule and the predicate see the first failure as if the retry had made it.
+      let replay = true
+      const again = Effect.suspend(() => {
+        if (!replay) return one
+        replay = false
+        return Effect.fail(first)
+      })
+      return Effect.retry(again, {
+        schedule: options.schedule ?? transientRetrySchedule,
+        // The predicate holds whatever schedule is given: only what another try can fix.
+        while: (error) =>
+          !isRetryable(error)
+            ? false
+            : error._tag === "Transport" && error.kind === "refused"
+            ? Effect.map(Clock.currentTimeMillis, (at) => at - start < Duration.toMillis(REFUSED_BUDGET))
+            : true
+      }).pipe(
+        Effect.timeout(Duration.millis(Math.max(0, Duration.toMillis(limits.budget) - (now - start)))),
+        Effect.catchTag("TimeoutException", () => budgetSpent)
       )
     })
 
-    const retried = (first: KubeError) =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) => {
-        // The schedule and the predicate see the first failure as if the retry had made it.
-        let replay = true
-        const again = Effect.suspend(() => {
-          if (!replay) return one
-          replay = false
-          return Effect.fail(first)
-        })
-        return Effect.retry(again, {
-          schedule: options.schedule ?? transientRetrySchedule,
-          // The predicate holds whatever schedule is given: only what another try can fix.
-          while: (error) =>
-            !isRetryable(error)
-              ? false
-              : error._tag === "Transport" && error.kind === "refused"
-              ? Effect.map(Clock.currentTimeMillis, (at) => at - start < Duration.toMillis(REFUSED_BUDGET))
-              : true
-        }).pipe(
-          Effect.timeout(Duration.millis(Math.max(0, Duration.toMillis(limits.budget) - (now - start)))),
-          Effect.catchTag("TimeoutException", () => budgetSpent)
-        )
-      })
+  return { state, one, retried }
+}
 
-    return Effect.catchAll(one, retried)
+/**
+ * Runs one API call under its time limits: each attempt bounded by `limits.attempt`,
+ * transient failures retried on `schedule` when `retry` is on (a refused connection
+ * for `REFUSED_BUDGET` at most), and the whole within `limits.budget`. When the budget
+ * runs out, the last evidence is reported: the failure of the last attempt if it
+ * answered, or "no answer within ..." when the attempt then in flight had none.
+ *
+ * The budget's timer starts only once the first attempt has failed, with what is left
+ * of the budget: the first attempt is already bounded by its own limit (half the
+ * budget), and a call that succeeds at once, as nearly every call does, then races one
+ * timer instead of two. With `attemptBounded`, each attempt keeps its own limit
+ * (failing with `attemptTimedOut` when it passes) and races none here: a call that
+ * succeeds at once forks no fiber at all.
+ */
+export const withinLimits = <A, R>(
+  attempt: Effect.Effect<A, KubeError, R>,
+  options: LimitOptions
+): Effect.Effect<A, KubeError, R> =>
+  Effect.clockWith((clock) => {
+    const call = limitedCall(attempt, options, clock.unsafeCurrentTimeMillis())
+    // Without retries the one attempt is the call, and its limit is within the budget.
+    return options.retry ? Effect.catchAll(call.one, call.retried) : call.one
   })
+
+/**
+ * The rest of a call whose first attempt its caller made itself, begun at `start`
+ * and failed with `first` at `failedAt`: the retries `withinLimits` would have made,
+ * of `attempt`, within what is left of the same budget.
+ */
+export const retriedAfter = <A, R>(
+  first: KubeError,
+  times: { readonly start: number; readonly failedAt: number },
+  attempt: Effect.Effect<A, KubeError, R>,
+  options: LimitOptions
+): Effect.Effect<A, KubeError, R> => {
+  const call = limitedCall(attempt, options, times.start)
+  call.state.attempts = 1
+  failed(call.state, first, times.failedAt)
+  return call.retried(first)
+}

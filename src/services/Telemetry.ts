@@ -28,6 +28,9 @@ export const SpanName = {
  */
 const builtInTracer: Tracer.Tracer = Effect.runSync(Effect.tracer)
 
+/** Whether spans made for `tracer` are kept nowhere: it is Effect's built-in one. */
+export const keepsNoSpans = (tracer: Tracer.Tracer): boolean => tracer === builtInTracer
+
 /**
  * Runs `traced` when this fiber's spans go somewhere (a tracer other than Effect's
  * own is installed), and `untraced` when they would be kept nowhere.
@@ -35,7 +38,7 @@ const builtInTracer: Tracer.Tracer = Effect.runSync(Effect.tracer)
 export const whenTraced = <A, E, R>(
   traced: () => Effect.Effect<A, E, R>,
   untraced: () => Effect.Effect<A, E, R>
-): Effect.Effect<A, E, R> => Effect.flatMap(Effect.tracer, (tracer) => tracer === builtInTracer ? untraced() : traced())
+): Effect.Effect<A, E, R> => Effect.flatMap(Effect.tracer, (tracer) => keepsNoSpans(tracer) ? untraced() : traced())
 
 /** `Effect.withSpan`, made only when the span goes somewhere (`whenTraced`); `options` is read only then. */
 export const withSpanWhenTraced =

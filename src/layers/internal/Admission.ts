@@ -17,6 +17,14 @@ interface Waiter {
 export interface Admission {
   /** Runs `self` once one of the permits is free, in the order callers asked; the permit returns when it ends. */
   readonly admit: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  /**
+   * The same queue for a caller that is not a fiber: `admitted` runs once a permit is
+   * its own, at once when one is free. Until then the returned function leaves the
+   * queue (afterwards it does nothing). A permit taken this way goes back with
+   * `unsafeRelease`, exactly once.
+   */
+  readonly unsafeEnter: (admitted: () => void) => () => void
+  readonly unsafeRelease: () => void
   /** Callers waiting for a permit now. */
   readonly waiting: () => number
 }
@@ -67,10 +75,26 @@ export const makeAdmission = (permits: number): Admission => {
     return Effect.void
   })
 
+  const unsafeEnter = (admitted: () => void): () => void => {
+    if (free > 0) {
+      free--
+      admitted()
+      return () => {}
+    }
+    const waiter: Waiter = { wake: admitted, handed: false, gone: false }
+    queue.push(waiter)
+    queued++
+    return () => {
+      if (waiter.handed || waiter.gone) return
+      waiter.gone = true
+      queued--
+    }
+  }
+
   const admit = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
     Effect.uninterruptibleMask((restore) =>
       Effect.zipRight(restore(acquire), Effect.ensuring(restore(self), Effect.sync(release)))
     )
 
-  return { admit, waiting: () => queued }
+  return { admit, unsafeEnter, unsafeRelease: release, waiting: () => queued }
 }

@@ -7,8 +7,8 @@
  * oldest one and expires what is due. On TestClock the deadlines move with the test's
  * time like any other sleep.
  */
-import { Clock, Duration, Effect, FiberId, Runtime } from "effect"
-import type { Fiber } from "effect"
+import { Clock, Context, Duration, Effect, FiberId, Runtime } from "effect"
+import type { Fiber, FiberStatus } from "effect"
 
 /** An armed deadline: `disarm` once the attempt has its answer, so that it never expires. */
 export interface Deadline {
@@ -21,6 +21,11 @@ export interface Deadlines {
    * then, on the sweeper's fiber, unless disarmed first. It must not block.
    */
   readonly arm: (onExpire: () => void) => Effect.Effect<Deadline>
+  /**
+   * `arm` from outside a fiber: `clock` is the arming fiber's, and `runtime` gives its
+   * runtime, asked only when the sweeper has to start.
+   */
+  readonly unsafeArm: (clock: Clock.Clock, runtime: () => Runtime.Runtime<never>, onExpire: () => void) => Deadline
   /** Deadlines armed and neither expired nor disarmed. */
   readonly armed: () => number
 }
@@ -30,6 +35,14 @@ interface Entry {
   /** Cleared once the entry has expired or been disarmed. */
   expire: (() => void) | undefined
 }
+
+/** The runtime of a running fiber (what `Effect.runtime` gives it), made when asked. */
+export const runtimeOfFiber = (
+  fiber: Fiber.RuntimeFiber<unknown, unknown>,
+  status: FiberStatus.Running
+) =>
+(): Runtime.Runtime<never> =>
+  Runtime.make({ context: fiber.currentContext, fiberRefs: fiber.getFiberRefs(), runtimeFlags: status.runtimeFlags })
 
 /**
  * Deadlines of one length. The sweeper runs on the Clock of the fiber that armed the
@@ -82,30 +95,31 @@ export const makeDeadlines = (limitMs: number): Deadlines => {
       return Effect.void
     })
 
-  const arm = (onExpire: () => void): Effect.Effect<Deadline> =>
-    Effect.clockWith((clock) => {
-      const now = clock.unsafeCurrentTimeMillis()
-      const entry: Entry = { at: now + limitMs, expire: onExpire }
-      const deadline: Deadline = {
-        disarm: () => {
-          if (entry.expire === undefined) return
-          entry.expire = undefined
-          if (--live === 0) stop()
-        }
+  const unsafeArm = (clock: Clock.Clock, runtime: () => Runtime.Runtime<never>, onExpire: () => void): Deadline => {
+    const entry: Entry = { at: clock.unsafeCurrentTimeMillis() + limitMs, expire: onExpire }
+    queue.push(entry)
+    live++
+    if (sweeper === undefined) {
+      const mine = generation
+      const fiber = Runtime.runFork(runtime())(sweep(mine))
+      // Unless it already ended (everything due at once), it is the sweeper.
+      if (mine === generation) sweeper = fiber
+    }
+    return {
+      disarm: () => {
+        if (entry.expire === undefined) return
+        entry.expire = undefined
+        if (--live === 0) stop()
       }
-      queue.push(entry)
-      live++
-      if (sweeper !== undefined) return Effect.succeed(deadline)
-      return Effect.map(Effect.runtime<never>(), (runtime) => {
-        // Checked again: this fiber may have yielded since, and another started one.
-        if (sweeper !== undefined || entry.expire === undefined) return deadline
-        const mine = generation
-        const fiber = Runtime.runFork(runtime)(sweep(mine))
-        // Unless it already ended (everything due at once), it is the sweeper.
-        if (mine === generation) sweeper = fiber
-        return deadline
-      })
-    })
+    }
+  }
 
-  return { arm, armed: () => live }
+  const arm = (onExpire: () => void): Effect.Effect<Deadline> =>
+    Effect.withFiberRuntime((fiber, status) =>
+      Effect.succeed(
+        unsafeArm(Context.get(fiber.currentDefaultServices, Clock.Clock), runtimeOfFiber(fiber, status), onExpire)
+      )
+    )
+
+  return { arm, unsafeArm, armed: () => live }
 }

@@ -6,7 +6,14 @@
  */
 import { Cause, Effect, Exit, Option } from "effect"
 import type { KubeError, RequestContext } from "../../services/KubeError.js"
-import { apiRequests, codeLabel, SpanAttribute, SpanName, updateSeries, whenTraced } from "../../services/Telemetry.js"
+import {
+  apiRequests,
+  codeLabel,
+  SpanAttribute,
+  SpanName,
+  unsafeUpdateSeries,
+  whenTraced
+} from "../../services/Telemetry.js"
 
 /** The HTTP method of each verb: server-side apply is a PATCH, list and watch are GETs. */
 const METHODS: Readonly<Record<string, string>> = {
@@ -18,8 +25,12 @@ const METHODS: Readonly<Record<string, string>> = {
 }
 
 /** The status of an attempt that failed: the server's answer, or none (no answer, cut short). */
-const failedCode = (cause: Cause.Cause<KubeError>): number | undefined =>
+export const failedCode = (cause: Cause.Cause<KubeError>): number | undefined =>
   Option.match(Cause.failureOption(cause), { onNone: () => undefined, onSome: (error) => error.code })
+
+/** Counts one attempt of `ctx` that ended with `code` (undefined or 0: no answer). */
+export const countAttempt = (ctx: RequestContext, code: number | undefined): void =>
+  unsafeUpdateSeries(apiRequests, [["verb", ctx.verb], ["resource", ctx.resource], ["code", codeLabel(code)]], 1)
 
 /** Wraps one attempt so it is counted; `answered` gives the status of an attempt that succeeded. */
 export type ObserveAttempt = <A>(
@@ -41,14 +52,12 @@ export const observeRequest = <A>(
     let attempts = 0
     let lastCode: number | undefined
     const observe: ObserveAttempt = (attempt, answered) =>
-      Effect.onExit(attempt, (exit) => {
-        attempts += 1
-        lastCode = Exit.isSuccess(exit) ? answered() : failedCode(exit.cause)
-        return updateSeries(apiRequests, [["verb", ctx.verb], ["resource", ctx.resource], [
-          "code",
-          codeLabel(lastCode)
-        ]], 1)
-      })
+      Effect.onExit(attempt, (exit) =>
+        Effect.sync(() => {
+          attempts += 1
+          lastCode = Exit.isSuccess(exit) ? answered() : failedCode(exit.cause)
+          countAttempt(ctx, lastCode)
+        }))
     return whenTraced(
       () =>
         call(observe).pipe(
