@@ -178,12 +178,14 @@ const millisOf = (instant: FaultInstant): number =>
 const started = (fault: FaultSpec, now: number) => fault.from === undefined || now >= millisOf(fault.from)
 const ended = (fault: FaultSpec, now: number) => fault.until !== undefined && now >= millisOf(fault.until)
 
+interface FaultState {
+  readonly next: number
+  readonly faults: ReadonlyArray<ActiveFault>
+}
+
 /** An empty fault registry. */
 export const makeFaults: Effect.Effect<Faults> = Effect.gen(function*() {
-  const state = yield* Ref.make<{ readonly next: number; readonly faults: ReadonlyArray<ActiveFault> }>({
-    next: 1,
-    faults: []
-  })
+  const state = yield* Ref.make<FaultState>({ next: 1, faults: [] })
 
   const watchesClosed = yield* Ref.make(yield* Deferred.make<void>())
   const closeWatches = Effect.flatMap(
@@ -193,12 +195,33 @@ export const makeFaults: Effect.Effect<Faults> = Effect.gen(function*() {
   // A dying server takes its open watches with it.
   const server = yield* makeServerLifecycle(closeWatches)
 
-  const add = (spec: FaultSpec) =>
-    Ref.modify(state, (s) => [s.next, { next: s.next + 1, faults: [...s.faults, { ...spec, id: s.next }] }] as const)
+  /**
+   * Whether any fault is registered, kept beside the ref in the same step: with none
+   * (a cluster no test is breaking) a request proceeds without a fiber step here.
+   */
+  let none = true
+  const withFaults = (s: FaultState): FaultState => {
+    none = s.faults.length === 0
+    return s
+  }
 
-  const remove = (id: number) => Ref.update(state, (s) => ({ ...s, faults: s.faults.filter((f) => f.id !== id) }))
+  const add = (spec: FaultSpec) =>
+    Ref.modify(
+      state,
+      (s) => [s.next, withFaults({ next: s.next + 1, faults: [...s.faults, { ...spec, id: s.next }] })] as const
+    )
+
+  const remove = (id: number) =>
+    Ref.update(state, (s) => withFaults({ ...s, faults: s.faults.filter((f) => f.id !== id) }))
+
+  const proceed = Effect.succeed<Decision>({ _tag: "Proceed" })
 
   const intercept = (request: FaultRequest): Effect.Effect<Decision> =>
+    Effect.suspend(() =>
+      none && request.verb !== "watch" && server.unsafeState() === "running" ? proceed : interceptAny(request)
+    )
+
+  const interceptAny = (request: FaultRequest): Effect.Effect<Decision> =>
     Effect.gen(function*() {
       // A dead server refuses the connection; one killed while a pause held the request resets it.
       if ((yield* server.state) === "stopped") return { _tag: "Refused" } as const
@@ -235,7 +258,7 @@ export const makeFaults: Effect.Effect<Faults> = Effect.gen(function*() {
               : f
           )
           .filter((f) => (f.times === undefined || f.times > 0) && !ended(f, now))
-        return [used, { ...s, faults }] as const
+        return [used, withFaults({ ...s, faults })] as const
       })
       let delay = Duration.zero
       let decision: Decision = { _tag: "Proceed" }
@@ -281,7 +304,7 @@ export const makeFaults: Effect.Effect<Faults> = Effect.gen(function*() {
   return {
     add,
     remove,
-    clear: Ref.update(state, (s) => ({ ...s, faults: [] })),
+    clear: Ref.update(state, (s) => withFaults({ ...s, faults: [] })),
     active: Effect.flatMap(
       Clock.currentTimeMillis,
       (now) => Effect.map(Ref.get(state), (s) => s.faults.filter((f) => !ended(f, now)))

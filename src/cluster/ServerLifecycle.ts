@@ -60,6 +60,8 @@ export interface ServerLifecycle {
   readonly held: Effect.Effect<number>
   /** Waits until a pause holds at least `count` requests or watch events. */
   readonly awaitHeld: (count: number) => Effect.Effect<void>
+  /** The state now, without a fiber step: for the hot path of every request. */
+  readonly unsafeState: () => ServerState
   /** For the faces: waits while paused, then says whether the server is there to answer. */
   readonly awaitAnswering: Effect.Effect<"running" | "stopped">
   /** For clients inside the cluster (the simulated controllers): waits until it runs, paused or stopped. */
@@ -77,13 +79,21 @@ export const makeServerLifecycle = (onStop: Effect.Effect<void>): Effect.Effect<
     // Transitions one at a time: a restart racing a stop must not leave a listener behind.
     const lock = yield* Effect.makeSemaphore(1)
 
-    const transition = (from: ServerState, to: ServerState) =>
-      SubscriptionRef.update(state, (s) => (s === from ? to : s))
+    /**
+     * The state as a plain value too, set in the same step as the ref: every request
+     * and every controller call asks whether the server runs, and a ref read costs
+     * several fiber steps where this costs none.
+     */
+    let current: ServerState = "running"
+    const setState = (next: (s: ServerState) => ServerState) =>
+      SubscriptionRef.update(state, (s) => (current = next(s)))
+
+    const transition = (from: ServerState, to: ServerState) => setState((s) => (s === from ? to : s))
 
     const stopNow = Effect.gen(function*() {
       if ((yield* SubscriptionRef.get(state)) === "stopped") return
       // The state first: requests waiting out a pause wake up to a dead server, not a live one.
-      yield* SubscriptionRef.set(state, "stopped")
+      yield* setState(() => "stopped")
       yield* onStop
       yield* Effect.forEach(yield* Ref.get(hooks), (h) => h.stop, { discard: true })
     })
@@ -91,27 +101,31 @@ export const makeServerLifecycle = (onStop: Effect.Effect<void>): Effect.Effect<
     const restart = Effect.gen(function*() {
       yield* stopNow
       yield* Effect.forEach(yield* Ref.get(hooks), (h) => h.restart, { discard: true })
-      yield* SubscriptionRef.set(state, "running")
+      yield* setState(() => "running")
     })
 
-    const awaitAnswering = Effect.flatMap(SubscriptionRef.get(state), (now) =>
-      now !== "paused"
-        ? Effect.succeed(now)
-        : Effect.acquireUseRelease(
-          SubscriptionRef.update(held, (n) => n + 1),
-          () =>
-            state.changes.pipe(
-              Stream.filter((s): s is "running" | "stopped" => s !== "paused"),
-              Stream.runHead,
-              Effect.map(Option.getOrElse((): "running" | "stopped" => "stopped"))
-            ),
-          () => SubscriptionRef.update(held, (n) => n - 1)
-        ))
+    const running = Effect.succeed("running" as const)
+    const awaitAnswering = Effect.suspend(() =>
+      current === "running" ? running : Effect.flatMap(SubscriptionRef.get(state), (now) =>
+        now !== "paused"
+          ? Effect.succeed(now)
+          : Effect.acquireUseRelease(
+            SubscriptionRef.update(held, (n) => n + 1),
+            () =>
+              state.changes.pipe(
+                Stream.filter((s): s is "running" | "stopped" => s !== "paused"),
+                Stream.runHead,
+                Effect.map(Option.getOrElse((): "running" | "stopped" => "stopped"))
+              ),
+            () => SubscriptionRef.update(held, (n) => n - 1)
+          ))
+    )
 
-    const awaitRunning = Effect.flatMap(SubscriptionRef.get(state), (now) =>
-      now === "running"
+    const awaitRunning = Effect.suspend(() =>
+      current === "running"
         ? Effect.void
-        : Effect.asVoid(Stream.runHead(Stream.filter(state.changes, (s) => s === "running"))))
+        : Effect.asVoid(Stream.runHead(Stream.filter(state.changes, (s) => s === "running")))
+    )
 
     return {
       state: SubscriptionRef.get(state),
@@ -122,6 +136,7 @@ export const makeServerLifecycle = (onStop: Effect.Effect<void>): Effect.Effect<
       resume: lock.withPermits(1)(transition("paused", "running")),
       stop: lock.withPermits(1)(stopNow),
       restart: lock.withPermits(1)(restart),
+      unsafeState: () => current,
       awaitAnswering: awaitAnswering as Effect.Effect<"running" | "stopped">,
       awaitRunning,
       attach: (h) =>
