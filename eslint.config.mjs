@@ -13,7 +13,7 @@ const cli = ["**/cli/*", "**/cli/**"]
 const cluster = ["**/cluster/*", "**/cluster/**", "session-routing/local-cluster"]
 
 export default tseslint.config(
-  { ignores: ["node_modules/**", "reports/**", ".stryker-tmp/**", "coverage/**", "dist/**"] },
+  { ignores: ["node_modules/**", "reports/**", ".stryker-tmp/**", "coverage/**", "dist/**", "build/**"] },
   {
     files: ["**/*.ts", "**/*.mjs"],
     languageOptions: { parser: tseslint.parser, ecmaVersion: 2022, sourceType: "module" },

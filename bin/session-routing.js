@@ -1,8 +1,13 @@
 #!/usr/bin/env node
-// The `session-routing` executable. The package ships TypeScript sources without a
-// build step, so this registers tsx's ESM loader in-process (no child process, so
-// signals and the exit status are the CLI's own) and then loads the real entry.
-import { register } from "tsx/esm/api"
-
-register()
-await import("../src/cli/main.ts")
+// The `session-routing` executable: the compiled CLI (`npm run build` writes build/,
+// and `npm ci`, `npm start` and `npm test` run it).
+try {
+  await import("../build/esm/cli/main.js")
+} catch (error) {
+  // Only the entry itself missing; a dependency missing below it is reported as it is.
+  if (error?.code === "ERR_MODULE_NOT_FOUND" && String(error.url).endsWith("/build/esm/cli/main.js")) {
+    process.stderr.write("session-routing: the CLI is not built; run `npm run build` in the package first\n")
+    process.exit(1)
+  }
+  throw error
+}

@@ -61,8 +61,13 @@ describe("the library's import graph", () => {
   })
 
   it("offers LocalCluster from its own entry point, declared in package.json", () => {
-    const manifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { exports: Record<string, string> }
-    expect(manifest.exports["./local-cluster"]).toBe("./src/cluster/index.ts")
+    const manifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as {
+      exports: Record<string, { readonly types: string; readonly import: string }>
+    }
+    expect(manifest.exports["./local-cluster"]).toEqual({
+      types: "./build/dts/cluster/index.d.ts",
+      import: "./build/esm/cluster/index.js"
+    })
     const graph = importGraph("src/cluster/index.ts")
     expect(graph.files).toContain("src/cluster/LocalCluster.ts")
     // The API server's rules it applies are its own, not the library's.

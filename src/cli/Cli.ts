@@ -5,7 +5,7 @@
  */
 import { type CliApp, Command, ValidationError } from "@effect/cli"
 import { Console, Effect, FiberRef } from "effect"
-import packageJson from "../../package.json" with { type: "json" }
+import packageJson from "session-routing/package.json" with { type: "json" }
 import * as TracingExport from "../layers/TracingExport.js"
 import { RouterConfigError } from "../services/RouterConfig.js"
 import { CliError, ExitCode } from "./CliError.js"

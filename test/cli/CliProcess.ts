@@ -18,8 +18,8 @@ export interface CliProcess {
   readonly stdout: () => string
   readonly stderr: () => string
   /**
-   * Waits until stdout holds a line `line` accepts and returns it. Start-up includes
-   * tsx compiling the sources, seconds on a busy machine, hence the generous default.
+   * Waits until stdout holds a line `line` accepts and returns it. Start-up loads the
+   * whole compiled CLI, over a second on a busy machine, hence the generous default.
    */
   readonly stdoutLine: (
     line: (text: string) => boolean,

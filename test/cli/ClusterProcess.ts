@@ -51,8 +51,8 @@ export const parseClusterInfo = (stdout: string): ClusterInfo | undefined => {
 
 /**
  * Spawns `node bin/session-routing.js cluster <args>` and waits for its URL lines.
- * Start-up includes tsx compiling the sources, which takes seconds on a busy machine,
- * hence the generous default.
+ * Start-up loads the whole compiled CLI, over a second on a busy machine, hence the
+ * generous default.
  */
 export const startClusterProcess = (
   args: ReadonlyArray<string>,

@@ -115,5 +115,5 @@ describe("span export in a process", () => {
         })
       ),
     120_000
-  ) // two processes, each compiling the sources with tsx: slow on a busy machine
+  ) // two processes, each loading the whole CLI: slow on a busy machine
 })

@@ -38,6 +38,13 @@ import {
 } from "./storeStatus.js"
 import { workloadUpdateErrors } from "./workloadValidation.js"
 
+/** An object a create has checked and completed, not yet stored, and where it goes. */
+interface Prepared {
+  readonly object: KubeObject
+  readonly key: string
+  readonly namespace: string | undefined
+}
+
 /** Creates, replaces and status writes over the buckets. */
 export const makeWrites = (state: StoreState, buckets: Buckets, allocator: ReturnType<typeof makeAllocator>) => {
   const { bucketOf, commitDelete, commitWrite, namespaceExists, servedBucket } = buckets
@@ -50,12 +57,6 @@ export const makeWrites = (state: StoreState, buckets: Buckets, allocator: Retur
   }
 
   // -- create -----------------------------------------------------------------
-
-  interface Prepared {
-    readonly object: KubeObject
-    readonly key: string
-    readonly namespace: string | undefined
-  }
 
   /** Everything a create does before storing, shared by POST, PUT-to-create and apply-to-create. */
   const prepareCreate = (
