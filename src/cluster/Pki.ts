@@ -4,7 +4,7 @@
  * subject names the user (CN) and its groups (O), which is how the API server reads them.
  */
 import { Clock, Effect } from "effect"
-import forge from "node-forge"
+import type forge from "node-forge"
 import { generateKeyPair, randomBytes } from "node:crypto"
 
 /** A certificate and its private key, PEM. */
@@ -76,7 +76,12 @@ interface Issue {
   readonly selfKey: string
 }
 
-const issue = (now: number, spec: Issue): forge.pki.Certificate => {
+type Forge = typeof forge
+
+/** node-forge, loaded when a cluster first makes certificates: only a secured cluster needs it. */
+const loadForge: Effect.Effect<Forge> = Effect.promise(() => import("node-forge").then((module) => module.default))
+
+const issue = (forge: Forge, now: number, spec: Issue): forge.pki.Certificate => {
   const cert = forge.pki.createCertificate()
   cert.publicKey = forge.pki.publicKeyFromPem(spec.publicKey)
   cert.serialNumber = nextSerial()
@@ -93,9 +98,10 @@ const issue = (now: number, spec: Issue): forge.pki.Certificate => {
 /** Makes a CA: its own key and a self-signed certificate. */
 export const makeCertificateAuthority = (name = "local-cluster-ca"): Effect.Effect<CertificateAuthority> =>
   Effect.gen(function*() {
+    const forge = yield* loadForge
     const now = yield* Clock.currentTimeMillis
     const keys = yield* rsaKey
-    const caCert = issue(now, {
+    const caCert = issue(forge, now, {
       subject: [{ name: "commonName", value: name }],
       days: CA_DAYS,
       extensions: [
@@ -110,7 +116,7 @@ export const makeCertificateAuthority = (name = "local-cluster-ca"): Effect.Effe
       Effect.gen(function*() {
         const at = yield* Clock.currentTimeMillis
         const pair = yield* sharedLeafKey
-        const cert = issue(at, {
+        const cert = issue(forge, at, {
           subject,
           days: LEAF_DAYS,
           extensions,

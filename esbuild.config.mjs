@@ -1,0 +1,30 @@
+/**
+ * The `session-routing` CLI as one bundle (build/cli/): loading a single file in place
+ * of the hundreds of modules Effect, @effect/cli and the library are made of is what
+ * lets the command start in a fraction of a second. Parts only some commands use are
+ * split into chunks loaded on demand (client-node is imported when a kubeconfig is
+ * first read, OpenTelemetry when OTEL_* asks for export). Packages that stay outside
+ * the bundle are loaded from node_modules as the library loads them: client-node and
+ * OpenTelemetry (big, and lazily imported), node-forge and yaml.
+ *
+ * Run by `npm run build`.
+ */
+import { build } from "esbuild"
+
+await build({
+  entryPoints: { main: "src/cli/main.ts" },
+  outdir: "build/cli",
+  bundle: true,
+  splitting: true,
+  format: "esm",
+  platform: "node",
+  target: "node20",
+  sourcemap: true,
+  logLevel: "warning",
+  external: ["@kubernetes/client-node", "@opentelemetry/*", "@effect/opentelemetry", "node-forge", "yaml"],
+  // A CommonJS dependency inside an ES module bundle still calls require.
+  banner: {
+    js:
+      "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);"
+  }
+})

@@ -1,0 +1,64 @@
+/**
+ * What the executable loads to start: the bundled CLI answers `--version` and `--help`
+ * without resolving client-node, node-forge or OpenTelemetry (each is imported only
+ * by the command that needs it), which is most of what a start used to cost. Every
+ * module the process resolves is recorded by a resolve hook registered before the
+ * executable runs.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { execFile } from "node:child_process"
+import { mkdtempSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+
+const bin = fileURLToPath(new URL("../../bin/session-routing.js", import.meta.url))
+
+/** A script for `--import` that logs each module resolved (not Node's own) to stderr, one `resolved <url>` line each. */
+const hook = (() => {
+  const dir = mkdtempSync(join(tmpdir(), "startup-"))
+  const file = join(dir, "log-resolve.mjs")
+  const hooks = `export async function resolve(specifier, context, next) {
+    const resolved = await next(specifier, context)
+    if (!resolved.url.startsWith("node:")) process.stderr.write("resolved " + resolved.url + "\\n")
+    return resolved
+  }`
+  writeFileSync(
+    file,
+    `import { register } from "node:module"\nregister(${
+      JSON.stringify(`data:text/javascript,${encodeURIComponent(hooks)}`)
+    })\n`
+  )
+  return file
+})()
+
+/** The modules `session-routing <args>` resolves, and its exit status. */
+const resolvedBy = (args: ReadonlyArray<string>) =>
+  Effect.async<{ readonly code: number; readonly resolved: ReadonlyArray<string> }>((resume) => {
+    const child = execFile(
+      process.execPath,
+      ["--import", hook, bin, ...args],
+      { env: { PATH: process.env.PATH ?? "" }, timeout: 60_000 },
+      (error, _stdout, stderr) =>
+        resume(Effect.succeed({
+          code: error === null ? 0 : Number(error.code ?? 1),
+          resolved: stderr.split("\n").filter((line) => line.startsWith("resolved ")).map((line) => line.slice(9))
+        }))
+    )
+    return Effect.sync(() => child.kill())
+  })
+
+describe("the executable's start", () => {
+  for (const args of [["--version"], ["--help"]]) {
+    it.live(`${args.join(" ")} runs the bundle and loads neither client-node, node-forge nor OpenTelemetry`, () =>
+      Effect.gen(function*() {
+        const { code, resolved } = yield* resolvedBy(args)
+        expect(code).toBe(0)
+        expect(resolved.some((url) => url.endsWith("/build/cli/main.js"))).toBe(true)
+        expect(resolved.filter((url) => /client-node|node-forge|opentelemetry/.test(url))).toEqual([])
+        // Nothing from the sources: the bundle is all it runs.
+        expect(resolved.filter((url) => url.endsWith(".ts"))).toEqual([])
+      }))
+  }
+})
