@@ -12,7 +12,6 @@
 import * as k8s from "@kubernetes/client-node"
 import { Clock, Effect, Fiber, Layer, Ref } from "effect"
 import { spawn } from "node:child_process"
-import * as fs from "node:fs"
 import * as path from "node:path"
 import * as readline from "node:readline"
 import { fileURLToPath } from "node:url"
@@ -24,6 +23,7 @@ import * as RouterConfigLive from "../src/layers/RouterConfigLive.js"
 import { SessionRouter } from "../src/layers/SessionRouterLayers.js"
 import { RouterConfig } from "../src/services/RouterConfig.js"
 import { bareWatch } from "./bareWatch.js"
+import { gc, mainThreadCpuMs, percentile } from "./processStats.js"
 
 export interface Scenario {
   readonly mode: "ingress" | "gateway"
@@ -71,29 +71,6 @@ export interface Measured {
 
 const CONTROLLER_DELAY_MS = 1_000
 const here = path.dirname(fileURLToPath(import.meta.url))
-
-/** A full collection when node runs with --expose-gc (the bench passes it); otherwise a no-op. */
-export const gc = (): void => (globalThis as { gc?: () => void }).gc?.()
-
-/**
- * The main thread's CPU so far (user + system), ms, from /proc (Linux; undefined
- * elsewhere). `process.cpuUsage` counts every thread of the process.
- */
-export const mainThreadCpuMs = (): number | undefined => {
-  try {
-    const stat = fs.readFileSync(`/proc/self/task/${process.pid}/stat`, "utf8")
-    // The fields after the command name, which is in parentheses and may hold spaces.
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
-    // utime and stime (fields 14 and 15 of the whole line), in clock ticks of 10 ms.
-    return (Number(fields[11]) + Number(fields[12])) * 10
-  } catch {
-    return undefined
-  }
-}
-
-/** The value at fraction `p` (0..1) of an ascending array; 0 for an empty one. */
-export const percentile = (sorted: ReadonlyArray<number>, p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? 0
 
 /** What the cluster process prints first: where it listens and what it set up. */
 export interface ClusterInfo {

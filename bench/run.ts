@@ -17,8 +17,8 @@ import { SessionRouter } from "../src/layers/SessionRouterLayers.js"
 import { KubeClient } from "../src/services/KubeClient.js"
 
 import { applyThroughput } from "./applies.js"
-import { gc, percentile } from "./health.js"
 import { routeHealth } from "./healthReport.js"
+import { gc, percentile } from "./processStats.js"
 import { scale } from "./scale.js"
 
 const SESSIONS = 300

@@ -15,8 +15,9 @@ import * as readline from "node:readline"
 import { fileURLToPath } from "node:url"
 import { RouterConfigLive } from "../src/index.js"
 import type { BarePublished } from "./barePublish.js"
-import { type ClusterInfo, clusterProcess, difference, percentile, requestsByVerb } from "./health.js"
+import { type ClusterInfo, clusterProcess, difference, requestsByVerb } from "./health.js"
 import { type Check, printChecks, verbs } from "./healthReport.js"
+import { percentile } from "./processStats.js"
 import type { RunnerResult } from "./scaleRunner.js"
 
 const DEFAULT_SIZES = [1_000, 10_000]

@@ -7,9 +7,9 @@
 import { NodeRuntime } from "@effect/platform-node"
 import * as k8s from "@kubernetes/client-node"
 import { Effect, Layer, Metric, MetricState, Option, Stream } from "effect"
-import { KubeClientLive, publishSession, RouterConfig, RouterConfigLive, SessionRouter } from "../src/index.js"
-import { barePublish } from "./barePublish.js"
-import { gc, mainThreadCpuMs } from "./health.js"
+// The package as a runner installs it: its compiled build, through its exports map.
+import { KubeClientLive, publishSession, RouterConfig, RouterConfigLive, SessionRouter } from "session-routing"
+import { gc, mainThreadCpuMs } from "./processStats.js"
 
 /** The ports of every session. */
 const PORTS = [8080, 8081, 8082] as const
@@ -161,6 +161,8 @@ const floor = (sessions: number) =>
     const kc = new k8s.KubeConfig()
     kc.loadFromDefault()
     const config = yield* Effect.orDie(Effect.provide(RouterConfig, RouterConfigLive.layer))
+    // Loaded only here: it builds its objects with the sources, which a runner process must not load.
+    const { barePublish } = yield* Effect.promise(() => import("./barePublish.js"))
     const result = yield* Effect.promise(() =>
       barePublish({
         server: kc.getCurrentCluster()!.server,
