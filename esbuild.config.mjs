@@ -10,6 +10,10 @@
  * Run by `npm run build`.
  */
 import { build } from "esbuild"
+import { rmSync } from "node:fs"
+
+// Chunk names carry a hash of their content: a rebuild must not leave old ones beside.
+rmSync("build/cli", { recursive: true, force: true })
 
 await build({
   entryPoints: { main: "src/cli/main.ts" },

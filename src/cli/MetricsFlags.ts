@@ -5,7 +5,7 @@
  */
 import { Options } from "@effect/cli"
 import { Console, Effect, Option } from "effect"
-import { DEFAULT_METRICS_HOST, serve } from "../layers/MetricsServer.js"
+import { DEFAULT_METRICS_HOST } from "../services/Telemetry.js"
 import { type CliError, cliError } from "./CliError.js"
 
 /** The metrics options, spread into a command's own. */
@@ -43,7 +43,9 @@ export const withMetricsServer =
         port < 0 || port > 65535
           ? Effect.fail(cliError(`--metrics-port ${port} must be a TCP port from 0 to 65535`))
           : Effect.scoped(
-            serve({ port, host: flags.metricsHost }).pipe(
+            // Loaded only here: the HTTP server it runs is of no use to any other start.
+            Effect.promise(() => import("../layers/MetricsServer.js")).pipe(
+              Effect.flatMap((server) => server.serve({ port, host: flags.metricsHost })),
               Effect.mapError((error) =>
                 cliError(
                   `cannot serve metrics on ${flags.metricsHost} port ${port}: ${

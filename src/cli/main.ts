@@ -3,7 +3,7 @@
  * exit status the command chose (0, 1, 3, ...) or the one its stop meant (130, 141,
  * 143). `bin/session-routing.js` loads it.
  */
-import { NodeContext } from "@effect/platform-node"
+import * as NodeContext from "@effect/platform-node/NodeContext"
 import { makeRunMain, type Teardown } from "@effect/platform/Runtime"
 import { Cause, Effect, Exit } from "effect"
 import { constVoid } from "effect/Function"

@@ -8,6 +8,7 @@ import * as HttpRouter from "@effect/platform/HttpRouter"
 import type { ServeError } from "@effect/platform/HttpServerError"
 import { Effect, type Scope } from "effect"
 import { createServer } from "node:http"
+import { DEFAULT_METRICS_HOST } from "../services/Telemetry.js"
 import { httpApp } from "./RoutingMetrics.js"
 
 /** Where to listen. Port 0 takes any free port. */
@@ -16,9 +17,6 @@ export interface MetricsServerOptions {
   /** Default `127.0.0.1`. */
   readonly host?: string
 }
-
-/** The default address the metrics server binds. */
-export const DEFAULT_METRICS_HOST = "127.0.0.1"
 
 /** Serves `/metrics` until the scope closes; succeeds with the URL it is reachable at once it listens. */
 export const serve = (

@@ -8,6 +8,9 @@ import { Effect, Metric, MetricBoundaries, MetricLabel, type Tracer } from "effe
 /** Every metric name starts with this; the Prometheus endpoint serves exactly these. */
 export const METRIC_PREFIX = "session_routing_"
 
+/** The address the metrics endpoint binds unless told otherwise: this host only. */
+export const DEFAULT_METRICS_HOST = "127.0.0.1"
+
 /** Span names. */
 export const SpanName = {
   /** One `publishSession`: validation, the router's writes, and starting the hosts' health. */
