@@ -3,21 +3,20 @@
  * of the hundreds of modules Effect, @effect/cli and the library are made of is what
  * lets the command start in a fraction of a second. Parts only some commands use are
  * split into chunks loaded on demand (client-node is imported when a kubeconfig is
- * first read, OpenTelemetry when OTEL_* asks for export). Packages that stay outside
- * the bundle are loaded from node_modules as the library loads them: client-node and
- * OpenTelemetry (big, and lazily imported), node-forge and yaml.
+ * first read, OpenTelemetry when OTEL_* asks for export, the metrics server with
+ * --metrics-port). Packages that stay outside the bundle are loaded from node_modules
+ * as the library loads them: client-node and OpenTelemetry (big, and imported lazily),
+ * node-forge and yaml.
  *
- * Run by `npm run build`.
+ * `node esbuild.config.mjs` builds it (`npm run build` runs that); the bench bundles
+ * its startup floor with the same options.
  */
 import { build } from "esbuild"
 import { rmSync } from "node:fs"
+import { pathToFileURL } from "node:url"
 
-// Chunk names carry a hash of their content: a rebuild must not leave old ones beside.
-rmSync("build/cli", { recursive: true, force: true })
-
-await build({
-  entryPoints: { main: "src/cli/main.ts" },
-  outdir: "build/cli",
+/** How an entry point of the CLI is bundled. */
+export const bundleOptions = {
   bundle: true,
   splitting: true,
   format: "esm",
@@ -31,4 +30,10 @@ await build({
     js:
       "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);"
   }
-})
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
+  // Chunk names carry a hash of their content: a rebuild must not leave old ones beside.
+  rmSync("build/cli", { recursive: true, force: true })
+  await build({ ...bundleOptions, entryPoints: { main: "src/cli/main.ts" }, outdir: "build/cli" })
+}

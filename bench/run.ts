@@ -20,6 +20,7 @@ import { applyThroughput } from "./applies.js"
 import { routeHealth } from "./healthReport.js"
 import { gc, percentile } from "./processStats.js"
 import { scale } from "./scale.js"
+import { startup } from "./startup.js"
 
 const SESSIONS = 300
 const WATCHED_CHANGES = 300
@@ -186,14 +187,15 @@ const clusterApplies = Effect.map(applyThroughput(), (measured) => {
 })
 
 /**
- * The sections `BENCH_ONLY` names (comma-separated: publish, health, applies, scale), or
+ * The sections `BENCH_ONLY` names (comma-separated: publish, health, applies, scale, startup), or
  * all of them. Each answers whether its targets were met.
  */
 const sections: ReadonlyArray<readonly [string, Effect.Effect<boolean, unknown>]> = [
   ["publish", Effect.map(program, report)],
   ["health", routeHealth],
   ["applies", clusterApplies],
-  ["scale", scale]
+  ["scale", scale],
+  ["startup", startup]
 ]
 const only = (process.env.BENCH_ONLY ?? "").split(",").map((name) => name.trim()).filter((name) => name !== "")
 const unknown = only.filter((name) => !sections.some(([section]) => section === name))
