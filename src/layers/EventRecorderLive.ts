@@ -136,8 +136,11 @@ export const makeWith = (
       return lastNanos
     })
 
+    // A write the client already bounds gets no second timer: Effect.timeoutFail forks
+    // and races two fibers per write, which at a thousand sessions was most of an
+    // Event's cost to the runner.
     const bounded = <A>(what: string, self: Effect.Effect<A, KubeError>): Effect.Effect<A, WriteFailure> =>
-      Effect.timeoutFail(self, {
+      writes.timeLimited === true ? self : Effect.timeoutFail(self, {
         duration: timeout,
         onTimeout: (): WriteFailure => ({
           _tag: "TimedOut",
@@ -201,8 +204,12 @@ export const makeWith = (
       })
 
     /** Another recorder (another runner, or this one before a restart) may have taken the name: the next instant is another. */
-    const create = (entry: Series, count: number): Effect.Effect<void, WriteFailure> =>
-      createOnce(entry, count).pipe(Effect.retry({ while: (failure) => failure._tag === "AlreadyExists", times: 5 }))
+    const create = (entry: Series, count: number, tries = 6): Effect.Effect<void, WriteFailure> =>
+      Effect.catchIf(
+        createOnce(entry, count),
+        (failure) => failure._tag === "AlreadyExists" && tries > 1,
+        () => create(entry, count, tries - 1)
+      )
 
     const repeat = (entry: Series, name: string, count: number): Effect.Effect<void, WriteFailure> =>
       Effect.gen(function*() {

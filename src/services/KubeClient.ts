@@ -52,6 +52,11 @@ export interface EventWrites {
     name: string,
     patch: Record<string, unknown>
   ) => Effect.Effect<A, KubeError>
+  /**
+   * Set when every write already ends within the client's own API time limit (the live
+   * client's do), so that a recorder need not bound them again.
+   */
+  readonly timeLimited?: true
 }
 
 export interface ApplyOptions {

@@ -7,7 +7,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Fiber, Layer, Logger, Metric, Option, Ref, Scope, TestClock } from "effect"
 import { Fault } from "../../src/cluster/Faults.js"
 import { type ClusterHandle, LocalCluster } from "../../src/cluster/LocalCluster.js"
-import { EventReason, type Occurrence, podReference, SPAM_BURST } from "../../src/domain/KubeEvents.js"
+import { eventName, EventReason, type Occurrence, podReference, SPAM_BURST } from "../../src/domain/KubeEvents.js"
 import type { CoreEvent, EventV1, Namespace } from "../../src/domain/Objects.js"
 import { EventResource, EventV1Resource, NamespaceResource } from "../../src/domain/Resources.js"
 import * as EventRecorderLive from "../../src/layers/EventRecorderLive.js"
@@ -111,6 +111,47 @@ describe("EventRecorderLive", () => {
         ]))
       expect(events).toHaveLength(2)
       expect(events[0]?.eventTime).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/)
+    }))
+
+  it.scoped("takes the next instant's name when another recorder holds one, six names at most", () =>
+    Effect.gen(function*() {
+      const { cluster, recorder, v1Events } = yield* setUp()
+      // Another recorder (or this one before a restart) wrote at the instants this one picks first.
+      const taken = (nanos: bigint) =>
+        Effect.orDie(cluster.store.create(EventV1Resource, NS, {
+          apiVersion: "events.k8s.io/v1",
+          kind: "Event",
+          metadata: { name: eventName("telo-run-s1", nanos), namespace: NS },
+          eventTime: "2026-01-01T00:00:00.000000Z",
+          reportingController: "other",
+          reportingInstance: "other-1",
+          action: "Publish",
+          reason: "Other",
+          type: "Normal",
+          regarding: { kind: "Pod", namespace: NS, name: "telo-run-s1" }
+        } as EventV1))
+      for (const nanos of [1n, 2n]) yield* taken(nanos)
+      const before = yield* counts
+      yield* recorder.record(occurrence(EventReason.RoutesPublished, "published"))
+      yield* recorder.flush
+      const ours = (yield* v1Events).filter((e) => e.reason === "RoutesPublished")
+      expect(ours.map((e) => e.metadata?.name)).toEqual([eventName("telo-run-s1", 3n)])
+      expect((yield* since(before)).written).toBe(1)
+
+      // Five taken in a row: the sixth name is the one.
+      for (const nanos of [4n, 5n, 6n, 7n, 8n]) yield* taken(nanos)
+      yield* recorder.record(occurrence(EventReason.RouteProgrammed, "programmed"))
+      yield* recorder.flush
+      const programmed = (yield* v1Events).filter((e) => e.reason === "RouteProgrammed")
+      expect(programmed.map((e) => e.metadata?.name)).toEqual([eventName("telo-run-s1", 9n)])
+
+      // Six taken in a row: the write fails, and is counted so.
+      for (const nanos of [10n, 11n, 12n, 13n, 14n, 15n]) yield* taken(nanos)
+      const again = yield* counts
+      yield* recorder.record(occurrence(EventReason.RouteUnprogrammed, "not programmed"))
+      yield* recorder.flush
+      expect((yield* v1Events).filter((e) => e.reason === "RouteUnprogrammed")).toEqual([])
+      expect(yield* since(again)).toMatchObject({ written: 0, failed: 1 })
     }))
 
   it.scoped("folds repeats that arrive before their Event is written into its first write", () =>

@@ -37,6 +37,8 @@ export const liveEventWrites = (request: EventRequest): EventWrites => {
         path: wirePath(resource, namespace, name),
         body: JSON.stringify(patch),
         contentType: "application/merge-patch+json"
-      }) as Effect.Effect<A, KubeError>
+      }) as Effect.Effect<A, KubeError>,
+    // Each call is bounded by the client's attempt limit and budget.
+    timeLimited: true
   }
 }
