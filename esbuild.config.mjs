@@ -5,8 +5,8 @@
  * split into chunks loaded on demand (client-node is imported when a kubeconfig is
  * first read, OpenTelemetry when OTEL_* asks for export, the metrics server with
  * --metrics-port). Packages that stay outside the bundle are loaded from node_modules
- * as the library loads them: client-node and OpenTelemetry (big, and imported lazily),
- * node-forge and yaml.
+ * as the library loads them, each imported lazily: client-node, OpenTelemetry and
+ * node-forge.
  *
  * `node esbuild.config.mjs` builds it (`npm run build` runs that); the bench bundles
  * its startup floor with the same options.
@@ -24,7 +24,7 @@ export const bundleOptions = {
   target: "node20",
   sourcemap: true,
   logLevel: "warning",
-  external: ["@kubernetes/client-node", "@opentelemetry/*", "@effect/opentelemetry", "node-forge", "yaml"],
+  external: ["@kubernetes/client-node", "@opentelemetry/*", "@effect/opentelemetry", "node-forge"],
   // A CommonJS dependency inside an ES module bundle still calls require.
   banner: {
     js:
