@@ -145,10 +145,7 @@ const makeOver = (
     /** The limit of every attempt this client sends, one timer for them all. */
     const deadlines = makeDeadlines(Duration.toMillis(limits.attempt))
 
-    /**
-     * One call under its time limits, retried unless the fiber turned the client's
-     * retries off; `attemptBounded` when each attempt ends itself at `limits.attempt`.
-     */
+    /** The limits of one call of `ctx`: this client's, retried when `retry`. */
     const limitOptions = (ctx: RequestContext, retry: boolean, attemptBounded: boolean): LimitOptions => ({
       target: { what: describeRequest(ctx), server },
       limits,
@@ -156,6 +153,10 @@ const makeOver = (
       schedule,
       attemptBounded
     })
+    /**
+     * One call under its time limits, retried unless the fiber turned the client's
+     * retries off; `attemptBounded` when each attempt ends itself at `limits.attempt`.
+     */
     const limited = <A>(ctx: RequestContext, self: Effect.Effect<A, KubeError>, attemptBounded = false) =>
       Effect.flatMap(
         FiberRef.get(currentTransientRetry),

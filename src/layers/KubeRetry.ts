@@ -99,20 +99,6 @@ const noAnswer = (target: CallTarget, after: Duration.Duration, attempts: number
     kind: "no-answer"
   })
 
-/**
- * Runs one API call under its time limits: each attempt bounded by `limits.attempt`,
- * transient failures retried on `schedule` when `retry` is on (a refused connection
- * for `REFUSED_BUDGET` at most), and the whole within `limits.budget`. When the budget
- * runs out, the last evidence is reported: the failure of the last attempt if it
- * answered, or "no answer within ..." when the attempt then in flight had none.
- *
- * The budget's timer starts only once the first attempt has failed, with what is left
- * of the budget: the first attempt is already bounded by its own limit (half the
- * budget), and a call that succeeds at once, as nearly every call does, then races one
- * timer instead of two. With `attemptBounded`, each attempt keeps its own limit
- * (failing with `attemptTimedOut` when it passes) and races none here: a call that
- * succeeds at once forks no fiber at all.
- */
 /** How one call is limited and retried. */
 export interface LimitOptions {
   readonly target: CallTarget
