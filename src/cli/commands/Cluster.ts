@@ -4,11 +4,11 @@
  * plane), prints where it listens, and serves until SIGINT or SIGTERM stops it.
  */
 import { Command, Options } from "@effect/cli"
-import { FileSystem, Path } from "@effect/platform"
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as Path from "@effect/platform/Path"
 import { Console, Deferred, Duration, Effect, Either, Exit, Option, type Scope } from "effect"
-import { Credential } from "../../cluster/ClusterAccess.js"
 import type { ControllerDelay } from "../../cluster/Reconciler.js"
-import * as SessionCluster from "../../cluster/SessionCluster.js"
+import type * as SessionCluster from "../../cluster/SessionCluster.js"
 import type { KubeObject } from "../../domain/Objects.js"
 import { RBAC_NAME, rbacManifest } from "../../domain/RbacManifest.js"
 import { allResources, apiVersionOf, type ResourceType } from "../../domain/Resources.js"
@@ -100,6 +100,7 @@ export const runnerKubeconfigPath = (kubeconfigPath: string): string => {
  */
 const grantRunner = (sc: SessionCluster.SessionCluster, path: string) =>
   Effect.gen(function*() {
+    const { Credential } = yield* Effect.promise(() => import("../../cluster/ClusterAccess.js"))
     const objects = rbacManifest({ mode: "ingress", sessionNamespace: sc.namespace, statusSource: "watch" })
     for (const object of objects) {
       const resource = allResources.find((r) => apiVersionOf(r) === object.apiVersion && r.kind === object.kind)
@@ -200,6 +201,12 @@ export const shutdownSignal: Effect.Effect<Effect.Effect<ShutdownSignal>, never,
   }
 )
 
+/**
+ * LocalCluster, loaded when a command starts one: more code than the rest of the CLI,
+ * which no other command's start should evaluate.
+ */
+export const loadSessionCluster = Effect.promise(() => import("../../cluster/SessionCluster.js"))
+
 /** A cluster being served: what `describeCluster` printed. */
 export interface ServedCluster {
   readonly sc: SessionCluster.SessionCluster
@@ -221,6 +228,7 @@ export const serveCluster = <E, R>(
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const path = yield* Path.Path
+      const SessionCluster = yield* loadSessionCluster
       const sc = yield* SessionCluster.make(sessionClusterOptions(input)).pipe(
         Effect.mapError((error) => cliError(`cannot start the cluster: ${error.reason}`))
       )

@@ -6,11 +6,12 @@
  * exists to catch: a route no controller claims, reported unprogrammed with why.
  */
 import { Command, Options } from "@effect/cli"
-import { FileSystem, Path } from "@effect/platform"
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as Path from "@effect/platform/Path"
 import { Clock, Console, Duration, Effect, Either, Layer, Option } from "effect"
 import * as Http from "node:http"
 import type { DataPlane } from "../../cluster/DataPlane.js"
-import * as SessionCluster from "../../cluster/SessionCluster.js"
+import type * as SessionCluster from "../../cluster/SessionCluster.js"
 import type { IngressClass } from "../../domain/Objects.js"
 import { apiVersionOf, GatewayClassResource, GatewayResource, IngressClassResource } from "../../domain/Resources.js"
 import type { PortMapping } from "../../domain/Session.js"
@@ -21,6 +22,7 @@ import { sessionLayer } from "../GlobalOptions.js"
 import { podEvents, startSessionPod, workloadAnswer } from "../internal/DemoWorkload.js"
 import { asCliError, type Presentation, presentationFor, presentWatch } from "../present/Presenter.js"
 import type { HostRow } from "../present/SessionView.js"
+import { loadSessionCluster } from "./Cluster.js"
 
 /** The routing layers the demo can show. */
 export type DemoMode = "ingress" | "gateway"
@@ -169,6 +171,7 @@ export const scenariosFor = (
  */
 const seedUnservedClasses = (sc: SessionCluster.SessionCluster) =>
   Effect.gen(function*() {
+    const SessionCluster = yield* loadSessionCluster
     const store = sc.cluster.store
     const ingressClass: IngressClass = {
       apiVersion: apiVersionOf(IngressClassResource),
@@ -363,6 +366,7 @@ export const runDemo = (modes: ReadonlyArray<DemoMode>) =>
       const delay = Duration.millis(DEMO_TIMING.controllerDelayMs)
 
       yield* Console.log("session-routing demo: a session's routes, published and checked, on an embedded cluster")
+      const SessionCluster = yield* loadSessionCluster
       const sc = yield* SessionCluster.make({ ingress: { delay }, gateway: { delay }, controllerManager: true }).pipe(
         Effect.mapError((error) => cliError(`cannot start the local cluster: ${error.reason}`))
       )
