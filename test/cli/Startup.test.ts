@@ -1,7 +1,8 @@
 /**
  * What the executable loads to start: the bundled CLI answers `--version` and `--help`
- * without resolving client-node, node-forge or OpenTelemetry (each is imported only
- * by the command that needs it), which is most of what a start used to cost. Every
+ * without resolving client-node, node-forge, OpenTelemetry, LocalCluster or the metrics
+ * server (each is imported only by the command that needs it), which is most of what
+ * a start used to cost. Every
  * module the process resolves is recorded by a resolve hook registered before the
  * executable runs.
  */
@@ -51,12 +52,14 @@ const resolvedBy = (args: ReadonlyArray<string>) =>
 
 describe("the executable's start", () => {
   for (const args of [["--version"], ["--help"]]) {
-    it.live(`${args.join(" ")} runs the bundle and loads neither client-node, node-forge nor OpenTelemetry`, () =>
+    it.live(`${args.join(" ")} runs the bundle and loads none of what only some commands use`, () =>
       Effect.gen(function*() {
         const { code, resolved } = yield* resolvedBy(args)
         expect(code).toBe(0)
         expect(resolved.some((url) => url.endsWith("/build/cli/main.js"))).toBe(true)
         expect(resolved.filter((url) => /client-node|node-forge|opentelemetry/.test(url))).toEqual([])
+        // Nor the bundle's chunks for LocalCluster and the metrics server.
+        expect(resolved.filter((url) => /\/(SessionCluster|MetricsServer)-[^/]*\.js$/.test(url))).toEqual([])
         // Nothing from the sources: the bundle is all it runs.
         expect(resolved.filter((url) => url.endsWith(".ts"))).toEqual([])
       }))

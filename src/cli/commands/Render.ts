@@ -5,6 +5,7 @@
  */
 import { Command, Options } from "@effect/cli"
 import { Console, Effect, Either, Option } from "effect"
+import * as YAML from "yaml"
 import { buildSessionObjects, sessionObjectName } from "../../domain/Manifests.js"
 import type { KubeObject } from "../../domain/Objects.js"
 import { rbacManifest } from "../../domain/RbacManifest.js"
@@ -30,20 +31,11 @@ export const PLACEHOLDER_POD_UID = "00000000-0000-0000-0000-000000000000"
  * The objects as text. YAML: one document per object separated by `---` (empty when
  * there is none). JSON: one `v1` `List`, the shape `kubectl get -o json` prints.
  */
-export const formatObjects = (objects: ReadonlyArray<KubeObject>, format: RenderFormat): Effect.Effect<string> =>
+export const formatObjects = (objects: ReadonlyArray<KubeObject>, format: RenderFormat): string =>
   format === "json"
-    ? Effect.succeed(JSON.stringify({ apiVersion: "v1", kind: "List", items: objects }, null, 2) + "\n")
-    // The YAML printer is loaded only when YAML is asked for: no other start needs it.
-    : Effect.map(
-      // yaml is CommonJS: bundled, its module comes as the default export alone.
-      Effect.promise(() =>
-        import("yaml").then((module) =>
-          typeof module.stringify === "function" ? module : (module as unknown as { default: typeof module }).default
-        )
-      ),
-      // lineWidth 0: never fold a long value, so hosts and names stay greppable.
-      (YAML) => objects.map((object) => YAML.stringify(object, { lineWidth: 0 })).join("---\n")
-    )
+    ? JSON.stringify({ apiVersion: "v1", kind: "List", items: objects }, null, 2) + "\n"
+    // lineWidth 0: never fold a long value, so hosts and names stay greppable.
+    : objects.map((object) => YAML.stringify(object, { lineWidth: 0 })).join("---\n")
 
 /** What `render` needs, after every flag is checked. */
 export interface RenderInput {
@@ -188,7 +180,7 @@ export const renderCommand = Command.make(
         }
         const rbac = renderRbac(config)
         for (const note of rbac.notes) yield* Console.error(note)
-        const text = yield* formatObjects(rbac.objects, format)
+        const text = formatObjects(rbac.objects, format)
         if (text.length > 0) yield* Console.log(text.replace(/\n$/, ""))
         return
       }
@@ -199,7 +191,7 @@ export const renderCommand = Command.make(
         cliError(line))
       for (const warning of config.warnings) yield* Console.error(`warning: ${warning}`)
       for (const note of notes) yield* Console.error(note)
-      const text = yield* formatObjects(objects, input.format)
+      const text = formatObjects(objects, input.format)
       // Console.log adds the final newline; an empty stream prints nothing at all.
       if (text.length > 0) yield* Console.log(text.replace(/\n$/, ""))
     })
