@@ -9,6 +9,7 @@ import { execFile } from "node:child_process"
 import { existsSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { OTEL_PACKAGES } from "../src/layers/TracingExport.js"
 
 const root = fileURLToPath(new URL("..", import.meta.url))
 
@@ -46,6 +47,17 @@ describe("the package's entry points", () => {
         LocalCluster: "function"
       })
     }))
+
+  it("leaves OpenTelemetry to whoever exports spans: optional peers, exactly the packages export loads", () => {
+    const manifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as {
+      dependencies: Record<string, string>
+      peerDependencies: Record<string, string>
+      peerDependenciesMeta: Record<string, { readonly optional?: boolean }>
+    }
+    expect(Object.keys(manifest.peerDependencies).sort()).toEqual([...OTEL_PACKAGES].sort())
+    expect(OTEL_PACKAGES.filter((name) => manifest.peerDependenciesMeta[name]?.optional !== true)).toEqual([])
+    expect(Object.keys(manifest.dependencies).filter((name) => name.includes("opentelemetry"))).toEqual([])
+  })
 
   it("names declarations and modules that the build wrote", () => {
     const manifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as {

@@ -96,7 +96,59 @@ export const layer: Layer.Layer<never, RouterConfigError> = Layer.unwrapScoped(
       (problem) => new RouterConfigError({ problems: [problem] })
     )
     if (target === undefined) return Layer.empty
-    const otel = yield* Effect.promise(() => import("./internal/OtelExport.js"))
+    const otel = yield* loadExporter(() => import("./internal/OtelExport.js"), askedBy(settings))
     return otel.layer(target)
   })
 )
+
+/** The OpenTelemetry packages export needs: optional peers of the package, installed by whoever exports. */
+export const OTEL_PACKAGES = [
+  "@effect/opentelemetry",
+  "@opentelemetry/api",
+  "@opentelemetry/exporter-trace-otlp-http",
+  "@opentelemetry/resources",
+  "@opentelemetry/sdk-logs",
+  "@opentelemetry/sdk-metrics",
+  "@opentelemetry/sdk-trace-base",
+  "@opentelemetry/sdk-trace-node",
+  "@opentelemetry/sdk-trace-web",
+  "@opentelemetry/semantic-conventions"
+] as const
+
+/** The variable that turned export on, as a problem names it. */
+export const askedBy = (settings: ExportSettings): { readonly key: string; readonly value: string } =>
+  settings.exporter !== ""
+    ? { key: "OTEL_TRACES_EXPORTER", value: settings.exporter }
+    : settings.tracesEndpoint !== ""
+    ? { key: "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", value: settings.tracesEndpoint }
+    : { key: "OTEL_EXPORTER_OTLP_ENDPOINT", value: settings.endpoint }
+
+/**
+ * Loads the exporter with `load`; when one of the OpenTelemetry packages is not
+ * installed, fails with a RouterConfigError naming the variable that asked for export
+ * and the packages to install, rather than a stack trace from the module loader.
+ */
+export const loadExporter = <A>(
+  load: () => Promise<A>,
+  asked: { readonly key: string; readonly value: string }
+): Effect.Effect<A, RouterConfigError> =>
+  Effect.tryPromise({
+    try: load,
+    catch: (error) => error
+  }).pipe(
+    Effect.catchAll((error) => {
+      const code = (error as { code?: unknown } | null)?.code
+      if (code !== "ERR_MODULE_NOT_FOUND" && code !== "MODULE_NOT_FOUND") return Effect.die(error)
+      const missing = OTEL_PACKAGES.filter((name) => String((error as Error).message).includes(`'${name}'`))
+      return Effect.fail(
+        new RouterConfigError({
+          problems: [{
+            ...asked,
+            expected: `unset, or the optional OpenTelemetry packages installed, which export needs (${
+              missing.length > 0 ? missing.join(", ") : "one of them"
+            } is missing): npm install ${OTEL_PACKAGES.join(" ")}`
+          }]
+        })
+      )
+    })
+  )

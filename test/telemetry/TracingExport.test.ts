@@ -4,8 +4,16 @@
  * cannot be used is refused by name.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { ConfigProvider, Effect, Either, Layer } from "effect"
-import { type ExportSettings, exportSettings, exportTarget, layer } from "../../src/layers/TracingExport.js"
+import { Cause, ConfigProvider, Effect, Either, Exit, Layer } from "effect"
+import {
+  askedBy,
+  type ExportSettings,
+  exportSettings,
+  exportTarget,
+  layer,
+  loadExporter,
+  OTEL_PACKAGES
+} from "../../src/layers/TracingExport.js"
 
 const unset: ExportSettings = {
   disabled: false,
@@ -84,4 +92,48 @@ describe("TracingExport.layer", () => {
         "invalid configuration: OTEL_TRACES_EXPORTER=\"zipkin\" must be otlp, console or none (comma-separated)"
       )
     }))
+})
+
+describe("loadExporter", () => {
+  const notFound = (name: string) =>
+    Object.assign(
+      new Error(`Cannot find package '${name}' imported from /app/build/esm/layers/internal/OtelExport.js`),
+      {
+        code: "ERR_MODULE_NOT_FOUND"
+      }
+    )
+
+  it.effect("names the variable that asked for export and the packages to install when one is missing", () =>
+    Effect.gen(function*() {
+      const asked = askedBy({ ...unset, endpoint: "http://127.0.0.1:4318" })
+      const error = yield* Effect.flip(loadExporter(() => Promise.reject(notFound("@effect/opentelemetry")), asked))
+      expect(error.message).toBe(
+        `invalid configuration: OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:4318" must be unset, or the optional OpenTelemetry packages installed, which export needs (@effect/opentelemetry is missing): npm install ${
+          OTEL_PACKAGES.join(" ")
+        }`
+      )
+    }))
+
+  it.effect("lets any other failure to load through as a defect", () =>
+    Effect.gen(function*() {
+      const exit = yield* Effect.exit(
+        loadExporter(() => Promise.reject(new SyntaxError("broken")), askedBy({ ...unset, exporter: "console" }))
+      )
+      expect(Exit.isFailure(exit) && Cause.isDie(exit.cause)).toBe(true)
+    }))
+
+  it("says which variable turned export on: the exporter list, then the traces endpoint, then the endpoint", () => {
+    expect(askedBy({ ...unset, exporter: "otlp", endpoint: "http://a" })).toEqual({
+      key: "OTEL_TRACES_EXPORTER",
+      value: "otlp"
+    })
+    expect(askedBy({ ...unset, tracesEndpoint: "http://t", endpoint: "http://a" })).toEqual({
+      key: "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+      value: "http://t"
+    })
+    expect(askedBy({ ...unset, endpoint: "http://a" })).toEqual({
+      key: "OTEL_EXPORTER_OTLP_ENDPOINT",
+      value: "http://a"
+    })
+  })
 })
