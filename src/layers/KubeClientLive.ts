@@ -19,6 +19,7 @@ import {
   type FiberStatus,
   Layer,
   Option,
+  type Runtime,
   type Schedule,
   type Scope,
   Stream
@@ -194,41 +195,65 @@ const makeOver = (
         : fromTransportError(ctx, server, error)
 
     /**
+     * Sends one attempt with its deadline armed on `clock`: `done` hears, once, the
+     * answer's status and what it means, or (no status) the transport's failure or the
+     * deadline's. The result cancels the request and closes its connection, and after
+     * `done` does nothing. `runtime` starts the deadlines' sweeper when none runs.
+     */
+    const sendAttempt = (
+      ctx: RequestContext,
+      call: RestCall,
+      clock: Clock.Clock,
+      runtime: () => Runtime.Runtime<never>,
+      done: (code: number | undefined, result: Either.Either<unknown, KubeError>) => void
+    ): () => void => {
+      let over = false
+      let cancel = (): void => {}
+      const finish = (code: number | undefined, result: Either.Either<unknown, KubeError>) => {
+        if (over) return
+        over = true
+        deadline.disarm()
+        done(code, result)
+      }
+      const deadline = deadlines.unsafeArm(clock, runtime, () => {
+        cancel()
+        // Made only when it happens: an error captures a stack trace.
+        finish(undefined, Either.left(attemptTimedOut({ what: describeRequest(ctx), server }, limits)))
+      })
+      cancel = transport(
+        call,
+        (answer) => finish(answer.code, outcome(ctx, answer)),
+        (error) => finish(undefined, Either.left(failureOf(ctx, error)))
+      )
+      return () => {
+        if (over) return
+        over = true
+        deadline.disarm()
+        cancel()
+      }
+    }
+
+    /**
      * One attempt: the request sent, its deadline armed, and the fiber suspended once
      * until the answer, the deadline, or an interruption (which cancels the request
-     * and closes its connection). `answered` is the status the answer came with.
+     * and closes its connection). `answered` is the status of an answer that succeeded.
      */
-    const attempt = (ctx: RequestContext, call: RestCall, answered: (code: number) => void) => {
-      // Made only when it happens: an error captures a stack trace.
-      const timedOut = () => attemptTimedOut({ what: describeRequest(ctx), server }, limits)
-      return Effect.suspend(() => {
-        let resume: ((result: Effect.Effect<unknown, KubeError>) => void) | undefined
-        let expired = false
-        let cancel = (): void => {}
-        const onExpire = () => {
-          expired = true
-          cancel()
-          resume?.(Effect.failSync(timedOut))
-        }
-        return Effect.flatMap(deadlines.arm(onExpire), (deadline) =>
-          Effect.async<unknown, KubeError>((resumeWith) => {
-            if (expired) return resumeWith(Effect.failSync(timedOut))
-            resume = resumeWith
-            cancel = transport(call, (answer) => {
-              deadline.disarm()
-              answered(answer.code)
-              resumeWith(outcome(ctx, answer))
-            }, (error) => {
-              deadline.disarm()
-              resumeWith(Effect.fail(failureOf(ctx, error)))
-            })
-            return Effect.sync(() => {
-              deadline.disarm()
-              cancel()
-            })
-          }))
-      })
-    }
+    const attempt = (ctx: RequestContext, call: RestCall, answered: (code: number) => void) =>
+      Effect.withFiberRuntime<unknown, KubeError>((fiber, status) =>
+        Effect.async((resume) => {
+          const cancel = sendAttempt(
+            ctx,
+            call,
+            Context.get(fiber.currentDefaultServices, Clock.Clock),
+            runtimeOfFiber(fiber, status),
+            (code, result) => {
+              if (code !== undefined && Either.isRight(result)) answered(code)
+              resume(result)
+            }
+          )
+          return Effect.sync(cancel)
+        })
+      )
 
     /**
      * One request when its span would go nowhere: admission, the attempt's deadline, the
@@ -261,31 +286,19 @@ const makeOver = (
       }
       const first = Effect.async<unknown, KubeError>((resume) => {
         let over = false
-        let cancel = (): void => {}
-        let deadline: { readonly disarm: () => void } | undefined
-        /** The attempt's end: counted once, the permit kept only for a retry to come. */
-        const end = (code: number | undefined, result: Effect.Effect<unknown, KubeError>, failure: boolean) => {
-          if (over) return
-          over = true
-          deadline?.disarm()
-          countAttempt(ctx, code)
-          if (failure) failedAt = clock.unsafeCurrentTimeMillis()
-          if (!(failure && retry)) release()
-          resume(result)
-        }
+        /** Set once the attempt is sent; until then the call waits for admission. */
+        let cancel: (() => void) | undefined
         const send = () => {
           holding = admitted
           start = clock.unsafeCurrentTimeMillis()
-          deadline = deadlines.unsafeArm(clock, runtime, () => {
-            cancel()
-            end(undefined, Effect.failSync(() => attemptTimedOut({ what: describeRequest(ctx), server }, limits)), true)
-          })
-          cancel = transport(call, (answer) => {
-            const result = outcome(ctx, answer)
-            end(answer.code, result, Either.isLeft(result))
-          }, (error) => {
-            const failure = failureOf(ctx, error)
-            end(failure.code, Effect.fail(failure), true)
+          // The attempt's end: counted once, the permit kept only for a retry to come.
+          cancel = sendAttempt(ctx, call, clock, runtime, (code, result) => {
+            over = true
+            const failure = Either.isLeft(result)
+            countAttempt(ctx, code ?? (failure ? result.left.code : undefined))
+            if (failure) failedAt = clock.unsafeCurrentTimeMillis()
+            if (!(failure && retry)) release()
+            resume(result)
           })
         }
         const leave = admitted ? admission.unsafeEnter(send) : (send(), () => {})
@@ -294,9 +307,10 @@ const makeOver = (
             over = true
             // Interrupted: out of the queue, or the request aborted and its connection closed.
             leave()
-            deadline?.disarm()
-            cancel()
-            if (deadline !== undefined) countAttempt(ctx, undefined)
+            if (cancel !== undefined) {
+              cancel()
+              countAttempt(ctx, undefined)
+            }
           }
           // Also when the attempt had ended, kept its permit for a retry, and the
           // interruption came before the retry began.
