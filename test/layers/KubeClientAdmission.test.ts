@@ -5,92 +5,86 @@
  * before a retry (a first attempt that failed keeps its permit through that pause).
  */
 import { describe, expect, it } from "@effect/vitest"
-import * as k8s from "@kubernetes/client-node"
 import { Deferred, Effect, Exit, Fiber, Schedule } from "effect"
-import * as http from "node:http"
-import type * as net from "node:net"
+import type * as http from "node:http"
 import { IngressResource } from "../../src/domain/Resources.js"
 import { MAX_CALL_SOCKETS } from "../../src/layers/internal/ConnectionPool.js"
 import { KubeClientLive } from "../../src/layers/KubeClientLive.js"
-
-const kubeConfigFor = (server: string): k8s.KubeConfig => {
-  const kc = new k8s.KubeConfig()
-  kc.loadFromOptions({
-    clusters: [{ name: "c", server, skipTLSVerify: true }],
-    users: [{ name: "u", token: "t" }],
-    contexts: [{ name: "x", cluster: "c", user: "u" }],
-    currentContext: "x"
-  })
-  return kc
-}
+import { kubeConfigFor } from "../support/KubeConfigs.js"
+import { loopbackServer } from "../support/LoopbackServer.js"
 
 /**
  * A server that answers the first `failing` requests 503 at once and holds every other
- * one until `answerAll`; it counts arrivals and the most it ever held at once.
+ * one until `answerAll` (from then on it answers at once, until `hold`); it counts
+ * arrivals and the most it ever held at once.
  */
 const holdingServer = (failing: number) =>
-  Effect.acquireRelease(
-    Effect.async<{
-      readonly url: string
-      readonly arrivals: () => number
-      readonly mostInFlight: () => number
-      readonly arrived: (n: number) => Effect.Effect<void>
-      readonly answerAll: () => void
-      readonly hold: () => void
-    }>((resume) => {
-      let arrivals = 0
-      let inFlight = 0
-      let most = 0
-      let answering = false
-      const held: Array<http.ServerResponse> = []
-      const waiting: Array<{ readonly n: number; readonly done: Deferred.Deferred<void> }> = []
-      const answer = (res: http.ServerResponse) => {
-        res.writeHead(404, { "content-type": "application/json" })
-        res.end(JSON.stringify({ kind: "Status", apiVersion: "v1", status: "Failure", reason: "NotFound", code: 404 }))
+  Effect.gen(function*() {
+    let arrivals = 0
+    let inFlight = 0
+    let most = 0
+    let answering = false
+    const held: Array<http.ServerResponse> = []
+    const waiting: Array<{ readonly n: number; readonly done: Deferred.Deferred<void> }> = []
+    const answer = (res: http.ServerResponse) => {
+      res.writeHead(404, { "content-type": "application/json" })
+      res.end(JSON.stringify({ kind: "Status", apiVersion: "v1", status: "Failure", reason: "NotFound", code: 404 }))
+    }
+    const { url } = yield* loopbackServer((_req, res) => {
+      arrivals++
+      for (const w of waiting) if (arrivals >= w.n) Deferred.unsafeDone(w.done, Exit.void)
+      if (arrivals <= failing) {
+        res.writeHead(503, { "content-type": "application/json" })
+        res.end(JSON.stringify({ kind: "Status", apiVersion: "v1", status: "Failure", code: 503 }))
+        return
       }
-      const server = http.createServer((_req, res) => {
-        arrivals++
-        for (const w of waiting) if (arrivals >= w.n) Deferred.unsafeDone(w.done, Exit.void)
-        if (arrivals <= failing) {
-          res.writeHead(503, { "content-type": "application/json" })
-          res.end(JSON.stringify({ kind: "Status", apiVersion: "v1", status: "Failure", code: 503 }))
-          return
-        }
-        inFlight++
-        most = Math.max(most, inFlight)
-        res.on("close", () => inFlight--)
-        if (answering) answer(res)
-        else held.push(res)
-      })
-      server.listen(0, "127.0.0.1", () =>
-        resume(Effect.succeed({
-          server,
-          url: `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`,
-          arrivals: () => arrivals,
-          mostInFlight: () => most,
-          arrived: (n: number) =>
-            Effect.suspend(() => {
-              if (arrivals >= n) return Effect.void
-              const done = Deferred.unsafeMake<void>(undefined as never)
-              waiting.push({ n, done })
-              return Deferred.await(done)
-            }),
-          answerAll: () => {
-            answering = true
-            for (const res of held.splice(0)) answer(res)
-          },
-          hold: () => {
-            answering = false
-          }
-        })))
-    }),
-    (s) =>
-      Effect.async<void>((resume) => {
-        const server = (s as unknown as { server: http.Server }).server
-        server.closeAllConnections()
-        server.close(() => resume(Effect.void))
-      })
-  )
+      inFlight++
+      most = Math.max(most, inFlight)
+      res.on("close", () => inFlight--)
+      if (answering) answer(res)
+      else held.push(res)
+    })
+    return {
+      url,
+      arrivals: () => arrivals,
+      mostInFlight: () => most,
+      /** Waits until `n` requests have arrived in all. */
+      arrived: (n: number) =>
+        Effect.suspend(() => {
+          if (arrivals >= n) return Effect.void
+          const done = Deferred.unsafeMake<void>(undefined as never)
+          waiting.push({ n, done })
+          return Deferred.await(done)
+        }),
+      answerAll: () => {
+        answering = true
+        for (const res of held.splice(0)) answer(res)
+      },
+      hold: () => {
+        answering = false
+      }
+    }
+  })
+
+type HoldingServer = Effect.Effect.Success<ReturnType<typeof holdingServer>>
+
+/**
+ * Every permit came back: with the server holding again, a full set of new calls is in
+ * flight at once (a permit lost would leave `arrived` waiting forever).
+ */
+const fullSetInFlight = (
+  server: HoldingServer,
+  get: (i: number) => Effect.Effect<Fiber.RuntimeFiber<unknown>>
+) =>
+  Effect.gen(function*() {
+    const before = server.arrivals()
+    server.hold()
+    const again = yield* Effect.forEach(Array.from({ length: MAX_CALL_SOCKETS }, (_, i) => i), get)
+    yield* server.arrived(before + MAX_CALL_SOCKETS)
+    server.answerAll()
+    yield* Fiber.joinAll(again)
+    expect(server.mostInFlight()).toBe(MAX_CALL_SOCKETS)
+  })
 
 describe("KubeClientLive admission", () => {
   it.live("sends at most its sockets' worth of calls at once, and a call interrupted waiting or in flight gives its turn on", () =>
@@ -111,13 +105,7 @@ describe("KubeClientLive admission", () => {
       expect(answered.every((a) => a._tag === "Left" && a.left._tag === "NotFound")).toBe(true)
       expect(server.arrivals()).toBe(MAX_CALL_SOCKETS + 5)
 
-      // Every permit came back: a full set of calls is in flight at once again.
-      server.hold()
-      const again = yield* Effect.forEach(Array.from({ length: MAX_CALL_SOCKETS }, (_, i) => i), get)
-      yield* server.arrived(2 * MAX_CALL_SOCKETS + 5)
-      server.answerAll()
-      yield* Fiber.joinAll(again)
-      expect(server.mostInFlight()).toBe(MAX_CALL_SOCKETS)
+      yield* fullSetInFlight(server, get)
     }).pipe(Effect.scoped))
 
   it.live("keeps a failed call's permit through its pause before the retry, and gives it back when interrupted there", () =>
@@ -144,12 +132,6 @@ describe("KubeClientLive admission", () => {
       server.answerAll()
       expect(yield* Fiber.join(next)).toMatchObject({ _tag: "Left", left: { _tag: "NotFound" } })
 
-      // Every permit came back: a full set of calls is in flight at once again.
-      server.hold()
-      const again = yield* Effect.forEach(Array.from({ length: MAX_CALL_SOCKETS }, (_, i) => i), get)
-      yield* server.arrived(2 * MAX_CALL_SOCKETS + 1)
-      server.answerAll()
-      yield* Fiber.joinAll(again)
-      expect(server.mostInFlight()).toBe(MAX_CALL_SOCKETS)
+      yield* fullSetInFlight(server, get)
     }).pipe(Effect.scoped))
 })

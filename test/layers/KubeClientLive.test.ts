@@ -32,6 +32,7 @@ import {
 import { KubeClientLive, KubeConfigError } from "../../src/layers/KubeClientLive.js"
 import { FIELD_MANAGER, KubeClient, type WatchEvent, withoutTransientRetry } from "../../src/services/KubeClient.js"
 import { type KubeError, TooManyRequests, Transport } from "../../src/services/KubeError.js"
+import { kubeConfigFor } from "../support/KubeConfigs.js"
 
 // ---------------------------------------------------------------------------
 // Helpers
@@ -74,17 +75,6 @@ const writeFile = (content: string) => {
   const file = path.join(tmp, `config-${files++}`)
   fs.writeFileSync(file, content)
   return file
-}
-
-const kubeConfigFor = (server: string): k8s.KubeConfig => {
-  const kc = new k8s.KubeConfig()
-  kc.loadFromOptions({
-    clusters: [{ name: "c", server, skipTLSVerify: true }],
-    users: [{ name: "u", token: "t" }],
-    contexts: [{ name: "x", cluster: "c", user: "u" }],
-    currentContext: "x"
-  })
-  return kc
 }
 
 /** Retries quickly, so that failure tests over sockets do not wait out the real backoff. */

@@ -5,7 +5,6 @@
  * answer a proxy compressed anyway is still read.
  */
 import { describe, expect, it } from "@effect/vitest"
-import * as k8s from "@kubernetes/client-node"
 import { Effect, Schedule } from "effect"
 import * as http from "node:http"
 import type * as net from "node:net"
@@ -16,6 +15,7 @@ import { MAX_CALL_SOCKETS } from "../../src/layers/internal/ConnectionPool.js"
 import { MAX_BODY_BYTES, MAX_ERROR_BODY_BYTES } from "../../src/layers/internal/RestTransport.js"
 import { KubeClientLive, type KubeClientLiveOptions } from "../../src/layers/KubeClientLive.js"
 import { FIELD_MANAGER } from "../../src/services/KubeClient.js"
+import { kubeConfigFor } from "../support/KubeConfigs.js"
 
 const NS = "apps"
 
@@ -65,22 +65,14 @@ const server = (answer: Answer, options: KubeClientLiveOptions = {}) =>
   ).pipe(
     Effect.flatMap(({ closed, seen, server: s }) =>
       Effect.map(
-        KubeClientLive.make(kubeConfigFor(`http://127.0.0.1:${(s.address() as net.AddressInfo).port}`), options),
+        KubeClientLive.make(
+          kubeConfigFor(`http://127.0.0.1:${(s.address() as net.AddressInfo).port}`, "wire-token"),
+          options
+        ),
         (client) => ({ client, seen, closed })
       )
     )
   )
-
-const kubeConfigFor = (url: string): k8s.KubeConfig => {
-  const kc = new k8s.KubeConfig()
-  kc.loadFromOptions({
-    clusters: [{ name: "c", server: url, skipTLSVerify: true }],
-    users: [{ name: "u", token: "wire-token" }],
-    contexts: [{ name: "x", cluster: "c", user: "u" }],
-    currentContext: "x"
-  })
-  return kc
-}
 
 const service: Service = {
   apiVersion: "v1",
