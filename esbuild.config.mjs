@@ -4,9 +4,16 @@
  * lets the command start in a fraction of a second. Parts only some commands use are
  * split into chunks loaded on demand (client-node is imported when a kubeconfig is
  * first read, OpenTelemetry when OTEL_* asks for export, the metrics server with
- * --metrics-port). Packages that stay outside the bundle are loaded from node_modules
- * as the library loads them, each imported lazily: client-node, OpenTelemetry and
- * node-forge.
+ * --metrics-port).
+ *
+ * The CLI's own dependencies (@effect/cli, the printers, @effect/platform-node, yaml)
+ * are inside the bundle, so they are devDependencies: a runner that installs the
+ * library does not install them. Effect is inside too (loading its index from
+ * node_modules doubles the time `--version` takes); a package loaded beside the
+ * bundle brings its own copy of the same version, and Effect keeps one set of
+ * runtime globals per version. What stays outside is client-node (imported lazily,
+ * and large) and the optional packages loaded on demand: OpenTelemetry and
+ * LocalCluster's node-forge.
  *
  * `node esbuild.config.mjs` builds it (`npm run build` runs that); the bench bundles
  * its startup floor with the same options.
@@ -24,7 +31,14 @@ export const bundleOptions = {
   target: "node20",
   sourcemap: true,
   logLevel: "warning",
-  external: ["@kubernetes/client-node", "@opentelemetry/*", "@effect/opentelemetry", "node-forge"],
+  external: [
+    "@kubernetes/client-node",
+    "@opentelemetry/*",
+    "@effect/opentelemetry",
+    "node-forge",
+    // Only its file watcher needs it, and the CLI watches no files.
+    "@parcel/watcher"
+  ],
   // A CommonJS dependency inside an ES module bundle still calls require.
   banner: {
     js:

@@ -6,7 +6,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { execFile } from "node:child_process"
-import { existsSync, readFileSync } from "node:fs"
+import { existsSync, readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { OTEL_PACKAGES } from "../src/layers/TracingExport.js"
@@ -57,6 +57,27 @@ describe("the package's entry points", () => {
     expect(Object.keys(manifest.peerDependencies).sort()).toEqual([...OTEL_PACKAGES].sort())
     expect(OTEL_PACKAGES.filter((name) => manifest.peerDependenciesMeta[name]?.optional !== true)).toEqual([])
     expect(Object.keys(manifest.dependencies).filter((name) => name.includes("opentelemetry"))).toEqual([])
+  })
+
+  it("imports at run time only what it depends on: its dependencies, optional peers and Node's own modules", () => {
+    const manifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as {
+      dependencies: Record<string, string>
+      peerDependencies: Record<string, string>
+    }
+    const allowed = new Set([...Object.keys(manifest.dependencies), ...Object.keys(manifest.peerDependencies)])
+    const packageOf = (specifier: string) => specifier.split("/").slice(0, specifier.startsWith("@") ? 2 : 1).join("/")
+    const imported = new Set<string>()
+    for (const file of readdirSync(join(root, "build"), { recursive: true, encoding: "utf8" })) {
+      if (!file.endsWith(".js")) continue
+      const text = readFileSync(join(root, "build", file), "utf8")
+      for (const [, specifier] of text.matchAll(/(?:from|import\()\s*"([^".][^"]*)"/g)) {
+        if (specifier !== undefined && !specifier.startsWith("node:")) imported.add(packageOf(specifier))
+      }
+    }
+    // The scan is of real imports: the library imports effect, and the CLI bundle client-node.
+    expect(imported.has("effect")).toBe(true)
+    expect(imported.has("@kubernetes/client-node")).toBe(true)
+    expect([...imported].filter((name) => !allowed.has(name)).sort()).toEqual([])
   })
 
   it("names declarations and modules that the build wrote", () => {

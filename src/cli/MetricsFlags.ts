@@ -44,7 +44,7 @@ export const withMetricsServer =
           ? Effect.fail(cliError(`--metrics-port ${port} must be a TCP port from 0 to 65535`))
           : Effect.scoped(
             // Loaded only here: the HTTP server it runs is of no use to any other start.
-            Effect.promise(() => import("../layers/MetricsServer.js")).pipe(
+            Effect.promise(() => import("./MetricsServer.js")).pipe(
               Effect.flatMap((server) => server.serve({ port, host: flags.metricsHost })),
               Effect.mapError((error) =>
                 cliError(

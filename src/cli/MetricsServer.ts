@@ -8,8 +8,8 @@ import * as HttpRouter from "@effect/platform/HttpRouter"
 import type { ServeError } from "@effect/platform/HttpServerError"
 import { Effect, type Scope } from "effect"
 import { createServer } from "node:http"
+import { httpApp } from "../layers/RoutingMetrics.js"
 import { DEFAULT_METRICS_HOST } from "../services/Telemetry.js"
-import { httpApp } from "./RoutingMetrics.js"
 
 /** Where to listen. Port 0 takes any free port. */
 export interface MetricsServerOptions {
