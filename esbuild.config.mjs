@@ -12,8 +12,8 @@
  * node_modules doubles the time `--version` takes); a package loaded beside the
  * bundle brings its own copy of the same version, and Effect keeps one set of
  * runtime globals per version. What stays outside is client-node (imported lazily,
- * and large) and the optional packages loaded on demand: OpenTelemetry and
- * LocalCluster's node-forge.
+ * and large) and the optional packages loaded on demand: OpenTelemetry and the local
+ * cluster (`demo`, `cluster`).
  *
  * `node esbuild.config.mjs` builds it (`npm run build` runs that); the bench bundles
  * its startup floor with the same options.
@@ -35,7 +35,7 @@ export const bundleOptions = {
     "@kubernetes/client-node",
     "@opentelemetry/*",
     "@effect/opentelemetry",
-    "node-forge",
+    "@session-routing/local-cluster",
     // Only its file watcher needs it, and the CLI watches no files.
     "@parcel/watcher"
   ],

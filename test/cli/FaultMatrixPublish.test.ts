@@ -6,11 +6,9 @@
  * begin after things worked are where a read failure used to pass for "unclaimed".
  */
 import { describe, expect, it } from "@effect/vitest"
+import { Fault, type FaultSpec, LocalCluster, type ServerLifecycle } from "@session-routing/local-cluster"
 import { Effect } from "effect"
 import { join } from "node:path"
-import { Fault, type FaultSpec } from "../../src/cluster/Faults.js"
-import { LocalCluster } from "../../src/cluster/LocalCluster.js"
-import type { ServerLifecycle } from "../../src/cluster/ServerLifecycle.js"
 import { IngressResource, ServiceResource } from "../../src/domain/Resources.js"
 import { jsonLines, tempDir } from "./CliCluster.js"
 import {

@@ -5,8 +5,8 @@
  * time it took, and the objects left.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { Fault } from "@session-routing/local-cluster"
 import { Duration, Effect, Fiber } from "effect"
-import { Fault } from "../../src/cluster/Faults.js"
 import { IngressResource, ServiceResource } from "../../src/domain/Resources.js"
 import { GONE_REASON } from "../../src/runner/FollowSession.js"
 import type { CliCluster } from "./CliCluster.js"

@@ -5,8 +5,8 @@
  * and each failure is said once: as an `event-error` line, never also on stderr.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { Fault } from "@session-routing/local-cluster"
 import { Effect } from "effect"
-import { Fault } from "../../src/cluster/Faults.js"
 import { EventResource, EventV1Resource } from "../../src/domain/Resources.js"
 import { type CliCluster, cliCluster } from "./CliCluster.js"
 import { startCli } from "./CliProcess.js"

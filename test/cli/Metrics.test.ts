@@ -5,8 +5,8 @@
  * programmed and what the shared status watch holds, in the Prometheus text format.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { Fault } from "@session-routing/local-cluster"
 import { Duration, Effect, Fiber, Schedule } from "effect"
-import { Fault } from "../../src/cluster/Faults.js"
 import { loopbackServer } from "../support/LoopbackServer.js"
 import { cliCluster } from "./CliCluster.js"
 import { publishArgs, runCli, streamingCli } from "./TestCli.js"

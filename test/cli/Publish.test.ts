@@ -4,12 +4,11 @@
  * watch is compared event by event, because the event sequence is the contract.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { Fault, kubeconfigFor } from "@session-routing/local-cluster"
 import { Duration, Effect } from "effect"
 import { writeFile } from "node:fs/promises"
 import { join } from "node:path"
 import { StdoutTerminal } from "../../src/cli/present/Presenter.js"
-import { Fault } from "../../src/cluster/Faults.js"
-import { kubeconfigFor } from "../../src/cluster/LocalCluster.js"
 import { HttpRouteResource, IngressResource, ServiceResource } from "../../src/domain/Resources.js"
 import type { SessionEvent } from "../../src/runner/SessionRunner.js"
 import { localIngressSilence } from "../support/Causes.js"

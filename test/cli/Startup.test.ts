@@ -1,7 +1,7 @@
 /**
  * What the executable loads to start: the bundled CLI answers `--version` and `--help`
- * without resolving client-node, node-forge, OpenTelemetry, LocalCluster or the metrics
- * server (each is imported only by the command that needs it), which is most of what
+ * without resolving client-node, OpenTelemetry, the local cluster's package or the
+ * metrics server (each is imported only by the command that needs it), which is most of what
  * a start used to cost. Every
  * module the process resolves is recorded by a resolve hook registered before the
  * executable runs.
@@ -57,9 +57,9 @@ describe("the executable's start", () => {
         const { code, resolved } = yield* resolvedBy(args)
         expect(code).toBe(0)
         expect(resolved.some((url) => url.endsWith("/build/cli/main.js"))).toBe(true)
-        expect(resolved.filter((url) => /client-node|node-forge|opentelemetry/.test(url))).toEqual([])
-        // Nor the bundle's chunks for LocalCluster and the metrics server.
-        expect(resolved.filter((url) => /\/(SessionCluster|MetricsServer)-[^/]*\.js$/.test(url))).toEqual([])
+        expect(resolved.filter((url) => /client-node|local-cluster|opentelemetry/.test(url))).toEqual([])
+        // Nor the bundle's chunk for the metrics server.
+        expect(resolved.filter((url) => /\/MetricsServer-[^/]*\.js$/.test(url))).toEqual([])
         // Nothing from the sources: the bundle is all it runs.
         expect(resolved.filter((url) => url.endsWith(".ts"))).toEqual([])
       }))

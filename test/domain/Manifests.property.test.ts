@@ -6,8 +6,8 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 // fast-check as @effect/vitest's it.prop takes it: the copy effect ships.
+import { type FieldError, validateObject } from "@session-routing/local-cluster"
 import { Either, FastCheck as fc } from "effect"
-import { type FieldError, validateObject } from "../../src/cluster/Validation.js"
 import { buildSessionObjects, type ManifestSettings, type SessionSpec } from "../../src/domain/Manifests.js"
 import type { KubeObject } from "../../src/domain/Objects.js"
 import { HttpRouteResource, IngressResource, type ResourceType, ServiceResource } from "../../src/domain/Resources.js"

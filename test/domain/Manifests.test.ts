@@ -3,7 +3,7 @@
  * they apply), the Service and the HTTPRoutes, pinned as whole values.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { validateObject } from "../../src/cluster/Validation.js"
+import { validateObject } from "@session-routing/local-cluster"
 import {
   buildSessionHttpRoutes,
   buildSessionIngress,

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "@effect/vitest"
+import { SessionCluster } from "@session-routing/local-cluster"
 import { ConfigProvider, Duration, Effect } from "effect"
 import { mkdtemp, readFile, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { main } from "../../examples/runner.js"
-import * as SessionCluster from "../../src/cluster/SessionCluster.js"
 
 describe("the README's runner example", () => {
   it.live("publishes through the live client and streams the session's events to the end", () =>

@@ -5,9 +5,8 @@
  * leaves the generic advice, saying what could not be read.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { Fault, type FaultSpec, SessionCluster } from "@session-routing/local-cluster"
 import { Chunk, Duration, Effect, Layer, Stream } from "effect"
-import { Fault, type FaultSpec } from "../../src/cluster/Faults.js"
-import type { SessionClusterOptions } from "../../src/cluster/SessionCluster.js"
 import { DEFAULT_INGRESS_CLASS_ANNOTATION } from "../../src/domain/Diagnosis.js"
 import { GatewayResource, IngressClassResource, NamespaceResource } from "../../src/domain/Resources.js"
 import { SessionRouter } from "../../src/layers/SessionRouterLayers.js"
@@ -27,7 +26,7 @@ const spec = twoPortSession(sessionId, "6c0f6a52-1111-4222-8333-444455556666")
 const host = (port: number) => `${port}-${sessionId}.${BASE_DOMAIN}`
 
 interface Setup {
-  readonly cluster?: SessionClusterOptions
+  readonly cluster?: SessionCluster.SessionClusterOptions
   readonly config?: TestConfig
   readonly faults?: ReadonlyArray<FaultSpec>
 }

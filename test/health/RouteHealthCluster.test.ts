@@ -1,7 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
+import { Fault, SessionCluster } from "@session-routing/local-cluster"
 import { Chunk, Duration, Effect, Layer, Stream } from "effect"
-import { Fault } from "../../src/cluster/Faults.js"
-import type { SessionCluster } from "../../src/cluster/SessionCluster.js"
 import { IngressResource } from "../../src/domain/Resources.js"
 import { type RouteHealthEvent, watchRouteHealth } from "../../src/health/RouteHealth.js"
 import { SessionRouter } from "../../src/layers/SessionRouterLayers.js"
@@ -23,7 +22,7 @@ const route = { host: `8080-${sessionId}.${BASE_DOMAIN}`, port: 8080 }
  */
 const publishAndWatch = (
   cluster: Parameters<typeof startCluster>[0],
-  before: (sc: SessionCluster) => Effect.Effect<unknown> = () => Effect.void
+  before: (sc: SessionCluster.SessionCluster) => Effect.Effect<unknown> = () => Effect.void
 ) =>
   Effect.scoped(
     Effect.gen(function*() {

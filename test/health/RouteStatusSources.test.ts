@@ -7,9 +7,8 @@
  * with no request at all.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { Fault, SessionCluster } from "@session-routing/local-cluster"
 import { Chunk, Clock, Duration, Effect, Fiber, Layer, Logger, Ref, Stream, TestClock } from "effect"
-import { Fault } from "../../src/cluster/Faults.js"
-import type { SessionCluster } from "../../src/cluster/SessionCluster.js"
 import type { Ingress } from "../../src/domain/Objects.js"
 import { IngressResource } from "../../src/domain/Resources.js"
 import type { PublishedRoute } from "../../src/domain/Routes.js"
@@ -40,7 +39,7 @@ type Seen = { readonly at: number; readonly event: RouteHealthEvent }
  * in the test's scope: the shared watch and the polls' shared reads live as long as
  * the test, not just as long as the effect that first used them.
  */
-const routing = (sc: SessionCluster, face: Face, source: Source, config: TestConfig = {}) =>
+const routing = (sc: SessionCluster.SessionCluster, face: Face, source: Source, config: TestConfig = {}) =>
   Layer.build(
     (config.mode === "gateway" ? SessionRouter.layerGateway : SessionRouter.layerIngress).pipe(
       Layer.provideMerge(kubeClientLayer(face, sc.cluster)),
@@ -206,7 +205,7 @@ describe("the shared watch's deadlines (TestClock)", () => {
 describe("the shared watch over HTTP", () => {
   const overHttp = (
     cluster: Parameters<typeof startCluster>[0],
-    before: (sc: SessionCluster) => Effect.Effect<unknown>
+    before: (sc: SessionCluster.SessionCluster) => Effect.Effect<unknown>
   ) =>
     Effect.gen(function*() {
       const sc = yield* startCluster(cluster)

@@ -4,9 +4,8 @@
  * after "could not read"), and what the session namespace's labels decide.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { Fault, SessionCluster } from "@session-routing/local-cluster"
 import { Duration, Effect, Fiber, TestClock } from "effect"
-import { Fault } from "../../src/cluster/Faults.js"
-import type { SessionClusterOptions } from "../../src/cluster/SessionCluster.js"
 import type { RoutingPath } from "../../src/domain/Diagnosis.js"
 import { GatewayClassResource, IngressClassResource, NamespaceResource } from "../../src/domain/Resources.js"
 import { SessionRouter } from "../../src/layers/SessionRouterLayers.js"
@@ -32,7 +31,7 @@ const pathOf = ({ router }: RouterContext): Effect.Effect<RoutingPath> =>
 const onRouter = <A, E>(
   layer: RouterLayer,
   config: TestConfig,
-  cluster: SessionClusterOptions,
+  cluster: SessionCluster.SessionClusterOptions,
   body: (ctx: RouterContext) => Effect.Effect<A, E>
 ) => withRouter("in memory", layer, body, { config, cluster })
 

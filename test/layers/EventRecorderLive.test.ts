@@ -4,9 +4,8 @@
  * does waits on the API: a hung or refused events API, a full queue, a flapping object.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { type ClusterHandle, Fault, LocalCluster } from "@session-routing/local-cluster"
 import { Duration, Effect, Fiber, Layer, Logger, Metric, Option, Ref, Scope, TestClock } from "effect"
-import { Fault } from "../../src/cluster/Faults.js"
-import { type ClusterHandle, LocalCluster } from "../../src/cluster/LocalCluster.js"
 import { eventName, EventReason, type Occurrence, podReference, SPAM_BURST } from "../../src/domain/KubeEvents.js"
 import type { CoreEvent, EventV1, Namespace } from "../../src/domain/Objects.js"
 import { EventResource, EventV1Resource, NamespaceResource } from "../../src/domain/Resources.js"

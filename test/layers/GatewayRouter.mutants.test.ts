@@ -5,10 +5,8 @@
  * writes status: each test writes the status it means.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { Fault, GatewayController, SessionCluster } from "@session-routing/local-cluster"
 import { Effect, Either } from "effect"
-import { Fault } from "../../src/cluster/Faults.js"
-import { DEFAULT_GATEWAY_CONTROLLER_NAME } from "../../src/cluster/GatewayController.js"
-import type { SessionCluster } from "../../src/cluster/SessionCluster.js"
 import type { Condition, HttpRoute, RouteParentStatus } from "../../src/domain/Objects.js"
 import { GatewayResource, HttpRouteResource, IngressResource, ServiceResource } from "../../src/domain/Resources.js"
 import type { PortMapping } from "../../src/domain/Session.js"
@@ -45,7 +43,10 @@ const accepted = (status: "True" | "False", generation: number, reason = "Accept
 })
 
 /** Replaces the status of the session's 8080 route with `parents`, at its current generation. */
-const writeParents = (sc: SessionCluster, parents: (generation: number) => ReadonlyArray<RouteParentStatus>) =>
+const writeParents = (
+  sc: SessionCluster.SessionCluster,
+  parents: (generation: number) => ReadonlyArray<RouteParentStatus>
+) =>
   Effect.gen(function*() {
     const name = `telo-run-${sessionId}-8080`
     const stored = yield* Effect.orDie(sc.cluster.store.get(HttpRouteResource, sc.namespace, name))
@@ -125,7 +126,7 @@ describe("gateway router, behaviour the mutants found unchecked", () => {
           yield* writeParents(sc, (g) => [
             {
               parentRef: { ...gatewayRef, sectionName: "web" },
-              controllerName: DEFAULT_GATEWAY_CONTROLLER_NAME,
+              controllerName: GatewayController.DEFAULT_GATEWAY_CONTROLLER_NAME,
               conditions: [accepted("True", g)]
             }
           ])
@@ -134,7 +135,7 @@ describe("gateway router, behaviour the mutants found unchecked", () => {
           yield* writeParents(sc, (g) => [
             {
               parentRef: gatewayRef,
-              controllerName: DEFAULT_GATEWAY_CONTROLLER_NAME,
+              controllerName: GatewayController.DEFAULT_GATEWAY_CONTROLLER_NAME,
               conditions: [accepted("True", g)]
             }
           ])
@@ -156,7 +157,7 @@ describe("gateway router, behaviour the mutants found unchecked", () => {
             { parentRef, controllerName: "example.com/another-controller", conditions: [accepted("True", g)] },
             {
               parentRef,
-              controllerName: DEFAULT_GATEWAY_CONTROLLER_NAME,
+              controllerName: GatewayController.DEFAULT_GATEWAY_CONTROLLER_NAME,
               conditions: [accepted("False", g, "NotAllowedByListeners")]
             }
           ])
@@ -226,7 +227,7 @@ describe("gateway router, behaviour the mutants found unchecked", () => {
             { parentRef, controllerName: "example.com/another-controller", conditions: [accepted("True", g)] },
             {
               parentRef,
-              controllerName: DEFAULT_GATEWAY_CONTROLLER_NAME,
+              controllerName: GatewayController.DEFAULT_GATEWAY_CONTROLLER_NAME,
               conditions: [accepted("False", g, "NotAllowedByListeners")]
             }
           ])
@@ -271,7 +272,7 @@ describe("gateway router, behaviour the mutants found unchecked", () => {
           yield* writeParents(sc, (g) => [
             {
               parentRef: { name: sc.gateway.name },
-              controllerName: DEFAULT_GATEWAY_CONTROLLER_NAME,
+              controllerName: GatewayController.DEFAULT_GATEWAY_CONTROLLER_NAME,
               conditions: [accepted("True", g)]
             }
           ])

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as k8s from "@kubernetes/client-node"
+import { Fault, LocalCluster, type LocalClusterOptions } from "@session-routing/local-cluster"
 import {
   Chunk,
   Clock,
@@ -19,8 +20,6 @@ import * as http from "node:http"
 import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
-import { Fault } from "../../src/cluster/Faults.js"
-import { LocalCluster, type LocalClusterOptions } from "../../src/cluster/LocalCluster.js"
 import type { Gateway, HttpRoute, Ingress, Service } from "../../src/domain/Objects.js"
 import {
   GatewayClassResource,

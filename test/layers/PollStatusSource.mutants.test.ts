@@ -5,9 +5,8 @@
  * through its own `verdictFor`.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { Fault, SessionCluster } from "@session-routing/local-cluster"
 import { Effect, Fiber, Layer, Ref, TestClock } from "effect"
-import { Fault } from "../../src/cluster/Faults.js"
-import type { SessionCluster } from "../../src/cluster/SessionCluster.js"
 import { IngressResource } from "../../src/domain/Resources.js"
 import type { PublishedRoute } from "../../src/domain/Routes.js"
 import { RouteVerdict } from "../../src/domain/Routes.js"
@@ -38,7 +37,7 @@ const pollingSource = (
   adapt: (router: SessionRouterService.Service) => SessionRouterService.Service = (router) => router
 ) =>
   Effect.gen(function*() {
-    const sc: SessionCluster = yield* startCluster({ ingress: { delay: "never" }, gateway: false })
+    const sc: SessionCluster.SessionCluster = yield* startCluster({ ingress: { delay: "never" }, gateway: false })
     const kube = yield* Effect.provide(KubeClient, kubeClientLayer("in memory", sc.cluster))
     const router = yield* Effect.provide(
       SessionRouter,

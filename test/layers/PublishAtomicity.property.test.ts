@@ -1,9 +1,15 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, FastCheck as fc, Ref, Runtime } from "effect"
 
-import { Fault, type FaultAction, type FaultSpec, type Verb } from "../../src/cluster/Faults.js"
-import * as InMemoryKubeClient from "../../src/cluster/InMemoryKubeClient.js"
-import { type ClusterHandle, LocalCluster } from "../../src/cluster/LocalCluster.js"
+import {
+  type ClusterHandle,
+  Fault,
+  type FaultAction,
+  type FaultSpec,
+  LocalCluster,
+  type Verb
+} from "@session-routing/local-cluster"
+import { InMemoryKubeClient } from "@session-routing/local-cluster"
 import { sessionSelector } from "../../src/domain/Manifests.js"
 import type { KubeObject } from "../../src/domain/Objects.js"
 import { HttpRouteResource, IngressResource, type ResourceType, ServiceResource } from "../../src/domain/Resources.js"

@@ -1,10 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as k8s from "@kubernetes/client-node"
+import { Fault, type FaultSpec, LocalCluster, SessionCluster } from "@session-routing/local-cluster"
 import { Effect, Either, Fiber, Layer, Ref, Schedule, TestClock } from "effect"
 import { createServer } from "node:net"
-import { Fault, type FaultSpec } from "../../src/cluster/Faults.js"
-import { LocalCluster } from "../../src/cluster/LocalCluster.js"
-import type { SessionCluster } from "../../src/cluster/SessionCluster.js"
 import { HttpRouteResource, IngressResource, ServiceResource } from "../../src/domain/Resources.js"
 import type { PortMapping } from "../../src/domain/Session.js"
 import { KubeClientLive } from "../../src/layers/KubeClientLive.js"
@@ -45,7 +43,7 @@ const failureOf = <A>(effect: Effect.Effect<A, PublishError>) =>
 /** Adds `fault` to the cluster the first time a call matches `when`, just before that call goes out. */
 const armWhen = (when: (call: KubeCall) => boolean, fault: FaultSpec) => {
   let armed = false
-  return (call: KubeCall, sc: SessionCluster) =>
+  return (call: KubeCall, sc: SessionCluster.SessionCluster) =>
     Effect.suspend(() => {
       if (armed || !when(call)) return Effect.void
       armed = true

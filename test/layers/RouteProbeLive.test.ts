@@ -4,11 +4,10 @@
  * served, one programmed with no ready endpoint (503), one the data plane does not route (404).
  */
 import { describe, expect, it } from "@effect/vitest"
+import { LocalCluster, makeCertificateAuthority } from "@session-routing/local-cluster"
 import { Duration, Effect, Fiber, Layer, Ref, TestClock } from "effect"
 import * as Https from "node:https"
 import type { AddressInfo } from "node:net"
-import { LocalCluster } from "../../src/cluster/LocalCluster.js"
-import { makeCertificateAuthority } from "../../src/cluster/Pki.js"
 import type { Ingress, Namespace } from "../../src/domain/Objects.js"
 import { IngressResource, NamespaceResource } from "../../src/domain/Resources.js"
 import type { ProbeAnswer, ProbeTarget } from "../../src/domain/RouteProbe.js"

@@ -1,7 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
+import { Fault, SessionCluster } from "@session-routing/local-cluster"
 import { Duration, Effect, Either, Layer } from "effect"
-import { Fault } from "../../src/cluster/Faults.js"
-import type { SessionCluster } from "../../src/cluster/SessionCluster.js"
 import {
   buildSessionHttpRoutes,
   buildSessionIngress,
@@ -46,7 +45,7 @@ const withRouter = <A, E>(
   body: (ctx: {
     readonly router: SessionRouterService.Service
     readonly kube: KubeClient.Service
-    readonly sc: SessionCluster
+    readonly sc: SessionCluster.SessionCluster
   }) => Effect.Effect<A, E>,
   options: {
     readonly cluster?: Parameters<typeof startCluster>[0]
@@ -85,7 +84,7 @@ const sessionObjects = (kube: KubeClient.Service, namespace: string) =>
     }))
   )
 
-const settingsOf = (sc: SessionCluster): ManifestSettings => ({
+const settingsOf = (sc: SessionCluster.SessionCluster): ManifestSettings => ({
   sessionNamespace: sc.namespace,
   managedBy: "telo-k8s-runner",
   baseDomain: sc.baseDomain,
@@ -322,7 +321,7 @@ for (const face of faces) {
         readonly ingress: SessionRouterService.Service
         readonly gateway: SessionRouterService.Service
         readonly kube: KubeClient.Service
-        readonly sc: SessionCluster
+        readonly sc: SessionCluster.SessionCluster
       }) => Effect.Effect<A, E>
     ) =>
       Effect.scoped(

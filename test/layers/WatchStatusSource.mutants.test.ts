@@ -5,9 +5,8 @@
  * and what its cache holds, as its metrics show it.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { Fault, SessionCluster } from "@session-routing/local-cluster"
 import { Clock, Deferred, Effect, Fiber, Logger, Metric, Ref, Stream, TestClock } from "effect"
-import { Fault } from "../../src/cluster/Faults.js"
-import type { SessionCluster } from "../../src/cluster/SessionCluster.js"
 import { IngressResource } from "../../src/domain/Resources.js"
 import type { PublishedRoute } from "../../src/domain/Routes.js"
 import { RouteVerdict } from "../../src/domain/Routes.js"
@@ -53,7 +52,7 @@ const watchingSource = (
   } = {}
 ) =>
   Effect.gen(function*() {
-    const sc: SessionCluster = yield* startCluster({ ingress: { delay: "never" }, gateway: false })
+    const sc: SessionCluster.SessionCluster = yield* startCluster({ ingress: { delay: "never" }, gateway: false })
     const kube = yield* Effect.provide(KubeClient, kubeClientLayer("in memory", sc.cluster))
     const config = yield* Effect.provide(RouterConfig, routerConfigLayer(sc, options.config))
     const router = yield* IngressRouter.make.pipe(

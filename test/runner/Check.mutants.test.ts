@@ -6,9 +6,9 @@
  * in-memory LocalCluster whose server questions the test scripts.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { Fault } from "@session-routing/local-cluster"
+import type { SessionCluster } from "@session-routing/local-cluster"
 import { Clock, Effect, Layer } from "effect"
-import { Fault } from "../../src/cluster/Faults.js"
-import type * as SessionCluster from "../../src/cluster/SessionCluster.js"
 import type { KubeObject } from "../../src/domain/Objects.js"
 import { IngressResource, ServiceResource } from "../../src/domain/Resources.js"
 import { SessionRouter } from "../../src/layers/SessionRouterLayers.js"

@@ -5,10 +5,8 @@
  * And what it can and cannot tell through a client that has no server to ask.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { Credential, SessionCluster } from "@session-routing/local-cluster"
 import { Effect, Layer } from "effect"
-import { Credential } from "../../src/cluster/ClusterAccess.js"
-import * as SessionCluster from "../../src/cluster/SessionCluster.js"
-import { DEFAULT_SESSION_NAMESPACE } from "../../src/cluster/SessionCluster.js"
 import { GatewayClassResource } from "../../src/domain/Resources.js"
 import { SessionRouter } from "../../src/layers/SessionRouterLayers.js"
 import { type CheckReport, type CheckResult, checkRouting } from "../../src/runner/Check.js"
@@ -61,7 +59,7 @@ const allowAll: Reviewer = () => Effect.succeed({ allowed: true })
 const deny = (verb: string, resource: string): Reviewer => (q) =>
   Effect.succeed({ allowed: !(q.verb === verb && q.resource === resource) })
 
-const NS = `namespace "${DEFAULT_SESSION_NAMESPACE}"`
+const NS = `namespace "${SessionCluster.DEFAULT_SESSION_NAMESPACE}"`
 
 describe("checkRouting's permissions", () => {
   it.live("passes one check per resource when every verb the ingress mode uses is granted", () =>
@@ -104,7 +102,7 @@ describe("checkRouting's permissions", () => {
         status: "fail",
         line: `may not watch ingresses.networking.k8s.io in ${NS}`,
         hint:
-          `grant them in a Role bound to this identity: kubectl create role session-routing -n ${DEFAULT_SESSION_NAMESPACE} --verb=watch --resource=ingresses.networking.k8s.io`
+          `grant them in a Role bound to this identity: kubectl create role session-routing -n ${SessionCluster.DEFAULT_SESSION_NAMESPACE} --verb=watch --resource=ingresses.networking.k8s.io`
       })
       expect(report.ok).toBe(false)
     }))
@@ -136,7 +134,7 @@ describe("checkRouting's permissions", () => {
           status: "warn",
           line: `may not create events.events.k8s.io in ${NS} (used only for Events on the session Pod)`,
           hint:
-            `grant them in a Role bound to this identity: kubectl create role session-routing -n ${DEFAULT_SESSION_NAMESPACE} --verb=create --resource=events.events.k8s.io`
+            `grant them in a Role bound to this identity: kubectl create role session-routing -n ${SessionCluster.DEFAULT_SESSION_NAMESPACE} --verb=create --resource=events.events.k8s.io`
         },
         {
           id: "permissions:endpointslices.discovery.k8s.io",

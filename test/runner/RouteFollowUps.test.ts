@@ -4,9 +4,8 @@
  * events pass through untouched; over the live recorder, no session waits on its Events.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { Fault, LocalCluster } from "@session-routing/local-cluster"
 import { Chunk, Context, Duration, Effect, Fiber, Layer, Ref, Stream, TestClock } from "effect"
-import { Fault } from "../../src/cluster/Faults.js"
-import { LocalCluster } from "../../src/cluster/LocalCluster.js"
 import type { Occurrence } from "../../src/domain/KubeEvents.js"
 import { EventV1Resource } from "../../src/domain/Resources.js"
 import * as EventRecorderLive from "../../src/layers/EventRecorderLive.js"

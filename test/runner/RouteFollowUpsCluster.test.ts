@@ -5,8 +5,8 @@
  * (503, no ready endpoint). What kubectl shows of them is in RouteFollowUpsKubectl.test.ts.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { createSessionPod } from "@session-routing/local-cluster"
 import { Duration, Effect } from "effect"
-import { createSessionPod } from "../../src/cluster/SessionPods.js"
 import { judgeAnswer } from "../../src/domain/RouteProbe.js"
 import { httpProbe } from "../../src/layers/internal/HttpProbe.js"
 import { publishProbed, startCluster, workload } from "../support/ProbedSession.js"

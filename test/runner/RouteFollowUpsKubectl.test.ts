@@ -4,8 +4,8 @@
  * LocalCluster; each kubectl the wire tests drive runs it.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { createSessionPod } from "@session-routing/local-cluster"
 import { Effect } from "effect"
-import { createSessionPod } from "../../src/cluster/SessionPods.js"
 import { kubectls, kubectlWorkspace, requireKubectl } from "../support/Kubectl.js"
 import { publishProbed, startCluster, workload } from "../support/ProbedSession.js"
 

@@ -4,10 +4,9 @@
  * it was, so a runner that lives for weeks does not grow with the sessions it has seen.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { IngressController } from "@session-routing/local-cluster"
+import { LocalCluster, type MemoryStore } from "@session-routing/local-cluster"
 import { Chunk, Effect, Layer, Metric, type MetricPair, MetricState, Stream, Supervisor } from "effect"
-import * as IngressController from "../../src/cluster/IngressController.js"
-import { LocalCluster } from "../../src/cluster/LocalCluster.js"
-import type { MemoryStore } from "../../src/cluster/MemoryStore.js"
 import type { Status } from "../../src/domain/Objects.js"
 import { EventResource, EventV1Resource, IngressClassResource, IngressResource } from "../../src/domain/Resources.js"
 import * as RouterConfigLive from "../../src/layers/RouterConfigLive.js"

@@ -3,10 +3,9 @@
  * status read fails. In memory, on TestClock; no controller writes status.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { Fault, LocalCluster } from "@session-routing/local-cluster"
+import { SessionCluster } from "@session-routing/local-cluster"
 import { Effect, Exit, Fiber, Layer, Option, TestClock } from "effect"
-import { Fault } from "../../src/cluster/Faults.js"
-import { LocalCluster } from "../../src/cluster/LocalCluster.js"
-import * as SessionCluster from "../../src/cluster/SessionCluster.js"
 import { HttpRouteResource } from "../../src/domain/Resources.js"
 import { SessionRouter } from "../../src/layers/SessionRouterLayers.js"
 import { publishSession, sessionStatus } from "../../src/runner/SessionRunner.js"

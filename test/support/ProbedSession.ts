@@ -3,9 +3,9 @@
  * controller and the data plane, all on 127.0.0.1) and the live client, for the tests
  * of a session's Events and probes.
  */
+import { SessionCluster } from "@session-routing/local-cluster"
+import type { SessionPod } from "@session-routing/local-cluster"
 import { Duration, Effect, Layer, Stream } from "effect"
-import * as SessionCluster from "../../src/cluster/SessionCluster.js"
-import type { SessionPod } from "../../src/cluster/SessionPods.js"
 import { SessionRouter } from "../../src/layers/SessionRouterLayers.js"
 import { publishSession, type SessionEvent } from "../../src/runner/SessionRunner.js"
 import { loopbackServer } from "./LoopbackServer.js"

@@ -4,9 +4,9 @@
  * same tests run through both, so the two faces cannot drift apart.
  */
 import * as k8s from "@kubernetes/client-node"
+import { LocalCluster } from "@session-routing/local-cluster"
+import { SessionCluster } from "@session-routing/local-cluster"
 import { Duration, Effect, Layer, Schedule, type Scope } from "effect"
-import { LocalCluster } from "../../src/cluster/LocalCluster.js"
-import * as SessionCluster from "../../src/cluster/SessionCluster.js"
 import { sessionSelector } from "../../src/domain/Manifests.js"
 import type { GatewayClass, KubeObject } from "../../src/domain/Objects.js"
 import { HttpRouteResource, IngressResource, type ResourceType, ServiceResource } from "../../src/domain/Resources.js"

@@ -4,9 +4,8 @@
  * would apply.
  */
 import * as k8s from "@kubernetes/client-node"
+import type { Credential, LocalCluster } from "@session-routing/local-cluster"
 import { Effect, Layer } from "effect"
-import type { Credential } from "../../src/cluster/ClusterAccess.js"
-import type { LocalCluster } from "../../src/cluster/LocalCluster.js"
 import type { PolicyRule, RoleBinding } from "../../src/domain/Objects.js"
 import { RoleBindingResource, RoleResource } from "../../src/domain/Resources.js"
 import { KubeClientLive } from "../../src/layers/KubeClientLive.js"

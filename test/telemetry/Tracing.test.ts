@@ -4,8 +4,8 @@
  * with an event per state change, and the unpublish with its own requests.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { Fault } from "@session-routing/local-cluster"
 import { Effect, Layer, Metric, Stream } from "effect"
-import { Fault } from "../../src/cluster/Faults.js"
 import type { PortMapping } from "../../src/domain/Session.js"
 import { SessionRouter } from "../../src/layers/SessionRouterLayers.js"
 import { publishSession, unpublishSession } from "../../src/runner/SessionRunner.js"

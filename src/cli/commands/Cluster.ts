@@ -6,14 +6,14 @@
 import { Command, Options } from "@effect/cli"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
+import type { ControllerDelay, SessionCluster } from "@session-routing/local-cluster"
 import { Console, Deferred, Duration, Effect, Either, Exit, Option, type Scope } from "effect"
-import type { ControllerDelay } from "../../cluster/Reconciler.js"
-import type * as SessionCluster from "../../cluster/SessionCluster.js"
 import type { KubeObject } from "../../domain/Objects.js"
 import { RBAC_NAME, rbacManifest } from "../../domain/RbacManifest.js"
 import { allResources, apiVersionOf, type ResourceType } from "../../domain/Resources.js"
 import { ENV } from "../../layers/RouterConfigLive.js"
 import { cliError } from "../CliError.js"
+import { loadLocalCluster } from "../internal/LocalClusterPackage.js"
 
 /** The controllers' delay when `--controller-delay` is not given: long enough to see `pending`. */
 export const DEFAULT_CONTROLLER_DELAY_MS = 1000
@@ -100,7 +100,7 @@ export const runnerKubeconfigPath = (kubeconfigPath: string): string => {
  */
 const grantRunner = (sc: SessionCluster.SessionCluster, path: string) =>
   Effect.gen(function*() {
-    const { Credential } = yield* Effect.promise(() => import("../../cluster/ClusterAccess.js"))
+    const { Credential } = yield* loadLocalCluster("cluster")
     const objects = rbacManifest({ mode: "ingress", sessionNamespace: sc.namespace, statusSource: "watch" })
     for (const object of objects) {
       const resource = allResources.find((r) => apiVersionOf(r) === object.apiVersion && r.kind === object.kind)
@@ -201,11 +201,9 @@ export const shutdownSignal: Effect.Effect<Effect.Effect<ShutdownSignal>, never,
   }
 )
 
-/**
- * LocalCluster, loaded when a command starts one: more code than the rest of the CLI,
- * which no other command's start should evaluate.
- */
-export const loadSessionCluster = Effect.promise(() => import("../../cluster/SessionCluster.js"))
+/** LocalCluster set up for sessions, loaded when `command` starts one. */
+export const loadSessionCluster = (command: string) =>
+  Effect.map(loadLocalCluster(command), (module) => module.SessionCluster)
 
 /** A cluster being served: what `describeCluster` printed. */
 export interface ServedCluster {
@@ -228,7 +226,7 @@ export const serveCluster = <E, R>(
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const path = yield* Path.Path
-      const SessionCluster = yield* loadSessionCluster
+      const SessionCluster = yield* loadSessionCluster("cluster")
       const sc = yield* SessionCluster.make(sessionClusterOptions(input)).pipe(
         Effect.mapError((error) => cliError(`cannot start the cluster: ${error.reason}`))
       )

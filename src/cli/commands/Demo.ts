@@ -8,10 +8,9 @@
 import { Command, Options } from "@effect/cli"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
+import type { DataPlane, SessionCluster } from "@session-routing/local-cluster"
 import { Clock, Console, Duration, Effect, Either, Layer, Option } from "effect"
 import * as Http from "node:http"
-import type { DataPlane } from "../../cluster/DataPlane.js"
-import type * as SessionCluster from "../../cluster/SessionCluster.js"
 import type { IngressClass } from "../../domain/Objects.js"
 import { apiVersionOf, GatewayClassResource, GatewayResource, IngressClassResource } from "../../domain/Resources.js"
 import type { PortMapping } from "../../domain/Session.js"
@@ -171,7 +170,7 @@ export const scenariosFor = (
  */
 const seedUnservedClasses = (sc: SessionCluster.SessionCluster) =>
   Effect.gen(function*() {
-    const SessionCluster = yield* loadSessionCluster
+    const SessionCluster = yield* loadSessionCluster("demo")
     const store = sc.cluster.store
     const ingressClass: IngressClass = {
       apiVersion: apiVersionOf(IngressClassResource),
@@ -366,7 +365,7 @@ export const runDemo = (modes: ReadonlyArray<DemoMode>) =>
       const delay = Duration.millis(DEMO_TIMING.controllerDelayMs)
 
       yield* Console.log("session-routing demo: a session's routes, published and checked, on an embedded cluster")
-      const SessionCluster = yield* loadSessionCluster
+      const SessionCluster = yield* loadSessionCluster("demo")
       const sc = yield* SessionCluster.make({ ingress: { delay }, gateway: { delay }, controllerManager: true }).pipe(
         Effect.mapError((error) => cliError(`cannot start the local cluster: ${error.reason}`))
       )

@@ -2,16 +2,15 @@
  * The demo's session Pod: the Pod object behind the session Service, a loopback
  * stand-in for its containers that makes it Ready, and the Events recorded on it.
  */
+import type { DataPlane, SessionCluster, SessionPod } from "@session-routing/local-cluster"
 import { Clock, Effect, type Scope } from "effect"
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
-import type { DataPlane } from "../../cluster/DataPlane.js"
-import type * as SessionCluster from "../../cluster/SessionCluster.js"
-import { createSessionPod, type SessionPod } from "../../cluster/SessionPods.js"
 import { EventResource } from "../../domain/Resources.js"
 import type { PortMapping } from "../../domain/Session.js"
 import { cliError } from "../CliError.js"
 import { eventsTable } from "../present/EventsTable.js"
+import { loadLocalCluster } from "./LocalClusterPackage.js"
 
 /** What the workload answers; the test and the demo's own check expect exactly this. */
 export const workloadAnswer = (sessionId: string, port: number): string =>
@@ -54,18 +53,21 @@ export const startSessionPod = (
   ports: ReadonlyArray<PortMapping>
 ) =>
   Effect.gen(function*() {
+    const { createSessionPod } = yield* loadLocalCluster("demo")
     const pod = yield* createSessionPod(sc.cluster.store, {
       namespace: sc.namespace,
       sessionId,
       ports: ports.map((p) => p.port)
-    })
+    }).pipe(
+      Effect.mapError((status) => cliError(`demo: cannot start the session Pod: ${status.message ?? status.code}`))
+    )
     const local = yield* listen(sessionId)
-    yield* Effect.acquireRelease(sc.dataPlane.registerPod(pod, { host: "127.0.0.1", port: local }), () =>
-      Effect.ignore(sc.dataPlane.unregisterPod(pod)))
+    yield* Effect.acquireRelease(
+      sc.dataPlane.registerPod(pod, { host: "127.0.0.1", port: local }),
+      () => Effect.ignore(sc.dataPlane.unregisterPod(pod))
+    )
     return { pod, local }
-  }).pipe(Effect.mapError((status) =>
-    cliError(`demo: cannot start the session Pod: ${status.message ?? status.code}`)
-  ))
+  })
 
 /** The Events on the session Pod, as `kubectl events --for pod/<name>` would list them. */
 export const podEvents = (sc: SessionCluster.SessionCluster, pod: SessionPod) =>

@@ -1,0 +1,381 @@
+/**
+ * A request on a resource path: the verb it names, the faults that may answer
+ * first, then get, list, watch, create, update, patch, delete and deletecollection
+ * on the store, with the options and status codes the API server uses.
+ */
+import { Clock, Effect } from "effect"
+import type { IncomingMessage, ServerResponse } from "node:http"
+import type { KubeObject, ObjectList } from "session-routing/kubernetes"
+import type { Decision, FaultRequest, Faults, Verb } from "../Faults.js"
+import { isObject } from "../ServerSideApply.js"
+import type { ClusterStore, DeleteOptions } from "../Store.js"
+import {
+  badRequest,
+  boolParam,
+  decodeObjectBody,
+  dryRunOf,
+  failure,
+  fieldManagerOf,
+  invalidOptions,
+  json,
+  mediaType,
+  methodNotAllowed,
+  objectReply,
+  orStatus,
+  pageNotFound,
+  parseJson,
+  parseYamlOrJson,
+  readBody,
+  Refused,
+  type Reply,
+  statusReply,
+  unsupportedMediaType
+} from "./httpReply.js"
+import type { Target } from "./httpRouting.js"
+import { makeWatch } from "./httpWatch.js"
+import { listOptionsProblem } from "./listOptions.js"
+import { jsonPatch, mergePatch, patchOnce } from "./patches.js"
+import { strategicMerge } from "./strategicMerge.js"
+import { tableApiVersion, toTable, wantsTable } from "./tables.js"
+import { shapeOf } from "./typeShapes.js"
+
+const faultRequest = (verb: Verb, target: Target): FaultRequest => ({
+  verb,
+  resource: target.resource,
+  ...(target.namespace !== undefined ? { namespace: target.namespace } : {}),
+  ...(target.name !== undefined ? { name: target.name } : {}),
+  ...(target.subresource !== undefined ? { subresource: target.subresource } : {})
+})
+
+/** Answers requests on resource paths from the store; undefined when the connection was dropped instead. */
+export const makeResourceHandler = (
+  store: ClusterStore,
+  faults: Faults,
+  whenAnswering: (res: ServerResponse, effect: Effect.Effect<void>) => Effect.Effect<void>
+) => {
+  const served = (resource: Target["resource"]) => store.isServed(resource)
+  const watch = makeWatch(store, whenAnswering)
+
+  const handleResource = (
+    req: IncomingMessage,
+    res: ServerResponse,
+    query: URLSearchParams,
+    target: Target
+  ): Effect.Effect<Reply | undefined> =>
+    Effect.gen(function*() {
+      const method = req.method ?? "GET"
+      const { resource, namespace, name, subresource } = target
+      const isWatch = method === "GET" && name === undefined &&
+        (query.get("watch") === "true" || query.get("watch") === "1")
+      const verb: Verb = method === "GET"
+        ? name === undefined ? (isWatch ? "watch" : "list") : "get"
+        : method === "POST"
+        ? "create"
+        : method === "PUT"
+        ? "update"
+        : method === "PATCH"
+        ? "patch"
+        : method === "DELETE"
+        ? name === undefined ? "deletecollection" : "delete"
+        : "get"
+      if (!["GET", "POST", "PUT", "PATCH", "DELETE"].includes(method)) return statusReply(methodNotAllowed())
+      if (
+        (method === "POST" && name !== undefined) ||
+        (method !== "POST" && method !== "GET" && method !== "DELETE" && name === undefined)
+      ) {
+        return statusReply(methodNotAllowed())
+      }
+      if (subresource !== undefined && (method === "POST" || method === "DELETE")) {
+        return statusReply(methodNotAllowed())
+      }
+
+      const decision: Decision = yield* faults.intercept(faultRequest(verb, target))
+      switch (decision._tag) {
+        case "Respond":
+          return {
+            code: decision.response.code,
+            contentType: decision.response.contentType,
+            body: decision.response.body,
+            headers: decision.response.headers
+          }
+        case "Hang":
+          return yield* Effect.never
+        case "Reset":
+        case "Refused":
+          req.socket.destroy()
+          return undefined
+        case "Proceed":
+          break
+      }
+      // Throttling and authorization come first; only then does routing find no handler.
+      if (!(yield* served(resource))) return pageNotFound
+
+      const accept = req.headers.accept
+      const body = method === "POST" || method === "PUT" || method === "PATCH" || method === "DELETE"
+        ? yield* Effect.either(readBody(req))
+        : undefined
+      if (body !== undefined && body._tag === "Left") return statusReply(body.left)
+      const bytes = body?._tag === "Right" ? body.right : Buffer.alloc(0)
+
+      switch (verb) {
+        case "get": {
+          const now = yield* Clock.currentTimeMillis
+          return yield* orStatus(store.get(resource, namespace, name!), (object) =>
+            wantsTable(accept)
+              ? json(
+                200,
+                toTable(
+                  resource,
+                  [object],
+                  { resourceVersion: object.metadata?.resourceVersion },
+                  query.get("includeObject") ?? "Metadata",
+                  tableApiVersion(accept!),
+                  now
+                )
+              )
+              : objectReply(200, object))
+        }
+        case "list": {
+          const problem = listOptionsProblem(query)
+          if (problem !== undefined) return statusReply(problem)
+          const limit = query.get("limit")
+          const now = yield* Clock.currentTimeMillis
+          return yield* orStatus(
+            store.list(resource, namespace, {
+              ...(query.get("labelSelector") !== null ? { labelSelector: query.get("labelSelector")! } : {}),
+              ...(query.get("fieldSelector") !== null ? { fieldSelector: query.get("fieldSelector")! } : {}),
+              ...(limit !== null && /^\d+$/.test(limit) ? { limit: Number(limit) } : {}),
+              ...(query.get("continue") !== null ? { continue: query.get("continue")! } : {})
+            }),
+            (list: ObjectList<KubeObject>) =>
+              wantsTable(accept)
+                ? json(
+                  200,
+                  toTable(
+                    resource,
+                    list.items,
+                    list.metadata,
+                    query.get("includeObject") ?? "Metadata",
+                    tableApiVersion(accept!),
+                    now
+                  )
+                )
+                : objectReply(200, list)
+          )
+        }
+        case "watch":
+          return yield* watch(accept, res, query, target, decision)
+        case "create": {
+          const dryRun = dryRunOf(query, "CreateOptions")
+          const object = decodeObjectBody(req, bytes)
+          return yield* orStatus(
+            store.create(resource, namespace, object, { dryRun, fieldManager: fieldManagerOf(req, query) }),
+            (created) => objectReply(201, created)
+          )
+        }
+        case "update": {
+          const dryRun = dryRunOf(query, "UpdateOptions")
+          const object = decodeObjectBody(req, bytes)
+          const options = { dryRun, fieldManager: fieldManagerOf(req, query) }
+          if (subresource === "status") {
+            return yield* orStatus(
+              store.replaceStatus(resource, namespace, name!, object, options),
+              (o) => objectReply(200, o)
+            )
+          }
+          return yield* orStatus(
+            store.replace(resource, namespace, name!, object, options),
+            (r) => objectReply(r.created ? 201 : 200, r.object)
+          )
+        }
+        case "patch":
+          return yield* patch(req, query, target as Target & { name: string }, bytes)
+        case "delete": {
+          const deleteOptions = deleteOptionsOf(query, bytes)
+          return yield* orStatus(store.delete(resource, namespace, name!, deleteOptions), (result) => {
+            if ("status" in result) {
+              // A successful delete's Status carries no code on the wire.
+              const { code: _code, ...status } = result.status
+              return json(200, status)
+            }
+            const meta = result.object.metadata as
+              | { deletionTimestamp?: string; finalizers?: ReadonlyArray<string> }
+              | undefined
+            const pending = meta?.deletionTimestamp !== undefined && (meta.finalizers ?? []).length > 0
+            // The server answers 202 for a delete it could not finish only when the client
+            // asked for cascading deletion with orphanDependents=false; otherwise 200.
+            return objectReply(pending && orphanDependentsOf(query, bytes) === false ? 202 : 200, result.object)
+          })
+        }
+        case "deletecollection": {
+          const deleteOptions = deleteOptionsOf(query, bytes)
+          return yield* orStatus(
+            Effect.gen(function*() {
+              const list = yield* store.list(resource, namespace, {
+                ...(query.get("labelSelector") !== null ? { labelSelector: query.get("labelSelector")! } : {}),
+                ...(query.get("fieldSelector") !== null ? { fieldSelector: query.get("fieldSelector")! } : {})
+              })
+              const deleted: Array<KubeObject> = []
+              for (const item of list.items) {
+                const result = yield* Effect.either(
+                  store.delete(resource, item.metadata?.namespace, item.metadata?.name ?? "", deleteOptions)
+                )
+                if (result._tag === "Right") deleted.push(item)
+                else if (result.left.code !== 404) return yield* Effect.fail(result.left)
+              }
+              return { ...list, items: deleted }
+            }),
+            (list) => objectReply(200, list)
+          )
+        }
+      }
+    }).pipe(
+      // Request problems found while reading options and bodies are thrown as their Status.
+      Effect.catchAllDefect((defect) =>
+        defect instanceof Refused ? Effect.succeed(statusReply(defect.status)) : Effect.die(defect)
+      )
+    )
+
+  const deleteOptionsOf = (query: URLSearchParams, bytes: Buffer): DeleteOptions => {
+    let dryRun = dryRunOf(query, "DeleteOptions")
+    let preconditions: { uid?: string; resourceVersion?: string } | undefined
+    if (bytes.length > 0) {
+      const parsed = parseJson(bytes.toString("utf8"))
+      if (isObject(parsed)) {
+        if (Array.isArray(parsed.dryRun) && parsed.dryRun.length > 0) dryRun = true
+        const p = parsed.preconditions
+        if (isObject(p)) {
+          preconditions = {
+            ...(typeof p.uid === "string" ? { uid: p.uid } : {}),
+            ...(typeof p.resourceVersion === "string" ? { resourceVersion: p.resourceVersion } : {})
+          }
+        }
+      }
+    }
+    const propagationPolicy = propagationOf(query, bytes)
+    return {
+      dryRun,
+      ...(preconditions !== undefined ? { preconditions } : {}),
+      ...(propagationPolicy !== undefined ? { propagationPolicy } : {})
+    }
+  }
+
+  /** `propagationPolicy` (query or body), or the older `orphanDependents`; both at once is refused, as the server does. */
+  const propagationOf = (query: URLSearchParams, bytes: Buffer): DeleteOptions["propagationPolicy"] => {
+    const parsed = bytes.length > 0 ? parseJson(bytes.toString("utf8")) : undefined
+    const fromBody = isObject(parsed) && typeof parsed.propagationPolicy === "string"
+      ? parsed.propagationPolicy
+      : undefined
+    const policy = query.get("propagationPolicy") ?? fromBody
+    const orphan = orphanDependentsOf(query, bytes)
+    if (policy !== undefined && orphan !== undefined) {
+      throw new Refused(
+        invalidOptions(
+          "DeleteOptions",
+          "propagationPolicy",
+          "FieldValueInvalid",
+          `Invalid value: "${policy}": orphanDependents and deletionPropagation cannot be both set`
+        )
+      )
+    }
+    if (policy === undefined) return orphan === true ? "Orphan" : undefined
+    if (policy !== "Foreground" && policy !== "Background" && policy !== "Orphan") {
+      throw new Refused(
+        invalidOptions(
+          "DeleteOptions",
+          "propagationPolicy",
+          "FieldValueNotSupported",
+          `Unsupported value: "${policy}": supported values: "Foreground", "Background", "Orphan", "nil"`
+        )
+      )
+    }
+    return policy
+  }
+
+  /** `orphanDependents` of the query or the DeleteOptions body, the one option that picks a delete's 202. */
+  const orphanDependentsOf = (query: URLSearchParams, bytes: Buffer): boolean | undefined => {
+    const fromQuery = boolParam(query, "orphanDependents")
+    if (fromQuery !== undefined) return fromQuery
+    if (bytes.length === 0) return undefined
+    const parsed = parseJson(bytes.toString("utf8"))
+    return isObject(parsed) && typeof parsed.orphanDependents === "boolean" ? parsed.orphanDependents : undefined
+  }
+
+  const patch = (
+    req: IncomingMessage,
+    query: URLSearchParams,
+    target: Target & { readonly name: string },
+    bytes: Buffer
+  ) =>
+    Effect.gen(function*() {
+      const type = mediaType(req)
+      const { resource, namespace, name, subresource } = target
+      // The media type is checked before any option. Custom resources have no Go struct
+      // tags to merge by: their handler does not offer strategic merge at all.
+      const accepted = resource.custom
+        ? ["application/json-patch+json", "application/merge-patch+json", "application/apply-patch+yaml"]
+        : [
+          "application/json-patch+json",
+          "application/merge-patch+json",
+          "application/strategic-merge-patch+json",
+          "application/apply-patch+yaml"
+        ]
+      if (!accepted.includes(type)) return statusReply(unsupportedMediaType(accepted))
+      const text = bytes.toString("utf8")
+      const dryRun = dryRunOf(query, "PatchOptions")
+      const force = boolParam(query, "force")
+      if (type === "application/apply-patch+yaml") {
+        if (subresource === "status") {
+          return statusReply(
+            failure(
+              415,
+              "UnsupportedMediaType",
+              "LocalCluster does not serve apply patches on the status subresource; use a merge patch or PUT"
+            )
+          )
+        }
+        const object = parseYamlOrJson(text)
+        return yield* orStatus(
+          store.apply(resource, namespace, name, object as KubeObject, {
+            dryRun,
+            force: force === true,
+            ...(query.get("fieldManager") !== null ? { fieldManager: query.get("fieldManager")! } : {})
+          }),
+          (r) => objectReply(r.created ? 201 : 200, r.object)
+        )
+      }
+      if (force !== undefined) {
+        return statusReply(
+          invalidOptions(
+            "PatchOptions",
+            "force",
+            "FieldValueForbidden",
+            "Forbidden: may not be specified for non-apply patch"
+          )
+        )
+      }
+      let apply: (live: KubeObject) => KubeObject
+      if (type === "application/merge-patch+json" || type === "application/strategic-merge-patch+json") {
+        const patchDoc = parseJson(text)
+        if (!isObject(patchDoc)) return statusReply(badRequest("the merge patch must be a JSON object"))
+        // Built-in types merge keyed lists item by item (custom resources never get here).
+        apply = (live) =>
+          (type === "application/strategic-merge-patch+json"
+            ? strategicMerge(live, patchDoc, shapeOf(resource))
+            : mergePatch(live, patchDoc)) as KubeObject
+      } else if (type === "application/json-patch+json") {
+        const operations = parseJson(text)
+        apply = (live) => jsonPatch(live, operations) as KubeObject
+      } else {
+        return statusReply(unsupportedMediaType(accepted))
+      }
+      const options = { dryRun, fieldManager: fieldManagerOf(req, query) }
+      const write = (patched: KubeObject) =>
+        subresource === "status"
+          ? store.replaceStatus(resource, namespace, name, patched, options)
+          : Effect.map(store.replace(resource, namespace, name, patched, options), (r) => r.object)
+      return yield* orStatus(patchOnce(store, target, apply, write), (o) => objectReply(200, o))
+    })
+
+  return handleResource
+}

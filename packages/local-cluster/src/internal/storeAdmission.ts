@@ -1,0 +1,97 @@
+/**
+ * The checks a write passes before anything is stored: the body decoded as the
+ * endpoint decodes it, its name and namespace against the request's, and validation.
+ */
+import { apiVersionOf, type KubeObject, type ResourceType } from "session-routing/kubernetes"
+import { decodeProblem, isObject, shapeOf } from "../ServerSideApply.js"
+import { type FieldError, invalidStatus, validateObject } from "../Validation.js"
+import { type Json, metaOf } from "./storeObjects.js"
+import { badRequest, refuse } from "./storeStatus.js"
+
+/** The body as the endpoint decodes it: kind and apiVersion checked, types checked for built-ins. */
+export const decodeBody = (resource: ResourceType<KubeObject>, body: unknown, requireKind: boolean): Json => {
+  if (!isObject(body)) refuse(badRequest(`Object 'Kind' is missing in '${JSON.stringify(body) ?? ""}'`))
+  const json = body as Json
+  const expectedVersion = apiVersionOf(resource)
+  const apiVersion = json.apiVersion
+  const kind = json.kind
+  if (requireKind || resource.custom) {
+    if (typeof kind !== "string" || kind === "") {
+      refuse(badRequest(`Object 'Kind' is missing in '${JSON.stringify(body)}'`))
+    }
+    if (typeof apiVersion !== "string" || apiVersion === "") {
+      refuse(badRequest(`Object 'apiVersion' is missing in '${JSON.stringify(body)}'`))
+    }
+  }
+  if (apiVersion !== undefined && apiVersion !== expectedVersion) {
+    refuse(
+      badRequest(
+        `the API version in the data (${
+          String(apiVersion)
+        }) does not match the expected API version (${expectedVersion})`
+      )
+    )
+  }
+  if (kind !== undefined && kind !== resource.kind) {
+    refuse(
+      badRequest(
+        `${
+          String(kind)
+        } in version "${resource.version}" cannot be handled as a ${resource.kind}: the kind in the data (${
+          String(kind)
+        }) does not match the expected kind (${resource.kind})`
+      )
+    )
+  }
+  const problem = decodeProblem(
+    resource.custom ? { metadata: json.metadata } : json,
+    shapeOf(resource),
+    resource.kind
+  )
+  if (problem !== undefined) {
+    refuse(
+      badRequest(
+        `${resource.kind} in version "${resource.version}" cannot be handled as a ${resource.kind}: ${problem}`
+      )
+    )
+  }
+  return { ...json, apiVersion: expectedVersion, kind: resource.kind }
+}
+
+export const checkNamespace = (
+  resource: ResourceType<KubeObject>,
+  namespace: string | undefined,
+  body: Json,
+  onCreate: boolean
+): string | undefined => {
+  const meta = isObject(body.metadata) ? body.metadata : {}
+  const bodyNamespace = typeof meta.namespace === "string" && meta.namespace !== "" ? meta.namespace : undefined
+  if (!resource.namespaced) return undefined
+  if (namespace === undefined) return bodyNamespace
+  if (bodyNamespace !== undefined && bodyNamespace !== namespace) {
+    refuse(
+      badRequest(
+        onCreate
+          ? "the namespace of the provided object does not match the namespace sent on the request"
+          : `the namespace of the object (${bodyNamespace}) does not match the namespace on the request (${namespace})`
+      )
+    )
+  }
+  return namespace
+}
+
+export const checkName = (body: Json, name: string): void => {
+  const meta = isObject(body.metadata) ? body.metadata : {}
+  const bodyName = typeof meta.name === "string" ? meta.name : ""
+  if (bodyName !== name) {
+    refuse(badRequest(`the name of the object (${bodyName}) does not match the name on the URL (${name})`))
+  }
+}
+export const validate = (
+  resource: ResourceType<KubeObject>,
+  object: KubeObject,
+  extra: ReadonlyArray<FieldError> = []
+): void => {
+  const errors = [...extra, ...validateObject(resource, object)]
+  if (errors.length > 0) refuse(invalidStatus(resource, metaOf(object).name ?? "", errors))
+}

@@ -1,0 +1,92 @@
+/**
+ * The store's failures as the API server words them: each Status body a client can
+ * observe, and the throw-and-catch that lets an operation's synchronous body refuse.
+ */
+import { Effect } from "effect"
+import { NamespaceResource, qualifiedName, type ResourceType, type Status } from "session-routing/kubernetes"
+import type { FieldError } from "../Validation.js"
+
+export const OPTIMISTIC_LOCK_MESSAGE =
+  "the object has been modified; please apply your changes to the latest version and try again"
+
+export const failure = (
+  code: number,
+  reason: string | undefined,
+  message: string,
+  details?: Status["details"]
+): Status => ({
+  kind: "Status",
+  apiVersion: "v1",
+  metadata: {},
+  status: "Failure",
+  message,
+  ...(reason !== undefined ? { reason } : {}),
+  ...(details !== undefined ? { details } : {}),
+  code
+})
+
+export const resourceDetails = (resource: ResourceType<unknown>, name: string): NonNullable<Status["details"]> => ({
+  name,
+  ...(resource.group !== "" ? { group: resource.group } : {}),
+  kind: resource.plural
+})
+
+/** 404 for a missing object: `ingresses.networking.k8s.io "x" not found`. */
+export const notFoundStatus = (resource: ResourceType<unknown>, name: string): Status =>
+  failure(404, "NotFound", `${qualifiedName(resource)} "${name}" not found`, resourceDetails(resource, name))
+
+export const namespaceNotFound = (namespace: string): Status => notFoundStatus(NamespaceResource, namespace)
+
+/** What the store answers for a type it does not serve; over HTTP it is a plain-text 404 instead. */
+export const notServedStatus = (): Status =>
+  failure(404, "NotFound", "the server could not find the requested resource", {})
+
+export const alreadyExists = (resource: ResourceType<unknown>, name: string): Status =>
+  failure(409, "AlreadyExists", `${qualifiedName(resource)} "${name}" already exists`, resourceDetails(resource, name))
+
+export const conflict = (resource: ResourceType<unknown>, name: string, why = OPTIMISTIC_LOCK_MESSAGE): Status =>
+  failure(
+    409,
+    "Conflict",
+    `Operation cannot be fulfilled on ${qualifiedName(resource)} "${name}": ${why}`,
+    resourceDetails(resource, name)
+  )
+
+export const badRequest = (message: string): Status => failure(400, "BadRequest", message)
+
+export const expired = (message: string): Status => failure(410, "Expired", message)
+
+/** A 422 for request options (`PatchOptions.meta.k8s.io "" is invalid: ...`). */
+export const invalidOptions = (kind: string, errors: ReadonlyArray<FieldError>): Status =>
+  failure(
+    422,
+    "Invalid",
+    `${kind}.meta.k8s.io "" is invalid: ${
+      errors.length === 1
+        ? `${errors[0]!.field}: ${errors[0]!.message}`
+        : `[${errors.map((e) => `${e.field}: ${e.message}`).join(", ")}]`
+    }`,
+    {
+      group: "meta.k8s.io",
+      kind,
+      causes: errors.map((e) => ({ reason: e.reason, message: e.message, field: e.field }))
+    }
+  )
+
+// Thrown inside the synchronous body of an operation and turned into its failure.
+export class Refusal {
+  constructor(readonly status: Status) {}
+}
+export const refuse = (status: Status): never => {
+  throw new Refusal(status)
+}
+
+export const attempt = <A>(body: () => A): Effect.Effect<A, Status> =>
+  Effect.suspend(() => {
+    try {
+      return Effect.succeed(body())
+    } catch (e) {
+      if (e instanceof Refusal) return Effect.fail(e.status)
+      throw e
+    }
+  })
