@@ -1,7 +1,7 @@
 /**
  * The API resource types session-routing touches, described once: where they live
- * on the wire and which server rules apply to them. The live client, the local
- * cluster and the validators all read these descriptors, so they cannot disagree.
+ * on the wire. The live client builds its paths from these, and any other KubeClient
+ * (the local cluster's in-memory one) is handed the same descriptors.
  */
 import type {
   CoreEvent,
@@ -27,15 +27,7 @@ export interface ResourceType<A> {
   readonly group: string
   readonly version: string
   readonly plural: string
-  readonly singular: string
   readonly namespaced: boolean
-  /** Writes to the object keep status; only `/status` changes it. */
-  readonly statusSubresource: boolean
-  /** `metadata.generation` is kept (Services have none). */
-  readonly hasGeneration: boolean
-  /** A custom resource (CRD-backed): list items carry kind/apiVersion, PUT needs a resourceVersion. */
-  readonly custom: boolean
-  readonly shortNames: ReadonlyArray<string>
   /** Phantom field carrying the object type. */
   readonly _A?: A
 }
@@ -52,12 +44,7 @@ export const NamespaceResource = make<Namespace>({
   group: "",
   version: "v1",
   plural: "namespaces",
-  singular: "namespace",
-  namespaced: false,
-  statusSubresource: true,
-  hasGeneration: false,
-  custom: false,
-  shortNames: ["ns"]
+  namespaced: false
 })
 
 export const ServiceResource = make<Service>({
@@ -65,12 +52,7 @@ export const ServiceResource = make<Service>({
   group: "",
   version: "v1",
   plural: "services",
-  singular: "service",
-  namespaced: true,
-  statusSubresource: true,
-  hasGeneration: false,
-  custom: false,
-  shortNames: ["svc"]
+  namespaced: true
 })
 
 export const IngressResource = make<Ingress>({
@@ -78,12 +60,7 @@ export const IngressResource = make<Ingress>({
   group: "networking.k8s.io",
   version: "v1",
   plural: "ingresses",
-  singular: "ingress",
-  namespaced: true,
-  statusSubresource: true,
-  hasGeneration: true,
-  custom: false,
-  shortNames: ["ing"]
+  namespaced: true
 })
 
 export const IngressClassResource = make<IngressClass>({
@@ -91,12 +68,7 @@ export const IngressClassResource = make<IngressClass>({
   group: "networking.k8s.io",
   version: "v1",
   plural: "ingressclasses",
-  singular: "ingressclass",
-  namespaced: false,
-  statusSubresource: false,
-  hasGeneration: true,
-  custom: false,
-  shortNames: []
+  namespaced: false
 })
 
 export const GatewayResource = make<Gateway>({
@@ -104,12 +76,7 @@ export const GatewayResource = make<Gateway>({
   group: "gateway.networking.k8s.io",
   version: "v1",
   plural: "gateways",
-  singular: "gateway",
-  namespaced: true,
-  statusSubresource: true,
-  hasGeneration: true,
-  custom: true,
-  shortNames: ["gtw"]
+  namespaced: true
 })
 
 export const GatewayClassResource = make<GatewayClass>({
@@ -117,12 +84,7 @@ export const GatewayClassResource = make<GatewayClass>({
   group: "gateway.networking.k8s.io",
   version: "v1",
   plural: "gatewayclasses",
-  singular: "gatewayclass",
-  namespaced: false,
-  statusSubresource: true,
-  hasGeneration: true,
-  custom: true,
-  shortNames: ["gc"]
+  namespaced: false
 })
 
 export const HttpRouteResource = make<HttpRoute>({
@@ -130,12 +92,7 @@ export const HttpRouteResource = make<HttpRoute>({
   group: "gateway.networking.k8s.io",
   version: "v1",
   plural: "httproutes",
-  singular: "httproute",
-  namespaced: true,
-  statusSubresource: true,
-  hasGeneration: true,
-  custom: true,
-  shortNames: []
+  namespaced: true
 })
 
 export const PodResource = make<Pod>({
@@ -143,12 +100,7 @@ export const PodResource = make<Pod>({
   group: "",
   version: "v1",
   plural: "pods",
-  singular: "pod",
-  namespaced: true,
-  statusSubresource: true,
-  hasGeneration: false,
-  custom: false,
-  shortNames: ["po"]
+  namespaced: true
 })
 
 /** Events as core/v1 serves them; `EventV1Resource` is another view of the same objects. */
@@ -157,12 +109,7 @@ export const EventResource = make<CoreEvent>({
   group: "",
   version: "v1",
   plural: "events",
-  singular: "event",
-  namespaced: true,
-  statusSubresource: false,
-  hasGeneration: false,
-  custom: false,
-  shortNames: ["ev"]
+  namespaced: true
 })
 
 /** Events as events.k8s.io/v1 serves them: the same objects as `EventResource`, with newer field names. */
@@ -171,12 +118,7 @@ export const EventV1Resource = make<EventV1>({
   group: "events.k8s.io",
   version: "v1",
   plural: "events",
-  singular: "event",
-  namespaced: true,
-  statusSubresource: false,
-  hasGeneration: false,
-  custom: false,
-  shortNames: ["ev"]
+  namespaced: true
 })
 
 export const EndpointSliceResource = make<EndpointSlice>({
@@ -184,12 +126,7 @@ export const EndpointSliceResource = make<EndpointSlice>({
   group: "discovery.k8s.io",
   version: "v1",
   plural: "endpointslices",
-  singular: "endpointslice",
-  namespaced: true,
-  statusSubresource: false,
-  hasGeneration: true,
-  custom: false,
-  shortNames: []
+  namespaced: true
 })
 
 export const ServiceAccountResource = make<ServiceAccount>({
@@ -197,12 +134,7 @@ export const ServiceAccountResource = make<ServiceAccount>({
   group: "",
   version: "v1",
   plural: "serviceaccounts",
-  singular: "serviceaccount",
-  namespaced: true,
-  statusSubresource: false,
-  hasGeneration: false,
-  custom: false,
-  shortNames: ["sa"]
+  namespaced: true
 })
 
 const rbac = (kind: string, plural: string, namespaced: boolean) =>
@@ -211,12 +143,7 @@ const rbac = (kind: string, plural: string, namespaced: boolean) =>
     group: "rbac.authorization.k8s.io",
     version: "v1",
     plural,
-    singular: kind.toLowerCase(),
-    namespaced,
-    statusSubresource: false,
-    hasGeneration: false,
-    custom: false,
-    shortNames: []
+    namespaced
   })
 
 /** RBAC's four types: what a runner's least privilege is written in, and what LocalCluster's authorizer reads. */

@@ -5,7 +5,7 @@
  * IngressClass, an Ingress created from a file and read back, the controller's
  * address (waited for with `kubectl wait` where kubectl has `--for=jsonpath`), a stale
  * replace refused with 409 Conflict, a label selector, delete. The
- * in-process counterpart is test/cluster/Kubectl.test.ts; this one proves the command
+ * in-process counterpart is packages/local-cluster/test/Kubectl.test.ts; this one proves the command
  * serves it. Assertions read what the server did (objects read back, its Status
  * message), never kubectl's own messages, whose wording changes between releases (1.31
  * added "from <ns> namespace" to `deleted`).

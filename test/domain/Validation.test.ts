@@ -1,6 +1,6 @@
 /**
  * apimachinery's string rules on their own. Names, labels and ports are also
- * checked through the objects LocalCluster validates (test/cluster/Validation.test.ts)
+ * checked through the objects LocalCluster validates (packages/local-cluster/test/Validation.test.ts)
  * and the session ids and hosts the domain builds (Session.test.ts).
  */
 import { describe, expect, it } from "@effect/vitest"

@@ -5,13 +5,13 @@
  * token, or an exec credential plugin that prints an ExecCredential.
  */
 import { Effect } from "effect"
-import { ClusterRoleBindingResource, ClusterRoleResource } from "session-routing/kubernetes"
 import { stringify } from "yaml"
 import type { ApiSecurity } from "./ApiSecurity.js"
 import { makeAuthenticator, MASTERS_GROUP, serviceAccountUser, type UserInfo } from "./Authentication.js"
 import { bootstrapBindings, bootstrapRoles } from "./internal/rbacBootstrap.js"
 import { makeCertificateAuthority } from "./Pki.js"
 import { alwaysAllow, makeRbacAuthorizer } from "./Rbac.js"
+import { ClusterRoleBindingResource, ClusterRoleResource } from "./ServedResources.js"
 import type { ClusterStore } from "./Store.js"
 
 /** How a kubeconfig's user proves who it is. */

@@ -5,14 +5,9 @@
  * (count and lastTimestamp) instead of written again. Recording never fails a reconcile.
  */
 import { Clock, Effect, Ref } from "effect"
-import {
-  apiVersionOf,
-  type CoreEvent,
-  EventResource,
-  type KubeObject,
-  type ResourceType
-} from "session-routing/kubernetes"
+import { apiVersionOf, type CoreEvent, type KubeObject, type ResourceType } from "session-routing/kubernetes"
 import { kubeTime } from "./GatewayStatus.js"
+import { EventResource } from "./ServedResources.js"
 import type { ClusterStore } from "./Store.js"
 
 /** One report about an object. */

@@ -10,20 +10,13 @@ import { Data, Effect, FiberSet, HashMap, Option, Random, Ref, type Scope } from
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
 import {
-  EndpointSliceResource,
   type Gateway,
-  GatewayResource,
   type HttpRoute,
-  HttpRouteResource,
   type Ingress,
-  IngressResource,
   type KubeObject,
   type Namespace,
-  NamespaceResource,
-  PodResource,
   type ResourceType,
   type Service,
-  ServiceResource,
   type Status
 } from "session-routing/kubernetes"
 import { makeRecorder } from "./ControllerEvents.js"
@@ -38,6 +31,15 @@ import {
   type RouteSource,
   type RoutingState
 } from "./RouteTable.js"
+import {
+  EndpointSliceResource,
+  GatewayResource,
+  HttpRouteResource,
+  IngressResource,
+  NamespaceResource,
+  PodResource,
+  ServiceResource
+} from "./ServedResources.js"
 import type { ClusterStore } from "./Store.js"
 
 /** A Service port, as routes name it. */

@@ -11,15 +11,13 @@ import {
   type Endpoint,
   type EndpointPort,
   type EndpointSlice,
-  EndpointSliceResource,
   type KubeObject,
   type Pod,
-  PodResource,
   type Service,
-  ServiceResource,
   type Status
 } from "session-routing/kubernetes"
 import { followWatch, keyOf, makeWorkQueue, splitKey } from "./Reconciler.js"
+import { EndpointSliceResource, PodResource, ServiceResource } from "./ServedResources.js"
 import { jsonEqual } from "./ServerSideApply.js"
 import type { ClusterStore } from "./Store.js"
 

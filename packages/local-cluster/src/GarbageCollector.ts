@@ -6,7 +6,6 @@
  */
 import { Duration, Effect, type Scope } from "effect"
 import {
-  allResources,
   apiVersionOf,
   type KubeObject,
   type OwnerReference,
@@ -15,6 +14,7 @@ import {
   type Status
 } from "session-routing/kubernetes"
 import { followWatch, makeWorkQueue } from "./Reconciler.js"
+import { servedResources } from "./ServedResources.js"
 import type { ClusterStore, DeleteOptions } from "./Store.js"
 
 type AnyResource = ResourceType<KubeObject>
@@ -46,7 +46,7 @@ const uidOf = (object: KubeObject): string => object.metadata?.uid ?? ""
 
 /** The type an owner reference names, when the cluster serves it; the collector cannot judge any other. */
 const ownerTypeOf = (ref: OwnerReference): AnyResource | undefined =>
-  (allResources as ReadonlyArray<AnyResource>).find((r) => apiVersionOf(r) === ref.apiVersion && r.kind === ref.kind)
+  (servedResources as ReadonlyArray<AnyResource>).find((r) => apiVersionOf(r) === ref.apiVersion && r.kind === ref.kind)
 
 type Verdict = "solid" | "dangling" | "waiting" | "unknown"
 
@@ -69,7 +69,7 @@ const judge = (graph: Graph, dependent: Entry, ref: OwnerReference): Verdict => 
  */
 export const run = (store: ClusterStore): Effect.Effect<void, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const types = allResources as ReadonlyArray<AnyResource>
+    const types = servedResources as ReadonlyArray<AnyResource>
 
     const readGraph = Effect.forEach(types, (resource) =>
       store.list(resource, undefined).pipe(

@@ -7,12 +7,10 @@
 import {
   type Gateway,
   type GatewayListener,
-  GatewayResource,
   hostnameMatches,
   hostnamesIntersect,
   type HttpBackendRef,
   type HttpRoute,
-  HttpRouteResource,
   listenerAdmitsNamespace as admitsNamespace,
   listenerSupportsHttpRoute,
   type Namespace,
@@ -20,6 +18,7 @@ import {
   type ParentReference,
   type Service
 } from "session-routing/kubernetes"
+import { GatewayResource, HttpRouteResource } from "./ServedResources.js"
 
 /** `gateway.networking.k8s.io`: the default group of a parentRef. */
 export const GATEWAY_GROUP = GatewayResource.group

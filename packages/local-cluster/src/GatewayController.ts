@@ -7,17 +7,12 @@
 import { Clock, Duration, Effect, type Scope } from "effect"
 import {
   type Gateway,
-  GatewayClassResource,
-  GatewayResource,
   type HttpRoute,
-  HttpRouteResource,
   type KubeObject,
   type Namespace,
-  NamespaceResource,
   type ResourceType,
   type RouteParentStatus,
   type Service,
-  ServiceResource,
   type Status
 } from "session-routing/kubernetes"
 import { makeRecorder } from "./ControllerEvents.js"
@@ -32,6 +27,13 @@ import {
   stampCondition
 } from "./GatewayStatus.js"
 import { type ControllerDelay, followWatch, keyOf, makeWorkQueue, splitKey } from "./Reconciler.js"
+import {
+  GatewayClassResource,
+  GatewayResource,
+  HttpRouteResource,
+  NamespaceResource,
+  ServiceResource
+} from "./ServedResources.js"
 import type { ClusterStore } from "./Store.js"
 
 /** The controllerName LocalCluster's GatewayClass names, and the one its route status entries carry. */

@@ -5,18 +5,12 @@
  * silent, which is the cluster where hosts 404 and nothing says why.
  */
 import { Duration, Effect, type Scope } from "effect"
-import {
-  apiVersionOf,
-  type Ingress,
-  type IngressClass,
-  IngressClassResource,
-  IngressResource,
-  type LoadBalancerIngress
-} from "session-routing/kubernetes"
+import { apiVersionOf, type Ingress, type IngressClass, type LoadBalancerIngress } from "session-routing/kubernetes"
 import { makeRecorder } from "./ControllerEvents.js"
 import { jsonEqual } from "./GatewayStatus.js"
 import { type ControllerDelay, followWatch, keyOf, makeWorkQueue, splitKey } from "./Reconciler.js"
 import { claimsIngress, DEFAULT_INGRESS_CLASS_ANNOTATION, type IngressClassSelector } from "./RouteTable.js"
+import { IngressClassResource, IngressResource } from "./ServedResources.js"
 import type { ClusterStore } from "./Store.js"
 
 /** The controller value an IngressClass names for LocalCluster's ingress controller. */

@@ -5,7 +5,7 @@
  */
 import { Context, Data, Effect, Layer, type Scope, Stream } from "effect"
 import { writeFile } from "node:fs/promises"
-import { allResources, type KubeClient, type KubeObject, type ResourceType } from "session-routing/kubernetes"
+import { type KubeClient, type KubeObject, type ResourceType } from "session-routing/kubernetes"
 import { stringify } from "yaml"
 import { ADMIN, type ClusterAccess, type Credential, makeClusterAccess } from "./ClusterAccess.js"
 import * as EndpointSliceController from "./EndpointSliceController.js"
@@ -15,6 +15,7 @@ import { type HttpApiError, serve } from "./HttpApi.js"
 import * as InMemoryKubeClient from "./InMemoryKubeClient.js"
 import { makeMemoryStore, type MemoryStore, type MemoryStoreOptions } from "./MemoryStore.js"
 import { type ClusterMetrics, makeMetrics } from "./Metrics.js"
+import { servedResources } from "./ServedResources.js"
 import type { ServerLifecycle } from "./ServerLifecycle.js"
 
 const GATEWAY_API_GROUP = "gateway.networking.k8s.io"
@@ -142,7 +143,7 @@ export const makeInMemory = (options: LocalClusterOptions = {}): Effect.Effect<C
       ...options,
       unserved: [
         ...(options.unserved ?? []),
-        ...(options.gatewayApi === false ? allResources.filter((r) => r.group === GATEWAY_API_GROUP) : [])
+        ...(options.gatewayApi === false ? servedResources.filter((r) => r.group === GATEWAY_API_GROUP) : [])
       ] as ReadonlyArray<ResourceType<KubeObject>>
     })
     const faults = yield* makeFaults

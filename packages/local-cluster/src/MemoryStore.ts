@@ -1,11 +1,11 @@
 /**
  * LocalCluster's object store: the API server's write, read and watch semantics for
- * the resources in `domain/Resources`, in memory. Every rule a client can observe
+ * the resources in `ServedResources`, in memory. Every rule a client can observe
  * (versions, generations, status subresource, apply ownership, watch windows) and
  * every failure's Status body follow the real server.
  */
 import { Duration, Effect } from "effect"
-import { allResources, type KubeObject, NamespaceResource, type ResourceType } from "session-routing/kubernetes"
+import type { KubeObject, ResourceType } from "session-routing/kubernetes"
 import { makeAllocator } from "./internal/storeAllocation.js"
 import { makeApply } from "./internal/storeApply.js"
 import { makeDelete } from "./internal/storeDelete.js"
@@ -15,6 +15,7 @@ import { withEventView } from "./internal/storeViews.js"
 import { makeStoreWatch } from "./internal/storeWatch.js"
 import { makeWrites } from "./internal/storeWrites.js"
 import { admitEventV1Create } from "./internal/workloadValidation.js"
+import { NamespaceResource, servedOf, type ServedResource, servedResources } from "./ServedResources.js"
 import type { ClusterStore } from "./Store.js"
 
 /** How a store is set up. */
@@ -46,6 +47,12 @@ export interface MemoryStore extends ClusterStore {
 const SYSTEM_NAMESPACES = ["default", "kube-system", "kube-public", "kube-node-lease"]
 
 /** A store with the API server's semantics, holding the namespaces every cluster has plus `options.namespaces`. */
+/** `op` over the served type of whatever descriptor it is given. */
+const byDescriptor = <Rest extends ReadonlyArray<unknown>, R>(
+  op: (resource: ServedResource<KubeObject>, ...rest: Rest) => R
+) =>
+(resource: ResourceType<KubeObject>, ...rest: Rest): R => op(servedOf(resource), ...rest)
+
 export const makeMemoryStore = (options: MemoryStoreOptions = {}): Effect.Effect<MemoryStore> =>
   Effect.gen(function*() {
     const state: StoreState = {
@@ -60,8 +67,8 @@ export const makeMemoryStore = (options: MemoryStoreOptions = {}): Effect.Effect
     const allocator = makeAllocator(state)
     const buckets = makeBuckets(state, allocator.release)
     const { bucketOf } = buckets
-    for (const resource of allResources) bucketOf(resource as ResourceType<KubeObject>)
-    for (const resource of options.unserved ?? []) bucketOf(resource).served = false
+    for (const resource of servedResources) bucketOf(resource as ServedResource<KubeObject>)
+    for (const resource of options.unserved ?? []) bucketOf(servedOf(resource)).served = false
 
     const writes = makeWrites(state, buckets, allocator)
     const { create, replace, replaceStatus } = writes
@@ -72,11 +79,11 @@ export const makeMemoryStore = (options: MemoryStoreOptions = {}): Effect.Effect
 
     // -- serving ----------------------------------------------------------------
 
-    const setServed = (resource: ResourceType<KubeObject>, served: boolean) =>
+    const setServed = (resource: ServedResource<KubeObject>, served: boolean) =>
       Effect.sync(() => {
         bucketOf(resource).served = served
       })
-    const isServed = (resource: ResourceType<KubeObject>) => Effect.sync(() => bucketOf(resource).served)
+    const isServed = (resource: ServedResource<KubeObject>) => Effect.sync(() => bucketOf(resource).served)
 
     const compact = Effect.sync(() => {
       for (const bucket of state.buckets.values()) {
@@ -89,22 +96,24 @@ export const makeMemoryStore = (options: MemoryStoreOptions = {}): Effect.Effect
     // -- bootstrap ----------------------------------------------------------------
 
     for (const name of [...new Set([...SYSTEM_NAMESPACES, ...(options.namespaces ?? [])])]) {
-      yield* create(NamespaceResource as ResourceType<KubeObject>, undefined, { metadata: { name } }, {
+      yield* create(NamespaceResource as ServedResource<KubeObject>, undefined, { metadata: { name } }, {
         fieldManager: "kube-apiserver"
       }).pipe(Effect.orDie)
     }
 
+    // Callers name a type by any descriptor of it (a client passes the library's); the
+    // operations below work on the served one, whose identity they compare.
     const store: MemoryStore = {
-      create: create as ClusterStore["create"],
-      replace: replace as ClusterStore["replace"],
-      apply: apply as ClusterStore["apply"],
-      replaceStatus: replaceStatus as ClusterStore["replaceStatus"],
-      get: get as ClusterStore["get"],
-      list: list as ClusterStore["list"],
-      delete: deleteOne as ClusterStore["delete"],
-      watch,
-      setServed,
-      isServed,
+      create: byDescriptor(create) as ClusterStore["create"],
+      replace: byDescriptor(replace) as ClusterStore["replace"],
+      apply: byDescriptor(apply) as ClusterStore["apply"],
+      replaceStatus: byDescriptor(replaceStatus) as ClusterStore["replaceStatus"],
+      get: byDescriptor(get) as ClusterStore["get"],
+      list: byDescriptor(list) as ClusterStore["list"],
+      delete: byDescriptor(deleteOne) as ClusterStore["delete"],
+      watch: byDescriptor(watch),
+      setServed: byDescriptor(setServed),
+      isServed: byDescriptor(isServed),
       compact,
       resourceVersion: Effect.sync(() => String(state.revision))
     }

@@ -5,17 +5,14 @@
  * and bindings are ordinary stored objects, so they are written with kubectl or apply.
  */
 import { Effect } from "effect"
+import { type PolicyRule, type Role, type RoleBinding, type Subject } from "session-routing/kubernetes"
+import { MASTERS_GROUP, type UserInfo } from "./Authentication.js"
 import {
   ClusterRoleBindingResource,
   ClusterRoleResource,
-  type PolicyRule,
-  type Role,
-  type RoleBinding,
   RoleBindingResource,
-  RoleResource,
-  type Subject
-} from "session-routing/kubernetes"
-import { MASTERS_GROUP, type UserInfo } from "./Authentication.js"
+  RoleResource
+} from "./ServedResources.js"
 import type { ClusterStore } from "./Store.js"
 
 /** What an authorizer is asked: kube-apiserver's `authorizer.Attributes`. */

@@ -24,6 +24,7 @@ import {
 } from "./internal/fieldSets.js"
 import { jsonEqual } from "./internal/json.js"
 import { shapeOf } from "./internal/typeShapes.js"
+import { servedOf, type ServedResource } from "./ServedResources.js"
 
 export { merge, removePath, valueAt } from "./internal/fieldMerge.js"
 export {
@@ -112,7 +113,7 @@ interface Comparison {
 }
 
 const compare = (
-  resource: ResourceType<unknown>,
+  resource: ServedResource<unknown>,
   before: Record<string, unknown>,
   after: Record<string, unknown>
 ): Comparison => {
@@ -208,7 +209,8 @@ export const recordUpdate = (input: {
   readonly after: KubeObject
   readonly now: string
 }): Managers => {
-  const { resource, scope } = input
+  const { scope } = input
+  const resource = servedOf(input.resource)
   const cmp = compare(resource, projection(resource, input.before, scope), projection(resource, input.after, scope))
   const subresource = scope === "status" ? "status" : undefined
   const id = managerId(input.manager, "Update", subresource)
@@ -246,7 +248,7 @@ export const mergeApplied = (input: {
   readonly managers: Managers
   readonly manager: string
 }): AppliedObject => {
-  const { resource } = input
+  const resource = servedOf(input.resource)
   const shape = shapeOf(resource)
   const configPart = projection(resource, input.config, "main")
   const applier = managerId(input.manager, "Apply", undefined)
@@ -285,7 +287,8 @@ export const settleApply = (input: {
   readonly force: boolean
   readonly now: string
 }): { readonly managers: Managers } | { readonly conflicts: ReadonlyArray<Conflict> } => {
-  const { resource, applied } = input
+  const { applied } = input
+  const resource = servedOf(input.resource)
   const cmp = compare(resource, projection(resource, input.live, "main"), projection(resource, input.result, "main"))
   const moved = transferOwnership(applied.managers, applied.applier, cmp, input.force)
   if ("conflicts" in moved) return moved

@@ -9,13 +9,9 @@ import {
   apiVersionOf,
   type Gateway,
   type GatewayClass,
-  GatewayClassResource,
   type GatewayListener,
-  GatewayResource,
   type IngressClass,
-  IngressClassResource,
   type KubeObject,
-  NamespaceResource,
   type ResourceType
 } from "session-routing/kubernetes"
 import * as DataPlane from "./DataPlane.js"
@@ -25,6 +21,7 @@ import type { HttpApiError } from "./HttpApi.js"
 import * as IngressController from "./IngressController.js"
 import { LocalCluster, type LocalClusterController } from "./LocalCluster.js"
 import type { ControllerDelay } from "./Reconciler.js"
+import { GatewayClassResource, GatewayResource, IngressClassResource, NamespaceResource } from "./ServedResources.js"
 import type { ClusterStore } from "./Store.js"
 
 export interface IngressSetup {

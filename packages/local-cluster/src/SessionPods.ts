@@ -5,7 +5,8 @@
  */
 import { Effect } from "effect"
 import { LABEL_SESSION_ID, sessionObjectName } from "session-routing"
-import { type Pod, PodResource, type Status } from "session-routing/kubernetes"
+import { type Pod, type Status } from "session-routing/kubernetes"
+import { PodResource } from "./ServedResources.js"
 import type { ClusterStore } from "./Store.js"
 
 /** The Pod as the routing objects own it. */

@@ -1,6 +1,6 @@
 /**
  * The heart of LocalCluster: an object store with the API server's semantics for
- * the resources in `domain/Resources`. The HTTP API, the in-memory KubeClient and
+ * the resources in `ServedResources`. The HTTP API, the in-memory KubeClient and
  * the simulated controllers all go through this one interface, so they cannot
  * disagree. Every failure is the `Status` body the real server would send.
  */

@@ -14,6 +14,7 @@ import { type FieldError, fieldErrorText, goQuote } from "./internal/fieldErrors
 import { asRecord, nameIsDnsSubdomain, validateObjectMeta } from "./internal/objectMeta.js"
 import { validateRbac } from "./internal/rbacValidation.js"
 import { validateWorkload } from "./internal/workloadValidation.js"
+import { servedOf } from "./ServedResources.js"
 
 export { type FieldError, type FieldErrorReason, fieldErrorText, goQuote } from "./internal/fieldErrors.js"
 
@@ -24,7 +25,7 @@ export { type FieldError, type FieldErrorReason, fieldErrorText, goQuote } from 
  * defaults through the shape derived from the same description, in the same pass.
  */
 export const withSchemaDefaults = <A extends KubeObject>(resource: ResourceType<unknown>, object: A): A => {
-  const schema = schemaFor(resource)
+  const schema = schemaFor(servedOf(resource))
   return schema === undefined ? object : (applyDefaults(object, schema) as A)
 }
 
@@ -40,7 +41,8 @@ export const withSchemaDefaults = <A extends KubeObject>(resource: ResourceType<
  * the body as JSON: wrong JSON types on built-in kinds are a decode error (400)
  * the caller reports, so here they read as the Go zero value.
  */
-export const validateObject = (resource: ResourceType<unknown>, object: KubeObject): ReadonlyArray<FieldError> => {
+export const validateObject = (descriptor: ResourceType<unknown>, object: KubeObject): ReadonlyArray<FieldError> => {
+  const resource = servedOf(descriptor)
   const body = asRecord(object)
   const schema = schemaFor(resource)
   if (schema !== undefined) return validateCustomResource(resource, body, schema)

@@ -7,11 +7,12 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { request } from "node:https"
-import { IngressResource, KubeClient, NamespaceResource, ServiceResource } from "session-routing/kubernetes"
+import { KubeClient } from "session-routing/kubernetes"
 import { grant, liveClientAs } from "../../../test/support/SecuredCluster.js"
 import { Credential } from "../src/ClusterAccess.js"
 import { LocalCluster } from "../src/LocalCluster.js"
 import { makeCertificateAuthority } from "../src/Pki.js"
+import { IngressResource, NamespaceResource, ServiceResource } from "../src/ServedResources.js"
 import { NS } from "./ClusterFixtures.js"
 
 const secured = LocalCluster.make({ namespaces: [NS], auth: { rbac: true } })

@@ -4,9 +4,9 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, TestClock } from "effect"
-import { EventResource, EventV1Resource, IngressResource } from "session-routing/kubernetes"
 import { makeRecorder } from "../src/ControllerEvents.js"
 import { makeMemoryStore } from "../src/MemoryStore.js"
+import { EventResource, EventV1Resource, IngressResource } from "../src/ServedResources.js"
 import { ingress, NS } from "./ClusterFixtures.js"
 
 describe("ControllerEvents", () => {

@@ -9,25 +9,27 @@ import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
 import {
   type EndpointSlice,
-  EndpointSliceResource,
-  EventResource,
-  GatewayResource,
   type HttpIngressPath,
   type HttpRoute,
-  HttpRouteResource,
   type Ingress,
-  IngressResource,
   type KubeObject,
-  NamespaceResource,
-  PodResource,
-  type ResourceType,
-  ServiceResource
+  type ResourceType
 } from "session-routing/kubernetes"
 import * as DataPlane from "../src/DataPlane.js"
 import * as EndpointSliceController from "../src/EndpointSliceController.js"
 import * as GatewayController from "../src/GatewayController.js"
 import * as IngressController from "../src/IngressController.js"
 import { makeMemoryStore } from "../src/MemoryStore.js"
+import {
+  EndpointSliceResource,
+  EventResource,
+  GatewayResource,
+  HttpRouteResource,
+  IngressResource,
+  NamespaceResource,
+  PodResource,
+  ServiceResource
+} from "../src/ServedResources.js"
 import type { ClusterStore } from "../src/Store.js"
 
 const NS = "sessions"

@@ -5,16 +5,16 @@
  * the description, and the validators refusing a value outside a described set.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { type KubeObject } from "session-routing/kubernetes"
+import { defaulted } from "../src/internal/storeDefaults.js"
 import {
   EndpointSliceResource,
   GatewayClassResource,
   HttpRouteResource,
   IngressClassResource,
   IngressResource,
-  type KubeObject,
   PodResource
-} from "session-routing/kubernetes"
-import { defaulted } from "../src/internal/storeDefaults.js"
+} from "../src/ServedResources.js"
 import { validateObject } from "../src/Validation.js"
 
 type Json = Record<string, any>

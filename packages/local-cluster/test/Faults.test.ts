@@ -6,10 +6,10 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Clock, DateTime, Effect, Fiber, Option, Queue, Stream, TestClock } from "effect"
-import { IngressResource } from "session-routing/kubernetes"
 import { Fault, forbiddenStatus, makeFaults } from "../src/Faults.js"
 import * as InMemoryKubeClient from "../src/InMemoryKubeClient.js"
 import { makeMemoryStore } from "../src/MemoryStore.js"
+import { IngressResource } from "../src/ServedResources.js"
 import { ingress, NS } from "./ClusterFixtures.js"
 
 const setup = Effect.gen(function*() {

@@ -7,19 +7,21 @@ import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, TestClock } from "effect"
 import {
   type Condition,
-  EventResource,
   type Gateway,
   type GatewayListener,
-  GatewayResource,
   type HttpRoute,
-  HttpRouteResource,
-  NamespaceResource,
   type RouteParentStatus,
-  type Service,
-  ServiceResource
+  type Service
 } from "session-routing/kubernetes"
 import * as GatewayController from "../src/GatewayController.js"
 import { makeMemoryStore } from "../src/MemoryStore.js"
+import {
+  EventResource,
+  GatewayResource,
+  HttpRouteResource,
+  NamespaceResource,
+  ServiceResource
+} from "../src/ServedResources.js"
 import type { ClusterStore } from "../src/Store.js"
 
 const NS = "sessions"

@@ -7,9 +7,10 @@
 import { describe, expect, it } from "@effect/vitest"
 import { CoreV1Api, KubeConfig, NetworkingV1Api, Watch } from "@kubernetes/client-node"
 import { Effect, Exit, Scope } from "effect"
-import { HttpRouteResource, type KubeObject, type ResourceType } from "session-routing/kubernetes"
+import { type KubeObject, type ResourceType } from "session-routing/kubernetes"
 import { Fault } from "../src/Faults.js"
 import { LocalCluster, type LocalClusterOptions } from "../src/LocalCluster.js"
+import { HttpRouteResource } from "../src/ServedResources.js"
 import { httpRoute, ingress, NS, service } from "./ClusterFixtures.js"
 import { call, lineReader, send } from "./WireFixtures.js"
 

@@ -5,15 +5,10 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Fiber, Queue, Stream, TestClock } from "effect"
-import {
-  FIELD_MANAGER,
-  HttpRouteResource,
-  IngressResource,
-  type KubeObject,
-  type ResourceType
-} from "session-routing/kubernetes"
+import { FIELD_MANAGER, type KubeObject, type ResourceType } from "session-routing/kubernetes"
 import * as InMemoryKubeClient from "../src/InMemoryKubeClient.js"
 import { makeMemoryStore } from "../src/MemoryStore.js"
+import { HttpRouteResource, IngressResource } from "../src/ServedResources.js"
 import { httpRoute, ingress, NS } from "./ClusterFixtures.js"
 
 const setup = (options: Parameters<typeof makeMemoryStore>[0] = {}) =>

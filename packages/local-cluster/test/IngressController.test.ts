@@ -5,9 +5,10 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, TestClock } from "effect"
-import { type Ingress, IngressResource, NamespaceResource } from "session-routing/kubernetes"
+import { type Ingress } from "session-routing/kubernetes"
 import * as IngressController from "../src/IngressController.js"
 import { makeMemoryStore } from "../src/MemoryStore.js"
+import { IngressResource, NamespaceResource } from "../src/ServedResources.js"
 
 const NS = "sessions"
 const DELAY = Duration.seconds(3)

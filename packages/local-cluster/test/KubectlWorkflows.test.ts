@@ -9,14 +9,9 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import {
-  type HttpRoute,
-  HttpRouteResource,
-  IngressResource,
-  PodResource,
-  ServiceResource
-} from "session-routing/kubernetes"
+import { type HttpRoute } from "session-routing/kubernetes"
 import { kubectls, requireKubectl } from "../../../test/support/Kubectl.js"
+import { HttpRouteResource, IngressResource, PodResource, ServiceResource } from "../src/ServedResources.js"
 import {
   ingressYaml,
   NS,

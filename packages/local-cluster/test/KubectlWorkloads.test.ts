@@ -7,18 +7,12 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect } from "effect"
-import {
-  EventResource,
-  IngressResource,
-  type KubeObject,
-  PodResource,
-  type ResourceType,
-  ServiceResource
-} from "session-routing/kubernetes"
+import { type KubeObject, type ResourceType } from "session-routing/kubernetes"
 import { kubectls, kubectlWorkspace, requireKubectl } from "../../../test/support/Kubectl.js"
 import { eventually } from "../../../test/support/RouterHarness.js"
 import * as IngressController from "../src/IngressController.js"
 import { LocalCluster } from "../src/LocalCluster.js"
+import { EventResource, IngressResource, PodResource, ServiceResource } from "../src/ServedResources.js"
 import { NS } from "./ClusterFixtures.js"
 import { send } from "./WireFixtures.js"
 

@@ -9,17 +9,10 @@ import { Deferred, Effect, Exit, Scope } from "effect"
 import { readFile, stat } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import {
-  GatewayClassResource,
-  GatewayResource,
-  HttpRouteResource,
-  IngressResource,
-  KubeClient,
-  type KubeObject,
-  type ResourceType
-} from "session-routing/kubernetes"
+import { KubeClient, type KubeObject, type ResourceType } from "session-routing/kubernetes"
 import { parse } from "yaml"
 import { kubeconfigFor, LocalCluster } from "../src/LocalCluster.js"
+import { GatewayClassResource, GatewayResource, HttpRouteResource, IngressResource } from "../src/ServedResources.js"
 import { ingress, NS } from "./ClusterFixtures.js"
 
 describe("LocalCluster", () => {

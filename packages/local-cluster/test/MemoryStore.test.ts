@@ -5,19 +5,15 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Either, Fiber, Queue, Stream, TestClock } from "effect"
+import { type Ingress, type KubeObject, type ResourceType, type Service, type Status } from "session-routing/kubernetes"
+import { makeMemoryStore } from "../src/MemoryStore.js"
 import {
   GatewayResource,
   HttpRouteResource,
-  type Ingress,
   IngressResource,
-  type KubeObject,
   NamespaceResource,
-  type ResourceType,
-  type Service,
-  ServiceResource,
-  type Status
-} from "session-routing/kubernetes"
-import { makeMemoryStore } from "../src/MemoryStore.js"
+  ServiceResource
+} from "../src/ServedResources.js"
 import type { StoreWatchEvent } from "../src/Store.js"
 import { gateway, httpRoute, ingress, NS, service } from "./ClusterFixtures.js"
 

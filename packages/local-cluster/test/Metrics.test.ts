@@ -6,7 +6,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Stream } from "effect"
 import * as http from "node:http"
-import { IngressResource, KubeClient, ServiceResource } from "session-routing/kubernetes"
+import { KubeClient } from "session-routing/kubernetes"
 import { Fault } from "../src/Faults.js"
 import { LocalCluster } from "../src/LocalCluster.js"
 import {
@@ -18,6 +18,7 @@ import {
   type ResourceRequest,
   resourceRequestLabels
 } from "../src/Metrics.js"
+import { IngressResource, ServiceResource } from "../src/ServedResources.js"
 import { ingress, NS, service } from "./ClusterFixtures.js"
 import { call, lineReader, send } from "./WireFixtures.js"
 

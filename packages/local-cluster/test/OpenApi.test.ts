@@ -7,8 +7,9 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { HttpRouteResource, type KubeObject, type ResourceType } from "session-routing/kubernetes"
+import { type KubeObject, type ResourceType } from "session-routing/kubernetes"
 import { LocalCluster } from "../src/LocalCluster.js"
+import { HttpRouteResource } from "../src/ServedResources.js"
 import { NS } from "./ClusterFixtures.js"
 import { call } from "./WireFixtures.js"
 

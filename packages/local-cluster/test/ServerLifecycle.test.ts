@@ -6,11 +6,11 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Option, Queue, Schedule, Stream, TestClock } from "effect"
-import { IngressResource } from "session-routing/kubernetes"
 import { Fault, makeFaults } from "../src/Faults.js"
 import * as InMemoryKubeClient from "../src/InMemoryKubeClient.js"
 import { LocalCluster } from "../src/LocalCluster.js"
 import { makeMemoryStore } from "../src/MemoryStore.js"
+import { IngressResource } from "../src/ServedResources.js"
 import { ingress, NS } from "./ClusterFixtures.js"
 
 const setup = Effect.gen(function*() {

@@ -3,7 +3,7 @@
  * conflict messages print them, merges by list keys, pruning and defaults.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { GatewayResource, ServiceResource } from "session-routing/kubernetes"
+import { GatewayResource, ServiceResource } from "../src/ServedResources.js"
 import {
   applyDefaults,
   fieldSetOf,

@@ -4,9 +4,9 @@
  * not replace the list.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { IngressResource, ServiceResource } from "session-routing/kubernetes"
 import { strategicMerge } from "../src/internal/strategicMerge.js"
 import { shapeOf } from "../src/internal/typeShapes.js"
+import { IngressResource, ServiceResource } from "../src/ServedResources.js"
 
 const service = {
   apiVersion: "v1",

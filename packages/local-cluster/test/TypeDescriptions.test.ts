@@ -7,6 +7,10 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { readFileSync } from "node:fs"
+import { type KubeObject, qualifiedName } from "session-routing/kubernetes"
+import { docsFor, schemaFor } from "../src/internal/describedTypes.js"
+import { kindSchema } from "../src/internal/openApi.js"
+import { shapeOf } from "../src/internal/typeShapes.js"
 import {
   EndpointSliceResource,
   EventResource,
@@ -16,14 +20,9 @@ import {
   HttpRouteResource,
   IngressClassResource,
   IngressResource,
-  type KubeObject,
   PodResource,
-  qualifiedName,
-  type ResourceType
-} from "session-routing/kubernetes"
-import { docsFor, schemaFor } from "../src/internal/describedTypes.js"
-import { kindSchema } from "../src/internal/openApi.js"
-import { shapeOf } from "../src/internal/typeShapes.js"
+  type ServedResource
+} from "../src/ServedResources.js"
 
 type Json = Record<string, any>
 
@@ -35,7 +34,7 @@ const before: Record<string, { shape: Json; schema: Json | null; openApi: Json; 
 /** A value as JSON holds it: functions (a CEL rule's predicate) and undefined dropped. */
 const plain = (value: unknown): Json => JSON.parse(JSON.stringify(value ?? null))
 
-const resources: ReadonlyArray<ResourceType<KubeObject>> = [
+const resources: ReadonlyArray<ServedResource<KubeObject>> = [
   IngressResource,
   IngressClassResource,
   GatewayResource,

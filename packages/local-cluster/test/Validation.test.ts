@@ -5,16 +5,15 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck as fc } from "effect"
+import { type KubeObject, type ResourceType } from "session-routing/kubernetes"
 import {
   GatewayResource,
   HttpRouteResource,
   IngressClassResource,
   IngressResource,
-  type KubeObject,
   NamespaceResource,
-  type ResourceType,
   ServiceResource
-} from "session-routing/kubernetes"
+} from "../src/ServedResources.js"
 import { type FieldError, goQuote, invalidStatus, validateObject, withSchemaDefaults } from "../src/Validation.js"
 
 // ---------------------------------------------------------------------------

@@ -7,9 +7,10 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Stream } from "effect"
-import { IngressResource, type KubeObject, type ResourceType, type Status } from "session-routing/kubernetes"
+import { type KubeObject, type ResourceType, type Status } from "session-routing/kubernetes"
 import { LocalCluster } from "../src/LocalCluster.js"
 import { makeMemoryStore } from "../src/MemoryStore.js"
+import { IngressResource } from "../src/ServedResources.js"
 import { ingress, NS } from "./ClusterFixtures.js"
 import { call, lineReader, send } from "./WireFixtures.js"
 

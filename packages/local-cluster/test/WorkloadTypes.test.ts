@@ -5,18 +5,9 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Stream } from "effect"
-import {
-  type CoreEvent,
-  type EndpointSlice,
-  EndpointSliceResource,
-  EventResource,
-  type EventV1,
-  EventV1Resource,
-  type KubeObject,
-  type Pod,
-  PodResource
-} from "session-routing/kubernetes"
+import { type CoreEvent, type EndpointSlice, type EventV1, type KubeObject, type Pod } from "session-routing/kubernetes"
 import { makeMemoryStore } from "../src/MemoryStore.js"
+import { EndpointSliceResource, EventResource, EventV1Resource, PodResource } from "../src/ServedResources.js"
 import { coreEvent, NS, pod } from "./ClusterFixtures.js"
 
 const fresh = makeMemoryStore({ namespaces: [NS] })

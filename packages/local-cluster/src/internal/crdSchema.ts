@@ -3,7 +3,8 @@
  * way apiextensions-apiserver checks them (kube-openapi messages, list-map keys,
  * then CEL unless an earlier error blocks it).
  */
-import type { ObjectMeta, ResourceType } from "session-routing/kubernetes"
+import type { ObjectMeta } from "session-routing/kubernetes"
+import type { ServedResource } from "../ServedResources.js"
 import {
   child,
   duplicate,
@@ -229,7 +230,7 @@ export const hasRules = (schema: Schema): boolean =>
   (schema.type === "array" && hasRules(schema.items))
 
 export const validateCustomResource = (
-  resource: ResourceType<unknown>,
+  resource: ServedResource<unknown>,
   object: JsonRecord,
   schema: ObjectSchema
 ): Array<FieldError> => {

@@ -4,7 +4,7 @@
  * documents read, the field docs those documents carry, and, for custom resources,
  * the CRD schema validation checks.
  */
-import type { ResourceType } from "session-routing/kubernetes"
+import type { ServedResource } from "../ServedResources.js"
 import type { ObjectSchema } from "./crdSchema.js"
 import { gatewayClassDescription, gatewayDescription } from "./gatewayDescriptions.js"
 import { httpRouteDescription } from "./httpRouteDescription.js"
@@ -47,5 +47,5 @@ const docs: ReadonlyMap<string, Readonly<Record<string, string>>> = new Map(
 export const docsFor = (qualifiedName: string): Readonly<Record<string, string>> => docs.get(qualifiedName) ?? {}
 
 /** The CRD schema of a custom resource LocalCluster serves; undefined for the built-in types. */
-export const schemaFor = (resource: ResourceType<unknown>): ObjectSchema | undefined =>
+export const schemaFor = (resource: ServedResource<unknown>): ObjectSchema | undefined =>
   resource.custom ? schemas.get(`${resource.plural}.${resource.group}`) : undefined

@@ -4,7 +4,7 @@
  * the aggregated one (`apidiscovery.k8s.io/v2` APIGroupDiscoveryList) that kubectl
  * 1.26 and later ask `/api` and `/apis` for first, so that one request lists everything.
  */
-import type { ResourceType } from "session-routing/kubernetes"
+import type { ServedResource } from "../ServedResources.js"
 import { json, type Reply } from "./httpReply.js"
 
 /** One resource or subresource as an APIResourceList names it. */
@@ -28,12 +28,12 @@ export interface ServedGroupVersion {
 }
 
 const STATUS_VERBS = ["get", "patch", "update"]
-const verbsOf = (resource: ResourceType<unknown>): Array<string> =>
+const verbsOf = (resource: ServedResource<unknown>): Array<string> =>
   resource.plural === "namespaces"
     ? ["create", "delete", "get", "list", "patch", "update", "watch"]
     : ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
 
-const apiResource = (resource: ResourceType<unknown>): ApiResource => ({
+const apiResource = (resource: ServedResource<unknown>): ApiResource => ({
   name: resource.plural,
   singularName: resource.singular,
   namespaced: resource.namespaced,
@@ -48,7 +48,7 @@ const apiResource = (resource: ResourceType<unknown>): ApiResource => ({
 })
 
 /** The stored types' entries: each type, then its status subresource when it has one. */
-export const apiResourcesOf = (resources: ReadonlyArray<ResourceType<unknown>>): Array<ApiResource> =>
+export const apiResourcesOf = (resources: ReadonlyArray<ServedResource<unknown>>): Array<ApiResource> =>
   resources.flatMap((r) =>
     r.statusSubresource
       ? [apiResource(r), {

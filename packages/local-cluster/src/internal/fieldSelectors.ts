@@ -3,8 +3,9 @@
  * object, as the API server's per-type field label functions define them: Pods and
  * Events have their own; every other type only `metadata.name` and `metadata.namespace`.
  */
-import type { KubeObject, ResourceType } from "session-routing/kubernetes"
+import type { KubeObject } from "session-routing/kubernetes"
 import { metadataFields, type SelectableFields } from "../LabelSelector.js"
+import type { ServedResource } from "../ServedResources.js"
 import { isObject } from "./json.js"
 
 // The core types with field label functions of their own answer this way for any other field.
@@ -40,12 +41,12 @@ const EVENT_FIELDS = ownFields([
   "type"
 ])
 
-const isPod = (resource: ResourceType<unknown>): boolean => resource.group === "" && resource.kind === "Pod"
-const isEvent = (resource: ResourceType<unknown>): boolean =>
+const isPod = (resource: ServedResource<unknown>): boolean => resource.group === "" && resource.kind === "Pod"
+const isEvent = (resource: ServedResource<unknown>): boolean =>
   resource.kind === "Event" && (resource.group === "" || resource.group === "events.k8s.io")
 
 /** The fields `resource` can be selected by. */
-export const selectableFieldsOf = (resource: ResourceType<unknown>): SelectableFields =>
+export const selectableFieldsOf = (resource: ServedResource<unknown>): SelectableFields =>
   isPod(resource) ? POD_FIELDS : isEvent(resource) ? EVENT_FIELDS : metadataFields
 
 const text = (value: unknown): string => (typeof value === "string" ? value : "")
@@ -56,7 +57,7 @@ const record = (value: unknown): Record<string, unknown> => (isObject(value) ? v
  * form; `source` is the source component, else the reporting controller.
  */
 export const fieldValuesOf = (
-  resource: ResourceType<unknown>,
+  resource: ServedResource<unknown>,
   object: KubeObject
 ): Readonly<Record<string, string>> => {
   const json = object as unknown as Record<string, unknown>

@@ -3,7 +3,8 @@
  * items by key), the parts apply tracks per scope, and FieldsV1, the trie they are
  * written as in managedFields.
  */
-import type { KubeObject, ResourceType } from "session-routing/kubernetes"
+import type { KubeObject } from "session-routing/kubernetes"
+import type { ServedResource } from "../ServedResources.js"
 import { isObject } from "./json.js"
 import { childShape, type Shape, unknown } from "./shape.js"
 import { shapeOf } from "./typeShapes.js"
@@ -126,7 +127,7 @@ export type Scope = "main" | "status"
 
 /** The part of `object` a writer at `scope` can own. */
 export const projection = (
-  resource: ResourceType<unknown>,
+  resource: ServedResource<unknown>,
   object: KubeObject | undefined,
   scope: Scope
 ): Record<string, unknown> => {
@@ -149,7 +150,7 @@ export const projection = (
 }
 
 /** Every field path `value` sets, as the server computes an applier's set. */
-export const fieldSetOf = (resource: ResourceType<unknown>, value: Record<string, unknown>): FieldSet => {
+export const fieldSetOf = (resource: ServedResource<unknown>, value: Record<string, unknown>): FieldSet => {
   const out = new FieldSet()
   if (Object.keys(value).length > 0) collect(value, shapeOf(resource), [], out)
   return out

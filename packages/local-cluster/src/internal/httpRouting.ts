@@ -4,9 +4,10 @@
  * and subresource, as the API server's router resolves them.
  */
 import { Effect } from "effect"
-import { allResources, type KubeObject, type ResourceType } from "session-routing/kubernetes"
+import { type KubeObject } from "session-routing/kubernetes"
 import { reviewDiscovery } from "../AccessReview.js"
 import { type ClusterMetrics, EXPOSITION_CONTENT_TYPE } from "../Metrics.js"
+import { type ServedResource, servedResources } from "../ServedResources.js"
 import type { ClusterStore } from "../Store.js"
 import {
   aggregatedDiscovery,
@@ -21,7 +22,7 @@ import { openApiV3 } from "./openApi.js"
 import { OPENAPI_V2_PROTOBUF, OPENAPI_V2_PROTOBUF_RESPONSE, openApiV2Json, openApiV2Protobuf } from "./openApiV2.js"
 
 export interface Target {
-  readonly resource: ResourceType<KubeObject>
+  readonly resource: ServedResource<KubeObject>
   readonly namespace: string | undefined
   readonly name: string | undefined
   readonly subresource: string | undefined
@@ -32,11 +33,13 @@ export type Route =
   | { readonly _tag: "Resource"; readonly target: Target }
 
 const resourcesIn = (group: string, version: string) =>
-  (allResources as ReadonlyArray<ResourceType<KubeObject>>).filter((r) => r.group === group && r.version === version)
+  (servedResources as ReadonlyArray<ServedResource<KubeObject>>).filter((r) =>
+    r.group === group && r.version === version
+  )
 
 /** The named groups of the stored types, built-in or custom. */
 const groups = (custom: boolean): Array<string> => [
-  ...new Set(allResources.filter((r) => r.group !== "" && r.custom === custom).map((r) => r.group))
+  ...new Set(servedResources.filter((r) => r.group !== "" && r.custom === custom).map((r) => r.group))
 ]
 
 /** What the router reads: the store's served types, the counters, and what the server reports of itself. */
@@ -50,7 +53,7 @@ export interface RouterOptions {
 
 /** Routes a request's path segments to a reply (discovery and the like) or to a resource target. */
 export const makeRouter = ({ gitVersion, metrics, serverAddress, store }: RouterOptions) => {
-  const served = (resource: ResourceType<KubeObject>) => store.isServed(resource)
+  const served = (resource: ServedResource<KubeObject>) => store.isServed(resource)
 
   const servedIn = (group: string, version: string): Effect.Effect<ServedGroupVersion | undefined> =>
     Effect.map(Effect.filter(resourcesIn(group, version), served), (resources) =>
@@ -100,7 +103,7 @@ export const makeRouter = ({ gitVersion, metrics, serverAddress, store }: Router
           Effect.map(metrics.exposition, (body) => ({ code: 200, contentType: EXPOSITION_CONTENT_TYPE, body }))
         )
       }
-      const servedNow = Effect.filter(allResources as ReadonlyArray<ResourceType<KubeObject>>, served)
+      const servedNow = Effect.filter(servedResources as ReadonlyArray<ServedResource<KubeObject>>, served)
       if (root === "openapi" && rest.length === 1 && rest[0] === "v2") {
         return reply(Effect.map(servedNow, (all) =>
           accept !== undefined && accept.includes(OPENAPI_V2_PROTOBUF)

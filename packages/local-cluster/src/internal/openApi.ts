@@ -7,7 +7,8 @@
  * validation constraints where it has one: there is no second description to drift.
  */
 import { createHash } from "node:crypto"
-import { type KubeObject, qualifiedName, type ResourceType } from "session-routing/kubernetes"
+import { type KubeObject, qualifiedName } from "session-routing/kubernetes"
+import type { ServedResource } from "../ServedResources.js"
 import type { Schema } from "./crdSchema.js"
 import { docsFor, schemaFor } from "./describedTypes.js"
 import { json, pageNotFound, type Reply } from "./httpReply.js"
@@ -23,7 +24,7 @@ const OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
  * (`io.k8s.api.networking.v1.Ingress`, `io.k8s.api.core.v1.Service`), the reversed
  * group for a custom resource (`io.k8s.networking.gateway.v1.HTTPRoute`).
  */
-export const schemaName = (resource: ResourceType<unknown>): string => {
+export const schemaName = (resource: ServedResource<unknown>): string => {
   if (resource.custom) return `${resource.group.split(".").reverse().join(".")}.${resource.version}.${resource.kind}`
   const group = resource.group === "" ? "core" : resource.group.replace(/\.k8s\.io$/, "")
   return `io.k8s.api.${group}.${resource.version}.${resource.kind}`
@@ -134,7 +135,7 @@ const nodeSchema = (shape: Shape, crd: Schema | undefined, custom: boolean, docs
 }
 
 /** A kind's schema: its shape, `metadata` by reference to ObjectMeta, and the group-version-kind it serves. */
-export const kindSchema = (resource: ResourceType<KubeObject>): Json => {
+export const kindSchema = (resource: ServedResource<KubeObject>): Json => {
   const docs = docsFor(qualifiedName(resource))
   const body = toSchema(shapeOf(resource), schemaFor(resource), resource.custom, (path) => docs[path])
   const properties = {
@@ -151,7 +152,7 @@ export const kindSchema = (resource: ResourceType<KubeObject>): Json => {
 const upperFirst = (word: string): string => word.charAt(0).toUpperCase() + word.slice(1)
 
 /** `NetworkingV1Namespaced`, `GatewayNetworkingK8sIoV1Namespaced`, `CoreV1`: the middle of an operationId. */
-const operationStem = (resource: ResourceType<unknown>): string => {
+const operationStem = (resource: ServedResource<unknown>): string => {
   const group = resource.group === ""
     ? "core"
     : resource.custom
@@ -169,7 +170,7 @@ const WRITE_PARAMETERS = [QUERY("dryRun"), QUERY("fieldManager"), QUERY("fieldVa
  * The operations on a kind's collection and items, each tagged with the kind it
  * serves: `kubectl explain` finds a resource's kind through them.
  */
-const pathsOf = (resource: ResourceType<KubeObject>): Json => {
+const pathsOf = (resource: ServedResource<KubeObject>): Json => {
   const gvk = { group: resource.group, kind: resource.kind, version: resource.version }
   const root = resource.group === "" ? `/api/${resource.version}` : `/apis/${resource.group}/${resource.version}`
   const collection = `${root}${resource.namespaced ? "/namespaces/{namespace}" : ""}/${resource.plural}`
@@ -211,7 +212,7 @@ const pathsOf = (resource: ResourceType<KubeObject>): Json => {
 }
 
 /** The document of one group version: every kind it serves, and ObjectMeta they all refer to. */
-export const openApiDocument = (resources: ReadonlyArray<ResourceType<KubeObject>>, gitVersion: string): Json => ({
+export const openApiDocument = (resources: ReadonlyArray<ServedResource<KubeObject>>, gitVersion: string): Json => ({
   openapi: "3.0.0",
   info: { title: "Kubernetes", version: gitVersion },
   paths: Object.assign({}, ...resources.map(pathsOf)),
@@ -233,11 +234,11 @@ export const openApiIndex = (documents: ReadonlyArray<{ readonly path: string; r
 
 /** What `/openapi/v3[/<path>]` answers for the types served now: the index, a document, or the plain 404. */
 export const openApiV3 = (
-  served: ReadonlyArray<ResourceType<KubeObject>>,
+  served: ReadonlyArray<ServedResource<KubeObject>>,
   gitVersion: string,
   path: ReadonlyArray<string>
 ): Reply => {
-  const byGroupVersion = new Map<string, Array<ResourceType<KubeObject>>>()
+  const byGroupVersion = new Map<string, Array<ServedResource<KubeObject>>>()
   for (const resource of served) {
     const key = groupVersionPath(resource.group, resource.version)
     byGroupVersion.set(key, [...(byGroupVersion.get(key) ?? []), resource])

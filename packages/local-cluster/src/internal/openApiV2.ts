@@ -6,7 +6,8 @@
  * kind, skips its client-side validation instead of failing. kubectl asks for gnostic's
  * protobuf encoding; other clients get the same document as JSON.
  */
-import { type KubeObject, resourcePath, type ResourceType } from "session-routing/kubernetes"
+import { type KubeObject, resourcePath } from "session-routing/kubernetes"
+import type { ServedResource } from "../ServedResources.js"
 
 /** The media type kubectl asks for, and the one the server answers with (Go's mime parser refuses the `@`). */
 export const OPENAPI_V2_PROTOBUF = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
@@ -20,7 +21,7 @@ interface Patchable {
   readonly gvk: { readonly group: string; readonly kind: string; readonly version: string }
 }
 
-const patchable = (resources: ReadonlyArray<ResourceType<KubeObject>>): Array<Patchable> =>
+const patchable = (resources: ReadonlyArray<ServedResource<KubeObject>>): Array<Patchable> =>
   resources.map((resource) => ({
     path: resourcePath(resource, resource.namespaced ? "{namespace}" : undefined, "{name}"),
     operationId: `patch${resource.kind}`,
@@ -60,7 +61,10 @@ const operation = (p: Patchable) => [
 ]
 
 /** The document in gnostic's protobuf encoding. */
-export const openApiV2Protobuf = (resources: ReadonlyArray<ResourceType<KubeObject>>, gitVersion: string): Uint8Array =>
+export const openApiV2Protobuf = (
+  resources: ReadonlyArray<ServedResource<KubeObject>>,
+  gitVersion: string
+): Uint8Array =>
   Uint8Array.from([
     ...text(1, "2.0"),
     ...message(2, [...text(1, "Kubernetes"), ...text(2, gitVersion)]),
@@ -71,7 +75,7 @@ export const openApiV2Protobuf = (resources: ReadonlyArray<ResourceType<KubeObje
   ])
 
 /** The same document as JSON. */
-export const openApiV2Json = (resources: ReadonlyArray<ResourceType<KubeObject>>, gitVersion: string) => ({
+export const openApiV2Json = (resources: ReadonlyArray<ServedResource<KubeObject>>, gitVersion: string) => ({
   swagger: "2.0",
   info: { title: "Kubernetes", version: gitVersion },
   paths: Object.fromEntries(

@@ -6,9 +6,10 @@
  * workloads standing in for Pods.
  */
 import { Clock, Effect } from "effect"
-import { type PodCondition, PodResource, type Status } from "session-routing/kubernetes"
+import { type PodCondition, type Status } from "session-routing/kubernetes"
 import type { EventRecorder } from "../ControllerEvents.js"
 import { kubeTime } from "../GatewayStatus.js"
+import { PodResource } from "../ServedResources.js"
 import type { ClusterStore } from "../Store.js"
 
 /** The field manager of the status writes, as a kubelet's show in managedFields. */

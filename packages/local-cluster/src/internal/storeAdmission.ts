@@ -2,14 +2,15 @@
  * The checks a write passes before anything is stored: the body decoded as the
  * endpoint decodes it, its name and namespace against the request's, and validation.
  */
-import { apiVersionOf, type KubeObject, type ResourceType } from "session-routing/kubernetes"
+import { apiVersionOf, type KubeObject } from "session-routing/kubernetes"
+import type { ServedResource } from "../ServedResources.js"
 import { decodeProblem, isObject, shapeOf } from "../ServerSideApply.js"
 import { type FieldError, invalidStatus, validateObject } from "../Validation.js"
 import { type Json, metaOf } from "./storeObjects.js"
 import { badRequest, refuse } from "./storeStatus.js"
 
 /** The body as the endpoint decodes it: kind and apiVersion checked, types checked for built-ins. */
-export const decodeBody = (resource: ResourceType<KubeObject>, body: unknown, requireKind: boolean): Json => {
+export const decodeBody = (resource: ServedResource<KubeObject>, body: unknown, requireKind: boolean): Json => {
   if (!isObject(body)) refuse(badRequest(`Object 'Kind' is missing in '${JSON.stringify(body) ?? ""}'`))
   const json = body as Json
   const expectedVersion = apiVersionOf(resource)
@@ -59,7 +60,7 @@ export const decodeBody = (resource: ResourceType<KubeObject>, body: unknown, re
 }
 
 export const checkNamespace = (
-  resource: ResourceType<KubeObject>,
+  resource: ServedResource<KubeObject>,
   namespace: string | undefined,
   body: Json,
   onCreate: boolean
@@ -88,7 +89,7 @@ export const checkName = (body: Json, name: string): void => {
   }
 }
 export const validate = (
-  resource: ResourceType<KubeObject>,
+  resource: ServedResource<KubeObject>,
   object: KubeObject,
   extra: ReadonlyArray<FieldError> = []
 ): void => {

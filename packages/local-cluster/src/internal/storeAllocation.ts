@@ -2,7 +2,8 @@
  * Cluster IPs and node ports: the registry allocates them after admission, keeps
  * them across updates, and releases them when a Service goes.
  */
-import { type KubeObject, type ResourceType, ServiceResource } from "session-routing/kubernetes"
+import { type KubeObject } from "session-routing/kubernetes"
+import { type ServedResource, ServiceResource } from "../ServedResources.js"
 import { isObject } from "../ServerSideApply.js"
 import type { StoreState } from "./storeHistory.js"
 import { asJson, type Json } from "./storeObjects.js"
@@ -35,7 +36,7 @@ export const makeAllocator = (state: StoreState) => {
   let nodePortCursor = FIRST_NODE_PORT
   /** Cluster IPs and node ports, which the registry allocates after admission; kept across updates. */
   const allocate = (
-    resource: ResourceType<KubeObject>,
+    resource: ServedResource<KubeObject>,
     object: KubeObject,
     live: KubeObject | undefined,
     commit: boolean

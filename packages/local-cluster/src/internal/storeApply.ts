@@ -4,7 +4,8 @@
  * with the server's conflict report unless forced.
  */
 import { Clock, Effect } from "effect"
-import { apiVersionOf, type KubeObject, type ResourceType, type Status } from "session-routing/kubernetes"
+import { apiVersionOf, type KubeObject, type Status } from "session-routing/kubernetes"
+import type { ServedResource } from "../ServedResources.js"
 import {
   conflictReport,
   decodeManagers,
@@ -32,7 +33,7 @@ export const makeApply = (buckets: Buckets, writes: Writes, allocator: ReturnTyp
   const { allocate } = allocator
 
   const apply = (
-    resource: ResourceType<KubeObject>,
+    resource: ServedResource<KubeObject>,
     namespace: string | undefined,
     name: string,
     body: KubeObject,

@@ -2,13 +2,14 @@
  * What the store keeps of a body: unknown fields pruned, then the defaults the
  * server fills in, from the CRD schema and from the built-in types' own rules.
  */
-import { type KubeObject, NamespaceResource, type ResourceType, ServiceResource } from "session-routing/kubernetes"
+import { type KubeObject } from "session-routing/kubernetes"
+import { NamespaceResource, type ServedResource, ServiceResource } from "../ServedResources.js"
 import { applyDefaults, isObject, prune, shapeOf } from "../ServerSideApply.js"
 import { asJson, type Json, metaOf } from "./storeObjects.js"
 import { workloadDefaults } from "./workloadDefaults.js"
 
 /** Unknown fields and nulls dropped; for built-ins, empty lists and maps too. */
-export const pruned = (resource: ResourceType<KubeObject>, object: Json): Json => {
+export const pruned = (resource: ServedResource<KubeObject>, object: Json): Json => {
   const shape = shapeOf(resource)
   const out = prune(object, shape, !resource.custom) as Json
   if (isObject(out.metadata) && shape._tag === "Struct") {
@@ -21,7 +22,7 @@ export const pruned = (resource: ResourceType<KubeObject>, object: Json): Json =
  * The defaults the server fills in: those its type's description declares (a custom
  * resource's CRD defaults among them), in one pass, then the built-in types' own rules.
  */
-export const defaulted = (resource: ResourceType<KubeObject>, object: KubeObject): KubeObject => {
+export const defaulted = (resource: ServedResource<KubeObject>, object: KubeObject): KubeObject => {
   let out = applyDefaults(object, shapeOf(resource)) as KubeObject
   if (resource === ServiceResource) out = serviceDefaults(out)
   if (resource === NamespaceResource) out = namespaceDefaults(out)

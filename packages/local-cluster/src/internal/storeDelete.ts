@@ -3,14 +3,8 @@
  * deletion, and a namespace's delete that takes its contents with it.
  */
 import { Clock, Effect } from "effect"
-import {
-  type KubeObject,
-  NamespaceResource,
-  PodResource,
-  type ResourceType,
-  ServiceResource,
-  type Status
-} from "session-routing/kubernetes"
+import { type KubeObject, type Status } from "session-routing/kubernetes"
+import { NamespaceResource, PodResource, type ServedResource, ServiceResource } from "../ServedResources.js"
 import type { DeleteOptions, DeleteResult } from "../Store.js"
 import type { Buckets, StoreState } from "./storeHistory.js"
 import { asJson, type Json, metaOf, objectKey, ordered, rfc3339, withMeta } from "./storeObjects.js"
@@ -30,7 +24,7 @@ const UNDELETABLE_NAMESPACES = new Set(["default", "kube-system", "kube-public"]
 export const makeDelete = (state: StoreState, buckets: Buckets) => {
   const { bucketOf, commitDelete, commitWrite, servedBucket } = buckets
 
-  const successStatus = (resource: ResourceType<unknown>, object: KubeObject): Status => ({
+  const successStatus = (resource: ServedResource<unknown>, object: KubeObject): Status => ({
     kind: "Status",
     apiVersion: "v1",
     metadata: {},
@@ -43,7 +37,7 @@ export const makeDelete = (state: StoreState, buckets: Buckets) => {
   })
 
   const deleteOne = (
-    resource: ResourceType<KubeObject>,
+    resource: ServedResource<KubeObject>,
     namespace: string | undefined,
     name: string,
     options?: DeleteOptions
@@ -123,7 +117,7 @@ export const makeDelete = (state: StoreState, buckets: Buckets) => {
       status: { ...(json.status as Json | undefined), phase: "Terminating" }
     } as KubeObject)
     if (dryRun) return terminating
-    const nsBucket = bucketOf(NamespaceResource as ResourceType<KubeObject>)
+    const nsBucket = bucketOf(NamespaceResource as ServedResource<KubeObject>)
     const stored = commitWrite(nsBucket, name, terminating, live)
     // The namespace controller's work, done at once: contents go, then the namespace.
     for (const bucket of state.buckets.values()) {

@@ -4,7 +4,8 @@
  * rebuild snapshots from, and the one revision counter every write moves.
  */
 import { type Duration, Queue } from "effect"
-import { type KubeObject, NamespaceResource, type ResourceType, ServiceResource } from "session-routing/kubernetes"
+import { type KubeObject } from "session-routing/kubernetes"
+import { NamespaceResource, type ServedResource, ServiceResource } from "../ServedResources.js"
 import { isObject } from "../ServerSideApply.js"
 import { metaOf, objectKey, ordered, resourceId, withMeta } from "./storeObjects.js"
 import { notServedStatus, refuse } from "./storeStatus.js"
@@ -27,7 +28,7 @@ export interface Watcher {
 }
 
 export interface Bucket {
-  readonly resource: ResourceType<KubeObject>
+  readonly resource: ServedResource<KubeObject>
   readonly objects: Map<string, KubeObject>
   history: Array<HistoryEvent>
   /** The version the window starts after while nothing was evicted. */
@@ -73,7 +74,7 @@ export interface StoreState {
 
 /** The buckets, and the commits that move the revision and feed the watches. */
 export const makeBuckets = (state: StoreState, release: (object: KubeObject) => void) => {
-  const bucketOf = (resource: ResourceType<KubeObject>): Bucket => {
+  const bucketOf = (resource: ServedResource<KubeObject>): Bucket => {
     const id = resourceId(resource)
     let bucket = state.buckets.get(id)
     if (bucket === undefined) {
@@ -91,7 +92,7 @@ export const makeBuckets = (state: StoreState, release: (object: KubeObject) => 
     return bucket
   }
 
-  const servedBucket = (resource: ResourceType<KubeObject>): Bucket => {
+  const servedBucket = (resource: ServedResource<KubeObject>): Bucket => {
     const bucket = bucketOf(resource)
     if (!bucket.served) refuse(notServedStatus())
     return bucket
@@ -110,7 +111,7 @@ export const makeBuckets = (state: StoreState, release: (object: KubeObject) => 
   }
 
   const namespaceExists = (namespace: string): boolean =>
-    bucketOf(NamespaceResource as ResourceType<KubeObject>).objects.has(namespace)
+    bucketOf(NamespaceResource as ServedResource<KubeObject>).objects.has(namespace)
   const commitWrite = (
     bucket: Bucket,
     key: string,

@@ -4,7 +4,7 @@
  */
 import { DateTime } from "effect"
 import { randomInt } from "node:crypto"
-import { type KubeObject, type ObjectMeta, qualifiedName, type ResourceType } from "session-routing/kubernetes"
+import { type KubeObject, type ObjectMeta, qualifiedName } from "session-routing/kubernetes"
 import {
   everything,
   type FieldRequirement,
@@ -15,6 +15,7 @@ import {
   parseLabelSelector,
   SelectorError
 } from "../LabelSelector.js"
+import type { ServedResource } from "../ServedResources.js"
 import { isObject } from "../ServerSideApply.js"
 import { fieldValuesOf, selectableFieldsOf } from "./fieldSelectors.js"
 import { badRequest, refuse } from "./storeStatus.js"
@@ -28,10 +29,10 @@ export const withMeta = (object: KubeObject, meta: Json): KubeObject => ({ ...ob
 export const rfc3339 = (millis: number): string =>
   DateTime.formatIso(DateTime.unsafeMake(Math.floor(millis / 1000) * 1000)).replace(".000Z", "Z")
 
-export const objectKey = (resource: ResourceType<unknown>, namespace: string | undefined, name: string): string =>
+export const objectKey = (resource: ServedResource<unknown>, namespace: string | undefined, name: string): string =>
   resource.namespaced ? `${namespace ?? ""}/${name}` : name
 
-export const resourceId = (resource: ResourceType<unknown>): string => qualifiedName(resource)
+export const resourceId = (resource: ServedResource<unknown>): string => qualifiedName(resource)
 
 /** Top-level keys in the order the server writes them, for readable output. */
 export const ordered = (object: KubeObject): KubeObject => {
@@ -83,14 +84,14 @@ export const specPart = (object: KubeObject | undefined): Json => {
 }
 
 export interface Filter {
-  readonly resource: ResourceType<KubeObject>
+  readonly resource: ServedResource<KubeObject>
   readonly namespace: string | undefined
   readonly labels: LabelSelector
   readonly fields: ReadonlyArray<FieldRequirement>
 }
 
 export const makeFilter = (
-  resource: ResourceType<KubeObject>,
+  resource: ServedResource<KubeObject>,
   namespace: string | undefined,
   labelSelector?: string,
   fieldSelector?: string

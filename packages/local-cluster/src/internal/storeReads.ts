@@ -2,7 +2,8 @@
  * The store's reads: get, and list with selectors, pages and continue tokens that
  * read a consistent snapshot at the first page's version while the window holds it.
  */
-import { apiVersionOf, type KubeObject, type ObjectList, type ResourceType } from "session-routing/kubernetes"
+import { apiVersionOf, type KubeObject, type ObjectList } from "session-routing/kubernetes"
+import type { ServedResource } from "../ServedResources.js"
 import type { ListOptions } from "../Store.js"
 import { type Buckets, CONTINUE_TOO_OLD, decodeContinue, encodeContinue, type StoreState } from "./storeHistory.js"
 import { makeFilter, metaOf, objectKey, passes } from "./storeObjects.js"
@@ -12,7 +13,7 @@ import { attempt, badRequest, expired, notFoundStatus, refuse } from "./storeSta
 export const makeReads = (state: StoreState, buckets: Buckets) => {
   const { oldestAvailable, servedBucket, snapshotAt } = buckets
 
-  const get = (resource: ResourceType<KubeObject>, namespace: string | undefined, name: string) =>
+  const get = (resource: ServedResource<KubeObject>, namespace: string | undefined, name: string) =>
     attempt(() => {
       const bucket = servedBucket(resource)
       const object = bucket.objects.get(objectKey(resource, namespace, name))
@@ -20,14 +21,14 @@ export const makeReads = (state: StoreState, buckets: Buckets) => {
       return object
     })
 
-  const listItem = (resource: ResourceType<KubeObject>, object: KubeObject): KubeObject => {
+  const listItem = (resource: ServedResource<KubeObject>, object: KubeObject): KubeObject => {
     if (resource.custom) return object
     // Built-in list items carry no kind or apiVersion: the list's kind says it.
     const { apiVersion: _v, kind: _k, ...rest } = object
     return rest
   }
 
-  const list = (resource: ResourceType<KubeObject>, namespace: string | undefined, options?: ListOptions) =>
+  const list = (resource: ServedResource<KubeObject>, namespace: string | undefined, options?: ListOptions) =>
     attempt((): ObjectList<KubeObject> => {
       const bucket = servedBucket(resource)
       const filter = makeFilter(resource, namespace, options?.labelSelector, options?.fieldSelector)
@@ -77,7 +78,7 @@ export const makeReads = (state: StoreState, buckets: Buckets) => {
       }
     })
 
-  const keyOfLast = (items: ReadonlyArray<KubeObject>, resource: ResourceType<KubeObject>): string => {
+  const keyOfLast = (items: ReadonlyArray<KubeObject>, resource: ServedResource<KubeObject>): string => {
     const meta = metaOf(items[items.length - 1])
     return objectKey(resource, meta.namespace, meta.name ?? "")
   }

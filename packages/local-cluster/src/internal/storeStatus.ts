@@ -3,7 +3,8 @@
  * observe, and the throw-and-catch that lets an operation's synchronous body refuse.
  */
 import { Effect } from "effect"
-import { NamespaceResource, qualifiedName, type ResourceType, type Status } from "session-routing/kubernetes"
+import { qualifiedName, type Status } from "session-routing/kubernetes"
+import { NamespaceResource, type ServedResource } from "../ServedResources.js"
 import type { FieldError } from "../Validation.js"
 
 export const OPTIMISTIC_LOCK_MESSAGE =
@@ -25,14 +26,14 @@ export const failure = (
   code
 })
 
-export const resourceDetails = (resource: ResourceType<unknown>, name: string): NonNullable<Status["details"]> => ({
+export const resourceDetails = (resource: ServedResource<unknown>, name: string): NonNullable<Status["details"]> => ({
   name,
   ...(resource.group !== "" ? { group: resource.group } : {}),
   kind: resource.plural
 })
 
 /** 404 for a missing object: `ingresses.networking.k8s.io "x" not found`. */
-export const notFoundStatus = (resource: ResourceType<unknown>, name: string): Status =>
+export const notFoundStatus = (resource: ServedResource<unknown>, name: string): Status =>
   failure(404, "NotFound", `${qualifiedName(resource)} "${name}" not found`, resourceDetails(resource, name))
 
 export const namespaceNotFound = (namespace: string): Status => notFoundStatus(NamespaceResource, namespace)
@@ -41,10 +42,10 @@ export const namespaceNotFound = (namespace: string): Status => notFoundStatus(N
 export const notServedStatus = (): Status =>
   failure(404, "NotFound", "the server could not find the requested resource", {})
 
-export const alreadyExists = (resource: ResourceType<unknown>, name: string): Status =>
+export const alreadyExists = (resource: ServedResource<unknown>, name: string): Status =>
   failure(409, "AlreadyExists", `${qualifiedName(resource)} "${name}" already exists`, resourceDetails(resource, name))
 
-export const conflict = (resource: ResourceType<unknown>, name: string, why = OPTIMISTIC_LOCK_MESSAGE): Status =>
+export const conflict = (resource: ServedResource<unknown>, name: string, why = OPTIMISTIC_LOCK_MESSAGE): Status =>
   failure(
     409,
     "Conflict",

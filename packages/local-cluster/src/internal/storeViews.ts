@@ -6,19 +6,18 @@
 import { Effect, Stream } from "effect"
 import {
   apiVersionOf,
-  EventResource,
-  EventV1Resource,
   type KubeObject,
   type ObjectList,
   type ResourceType,
   type Status
 } from "session-routing/kubernetes"
+import { EventResource, EventV1Resource, servedOf, type ServedResource } from "../ServedResources.js"
 import type { ClusterStore, StoreWatchEvent } from "../Store.js"
 import { toCoreEvent, toEventV1 } from "./eventViews.js"
 import { decodeBody } from "./storeAdmission.js"
 import { attempt, notServedStatus } from "./storeStatus.js"
 
-type AnyResource = ResourceType<KubeObject>
+type AnyResource = ServedResource<KubeObject>
 
 /**
  * The store's answers worded for the view: its Status names the resource as the
@@ -40,7 +39,7 @@ const viewStatus = (status: Status): Status => {
   }
 }
 
-const isView = (resource: ResourceType<unknown>): boolean => resource === EventV1Resource
+const isView = (resource: ResourceType<unknown>): boolean => servedOf(resource) === EventV1Resource
 
 /**
  * `store` serving events.k8s.io/v1 Events from the core/v1 ones. `admitCreate` adds

@@ -5,7 +5,8 @@
  * A watch-list ends its initial ADDED events with a bookmark that says so.
  */
 import { Effect, Option, Queue, Schedule, Stream } from "effect"
-import { apiVersionOf, type KubeObject, type ResourceType, type Status } from "session-routing/kubernetes"
+import { apiVersionOf, type KubeObject, type Status } from "session-routing/kubernetes"
+import type { ServedResource } from "../ServedResources.js"
 import type { StoreWatchEvent, WatchOptions } from "../Store.js"
 import type { Bucket, Buckets, HistoryEvent, Signal, StoreState, Watcher } from "./storeHistory.js"
 import { type Filter, makeFilter, metaOf, passes, withMeta } from "./storeObjects.js"
@@ -50,7 +51,7 @@ export const makeStoreWatch = (state: StoreState, buckets: Buckets) => {
     }
   }
 
-  const bookmark = (resource: ResourceType<KubeObject>, rv: number, initialEventsEnd = false): StoreWatchEvent => ({
+  const bookmark = (resource: ServedResource<KubeObject>, rv: number, initialEventsEnd = false): StoreWatchEvent => ({
     type: "BOOKMARK",
     object: {
       apiVersion: apiVersionOf(resource),
@@ -70,7 +71,7 @@ export const makeStoreWatch = (state: StoreState, buckets: Buckets) => {
       .map((object): StoreWatchEvent => ({ type: "ADDED", object }))
 
   const watch = (
-    resource: ResourceType<KubeObject>,
+    resource: ServedResource<KubeObject>,
     namespace: string | undefined,
     options?: WatchOptions
   ): Stream.Stream<StoreWatchEvent, Status> =>

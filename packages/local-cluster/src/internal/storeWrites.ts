@@ -10,10 +10,9 @@ import {
   type ManagedFieldsEntry,
   type ObjectMeta,
   qualifiedName,
-  type ResourceType,
-  ServiceResource,
   type Status
 } from "session-routing/kubernetes"
+import { type ServedResource, ServiceResource } from "../ServedResources.js"
 import { decodeManagers, encodeManagers, isObject, jsonEqual, type Managers, recordUpdate } from "../ServerSideApply.js"
 import type { WriteOptions, WriteResult } from "../Store.js"
 import type { FieldError } from "../Validation.js"
@@ -57,7 +56,7 @@ export const makeWrites = (state: StoreState, buckets: Buckets, allocator: Retur
   const { bucketOf, commitDelete, commitWrite, namespaceExists, servedBucket } = buckets
   const { allocate } = allocator
 
-  const requireNamespace = (resource: ResourceType<KubeObject>, namespace: string | undefined): void => {
+  const requireNamespace = (resource: ServedResource<KubeObject>, namespace: string | undefined): void => {
     if (resource.namespaced && namespace !== undefined && !namespaceExists(namespace)) {
       refuse(namespaceNotFound(namespace))
     }
@@ -67,7 +66,7 @@ export const makeWrites = (state: StoreState, buckets: Buckets, allocator: Retur
 
   /** Everything a create does before storing, shared by POST, PUT-to-create and apply-to-create. */
   const prepareCreate = (
-    resource: ResourceType<KubeObject>,
+    resource: ServedResource<KubeObject>,
     namespace: string | undefined,
     body: Json,
     now: string,
@@ -130,7 +129,7 @@ export const makeWrites = (state: StoreState, buckets: Buckets, allocator: Retur
   }
 
   const create = (
-    resource: ResourceType<KubeObject>,
+    resource: ServedResource<KubeObject>,
     namespace: string | undefined,
     body: KubeObject,
     options?: WriteOptions
@@ -165,7 +164,7 @@ export const makeWrites = (state: StoreState, buckets: Buckets, allocator: Retur
 
   /** The object an update stores, from the live one and the incoming content. */
   const prepareUpdate = (
-    resource: ResourceType<KubeObject>,
+    resource: ServedResource<KubeObject>,
     live: KubeObject,
     incoming: Json,
     extraErrors: Array<FieldError>
@@ -256,7 +255,7 @@ export const makeWrites = (state: StoreState, buckets: Buckets, allocator: Retur
     return commitWrite(bucket, key, candidate, live)
   }
 
-  const checkVersion = (resource: ResourceType<KubeObject>, live: KubeObject, incoming: Json, name: string): void => {
+  const checkVersion = (resource: ServedResource<KubeObject>, live: KubeObject, incoming: Json, name: string): void => {
     const meta = isObject(incoming.metadata) ? incoming.metadata : {}
     const requested = typeof meta.resourceVersion === "string" ? meta.resourceVersion : ""
     if (requested === "") {
@@ -294,7 +293,7 @@ export const makeWrites = (state: StoreState, buckets: Buckets, allocator: Retur
   }
 
   const replace = (
-    resource: ResourceType<KubeObject>,
+    resource: ServedResource<KubeObject>,
     namespace: string | undefined,
     name: string,
     body: KubeObject,
@@ -364,7 +363,7 @@ export const makeWrites = (state: StoreState, buckets: Buckets, allocator: Retur
   }
 
   const replaceStatus = (
-    resource: ResourceType<KubeObject>,
+    resource: ServedResource<KubeObject>,
     namespace: string | undefined,
     name: string,
     body: KubeObject,

@@ -2,7 +2,8 @@
  * Tables, for `kubectl get`: the columns the API server prints per type, and a list
  * or an object rendered as a `meta.k8s.io` Table when the client asks for one.
  */
-import { apiVersionOf, type KubeObject, type ResourceType } from "session-routing/kubernetes"
+import { apiVersionOf, type KubeObject } from "session-routing/kubernetes"
+import type { ServedResource } from "../ServedResources.js"
 import { isObject } from "../ServerSideApply.js"
 import { workloadColumns } from "./workloadTables.js"
 
@@ -89,7 +90,7 @@ const servicePorts = (o: Record<string, unknown>): string => {
   return ports.length === 0 ? "<none>" : ports.join(",")
 }
 
-const columnsFor = (resource: ResourceType<unknown>): ReadonlyArray<Column> => {
+const columnsFor = (resource: ServedResource<unknown>): ReadonlyArray<Column> => {
   switch (resource.kind) {
     case "Namespace":
       return [nameColumn, {
@@ -235,7 +236,7 @@ export const tableApiVersion = (accept: string): string =>
     : "meta.k8s.io/v1beta1"
 
 export const toTable = (
-  resource: ResourceType<unknown>,
+  resource: ServedResource<unknown>,
   objects: ReadonlyArray<KubeObject>,
   listMeta: Record<string, unknown>,
   includeObject: string,

@@ -3,7 +3,7 @@
  * IngressClass, Pod, Event, EndpointSlice and the Gateway API's (v1) derived from
  * their one description each, defaults included (`describedTypes.ts`).
  */
-import type { ResourceType } from "session-routing/kubernetes"
+import type { ServedResource } from "../ServedResources.js"
 import { describedShapes } from "./describedTypes.js"
 import { rbacShapes } from "./rbacShapes.js"
 import {
@@ -72,6 +72,6 @@ const shapes: ReadonlyMap<string, Shape> = new Map([
 ])
 
 /** The structural schema of a served type; an untyped one for anything else. */
-export const shapeOf = (resource: ResourceType<unknown>): Shape =>
+export const shapeOf = (resource: ServedResource<unknown>): Shape =>
   shapes.get(resource.group === "" ? resource.plural : `${resource.plural}.${resource.group}`) ??
     topLevel(unknown, unknown)

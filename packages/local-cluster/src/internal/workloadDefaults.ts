@@ -4,7 +4,8 @@
  * image's tag, the service account alias, what the default admission plugins add
  * (priority, the not-ready and unreachable tolerations), and the QoS class.
  */
-import type { KubeObject, ResourceType } from "session-routing/kubernetes"
+import type { KubeObject } from "session-routing/kubernetes"
+import type { ServedResource } from "../ServedResources.js"
 import { isObject } from "./json.js"
 
 type Json = Record<string, unknown>
@@ -60,5 +61,5 @@ export const podDefaults = (object: KubeObject): KubeObject => {
 }
 
 /** The defaults of the workload types; other types unchanged. */
-export const workloadDefaults = (resource: ResourceType<unknown>, object: KubeObject): KubeObject =>
+export const workloadDefaults = (resource: ServedResource<unknown>, object: KubeObject): KubeObject =>
   resource.group === "" && resource.kind === "Pod" ? podDefaults(object) : object

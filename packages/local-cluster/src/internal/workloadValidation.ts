@@ -6,7 +6,6 @@
  * the value sets and bounds they check come from the types' one description.
  */
 import {
-  EventV1Resource,
   isDns1123Label,
   isDns1123Subdomain,
   isIPAddress,
@@ -18,6 +17,7 @@ import {
   type ObjectMeta,
   type Status
 } from "session-routing/kubernetes"
+import { EventV1Resource } from "../ServedResources.js"
 import { invalidStatus } from "../Validation.js"
 import { toCoreEvent } from "./eventViews.js"
 import { child, duplicate, type FieldError, index, invalid, notSupported, required, tooMany } from "./fieldErrors.js"
