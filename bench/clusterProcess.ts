@@ -11,9 +11,7 @@
  * ends when its stdin closes: a bench that died leaves no cluster behind.
  */
 import { NodeRuntime } from "@effect/platform-node"
-import { GatewayController } from "@session-routing/local-cluster"
-import { IngressController } from "@session-routing/local-cluster"
-import { SessionCluster } from "@session-routing/local-cluster"
+import { GatewayController, IngressController, SessionCluster } from "@session-routing/local-cluster"
 import { Deferred, Duration, Effect, Exit, Stream } from "effect"
 import * as readline from "node:readline"
 import type { HttpRoute, Ingress } from "../src/domain/Objects.js"

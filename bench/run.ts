@@ -7,8 +7,7 @@
  */
 import { NodeRuntime } from "@effect/platform-node"
 import * as k8s from "@kubernetes/client-node"
-import { LocalCluster } from "@session-routing/local-cluster"
-import { SessionCluster } from "@session-routing/local-cluster"
+import { LocalCluster, SessionCluster } from "@session-routing/local-cluster"
 import { Chunk, Clock, Duration, Effect, Fiber, Layer, Stream } from "effect"
 import { IngressResource } from "../src/domain/Resources.js"
 import { KubeClientLive } from "../src/layers/KubeClientLive.js"
@@ -17,6 +16,7 @@ import { SessionRouter } from "../src/layers/SessionRouterLayers.js"
 import { KubeClient } from "../src/services/KubeClient.js"
 
 import { applyThroughput } from "./applies.js"
+import { footprint } from "./footprint.js"
 import { routeHealth } from "./healthReport.js"
 import { gc, percentile } from "./processStats.js"
 import { scale } from "./scale.js"
@@ -187,7 +187,8 @@ const clusterApplies = Effect.map(applyThroughput(), (measured) => {
 })
 
 /**
- * The sections `BENCH_ONLY` names (comma-separated: publish, health, applies, scale, startup), or
+ * The sections `BENCH_ONLY` names (comma-separated: publish, health, applies, scale, startup,
+ * footprint), or
  * all of them. Each answers whether its targets were met.
  */
 const sections: ReadonlyArray<readonly [string, Effect.Effect<boolean, unknown>]> = [
@@ -195,7 +196,8 @@ const sections: ReadonlyArray<readonly [string, Effect.Effect<boolean, unknown>]
   ["health", routeHealth],
   ["applies", clusterApplies],
   ["scale", scale],
-  ["startup", startup]
+  ["startup", startup],
+  ["footprint", footprint]
 ]
 const only = (process.env.BENCH_ONLY ?? "").split(",").map((name) => name.trim()).filter((name) => name !== "")
 const unknown = only.filter((name) => !sections.some(([section]) => section === name))

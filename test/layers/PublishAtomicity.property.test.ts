@@ -6,10 +6,10 @@ import {
   Fault,
   type FaultAction,
   type FaultSpec,
+  InMemoryKubeClient,
   LocalCluster,
   type Verb
 } from "@session-routing/local-cluster"
-import { InMemoryKubeClient } from "@session-routing/local-cluster"
 import { sessionSelector } from "../../src/domain/Manifests.js"
 import type { KubeObject } from "../../src/domain/Objects.js"
 import { HttpRouteResource, IngressResource, type ResourceType, ServiceResource } from "../../src/domain/Resources.js"

@@ -6,8 +6,7 @@
  * in-memory LocalCluster whose server questions the test scripts.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Fault } from "@session-routing/local-cluster"
-import type { SessionCluster } from "@session-routing/local-cluster"
+import { Fault, type SessionCluster } from "@session-routing/local-cluster"
 import { Clock, Effect, Layer } from "effect"
 import type { KubeObject } from "../../src/domain/Objects.js"
 import { IngressResource, ServiceResource } from "../../src/domain/Resources.js"

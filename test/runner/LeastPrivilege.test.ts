@@ -5,8 +5,7 @@
  * report, with the 403 that names that verb and resource.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Credential } from "@session-routing/local-cluster"
-import { SessionCluster } from "@session-routing/local-cluster"
+import { Credential, SessionCluster } from "@session-routing/local-cluster"
 import { Cause, Duration, Effect, Layer, Logger, Stream } from "effect"
 import type { KubeObject, PolicyRule, Role } from "../../src/domain/Objects.js"
 import { RBAC_NAME, rbacManifest, type RbacSettings } from "../../src/domain/RbacManifest.js"

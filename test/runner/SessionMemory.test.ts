@@ -4,8 +4,7 @@
  * it was, so a runner that lives for weeks does not grow with the sessions it has seen.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { IngressController } from "@session-routing/local-cluster"
-import { LocalCluster, type MemoryStore } from "@session-routing/local-cluster"
+import { IngressController, LocalCluster, type MemoryStore } from "@session-routing/local-cluster"
 import { Chunk, Effect, Layer, Metric, type MetricPair, MetricState, Stream, Supervisor } from "effect"
 import type { Status } from "../../src/domain/Objects.js"
 import { EventResource, EventV1Resource, IngressClassResource, IngressResource } from "../../src/domain/Resources.js"

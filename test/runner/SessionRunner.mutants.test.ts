@@ -3,8 +3,7 @@
  * status read fails. In memory, on TestClock; no controller writes status.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Fault, LocalCluster } from "@session-routing/local-cluster"
-import { SessionCluster } from "@session-routing/local-cluster"
+import { Fault, LocalCluster, SessionCluster } from "@session-routing/local-cluster"
 import { Effect, Exit, Fiber, Layer, Option, TestClock } from "effect"
 import { HttpRouteResource } from "../../src/domain/Resources.js"
 import { SessionRouter } from "../../src/layers/SessionRouterLayers.js"

@@ -1,6 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Fault, LocalCluster } from "@session-routing/local-cluster"
-import { SessionCluster } from "@session-routing/local-cluster"
+import { Fault, LocalCluster, SessionCluster } from "@session-routing/local-cluster"
 import { Chunk, Duration, Effect, Either, Exit, Fiber, Layer, Scope, Stream, TestClock } from "effect"
 import { IngressResource } from "../../src/domain/Resources.js"
 import type { PortMapping } from "../../src/domain/Session.js"

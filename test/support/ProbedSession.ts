@@ -3,8 +3,7 @@
  * controller and the data plane, all on 127.0.0.1) and the live client, for the tests
  * of a session's Events and probes.
  */
-import { SessionCluster } from "@session-routing/local-cluster"
-import type { SessionPod } from "@session-routing/local-cluster"
+import { SessionCluster, type SessionPod } from "@session-routing/local-cluster"
 import { Duration, Effect, Layer, Stream } from "effect"
 import { SessionRouter } from "../../src/layers/SessionRouterLayers.js"
 import { publishSession, type SessionEvent } from "../../src/runner/SessionRunner.js"

@@ -4,8 +4,7 @@
  * same tests run through both, so the two faces cannot drift apart.
  */
 import * as k8s from "@kubernetes/client-node"
-import { LocalCluster } from "@session-routing/local-cluster"
-import { SessionCluster } from "@session-routing/local-cluster"
+import { LocalCluster, SessionCluster } from "@session-routing/local-cluster"
 import { Duration, Effect, Layer, Schedule, type Scope } from "effect"
 import { sessionSelector } from "../../src/domain/Manifests.js"
 import type { GatewayClass, KubeObject } from "../../src/domain/Objects.js"
