@@ -42,19 +42,6 @@ export {
 export { httpRouteVerdict, ingressVerdict } from "./domain/Verdict.js"
 /** The least-privilege RBAC objects for a configuration, as `render --rbac` prints them. */
 export { clusterRules, RBAC_NAME, rbacManifest, type RbacSettings, sessionRules } from "./domain/RbacManifest.js"
-/** Kubernetes object shapes used throughout. */
-export type * from "./domain/Objects.js"
-/** Resource descriptors for KubeClient calls. */
-export {
-  GatewayClassResource,
-  GatewayResource,
-  HttpRouteResource,
-  IngressClassResource,
-  IngressResource,
-  NamespaceResource,
-  type ResourceType,
-  ServiceResource
-} from "./domain/Resources.js"
 
 // Services: Tags and their errors.
 /** The Kubernetes API as session-routing uses it. */
@@ -72,13 +59,7 @@ export { SessionRouter } from "./layers/SessionRouterLayers.js"
 
 export { RouteStatusSource } from "./layers/RouteStatusSourceLayers.js"
 
-export {
-  type ChangeFeed,
-  type Observation,
-  type Sequenced,
-  type StatusSourceKind,
-  WatchUnavailable
-} from "./services/RouteStatusSource.js"
+export { type StatusSourceKind, WatchUnavailable } from "./services/RouteStatusSource.js"
 /** Kubernetes Events on the session Pod: the recorder, its live layer, and the reasons it records. */
 export { EventReason } from "./domain/KubeEvents.js"
 export { EventRecorderLive } from "./layers/EventRecorderLive.js"

@@ -50,11 +50,10 @@ export {
   describeRequest,
   fromResponse,
   fromStatus,
-  type KubeError,
   type RequestContext,
-  requestContext,
-  Transport
-} from "./services/KubeError.js"
+  requestContext
+} from "./layers/internal/KubeErrorParsing.js"
+export { type KubeError, Transport } from "./services/KubeError.js"
 /** The API server's rules for names, labels, ports and paths, with its own wording of a mismatch. */
 export {
   byteLength,

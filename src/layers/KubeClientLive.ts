@@ -35,15 +35,7 @@ import {
   type RawWatchEvent,
   type ReadableObject
 } from "../services/KubeClient.js"
-import {
-  describeRequest,
-  fromResponse,
-  Invalid,
-  type KubeError,
-  type RequestContext,
-  requestContext,
-  Unexpected
-} from "../services/KubeError.js"
+import { Invalid, type KubeError, Unexpected } from "../services/KubeError.js"
 import { makeKubeClient } from "../services/ResumableWatch.js"
 import { RouterConfig } from "../services/RouterConfig.js"
 import { keepsNoSpans } from "../services/Telemetry.js"
@@ -53,6 +45,7 @@ import { type ConnectionPools, makeConnectionPools, MAX_CALL_SOCKETS } from "./i
 import { makeDeadlines, runtimeOfFiber } from "./internal/Deadlines.js"
 import { liveEventWrites } from "./internal/EventWrites.js"
 import { KubeConfigError, type KubeConfigOptions, loadKubeConfig, validate } from "./internal/KubeConfigLoading.js"
+import { describeRequest, fromResponse, type RequestContext, requestContext } from "./internal/KubeErrorParsing.js"
 import { countAttempt, failedCode, observeRequest } from "./internal/RequestTelemetry.js"
 import {
   makeRestTransport,

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Cause } from "effect"
+import { fromResponse } from "../../src/layers/internal/KubeErrorParsing.js"
 import { fromTransportError } from "../../src/layers/KubeClientLive.js"
 import {
   AlreadyExists,
@@ -12,7 +13,6 @@ import {
   Conflict,
   Expired,
   Forbidden,
-  fromResponse,
   Invalid,
   isKubeError,
   type KubeError,

@@ -5,7 +5,8 @@
 import type * as k8s from "@kubernetes/client-node"
 import { Effect } from "effect"
 import type { ClusterQueries } from "../../services/KubeClient.js"
-import type { KubeError, RequestContext } from "../../services/KubeError.js"
+import type { KubeError } from "../../services/KubeError.js"
+import type { RequestContext } from "./KubeErrorParsing.js"
 import type { RestCall } from "./RestTransport.js"
 
 /** One request under the client's limits and telemetry, its JSON answer parsed. */

@@ -5,7 +5,7 @@
  * retried call shows as the requests the server really got.
  */
 import { Cause, Effect, Exit, Option } from "effect"
-import type { KubeError, RequestContext } from "../../services/KubeError.js"
+import type { KubeError } from "../../services/KubeError.js"
 import {
   apiRequests,
   codeLabel,
@@ -14,6 +14,7 @@ import {
   unsafeUpdateSeries,
   whenTraced
 } from "../../services/Telemetry.js"
+import type { RequestContext } from "./KubeErrorParsing.js"
 
 /** The HTTP method of each verb: server-side apply is a PATCH, list and watch are GETs. */
 const METHODS: Readonly<Record<string, string>> = {

@@ -4,13 +4,8 @@
  * never used (it can carry the URL with its query and more); the error itself is
  * kept as the cause.
  */
-import {
-  describeRequest,
-  type KubeError,
-  type RequestContext,
-  Transport,
-  Unexpected
-} from "../../services/KubeError.js"
+import { type KubeError, Transport, Unexpected } from "../../services/KubeError.js"
+import { describeRequest, type RequestContext } from "./KubeErrorParsing.js"
 
 const SYSTEM_ERRORS: Record<string, string> = {
   ECONNREFUSED: "the connection was refused (is the API server running, and is the kubeconfig's server address right?)",

@@ -13,15 +13,9 @@ import * as https from "node:https"
 import { StringDecoder } from "node:string_decoder"
 import type { KubeObject, Status } from "../../domain/Objects.js"
 import type { RawWatchEvent } from "../../services/KubeClient.js"
-import {
-  describeRequest,
-  fromResponse,
-  fromStatus,
-  type KubeError,
-  type RequestContext,
-  Transport
-} from "../../services/KubeError.js"
+import { type KubeError, Transport } from "../../services/KubeError.js"
 import type { ConnectionPools } from "./ConnectionPool.js"
+import { describeRequest, fromResponse, fromStatus, type RequestContext } from "./KubeErrorParsing.js"
 
 /** An opened watch: its body to read, or the whole answer of a refusal. */
 export type WatchOpening =
