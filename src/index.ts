@@ -24,7 +24,9 @@ export {
   type PublishedRoute,
   type RouteState,
   RouteVerdict,
-  type RoutingMode
+  type RoutingMode,
+  Unprogrammed,
+  UnprogrammedCode
 } from "./domain/Routes.js"
 /** The objects a session publishes, as plain JSON. */
 export {

@@ -12,6 +12,7 @@ import {
   namespaceLabelsOf
 } from "./GatewayListeners.js"
 import type { Condition, Gateway, GatewayClass, GatewayListener, IngressClass } from "./Objects.js"
+import { type Unprogrammed, UnprogrammedCode } from "./Routes.js"
 import type { ParentTarget } from "./Verdict.js"
 
 /** A broken link: a stable code first (greppable, like a condition reason), then what to do. */
@@ -74,6 +75,16 @@ export const deadlineReason = (path: RoutingPath, advice: string): string => {
       return `${advice} (could not read ${path.what}: ${path.reason})`
   }
 }
+
+/** The host still pending at the deadline, as an unprogrammed one: `deadlineReason` with the link's code. */
+export const atDeadline = (path: RoutingPath, advice: string): Unprogrammed => ({
+  reason: deadlineReason(path, advice),
+  code: path._tag === "Sound"
+    ? path.silence.code
+    : path._tag === "Broken"
+    ? path.cause.code
+    : UnprogrammedCode.unclaimed
+})
 
 const quotedList = (names: ReadonlyArray<string>): string => names.map((n) => `"${n}"`).join(", ")
 

@@ -39,6 +39,61 @@ export const RouteVerdict = {
   rejected: (reason: string, message: string): RouteVerdict => ({ kind: "rejected", reason, message })
 } as const
 
+/**
+ * Why a host is unprogrammed: `reason` for a person, `code` for a program to switch
+ * on without reading prose. The code is the controller's condition reason when it
+ * refused the route (`NotAllowedByListeners`), a diagnosis code when nobody programmed
+ * it by the deadline (`IngressClassNotFound`, `NoIngressStatus`, ...), or one of
+ * `UnprogrammedCode`.
+ */
+export interface Unprogrammed {
+  readonly reason: string
+  readonly code: string
+}
+
+/** The codes of the unprogrammed hosts that neither a controller nor a diagnosis names. */
+export const UnprogrammedCode = {
+  /** The last read of the route's status failed: nothing is known of what the controller did. */
+  statusUnreadable: "RouteStatusUnreadable",
+  /** Nobody programmed the route, and what its routing depends on could not be read. */
+  unclaimed: "Unclaimed",
+  /** The routing object was deleted while followed. */
+  deleted: "RouteDeleted"
+} as const
+
+/**
+ * The reason a host gets when its routing object disappeared while followed: the
+ * session was unpublished, or its owner Pod was deleted and the cluster collected it.
+ */
+export const GONE_REASON =
+  "the routing object for this host is gone: the session was unpublished, or its owner Pod was deleted"
+
+/**
+ * The reason a rejected host is reported with: the condition's reason code first,
+ * unchanged, so it stays recognisable and greppable (`NotAllowedByListeners`), then
+ * the controller's message when it gave one (`NotAllowedByListeners: <message>`),
+ * because the message is usually what says which listener or namespace refused it.
+ */
+export const rejectionReason = (reason: string, message: string): string => {
+  const said = message.trim()
+  return said === "" ? reason : `${reason}: ${said}`
+}
+
+/** Constructors for `Unprogrammed`, one per way a host ends unprogrammed. */
+export const Unprogrammed = {
+  /** A controller refused the route with this condition reason and message. */
+  rejected: (conditionReason: string, message: string): Unprogrammed => ({
+    reason: rejectionReason(conditionReason, message),
+    code: conditionReason
+  }),
+  /** The route's status could not be read; `reason` says what failed. */
+  unreadable: (reason: string): Unprogrammed => ({ reason, code: UnprogrammedCode.statusUnreadable }),
+  /** Nobody programmed it by the deadline, and nothing more could be learnt than the mode's advice. */
+  unclaimed: (advice: string): Unprogrammed => ({ reason: advice, code: UnprogrammedCode.unclaimed }),
+  /** The routing object is gone. */
+  deleted: { reason: GONE_REASON, code: UnprogrammedCode.deleted } as Unprogrammed
+} as const
+
 /** The public host of one session port: `<port>-<sessionId>.<baseDomain>`. */
 export const hostForPort = (baseDomain: string, sessionId: string, port: number): string =>
   `${port}-${sessionId}.${baseDomain}`

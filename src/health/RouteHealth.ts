@@ -6,8 +6,8 @@
  * the same for the first seconds, so the watch describes routing, it does not judge the session.
  */
 import { Clock, Data, Duration, Effect, Exit, Mailbox, Option, Ref, Schedule, Stream } from "effect"
-import { deadlineReason, type RoutingPath } from "../domain/Diagnosis.js"
-import type { PublishedRoute } from "../domain/Routes.js"
+import { atDeadline as unprogrammedAtDeadline, type RoutingPath } from "../domain/Diagnosis.js"
+import { type PublishedRoute, Unprogrammed } from "../domain/Routes.js"
 import { isPermanent, Transport } from "../services/KubeError.js"
 import { RouterConfig } from "../services/RouterConfig.js"
 import {
@@ -26,7 +26,13 @@ import { RouteReadError, SessionRouter } from "../services/SessionRouter.js"
 /** A host's state changed: `pending` once up front, then exactly one terminal state. */
 export type RouteEvent =
   | { readonly _tag: "Route"; readonly route: PublishedRoute; readonly state: "pending" | "programmed" }
-  | { readonly _tag: "Route"; readonly route: PublishedRoute; readonly state: "unprogrammed"; readonly reason: string }
+  | {
+    readonly _tag: "Route"
+    readonly route: PublishedRoute
+    readonly state: "unprogrammed"
+    readonly reason: string
+    readonly code: string
+  }
 
 /**
  * The first status read of the watch that failed, once per watch, for the runner's
@@ -42,7 +48,7 @@ export interface ReadErrorEvent {
 
 /**
  * What the watch emits. Maps one to one onto the runner's wire events:
- * `Route` → `{ type: "route", port, host, state, reason? }`, `ReadError` → `{ type: "read-error", reason }`.
+ * `Route` → `{ type: "route", port, host, state, reason?, code? }`, `ReadError` → `{ type: "read-error", reason }`.
  */
 export type RouteHealthEvent = RouteEvent | ReadErrorEvent
 
@@ -50,11 +56,12 @@ export type RouteHealthEvent = RouteEvent | ReadErrorEvent
 export const RouteHealthEvent = {
   pending: (route: PublishedRoute): RouteHealthEvent => ({ _tag: "Route", route, state: "pending" }),
   programmed: (route: PublishedRoute): RouteHealthEvent => ({ _tag: "Route", route, state: "programmed" }),
-  unprogrammed: (route: PublishedRoute, reason: string): RouteHealthEvent => ({
+  unprogrammed: (route: PublishedRoute, why: Unprogrammed): RouteHealthEvent => ({
     _tag: "Route",
     route,
     state: "unprogrammed",
-    reason
+    reason: why.reason,
+    code: why.code
   }),
   readError: (error: RouteReadError): RouteHealthEvent => ({
     _tag: "ReadError",
@@ -69,22 +76,11 @@ export const RouteHealthEvent = {
 // ---------------------------------------------------------------------------
 
 /**
- * The reason a rejected host is reported with: the condition's reason code first,
- * unchanged, so it stays recognisable and greppable (`NotAllowedByListeners`), then
- * the controller's message when it gave one (`NotAllowedByListeners: <message>`),
- * because the message is usually what says which listener or namespace refused it.
+ * What a host gets at the deadline when its last attempt was a failed read: the read
+ * failure. Deliberately not the unclaimed advice: that would send an operator to
+ * inspect the controller when the runner could not read its own object.
  */
-export const rejectionReason = (reason: string, message: string): string => {
-  const said = message.trim()
-  return said === "" ? reason : `${reason}: ${said}`
-}
-
-/**
- * The reason a host gets at the deadline when its last attempt was a failed read.
- * Deliberately not the unclaimed advice: that would send an operator to inspect the
- * controller when the runner could not read its own object.
- */
-export const readFailureReason = (error: RouteReadError): string => error.message
+export const readFailure = (error: RouteReadError): Unprogrammed => Unprogrammed.unreadable(error.message)
 
 // ---------------------------------------------------------------------------
 // Typed outcomes of one attempt
@@ -249,8 +245,8 @@ const run = (
       intervalMs: timing.intervalMs,
       unclaimed: (route) =>
         diagnosed === undefined
-          ? Effect.succeed(router.unclaimedReason(route))
-          : Effect.map(diagnosed, (pathOf) => deadlineReason(pathOf(route), router.unclaimedReason(route))),
+          ? Effect.succeed(Unprogrammed.unclaimed(router.unclaimedReason(route)))
+          : Effect.map(diagnosed, (pathOf) => unprogrammedAtDeadline(pathOf(route), router.unclaimedReason(route))),
       reportReadError: (error) =>
         Effect.suspend(() => {
           if (readErrorReported) return Effect.void
@@ -370,7 +366,7 @@ interface HostWatch {
   readonly timeoutMs: number
   readonly intervalMs: number
   /** Why a host the cluster answered for is still pending: the first broken link, else the generic advice. */
-  readonly unclaimed: (route: PublishedRoute) => Effect.Effect<string>
+  readonly unclaimed: (route: PublishedRoute) => Effect.Effect<Unprogrammed>
   readonly reportReadError: (error: RouteReadError) => Effect.Effect<void>
 }
 
@@ -480,7 +476,7 @@ const absorb = (route: PublishedRoute, e: HostEvidence, observation: Observation
         case "rejected":
           return {
             evidence,
-            settled: RouteHealthEvent.unprogrammed(route, rejectionReason(verdict.reason, verdict.message))
+            settled: RouteHealthEvent.unprogrammed(route, Unprogrammed.rejected(verdict.reason, verdict.message))
           }
         case "pending":
           return { evidence: { ...evidence, last: LAST_ANSWERED_PENDING } }
@@ -564,8 +560,8 @@ const atDeadline = (
   if (!silent) {
     const last = Option.getOrUndefined(seen.last)
     return last?._tag === "RouteReadError"
-      ? Effect.succeed(RouteHealthEvent.unprogrammed(route, readFailureReason(last)))
-      : Effect.map(watch.unclaimed(route), (reason) => RouteHealthEvent.unprogrammed(route, reason))
+      ? Effect.succeed(RouteHealthEvent.unprogrammed(route, readFailure(last)))
+      : Effect.map(watch.unclaimed(route), (why) => RouteHealthEvent.unprogrammed(route, why))
   }
   // The server stopped answering: the unclaimed advice would blame a controller
   // nobody was able to ask about.
@@ -578,5 +574,5 @@ const atDeadline = (
       kind: "no-answer"
     })
   })
-  return watch.reportReadError(hung).pipe(Effect.as(RouteHealthEvent.unprogrammed(route, readFailureReason(hung))))
+  return watch.reportReadError(hung).pipe(Effect.as(RouteHealthEvent.unprogrammed(route, readFailure(hung))))
 }

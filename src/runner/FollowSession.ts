@@ -7,8 +7,7 @@
  * silence that looks like health.
  */
 import { Duration, Effect, Option, Ref, Schedule, Stream } from "effect"
-import type { PublishedRoute, RouteState } from "../domain/Routes.js"
-import { rejectionReason } from "../health/RouteHealth.js"
+import { type PublishedRoute, type RouteState, Unprogrammed, UnprogrammedCode } from "../domain/Routes.js"
 import { Transport } from "../services/KubeError.js"
 import { RouterConfig } from "../services/RouterConfig.js"
 import { Observation, pollingThroughRouter, RouteStatusSource } from "../services/RouteStatusSource.js"
@@ -16,12 +15,7 @@ import { RouteReadError, SessionRouter } from "../services/SessionRouter.js"
 import type { SessionEvent } from "./SessionRunner.js"
 import { trackHosts } from "./SessionTelemetry.js"
 
-/**
- * The reason a host gets when its routing object disappeared while followed: the
- * session was unpublished, or its owner Pod was deleted and the cluster collected it.
- */
-export const GONE_REASON =
-  "the routing object for this host is gone: the session was unpublished, or its owner Pod was deleted"
+export { GONE_REASON } from "../domain/Routes.js"
 
 /** One host as last reported. */
 export interface FollowedHost {
@@ -29,6 +23,7 @@ export interface FollowedHost {
   readonly host: string
   readonly state: RouteState
   readonly reason?: string
+  readonly code?: string
 }
 
 /** What following remembers between observations. */
@@ -56,17 +51,17 @@ export const followStep = (
       const before = state.rows.get(route.host)
       const { present, verdict } = observation
       const next: FollowedHost = !present
-        ? { port: route.port, host: route.host, state: "unprogrammed", reason: GONE_REASON }
+        ? { port: route.port, host: route.host, state: "unprogrammed", ...Unprogrammed.deleted }
         : verdict.kind === "rejected"
         ? {
           port: route.port,
           host: route.host,
           state: "unprogrammed",
-          reason: rejectionReason(verdict.reason, verdict.message)
+          ...Unprogrammed.rejected(verdict.reason, verdict.message)
         }
         // Still unclaimed after the deadline is not news: the host stays unprogrammed
         // until a controller programs it. A programmed host that lost its status is.
-        : verdict.kind === "pending" && before?.state === "unprogrammed" && before.reason !== GONE_REASON
+        : verdict.kind === "pending" && before?.state === "unprogrammed" && before.code !== UnprogrammedCode.deleted
         ? before
         : { port: route.port, host: route.host, state: verdict.kind }
       const rows = new Map(state.rows).set(route.host, next)
@@ -77,7 +72,8 @@ export const followStep = (
           port: next.port,
           host: next.host,
           state: next.state,
-          ...(next.reason !== undefined ? { reason: next.reason } : {})
+          ...(next.reason !== undefined ? { reason: next.reason } : {}),
+          ...(next.code !== undefined ? { code: next.code } : {})
         }]
         : []
       return [{ rows, failing: false }, events]

@@ -5,9 +5,16 @@
  */
 import { Clock, Data, Effect, Either, Exit, Mailbox, type Scope, type Stream } from "effect"
 import type { SessionSpec } from "../domain/Manifests.js"
-import { type Endpoint, endpointsFor, hostProblem, type PublishedRoute, type RoutingMode } from "../domain/Routes.js"
+import {
+  type Endpoint,
+  endpointsFor,
+  hostProblem,
+  type PublishedRoute,
+  type RoutingMode,
+  Unprogrammed
+} from "../domain/Routes.js"
 import { parsePorts, parseSessionId } from "../domain/Session.js"
-import { readFailureReason, rejectionReason, reportRouteHealth, type RouteHealthEvent } from "../health/RouteHealth.js"
+import { readFailure, reportRouteHealth, type RouteHealthEvent } from "../health/RouteHealth.js"
 import { RouterConfig } from "../services/RouterConfig.js"
 import { type PublishError, SessionRouter } from "../services/SessionRouter.js"
 import { SpanAttribute, SpanName, withSpanWhenTraced } from "../services/Telemetry.js"
@@ -27,7 +34,10 @@ export type SessionEvent =
     readonly port: number
     readonly host: string
     readonly state: "pending" | "programmed" | "unprogrammed"
+    /** Unprogrammed only: why, for a person. */
     readonly reason?: string
+    /** Unprogrammed only: why, for a program (`Unprogrammed`'s code). */
+    readonly code?: string
   }
   | { readonly type: "read-error"; readonly reason: string }
   | FollowUpEvent
@@ -75,7 +85,7 @@ export const toSessionEvent = (event: RouteHealthEvent): SessionEvent =>
       port: event.route.port,
       host: event.route.host,
       state: event.state,
-      ...(event.state === "unprogrammed" ? { reason: event.reason } : {})
+      ...(event.state === "unprogrammed" ? { reason: event.reason, code: event.code } : {})
     }
 
 /**
@@ -165,13 +175,13 @@ export const sessionStatus = (
           readErrorReported = true
           events.push({ type: "read-error", reason: verdict.left.reason })
         }
-        events.push({ ...base, state: "unprogrammed", reason: readFailureReason(verdict.left) })
+        events.push({ ...base, state: "unprogrammed", ...readFailure(verdict.left) })
         continue
       }
       const v = verdict.right
       events.push(
         v.kind === "rejected"
-          ? { ...base, state: "unprogrammed", reason: rejectionReason(v.reason, v.message) }
+          ? { ...base, state: "unprogrammed", ...Unprogrammed.rejected(v.reason, v.message) }
           : { ...base, state: v.kind }
       )
     }

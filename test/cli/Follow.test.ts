@@ -34,8 +34,22 @@ describe("session-routing publish --follow", () => {
 
         yield* cluster.cluster.store.delete(IngressResource, cluster.namespace, `telo-run-${sessionId}`)
         expect(yield* cli.next(2)).toEqual([
-          { type: "route", port: 8080, host: hostOf(8080), state: "unprogrammed", reason: GONE_REASON },
-          { type: "route", port: 9090, host: hostOf(9090), state: "unprogrammed", reason: GONE_REASON }
+          {
+            type: "route",
+            port: 8080,
+            host: hostOf(8080),
+            state: "unprogrammed",
+            reason: GONE_REASON,
+            code: "RouteDeleted"
+          },
+          {
+            type: "route",
+            port: 9090,
+            host: hostOf(9090),
+            state: "unprogrammed",
+            reason: GONE_REASON,
+            code: "RouteDeleted"
+          }
         ])
         yield* Fiber.interrupt(cli.fiber)
       })

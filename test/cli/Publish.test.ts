@@ -46,12 +46,14 @@ const route = (port: number, state: "pending" | "programmed"): SessionEvent => (
   host: hostOf(port),
   state
 })
+/** An unprogrammed host's event; its code is what its reason starts with (a condition reason or a diagnosis code). */
 const unprogrammed = (port: number, reason: string): SessionEvent => ({
   type: "route",
   port,
   host: hostOf(port),
   state: "unprogrammed",
-  reason
+  reason,
+  code: reason.split(":")[0]!
 })
 
 /** A quick controller: long enough that the first read sees `pending`. */

@@ -78,7 +78,8 @@ describe("session-routing status", () => {
           port,
           host: hostOf(port),
           state: "unprogrammed",
-          reason
+          reason,
+          code: "NotAllowedByListeners"
         })))
       })
     ))

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import {
+  atDeadline,
   causeReason,
   deadlineReason,
   DEFAULT_INGRESS_CLASS_ANNOTATION,
@@ -343,6 +344,18 @@ describe("deadlineReason", () => {
     expect(deadlineReason({ _tag: "Unread", what: "Gateway infra/gw", reason: "forbidden" }, advice)).toBe(
       `${advice} (could not read Gateway infra/gw: forbidden)`
     )
+  })
+
+  it("codes a host unprogrammed at the deadline by its link, or as unclaimed when the links could not be read", () => {
+    expect(atDeadline({ _tag: "Broken", cause: { code: "GatewayNotFound", message: "gone" } }, advice)).toEqual({
+      reason: "GatewayNotFound: gone",
+      code: "GatewayNotFound"
+    })
+    expect(atDeadline(gatewayPath(facts(), HOST), advice).code).toBe("NoRouteStatus")
+    expect(atDeadline({ _tag: "Unread", what: "Gateway infra/gw", reason: "forbidden" }, advice)).toEqual({
+      reason: `${advice} (could not read Gateway infra/gw: forbidden)`,
+      code: "Unclaimed"
+    })
   })
 
   it("knows every code a path can carry", () => {

@@ -6,11 +6,14 @@ import { describe, expect, it } from "@effect/vitest"
 import { buildSessionHttpRoutes, buildSessionIngress } from "../../src/domain/Manifests.js"
 import {
   endpointsFor,
+  GONE_REASON,
   hostForPort,
   hostProblem,
   MAX_HOST_LENGTH,
+  rejectionReason,
   routesFor,
-  RouteVerdict
+  RouteVerdict,
+  Unprogrammed
 } from "../../src/domain/Routes.js"
 import type { PortMapping } from "../../src/domain/Session.js"
 
@@ -137,5 +140,42 @@ describe("RouteVerdict", () => {
       reason: "NotAllowedByListeners",
       message: "no listener"
     })
+  })
+})
+
+describe("rejectionReason", () => {
+  it("passes the reason code through unchanged when the controller gave no message", () => {
+    expect(rejectionReason("NotAllowedByListeners", "")).toBe("NotAllowedByListeners")
+    expect(rejectionReason("NotAllowedByListeners", "  ")).toBe("NotAllowedByListeners")
+  })
+
+  it("trims the controller's message at both ends", () => {
+    expect(rejectionReason("NotAllowedByListeners", "  no listener allows it\n")).toBe(
+      "NotAllowedByListeners: no listener allows it"
+    )
+  })
+
+  it("keeps the controller's message after the reason code", () => {
+    expect(rejectionReason("NoMatchingListenerHostname", "no listener hostname matches 8080-abc.telo.run")).toBe(
+      "NoMatchingListenerHostname: no listener hostname matches 8080-abc.telo.run"
+    )
+  })
+})
+
+describe("Unprogrammed", () => {
+  it("keeps a rejection's condition reason as its code, and the reason as rejectionReason words it", () => {
+    expect(Unprogrammed.rejected("NotAllowedByListeners", " no listener allows it ")).toEqual({
+      reason: "NotAllowedByListeners: no listener allows it",
+      code: "NotAllowedByListeners"
+    })
+  })
+
+  it("gives what no controller or diagnosis names a code of its own", () => {
+    expect(Unprogrammed.unreadable("route status could not be read: x")).toEqual({
+      reason: "route status could not be read: x",
+      code: "RouteStatusUnreadable"
+    })
+    expect(Unprogrammed.unclaimed("nobody claimed it")).toEqual({ reason: "nobody claimed it", code: "Unclaimed" })
+    expect(Unprogrammed.deleted).toEqual({ reason: GONE_REASON, code: "RouteDeleted" })
   })
 })

@@ -8,11 +8,10 @@ import { describe, expect, it } from "@effect/vitest"
 import { Clock, Deferred, Duration, Effect, Fiber, Layer, Ref, Schedule, Stream, TestClock } from "effect"
 import { RoutingPath } from "../../src/domain/Diagnosis.js"
 import type { PublishedRoute, RouteState, RouteVerdict } from "../../src/domain/Routes.js"
-import { RouteVerdict as Verdict } from "../../src/domain/Routes.js"
+import { RouteVerdict as Verdict, Unprogrammed } from "../../src/domain/Routes.js"
 import {
   cutReadIsSilence,
-  readFailureReason,
-  rejectionReason,
+  readFailure,
   reportRouteHealth,
   RouteHealthEvent,
   watchRouteHealth,
@@ -129,28 +128,12 @@ const always = (verdict: RouteVerdict) => () => Effect.succeed(verdict)
 const from = (atMs: number, verdict: RouteVerdict) =>
   Clock.currentTimeMillis.pipe(Effect.map((now) => (now >= atMs ? verdict : Verdict.pending)))
 
-describe("rejectionReason", () => {
-  it("passes the reason code through unchanged when the controller gave no message", () => {
-    expect(rejectionReason("NotAllowedByListeners", "")).toBe("NotAllowedByListeners")
-    expect(rejectionReason("NotAllowedByListeners", "  ")).toBe("NotAllowedByListeners")
-  })
-
-  it("trims the controller's message at both ends", () => {
-    expect(rejectionReason("NotAllowedByListeners", "  no listener allows it\n")).toBe(
-      "NotAllowedByListeners: no listener allows it"
-    )
-  })
-
-  it("keeps the controller's message after the reason code", () => {
-    expect(rejectionReason("NoMatchingListenerHostname", "no listener hostname matches 8080-abc.telo.run")).toBe(
-      "NoMatchingListenerHostname: no listener hostname matches 8080-abc.telo.run"
-    )
-  })
-})
-
-describe("readFailureReason", () => {
-  it("says the status could not be read, with the Kubernetes error's own reason", () => {
-    expect(readFailureReason(forbidden(r8080))).toBe(`route status could not be read: ${forbiddenReason}`)
+describe("readFailure", () => {
+  it("says the status could not be read, with the Kubernetes error's own reason, under the unreadable code", () => {
+    expect(readFailure(forbidden(r8080))).toEqual({
+      reason: `route status could not be read: ${forbiddenReason}`,
+      code: "RouteStatusUnreadable"
+    })
   })
 })
 
@@ -817,7 +800,7 @@ describe("watchRouteHealth", () => {
       )
       yield* TestClock.adjust(400)
       const events = yield* Fiber.join(fiber)
-      expect([...events].at(-1)).toEqual(RouteHealthEvent.unprogrammed(r8080, unclaimed(r8080)))
+      expect([...events].at(-1)).toEqual(RouteHealthEvent.unprogrammed(r8080, Unprogrammed.unclaimed(unclaimed(r8080))))
       expect(yield* fake.readsOf(r8080.host)).toEqual([0, 100, 200, 300])
     }))
 

@@ -61,7 +61,7 @@ describe("route health over HTTP against LocalCluster", () => {
       const { events } = yield* publishAndWatch({ ingress: { delay: "never" } })
       expect(events).toEqual([
         { _tag: "Route", route, state: "pending" },
-        { _tag: "Route", route, state: "unprogrammed", reason: localIngressSilence() }
+        { _tag: "Route", route, state: "unprogrammed", reason: localIngressSilence(), code: "NoIngressStatus" }
       ])
     }))
 

@@ -9,7 +9,7 @@ import { Fault, SessionCluster } from "@session-routing/local-cluster"
 import { Clock, Deferred, Effect, Fiber, Logger, Metric, Ref, Stream, TestClock } from "effect"
 import { IngressResource } from "../../src/domain/Resources.js"
 import type { PublishedRoute } from "../../src/domain/Routes.js"
-import { RouteVerdict } from "../../src/domain/Routes.js"
+import { RouteVerdict, Unprogrammed } from "../../src/domain/Routes.js"
 import { reportRouteHealth, RouteHealthEvent } from "../../src/health/RouteHealth.js"
 import * as IngressRouter from "../../src/layers/IngressRouter.js"
 import * as WatchStatusSource from "../../src/layers/WatchStatusSource.js"
@@ -289,7 +289,9 @@ describe("the shared-watch route-status source", () => {
       expect(events.at(-1)).toEqual(
         RouteHealthEvent.unprogrammed(
           routes[0]!,
-          "route status could not be read: the status read got no answer within 500 ms (cut off by the 1000 ms route deadline)"
+          Unprogrammed.unreadable(
+            "route status could not be read: the status read got no answer within 500 ms (cut off by the 1000 ms route deadline)"
+          )
         )
       )
     }))

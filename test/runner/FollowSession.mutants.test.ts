@@ -197,7 +197,14 @@ describe("followStep reasons", () => {
       Observation.seen(Verdict.rejected("NoMatchingParent", "no listener"), true)
     )
     expect(events).toEqual([
-      { type: "route", port: 8080, host: r8080.host, state: "unprogrammed", reason: "NoMatchingParent: no listener" }
+      {
+        type: "route",
+        port: 8080,
+        host: r8080.host,
+        state: "unprogrammed",
+        reason: "NoMatchingParent: no listener",
+        code: "NoMatchingParent"
+      }
     ])
     expect(followStep(next, r8080, Observation.seen(Verdict.rejected("NoMatchingParent", "no listener"), true))[1])
       .toEqual([])

@@ -167,7 +167,14 @@ describe("followStep", () => {
     ])
     expect(followStep(known, r8080, Observation.seen(Verdict.rejected("NoMatchingParent", "no listener"), true))[1])
       .toEqual([
-        { type: "route", port: 8080, host: r8080.host, state: "unprogrammed", reason: "NoMatchingParent: no listener" }
+        {
+          type: "route",
+          port: 8080,
+          host: r8080.host,
+          state: "unprogrammed",
+          reason: "NoMatchingParent: no listener",
+          code: "NoMatchingParent"
+        }
       ])
     const [gone, events] = followStep(known, r8080, seen("pending", false))
     expect(events).toEqual([{
@@ -175,7 +182,8 @@ describe("followStep", () => {
       port: 8080,
       host: r8080.host,
       state: "unprogrammed",
-      reason: GONE_REASON
+      reason: GONE_REASON,
+      code: "RouteDeleted"
     }])
     // Said once; a session published again is news again.
     expect(followStep(gone, r8080, seen("pending", false))[1]).toEqual([])

@@ -50,7 +50,8 @@ describe("sessionStatus when reads fail", () => {
             port: 8080,
             host: host(8080),
             state: "unprogrammed",
-            reason: expect.stringMatching(/^route status could not be read: .*forbidden/)
+            reason: expect.stringMatching(/^route status could not be read: .*forbidden/),
+            code: "RouteStatusUnreadable"
           },
           { type: "route", port: 9090, host: host(9090), state: "pending" }
         ])

@@ -119,7 +119,8 @@ describe("publishSession", () => {
               port: 8080,
               host: host(8080),
               state: "unprogrammed",
-              reason: localGatewayClassUnaccepted
+              reason: localGatewayClassUnaccepted,
+              code: "GatewayClassNotAccepted"
             }
           ])
         })
