@@ -80,6 +80,8 @@ const expected: Record<string, ReadonlyArray<string>> = {
     "StatusSourceKind",
     "Telemetry",
     "TracingExport",
+    "Unprogrammed",
+    "UnprogrammedCode",
     "WatchEvent",
     "WatchUnavailable",
     "buildSessionHttpRoutes",
