@@ -48,7 +48,12 @@ export { clusterRules, RBAC_NAME, rbacManifest, type RbacSettings, sessionRules 
 // Services: Tags and their errors.
 /** The Kubernetes API as session-routing uses it. */
 export { KubeClient, type WatchEvent, withoutTransientRetry } from "./services/KubeClient.js"
-/** Every way a Kubernetes call fails, each with a reason a person can act on. */
+/**
+ * Every way a Kubernetes call fails, each with a reason a person can act on.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export * as KubeError from "./services/KubeError.js"
 /** Routing configuration, and the error that lists every bad key. */
 export { RouterConfig, RouterConfigError } from "./services/RouterConfig.js"
@@ -72,7 +77,12 @@ export type { FollowUpEvent } from "./runner/RouteFollowUps.js"
 export { RouteProbe } from "./services/RouteProbe.js"
 /** The live KubeClient on @kubernetes/client-node, from a kubeconfig. */
 export { KubeClientLive, KubeConfigError } from "./layers/KubeClientLive.js"
-/** RouterConfig from the environment (`layer`, `layerFromEnv`) or from values (`layerFrom`). */
+/**
+ * RouterConfig from the environment (`layer`, `layerFromEnv`) or from values (`layerFrom`).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export * as RouterConfigLive from "./layers/RouterConfigLive.js"
 
 // Health and the runner program.
@@ -112,9 +122,24 @@ export {
 } from "./domain/Diagnosis.js"
 
 // Observability.
-/** The span names, span attributes and metrics (Effect `Metric`s) session-routing records. */
+/**
+ * The span names, span attributes and metrics (Effect `Metric`s) session-routing records.
+ *
+ * @since 0.1.0
+ * @category observability
+ */
 export * as Telemetry from "./services/Telemetry.js"
-/** The `session_routing_*` metrics as a Prometheus scrape: `prometheusText`, `httpApp`, and `layerRoute` for a runner's own router. */
+/**
+ * The `session_routing_*` metrics as a Prometheus scrape: `prometheusText`, `httpApp`, and `layerRoute` for a runner's own router.
+ *
+ * @since 0.1.0
+ * @category observability
+ */
 export * as RoutingMetrics from "./layers/RoutingMetrics.js"
-/** Span export set by the standard `OTEL_*` variables; OpenTelemetry is loaded only when they name an exporter. */
+/**
+ * Span export set by the standard `OTEL_*` variables; OpenTelemetry is loaded only when they name an exporter.
+ *
+ * @since 0.1.0
+ * @category observability
+ */
 export * as TracingExport from "./layers/TracingExport.js"

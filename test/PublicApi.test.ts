@@ -246,3 +246,40 @@ describe("the public API", () => {
     }, 60_000)
   }
 })
+
+/** The JSDoc tags of every declaration behind each export of `entry`, by export name. */
+const tagsOfExports = (entry: string): ReadonlyArray<readonly [string, ReadonlyArray<string>]> => {
+  const config = ts.getParsedCommandLineOfConfigFile(join(root, "tsconfig.json"), {}, {
+    ...ts.sys,
+    onUnRecoverableConfigFileDiagnostic: () => undefined
+  })!
+  const file = join(root, entry)
+  const program = ts.createProgram([file], config.options)
+  const checker = program.getTypeChecker()
+  const module = checker.getSymbolAtLocation(program.getSourceFile(file)!)!
+  return checker.getExportsOfModule(module).flatMap((symbol) => {
+    const target = symbol.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(symbol) : symbol
+    // A namespace (`export * as X`) is documented where the entry exports it, as Effect's index does.
+    const declarations = (target.declarations ?? []).some(ts.isSourceFile)
+      ? (symbol.declarations ?? []).map((declaration) => declaration.parent)
+      : (target.declarations ?? [])
+    // An overloaded function's implementation signature is invisible to consumers: its overloads carry the docs.
+    const visible = declarations.filter((declaration) =>
+      !(ts.isFunctionDeclaration(declaration) && declaration.body !== undefined && declarations.length > 1)
+    )
+    return visible.map((declaration): readonly [string, ReadonlyArray<string>] => [
+      symbol.name,
+      ts.getJSDocTags(ts.isVariableDeclaration(declaration) ? declaration.parent.parent : declaration)
+        .map((tag) => tag.tagName.text)
+    ])
+  })
+}
+
+describe("the main entry's documentation", () => {
+  it("gives every export, each declaration behind it, a @since and a @category, as Effect's packages do", () => {
+    const tagged = tagsOfExports("src/index.ts")
+    expect(tagged.length).toBeGreaterThan(80)
+    expect(tagged.filter(([, tags]) => !tags.includes("since") || !tags.includes("category")).map(([name]) => name))
+      .toEqual([])
+  }, 60_000)
+})

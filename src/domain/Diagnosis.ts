@@ -15,13 +15,23 @@ import type { Condition, Gateway, GatewayClass, GatewayListener, IngressClass } 
 import { type Unprogrammed, UnprogrammedCode } from "./Routes.js"
 import type { ParentTarget } from "./Verdict.js"
 
-/** A broken link: a stable code first (greppable, like a condition reason), then what to do. */
+/**
+ * A broken link: a stable code first (greppable, like a condition reason), then what to do.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Cause {
   readonly code: DiagnosisCode
   readonly message: string
 }
 
-/** Every code a diagnosis gives, in the order the links are read. */
+/**
+ * Every code a diagnosis gives, in the order the links are read.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const DIAGNOSIS_CODES = [
   "IngressClassNotFound",
   "NoDefaultIngressClass",
@@ -38,7 +48,12 @@ export const DIAGNOSIS_CODES = [
   "NoRouteStatus"
 ] as const
 
-/** A diagnosis code. */
+/**
+ * A diagnosis code.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type DiagnosisCode = (typeof DIAGNOSIS_CODES)[number]
 
 /** `Code: message`, the shape every reason with a code has. */
@@ -47,13 +62,21 @@ export const causeReason = (cause: Cause): string => `${cause.code}: ${cause.mes
 /**
  * What the routing of a host depends on, as read: every link sound (then only the
  * controller's silence is left, `silence`), a broken link, or a link that could not be read.
+ *
+ * @since 0.1.0
+ * @category models
  */
 export type RoutingPath =
   | { readonly _tag: "Sound"; readonly summary: string; readonly silence: Cause }
   | { readonly _tag: "Broken"; readonly cause: Cause }
   | { readonly _tag: "Unread"; readonly what: string; readonly reason: string }
 
-/** Constructors for `RoutingPath`. */
+/**
+ * Constructors for `RoutingPath`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const RoutingPath = {
   sound: (summary: string, silence: Cause): RoutingPath => ({ _tag: "Sound", summary, silence }),
   broken: (code: DiagnosisCode, message: string): RoutingPath => ({ _tag: "Broken", cause: { code, message } }),
@@ -174,7 +197,12 @@ const soundIngressClass = (ingressClass: IngressClass, namespace: string, asDefa
   })
 }
 
-/** The first broken link of an Ingress's routing, or the controller's silence when none is. */
+/**
+ * The first broken link of an Ingress's routing, or the controller's silence when none is.
+ *
+ * @since 0.1.0
+ * @category rules
+ */
 export const ingressPath = (facts: IngressFacts): RoutingPath => {
   const names = facts.classes.map((c) => c.metadata?.name ?? "")
   const existing = names.length > 0 ? `the cluster has ${quotedList(names)}` : "the cluster has no IngressClass at all"
@@ -239,7 +267,12 @@ const saidBy = (c: Condition): string => (c.message.trim() === "" ? c.reason : `
 
 const listenerLabel = (l: GatewayListener): string => `"${l.name}" (${l.protocol} ${l.hostname ?? "*"})`
 
-/** The first broken link on the way from the session's HTTPRoute for `host` to its Gateway. */
+/**
+ * The first broken link on the way from the session's HTTPRoute for `host` to its Gateway.
+ *
+ * @since 0.1.0
+ * @category rules
+ */
 export const gatewayPath = (facts: GatewayFacts, host: string): RoutingPath => {
   const { gateway, gatewayClass, routeNamespace, target } = facts
   const key = `${target.namespace}/${target.name}`

@@ -6,13 +6,24 @@
  */
 import type { CoreEvent, EventV1, ObjectReference } from "./Objects.js"
 
-/** The reasons we record, and their types: a Warning is something a person should look at. */
+/**
+ * The reasons we record, and their types: a Warning is something a person should look at.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const EventReason = {
   RoutesPublished: "RoutesPublished",
   RouteProgrammed: "RouteProgrammed",
   RouteUnprogrammed: "RouteUnprogrammed",
   RouteStatusUnreadable: "RouteStatusUnreadable"
 } as const
+/**
+ * The reason of an Event session routing records.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type EventReason = (typeof EventReason)[keyof typeof EventReason]
 
 export type EventType = "Normal" | "Warning"

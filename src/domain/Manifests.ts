@@ -9,11 +9,22 @@ import { hostForPort, type RoutingMode } from "./Routes.js"
 import { OBJECT_PREFIX, type PortMapping } from "./Session.js"
 
 export const LABEL_MANAGED_BY = "app.kubernetes.io/managed-by"
+/**
+ * The label every object of a session carries, with the session id as its value.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const LABEL_SESSION_ID = "telo.run/session-id"
 export const LABEL_PORT = "telo.run/port"
 export const GATEWAY_API_GROUP = "gateway.networking.k8s.io"
 
-/** A Gateway reference: where HTTPRoutes attach. */
+/**
+ * A Gateway reference: where HTTPRoutes attach.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface GatewayRef {
   readonly name: string
   /** The Gateway's namespace; defaults to the session namespace. */
@@ -22,7 +33,12 @@ export interface GatewayRef {
   readonly sectionName?: string
 }
 
-/** The settings the manifests depend on (a subset of RouterConfig). */
+/**
+ * The settings the manifests depend on (a subset of RouterConfig).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface ManifestSettings {
   readonly sessionNamespace: string
   readonly managedBy: string
@@ -32,7 +48,12 @@ export interface ManifestSettings {
   readonly gateway?: GatewayRef
 }
 
-/** The session whose objects are built. */
+/**
+ * The session whose objects are built.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface SessionSpec {
   readonly sessionId: string
   readonly podName: string
@@ -40,7 +61,12 @@ export interface SessionSpec {
   readonly ports: ReadonlyArray<PortMapping>
 }
 
-/** `telo-run-<id>`: the Service, and the Ingress, of a session. */
+/**
+ * `telo-run-<id>`: the Service, and the Ingress, of a session.
+ *
+ * @since 0.1.0
+ * @category rules
+ */
 export const sessionObjectName = (sessionId: string): string => `${OBJECT_PREFIX}${sessionId}`
 
 /** `telo-run-<id>-<port>`: one HTTPRoute per tcp port. */
@@ -90,7 +116,12 @@ export const servicePortName = (mapping: PortMapping, ports: ReadonlyArray<PortM
     ? `p${mapping.port}-udp`
     : `p${mapping.port}`
 
-/** The ClusterIP Service every route of the session points at. */
+/**
+ * The ClusterIP Service every route of the session points at.
+ *
+ * @since 0.1.0
+ * @category rules
+ */
 export const buildSessionService = (settings: ManifestSettings, spec: SessionSpec): Service => ({
   apiVersion: apiVersionOf(ServiceResource),
   kind: ServiceResource.kind,
@@ -111,6 +142,9 @@ export const buildSessionService = (settings: ManifestSettings, spec: SessionSpe
  * One Ingress carries every host of the session: an Ingress rule is scoped to its
  * host, so per-host backends fit in one object. No tcp port → no rules (the
  * router deletes the Ingress then, rather than publish an empty one).
+ *
+ * @since 0.1.0
+ * @category rules
  */
 export const buildSessionIngress = (
   settings: ManifestSettings,
@@ -144,6 +178,9 @@ export const buildSessionIngress = (
 /**
  * One HTTPRoute per tcp port. Per-port routes (unlike one Ingress) let a Gateway
  * accept or refuse each host on its own, and give each host its own status.
+ *
+ * @since 0.1.0
+ * @category rules
  */
 export const buildSessionHttpRoutes = (settings: ManifestSettings, spec: SessionSpec): ReadonlyArray<HttpRoute> => {
   const gateway = settings.gateway
@@ -174,7 +211,12 @@ export const buildSessionHttpRoutes = (settings: ManifestSettings, spec: Session
   }))
 }
 
-/** Everything a mode publishes for the session, in apply order (Service first). */
+/**
+ * Everything a mode publishes for the session, in apply order (Service first).
+ *
+ * @since 0.1.0
+ * @category rules
+ */
 export const buildSessionObjects = (
   mode: RoutingMode,
   settings: ManifestSettings,

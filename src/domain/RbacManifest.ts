@@ -6,7 +6,12 @@
  */
 import type { KubeObject, PolicyRule, Role, RoleBinding, ServiceAccount } from "./Objects.js"
 
-/** What decides the grants: the mode, the namespaces, and how route status is read. */
+/**
+ * What decides the grants: the mode, the namespaces, and how route status is read.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface RbacSettings {
   readonly mode: "ingress" | "gateway"
   readonly sessionNamespace: string
@@ -22,7 +27,12 @@ export interface RbacSettings {
 
 const RBAC_API = "rbac.authorization.k8s.io/v1"
 const RBAC_GROUP = "rbac.authorization.k8s.io"
-/** The name of every object of the manifest. */
+/**
+ * The name of every object of the manifest.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const RBAC_NAME = "session-routing"
 const LABELS = { "app.kubernetes.io/name": "session-routing", "app.kubernetes.io/component": "rbac" }
 
@@ -44,6 +54,9 @@ const rule = (
  * the shared watch adds `list` and `watch`. The Service is applied, found by label and
  * deleted, never read alone. The namespace itself is read (check, the gateway's
  * allowedRoutes): a request on a namespace is authorized in that namespace, so a Role can grant it.
+ *
+ * @since 0.1.0
+ * @category rules
  */
 export const sessionRules = (settings: RbacSettings): ReadonlyArray<PolicyRule> => {
   const routedVerbs = [
@@ -72,7 +85,12 @@ export const sessionRules = (settings: RbacSettings): ReadonlyArray<PolicyRule> 
   ]
 }
 
-/** The cluster-scoped reads: IngressClasses (which one is default, which controller), or GatewayClasses (the Gateway's controller). */
+/**
+ * The cluster-scoped reads: IngressClasses (which one is default, which controller), or GatewayClasses (the Gateway's controller).
+ *
+ * @since 0.1.0
+ * @category rules
+ */
 export const clusterRules = (settings: RbacSettings): ReadonlyArray<PolicyRule> =>
   settings.mode === "ingress"
     ? [rule("networking.k8s.io", "ingressclasses", ["list"])]
@@ -97,7 +115,12 @@ const binding = (
   subjects: [{ kind: "ServiceAccount", name: sa.metadata!.name!, namespace: sa.metadata!.namespace! }]
 })
 
-/** Every object to apply, in the order `kubectl apply -f` needs them. */
+/**
+ * Every object to apply, in the order `kubectl apply -f` needs them.
+ *
+ * @since 0.1.0
+ * @category rules
+ */
 export const rbacManifest = (settings: RbacSettings): ReadonlyArray<KubeObject> => {
   const name = settings.serviceAccount ?? RBAC_NAME
   const sa: ServiceAccount = {

@@ -5,13 +5,23 @@
  */
 import type { PortMapping, Protocol } from "./Session.js"
 
-/** The routing layers; `none` publishes nothing. */
+/**
+ * The routing layers; `none` publishes nothing.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type RoutingMode = "ingress" | "gateway" | "none"
 
 /** DNS limit on a whole name. */
 export const MAX_HOST_LENGTH = 253
 
-/** Where one session port is reachable. `host` is blank when nothing routes it. */
+/**
+ * Where one session port is reachable. `host` is blank when nothing routes it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Endpoint {
   readonly host: string
   readonly port: number
@@ -19,20 +29,42 @@ export interface Endpoint {
   readonly url?: string
 }
 
-/** A host a routing layer published, for one tcp port. */
+/**
+ * A host a routing layer published, for one tcp port.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface PublishedRoute {
   readonly host: string
   readonly port: number
 }
 
+/**
+ * Where a host stands: pending until a controller programs it, or refuses it, or the deadline passes.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type RouteState = "pending" | "programmed" | "unprogrammed"
 
-/** What the routing layer's status says about one route right now. */
+/**
+ * What the routing layer's status says about one route right now.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type RouteVerdict =
   | { readonly kind: "programmed" }
   | { readonly kind: "pending" }
   | { readonly kind: "rejected"; readonly reason: string; readonly message: string }
 
+/**
+ * Constructors for `RouteVerdict`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const RouteVerdict = {
   programmed: { kind: "programmed" } as RouteVerdict,
   pending: { kind: "pending" } as RouteVerdict,
@@ -45,13 +77,21 @@ export const RouteVerdict = {
  * refused the route (`NotAllowedByListeners`), a diagnosis code when nobody programmed
  * it by the deadline (`IngressClassNotFound`, `NoIngressStatus`, ...), or one of
  * `UnprogrammedCode`.
+ *
+ * @since 0.1.0
+ * @category models
  */
 export interface Unprogrammed {
   readonly reason: string
   readonly code: string
 }
 
-/** The codes of the unprogrammed hosts that neither a controller nor a diagnosis names. */
+/**
+ * The codes of the unprogrammed hosts that neither a controller nor a diagnosis names.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const UnprogrammedCode = {
   /** The last read of the route's status failed: nothing is known of what the controller did. */
   statusUnreadable: "RouteStatusUnreadable",
@@ -64,6 +104,9 @@ export const UnprogrammedCode = {
 /**
  * The reason a host gets when its routing object disappeared while followed: the
  * session was unpublished, or its owner Pod was deleted and the cluster collected it.
+ *
+ * @since 0.1.0
+ * @category constants
  */
 export const GONE_REASON =
   "the routing object for this host is gone: the session was unpublished, or its owner Pod was deleted"
@@ -79,7 +122,12 @@ export const rejectionReason = (reason: string, message: string): string => {
   return said === "" ? reason : `${reason}: ${said}`
 }
 
-/** Constructors for `Unprogrammed`, one per way a host ends unprogrammed. */
+/**
+ * Constructors for `Unprogrammed`, one per way a host ends unprogrammed.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const Unprogrammed = {
   /** A controller refused the route with this condition reason and message. */
   rejected: (conditionReason: string, message: string): Unprogrammed => ({
@@ -94,7 +142,12 @@ export const Unprogrammed = {
   deleted: { reason: GONE_REASON, code: UnprogrammedCode.deleted } as Unprogrammed
 } as const
 
-/** The public host of one session port: `<port>-<sessionId>.<baseDomain>`. */
+/**
+ * The public host of one session port: `<port>-<sessionId>.<baseDomain>`.
+ *
+ * @since 0.1.0
+ * @category rules
+ */
 export const hostForPort = (baseDomain: string, sessionId: string, port: number): string =>
   `${port}-${sessionId}.${baseDomain}`
 
@@ -121,6 +174,9 @@ export interface EndpointsInput {
 /**
  * One endpoint per port, in order. Tcp ports get a host and an `https://` url when a
  * routing layer publishes them; udp ports are never routed by HTTP and stay host-less.
+ *
+ * @since 0.1.0
+ * @category rules
  */
 export const endpointsFor = (input: EndpointsInput): ReadonlyArray<Endpoint> =>
   input.ports.map((p) => {

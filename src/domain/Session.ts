@@ -35,16 +35,40 @@ export const sessionIdProblem = (id: string): string | undefined => {
   return undefined
 }
 
+/**
+ * A session id: a DNS label short enough for every name derived from it.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const SessionId = Schema.String.pipe(
   Schema.filter((id) => sessionIdProblem(id) ?? true, { identifier: "SessionId" }),
   Schema.brand("SessionId")
 )
+/**
+ * A valid session id.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type SessionId = typeof SessionId.Type
 
 // Without the message, a bad protocol reads `Expected "tcp", actual "sctp"`: udp goes unmentioned.
+/**
+ * A port's protocol: only tcp ports are routed.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const Protocol = Schema.Literal("tcp", "udp").annotations({
   message: (issue) => ({ message: `protocol ${JSON.stringify(issue.actual)} is not tcp or udp`, override: true })
 })
+/**
+ * `tcp` or `udp`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Protocol = typeof Protocol.Type
 
 export const PortNumber = Schema.Int.pipe(
@@ -52,12 +76,24 @@ export const PortNumber = Schema.Int.pipe(
 )
 
 // Named fields: without them a mapping lacking one is refused as just "is missing".
+/**
+ * One port of a session and its protocol.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const PortMapping = Schema.Struct({
   port: Schema.propertySignature(PortNumber).annotations({ missingMessage: () => "a port mapping needs a port" }),
   protocol: Schema.propertySignature(Protocol).annotations({
     missingMessage: () => "a port mapping needs a protocol (tcp or udp)"
   })
 })
+/**
+ * A port and its protocol.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type PortMapping = typeof PortMapping.Type
 
 /** A session's ports: no (port, protocol) pair twice. */
@@ -81,7 +117,12 @@ const firstProblem = (error: ParseResult.ParseError): string => {
   return issues[0]?.message ?? error.message
 }
 
-/** Decodes a session id, or names what is wrong with it. */
+/**
+ * Decodes a session id, or names what is wrong with it.
+ *
+ * @since 0.1.0
+ * @category rules
+ */
 export const parseSessionId = (input: string): Either.Either<SessionId, string> =>
   Schema.decodeUnknownEither(SessionId)(input).pipe(
     Either.mapLeft(() => sessionIdProblem(input) ?? "invalid session id")
@@ -90,6 +131,9 @@ export const parseSessionId = (input: string): Either.Either<SessionId, string> 
 /**
  * Parses `8080`, `8080/tcp` or `5000/udp` (protocol defaults to tcp), or names the
  * bad value and what would be valid.
+ *
+ * @since 0.1.0
+ * @category rules
  */
 export const parsePortSpec = (spec: string): Either.Either<PortMapping, string> => {
   const match = /^(\d{1,5})(?:\/([A-Za-z]+))?$/.exec(spec.trim())
@@ -105,6 +149,11 @@ export const parsePortSpec = (spec: string): Either.Either<PortMapping, string> 
   return Either.right({ port, protocol })
 }
 
-/** Validates a whole list of ports (range, protocol, duplicates). */
+/**
+ * Validates a whole list of ports (range, protocol, duplicates).
+ *
+ * @since 0.1.0
+ * @category rules
+ */
 export const parsePorts = (ports: ReadonlyArray<unknown>): Either.Either<ReadonlyArray<PortMapping>, string> =>
   Schema.decodeUnknownEither(SessionPorts)(ports).pipe(Either.mapLeft(firstProblem))

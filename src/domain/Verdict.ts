@@ -11,6 +11,9 @@ import { RouteVerdict } from "./Routes.js"
  * An Ingress has no rejection signal: a controller that refuses a rule never writes
  * status. So it is programmed (an address was published) or pending, and an
  * unclaimed Ingress is only caught by the deadline. A missing object is pending too.
+ *
+ * @since 0.1.0
+ * @category rules
  */
 export const ingressVerdict = (ingress: Ingress | undefined): RouteVerdict =>
   (ingress?.status?.loadBalancer?.ingress ?? []).length > 0 ? RouteVerdict.programmed : RouteVerdict.pending
@@ -70,6 +73,9 @@ export interface HttpRouteVerdictOptions {
  * our Gateway's controller) counts; no entry, stale conditions, or a missing route
  * are pending. Several matching entries (the controller unknown): a current
  * acceptance by any one decides programmed, otherwise the first rejection stands.
+ *
+ * @since 0.1.0
+ * @category rules
  */
 export const httpRouteVerdict = (route: HttpRoute | undefined, options: HttpRouteVerdictOptions): RouteVerdict => {
   if (route === undefined) return RouteVerdict.pending

@@ -49,10 +49,18 @@ export interface ReadErrorEvent {
 /**
  * What the watch emits. Maps one to one onto the runner's wire events:
  * `Route` → `{ type: "route", port, host, state, reason?, code? }`, `ReadError` → `{ type: "read-error", reason }`.
+ *
+ * @since 0.1.0
+ * @category models
  */
 export type RouteHealthEvent = RouteEvent | ReadErrorEvent
 
-/** Constructors for `RouteHealthEvent`. */
+/**
+ * Constructors for `RouteHealthEvent`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const RouteHealthEvent = {
   pending: (route: PublishedRoute): RouteHealthEvent => ({ _tag: "Route", route, state: "pending" }),
   programmed: (route: PublishedRoute): RouteHealthEvent => ({ _tag: "Route", route, state: "programmed" }),
@@ -140,10 +148,19 @@ interface Timing {
  * A runner that follows hundreds of sessions at once can use `reportRouteHealth`
  * instead: the same events, handed to a callback on the caller's fiber, without
  * the stream's own machinery per session.
+ *
+ * @since 0.1.0
+ * @category programs
  */
 export function watchRouteHealth(
   input: WatchRouteHealthInput & Timing
 ): Stream.Stream<RouteHealthEvent, never, SessionRouter>
+/**
+ * The same, with the timing from `RouterConfig` wherever the options leave it unset.
+ *
+ * @since 0.1.0
+ * @category programs
+ */
 export function watchRouteHealth(
   input: WatchRouteHealthInput
 ): Stream.Stream<RouteHealthEvent, never, SessionRouter | RouterConfig>
@@ -173,11 +190,20 @@ export function watchRouteHealth(
  * cost of a few small objects per host; from a polling source (or one that fell
  * back to polling) each host reads on its own fiber, so that a hung read of one host
  * never holds back another.
+ *
+ * @since 0.1.0
+ * @category programs
  */
 export function reportRouteHealth(
   input: WatchRouteHealthInput & Timing,
   report: (event: RouteHealthEvent) => Effect.Effect<void>
 ): Effect.Effect<void, never, SessionRouter>
+/**
+ * The same, with the timing from `RouterConfig` wherever the options leave it unset.
+ *
+ * @since 0.1.0
+ * @category programs
+ */
 export function reportRouteHealth(
   input: WatchRouteHealthInput,
   report: (event: RouteHealthEvent) => Effect.Effect<void>

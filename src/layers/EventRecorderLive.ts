@@ -325,5 +325,10 @@ export const layer: Layer.Layer<EventRecorder, never, KubeClient | RouterConfig>
 /** No Events at all. */
 export const layerNone: Layer.Layer<EventRecorder> = Layer.succeed(EventRecorder, noEvents)
 
-/** `EventRecorderLive.layer`, `.layerNone`, `.make` under one name. */
+/**
+ * `EventRecorderLive.layer`, `.layerNone`, `.make` under one name.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const EventRecorderLive = { layer, layerNone, make, makeWith } as const

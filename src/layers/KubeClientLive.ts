@@ -510,5 +510,10 @@ export const layer = (
 ): Layer.Layer<KubeClient, KubeConfigError> =>
   Layer.scoped(KubeClient, Effect.flatMap(loadKubeConfig(options), (kc) => makeScoped(kc, options)))
 
-/** `KubeClientLive.layer`, `.layerFromKubeConfig`, `.make`, `.loadKubeConfig` under one name. */
+/**
+ * `KubeClientLive.layer`, `.layerFromKubeConfig`, `.make`, `.loadKubeConfig` under one name.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const KubeClientLive = { layer, layerFromKubeConfig, make, loadKubeConfig } as const

@@ -108,5 +108,10 @@ export const layer: Layer.Layer<RouteProbe, never, KubeClient | RouterConfig> = 
   makeWith(httpProbe)
 )
 
-/** `RouteProbeLive.layer`, `.makeWith` under one name. */
+/**
+ * `RouteProbeLive.layer`, `.makeWith` under one name.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const RouteProbeLive = { layer, makeWith, probeSchedule } as const

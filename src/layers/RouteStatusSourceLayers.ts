@@ -17,7 +17,12 @@ const layerConfig = Layer.unwrapEffect(
   )
 )
 
-/** Where route health reads status, with one Layer per implementation. Each needs `KubeClient` and `SessionRouter`. */
+/**
+ * Where route health reads status, with one Layer per implementation. Each needs `KubeClient` and `SessionRouter`.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class RouteStatusSource extends RouteStatusSourceTag {
   /** One list-then-watch per routed kind, shared by every session of the process. */
   static readonly layerWatch = WatchStatusSource.layer

@@ -65,6 +65,9 @@ const layerConfig = Layer.unwrapEffect(
  * The routing layer of a session, with one Layer per implementation. Each also
  * provides the `RouteStatusSource` that `RouterConfig.statusSource` names (the shared
  * watch by default), so route health needs nothing more.
+ *
+ * @since 0.1.0
+ * @category services
  */
 export class SessionRouter extends SessionRouterTag {
   /** Service + one Ingress per session. Needs `KubeClient` and `RouterConfig`. */

@@ -23,10 +23,20 @@ import { manifestSettingsOf, RouterConfig } from "../services/RouterConfig.js"
 import { SessionRouter } from "../services/SessionRouter.js"
 import { publishSession, type SessionEvent, unpublishSession } from "./SessionRunner.js"
 
-/** ✓, ✗ or !: passed, failed, or could not tell (not a failure). */
+/**
+ * ✓, ✗ or !: passed, failed, or could not tell (not a failure).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type CheckStatus = "ok" | "fail" | "warn"
 
-/** One check: a stable id, one line, and on failure or warning what to do. */
+/**
+ * One check: a stable id, one line, and on failure or warning what to do.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface CheckResult {
   readonly id: string
   readonly status: CheckStatus
@@ -34,7 +44,12 @@ export interface CheckResult {
   readonly hint?: string
 }
 
-/** Every check run; `ok` when none failed. */
+/**
+ * Every check run; `ok` when none failed.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface CheckReport {
   readonly checks: ReadonlyArray<CheckResult>
   readonly ok: boolean
@@ -46,6 +61,12 @@ export interface ProbeOwner {
   readonly podUid: string
 }
 
+/**
+ * What `checkRouting` checks beyond the configuration it reads.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface CheckOptions {
   /** Also publish a probe session, watch it to a verdict and unpublish it. */
   readonly roundTrip?: boolean
@@ -97,6 +118,9 @@ export const nothingToCheck = (config: RouterConfig.Service): CheckReport =>
 /**
  * Runs the checks for the configuration in context. The first failure that makes the
  * rest meaningless (no server) ends the list; every other check runs whatever came before.
+ *
+ * @since 0.1.0
+ * @category programs
  */
 export const checkRouting = (
   options: CheckOptions = {}

@@ -17,7 +17,12 @@ import { trackHosts } from "./SessionTelemetry.js"
 
 export { GONE_REASON } from "../domain/Routes.js"
 
-/** One host as last reported. */
+/**
+ * One host as last reported.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface FollowedHost {
   readonly port: number
   readonly host: string
@@ -81,7 +86,12 @@ export const followStep = (
   }
 }
 
-/** How often and how long `followSession` reads; unset ones come from `RouterConfig`. */
+/**
+ * How often and how long `followSession` reads; unset ones come from `RouterConfig`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface FollowOptions {
   /** Pause between reads, when the source polls. Default: `RouterConfig.routePollIntervalMs`. */
   readonly intervalMs?: number
@@ -96,12 +106,21 @@ export interface FollowOptions {
  * whenever a host changes, and `read-error` once per streak of reads that fail or go
  * unanswered for `readTimeoutMs` (hosts keep their last state meanwhile). It never
  * ends by itself. With both options given only `SessionRouter` is needed.
+ *
+ * @since 0.1.0
+ * @category programs
  */
 export function followSession(
   sessionId: string,
   known: ReadonlyArray<FollowedHost>,
   options: Required<FollowOptions>
 ): Stream.Stream<SessionEvent, never, SessionRouter>
+/**
+ * The same, with the timing from `RouterConfig` wherever the options leave it unset.
+ *
+ * @since 0.1.0
+ * @category programs
+ */
 export function followSession(
   sessionId: string,
   known: ReadonlyArray<FollowedHost>,

@@ -14,7 +14,12 @@ import { RouteProbe } from "../services/RouteProbe.js"
 import { RouterConfig } from "../services/RouterConfig.js"
 import type { SessionEvent } from "./SessionRunner.js"
 
-/** The session events follow-ups add, beside the route events they follow. */
+/**
+ * The session events follow-ups add, beside the route events they follow.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type FollowUpEvent =
   | {
     readonly type: "probe"

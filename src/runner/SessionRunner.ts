@@ -21,7 +21,12 @@ import { SpanAttribute, SpanName, withSpanWhenTraced } from "../services/Telemet
 import { type FollowUpEvent, makeFollowUps } from "./RouteFollowUps.js"
 import { timedPublish, trackHosts } from "./SessionTelemetry.js"
 
-/** Everything a runner is told about a session's routing. */
+/**
+ * Everything a runner is told about a session's routing.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type SessionEvent =
   | {
     readonly type: "published"
@@ -42,13 +47,24 @@ export type SessionEvent =
   | { readonly type: "read-error"; readonly reason: string }
   | FollowUpEvent
 
-/** The session spec was refused before anything was published; `reason` names the bad value. */
+/**
+ * The session spec was refused before anything was published; `reason` names the bad value.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export class InvalidSession extends Data.TaggedError("InvalidSession")<{ readonly reason: string }> {
   override get message(): string {
     return this.reason
   }
 }
 
+/**
+ * A published session: its hosts and endpoints, and the stream of its route events.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface PublishedSession {
   readonly layer: RoutingMode
   readonly routes: ReadonlyArray<PublishedRoute>
@@ -91,6 +107,9 @@ export const toSessionEvent = (event: RouteHealthEvent): SessionEvent =>
 /**
  * Publishes the session through `SessionRouter` and starts watching its routes in
  * the current scope. The watch starts at once, whether or not `events` is read.
+ *
+ * @since 0.1.0
+ * @category programs
  */
 export const publishSession = (
   spec: SessionSpec
@@ -152,6 +171,9 @@ export const publishSession = (
  * One read of every host the cluster holds for the session: one `route` event per
  * host (a failed read is `unprogrammed` with the read failure as its reason, never
  * a verdict), and `read-error` once if any read failed.
+ *
+ * @since 0.1.0
+ * @category programs
  */
 export const sessionStatus = (
   sessionId: string
@@ -188,7 +210,12 @@ export const sessionStatus = (
     return events
   })
 
-/** Removes every routing object of the session; a session with none is fine. */
+/**
+ * Removes every routing object of the session; a session with none is fine.
+ *
+ * @since 0.1.0
+ * @category programs
+ */
 export const unpublishSession = (
   sessionId: string
 ): Effect.Effect<void, PublishError | InvalidSession, SessionRouter> =>

@@ -15,6 +15,12 @@ import type { Occurrence } from "../domain/KubeEvents.js"
  */
 export type EventProblemSink = (problem: string) => Effect.Effect<boolean>
 
+/**
+ * The recorder's interface.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export declare namespace EventRecorder {
   export interface Service {
     /**
@@ -28,6 +34,12 @@ export declare namespace EventRecorder {
   }
 }
 
+/**
+ * Records Kubernetes Events on a session's Pod.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class EventRecorder
   extends Context.Tag("session-routing/EventRecorder")<EventRecorder, EventRecorder.Service>()
 {}

@@ -96,7 +96,12 @@ export interface WatchOptions<A = unknown> extends ListOptions {
   readonly remember?: (object: A) => A
 }
 
-/** A change as a watcher sees it. Bookmarks and expiry are handled inside the stream. */
+/**
+ * A change as a watcher sees it. Bookmarks and expiry are handled inside the stream.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface WatchEvent<A> {
   readonly type: "ADDED" | "MODIFIED" | "DELETED"
   readonly object: A
@@ -187,6 +192,12 @@ export interface ClusterQueries {
   readonly accessReview: (question: AccessQuestion) => Effect.Effect<AccessAnswer, KubeError>
 }
 
+/**
+ * The client's interface.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export declare namespace KubeClient {
   export interface Service extends KubeClientPrimitives {
     /** Questions about the server itself; only a client that talks to one over the wire has them. */
@@ -206,6 +217,12 @@ export declare namespace KubeClient {
   }
 }
 
+/**
+ * The Kubernetes API as session routing uses it.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class KubeClient extends Context.Tag("session-routing/KubeClient")<KubeClient, KubeClient.Service>() {}
 
 /**
@@ -216,7 +233,12 @@ export class KubeClient extends Context.Tag("session-routing/KubeClient")<KubeCl
  */
 export const currentTransientRetry: FiberRef.FiberRef<boolean> = FiberRef.unsafeMake(true)
 
-/** Runs `self` with the client's own retries off: each failure reaches the caller at once. */
+/**
+ * Runs `self` with the client's own retries off: each failure reaches the caller at once.
+ *
+ * @since 0.1.0
+ * @category programs
+ */
 export const withoutTransientRetry = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
   Effect.locally(self, currentTransientRetry, false)
 

@@ -7,6 +7,12 @@ import { Context, type Effect } from "effect"
 import type { EndpointReadiness, ProbeOutcome } from "../domain/RouteProbe.js"
 import type { PublishedRoute } from "../domain/Routes.js"
 
+/**
+ * The probe's interface.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export declare namespace RouteProbe {
   export interface Service {
     /** Requests the host until it is served or the attempts run out; the last outcome decides. */
@@ -16,4 +22,10 @@ export declare namespace RouteProbe {
   }
 }
 
+/**
+ * Probes a programmed host's public path.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class RouteProbe extends Context.Tag("session-routing/RouteProbe")<RouteProbe, RouteProbe.Service>() {}

@@ -31,7 +31,12 @@ export const Observation = {
   unreadable: (error: RouteReadError): Observation => ({ _tag: "Unreadable", error })
 } as const
 
-/** Which source: one shared watch per routed kind, or reads per host. */
+/**
+ * Which source: one shared watch per routed kind, or reads per host.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type StatusSourceKind = "watch" | "poll"
 
 /** An observation, and its place in the sequence of what the source learned about the host. */
@@ -90,7 +95,12 @@ export class RouteStatusSource
   extends Context.Tag("session-routing/RouteStatusSource")<RouteStatusSource, RouteStatusSource.Service>()
 {}
 
-/** The watch source could not use its watch and reads by polling instead; said once per kind. */
+/**
+ * The watch source could not use its watch and reads by polling instead; said once per kind.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export class WatchUnavailable extends Data.TaggedError("WatchUnavailable")<{
   /** `list and watch ingresses.networking.k8s.io in namespace "telo-sessions"`. */
   readonly what: string

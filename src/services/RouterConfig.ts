@@ -10,6 +10,12 @@ import type { RoutingMode } from "../domain/Routes.js"
 
 export type { GatewayRef }
 
+/**
+ * The configuration's shape.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export declare namespace RouterConfig {
   export interface Service {
     readonly mode: RoutingMode
@@ -54,6 +60,12 @@ export declare namespace RouterConfig {
   }
 }
 
+/**
+ * The routing configuration in context.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class RouterConfig extends Context.Tag("session-routing/RouterConfig")<RouterConfig, RouterConfig.Service>() {}
 
 /** One bad setting: where it came from, what it held, and what would be valid. */
@@ -73,7 +85,12 @@ export const describeConfigProblem = (problem: ConfigProblem): string =>
     // JSON quoting keeps a value with spaces or a newline on one visible line.
     : `${problem.key}=${JSON.stringify(problem.value)} must be ${problem.expected}`
 
-/** The configuration is invalid: every bad setting at once, so one start-up shows them all. */
+/**
+ * The configuration is invalid: every bad setting at once, so one start-up shows them all.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export class RouterConfigError extends Data.TaggedError("RouterConfigError")<{
   readonly problems: ReadonlyArray<ConfigProblem>
 }> {

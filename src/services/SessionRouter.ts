@@ -18,7 +18,12 @@ export interface PublishArgs {
   readonly ports: ReadonlyArray<PortMapping>
 }
 
-/** Publishing (or unpublishing) failed; `reason` says what to do, `error` what the API answered. */
+/**
+ * Publishing (or unpublishing) failed; `reason` says what to do, `error` what the API answered.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export class PublishError extends Data.TaggedError("PublishError")<{
   readonly sessionId: string
   readonly reason: string
@@ -29,7 +34,12 @@ export class PublishError extends Data.TaggedError("PublishError")<{
   }
 }
 
-/** A route's status could not be read. Never a verdict: it says nothing about the route. */
+/**
+ * A route's status could not be read. Never a verdict: it says nothing about the route.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export class RouteReadError extends Data.TaggedError("RouteReadError")<{
   readonly route: PublishedRoute
   readonly error: KubeError
@@ -102,7 +112,12 @@ export class SessionRouter
   extends Context.Tag("session-routing/SessionRouter")<SessionRouter, SessionRouter.Service>()
 {}
 
-/** A routing layer cannot be built from this configuration (e.g. no base domain for ingress mode). */
+/**
+ * A routing layer cannot be built from this configuration (e.g. no base domain for ingress mode).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export class RouterSetupError extends Data.TaggedError("RouterSetupError")<{ readonly reason: string }> {
   override get message(): string {
     return this.reason

@@ -10,7 +10,12 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 
-/** The kubeconfig could not be found, read, or does not describe a usable cluster. */
+/**
+ * The kubeconfig could not be found, read, or does not describe a usable cluster.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export class KubeConfigError extends Data.TaggedError("KubeConfigError")<{
   /** One sentence a person can act on, naming the file and context involved. */
   readonly reason: string
