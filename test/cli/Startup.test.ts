@@ -1,5 +1,5 @@
 /**
- * What the executable loads to start: the bundled CLI answers `--version` and `--help`
+ * What the executable loads to start: the bundled CLI answers `--version`, `--help` and `render`
  * without resolving client-node, OpenTelemetry, the local cluster's package or the
  * metrics server (each is imported only by the command that needs it), which is most of what
  * a start used to cost. Every
@@ -40,7 +40,14 @@ const resolvedBy = (args: ReadonlyArray<string>) =>
     const child = execFile(
       process.execPath,
       ["--import", hook, bin, ...args],
-      { env: { PATH: process.env.PATH ?? "" }, timeout: 60_000 },
+      {
+        env: {
+          PATH: process.env.PATH ?? "",
+          SESSION_ROUTING_BASE_DOMAIN: "example.com",
+          SESSION_INGRESS_CLASS: "nginx"
+        },
+        timeout: 60_000
+      },
       (error, _stdout, stderr) =>
         resume(Effect.succeed({
           code: error === null ? 0 : Number(error.code ?? 1),
@@ -51,7 +58,8 @@ const resolvedBy = (args: ReadonlyArray<string>) =>
   })
 
 describe("the executable's start", () => {
-  for (const args of [["--version"], ["--help"]]) {
+  const render = ["render", "--session", "abc", "--pod-uid", "3f6b1e2c-9d4a-4c1b-8e7f-2a5d6c9b0e13", "--port", "8080"]
+  for (const args of [["--version"], ["--help"], render]) {
     it.live(`${args.join(" ")} runs the bundle and loads none of what only some commands use`, () =>
       Effect.gen(function*() {
         const { code, resolved } = yield* resolvedBy(args)
