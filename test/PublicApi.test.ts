@@ -11,20 +11,31 @@ import ts from "typescript"
 
 const root = fileURLToPath(new URL("..", import.meta.url))
 
-/** The names `entry` exports, sorted, as a consumer's type checker sees them. */
-const exportsOf = (entry: string): ReadonlyArray<string> => {
+/** Each entry's exports and the checker that read them, one program per entry however many tests ask. */
+const exportedBy = (() => {
   const config = ts.getParsedCommandLineOfConfigFile(join(root, "tsconfig.json"), {}, {
     ...ts.sys,
     onUnRecoverableConfigFileDiagnostic: (diagnostic) => {
       throw new Error(ts.flattenDiagnosticMessageText(diagnostic.messageText, "\n"))
     }
   })!
-  const file = join(root, entry)
-  const program = ts.createProgram([file], config.options)
-  const checker = program.getTypeChecker()
-  const module = checker.getSymbolAtLocation(program.getSourceFile(file)!)!
-  return checker.getExportsOfModule(module).map((symbol) => symbol.name).sort()
-}
+  const read = new Map<string, { readonly checker: ts.TypeChecker; readonly symbols: ReadonlyArray<ts.Symbol> }>()
+  return (entry: string) => {
+    const known = read.get(entry)
+    if (known !== undefined) return known
+    const file = join(root, entry)
+    const program = ts.createProgram([file], config.options)
+    const checker = program.getTypeChecker()
+    const module = checker.getSymbolAtLocation(program.getSourceFile(file)!)!
+    const exported = { checker, symbols: checker.getExportsOfModule(module) }
+    read.set(entry, exported)
+    return exported
+  }
+})()
+
+/** The names `entry` exports, sorted, as a consumer's type checker sees them. */
+const exportsOf = (entry: string): ReadonlyArray<string> =>
+  exportedBy(entry).symbols.map((symbol) => symbol.name).sort()
 
 const expected: Record<string, ReadonlyArray<string>> = {
   /** `session-routing`: what a runner composes. */
@@ -249,15 +260,8 @@ describe("the public API", () => {
 
 /** The JSDoc tags of every declaration behind each export of `entry`, by export name. */
 const tagsOfExports = (entry: string): ReadonlyArray<readonly [string, ReadonlyArray<string>]> => {
-  const config = ts.getParsedCommandLineOfConfigFile(join(root, "tsconfig.json"), {}, {
-    ...ts.sys,
-    onUnRecoverableConfigFileDiagnostic: () => undefined
-  })!
-  const file = join(root, entry)
-  const program = ts.createProgram([file], config.options)
-  const checker = program.getTypeChecker()
-  const module = checker.getSymbolAtLocation(program.getSourceFile(file)!)!
-  return checker.getExportsOfModule(module).flatMap((symbol) => {
+  const { checker, symbols } = exportedBy(entry)
+  return symbols.flatMap((symbol) => {
     const target = symbol.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(symbol) : symbol
     // A namespace (`export * as X`) is documented where the entry exports it, as Effect's index does.
     const declarations = (target.declarations ?? []).some(ts.isSourceFile)
