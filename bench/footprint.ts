@@ -17,6 +17,7 @@ import {
   lockedVersion,
   packPackages,
   run,
+  startRegistry,
   temporaryDirectory
 } from "../test/support/ConsumerProject.js"
 
@@ -53,11 +54,12 @@ export const footprint: Effect.Effect<boolean, unknown> = Effect.scoped(
         "@kubernetes/client-node": lockedVersion("@kubernetes/client-node")
       }]
     ]
+    const registry = yield* startRegistry
     const rows: Array<Row> = []
     for (const [name, dependencies] of projects) {
       const dir = join(work, `project-${rows.length}`)
       mkdirSync(dir)
-      const installed = yield* installProject(dir, dependencies)
+      const installed = yield* installProject(dir, dependencies, registry)
       rows.push({ name, installed, mb: yield* megabytesOf(dir) })
     }
 

@@ -20,6 +20,7 @@ import {
   packPackages,
   REPOSITORY,
   run,
+  startRegistry,
   succeeded,
   temporaryDirectory
 } from "./support/ConsumerProject.js"
@@ -59,13 +60,14 @@ describe("the packed packages in a fresh project", () => {
           const packed = yield* packPackages(work)
           const dir = join(work, "app")
           mkdirSync(dir)
+          const registry = yield* startRegistry
           const { packages } = yield* installProject(dir, {
             "session-routing": `file:${packed["session-routing"]}`,
             [LOCAL_CLUSTER_PACKAGE]: `file:${packed[LOCAL_CLUSTER_PACKAGE]}`,
             "@types/node": lockedVersion("@types/node"),
             // client-node 1.4.0's declarations import `ws` without depending on its types.
             "@types/ws": lockedVersion("@types/ws")
-          })
+          }, registry)
           // Install scripts were off; the lockfile says which packages would have run one.
           expect(packages.filter((p) => p.hasInstallScript).map((p) => p.name)).toEqual(["msgpackr-extract"])
           // Not installed with the library: the CLI's own dependencies, a TypeScript loader, a bundler.

@@ -11,7 +11,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { serveLoopbackRegistry } from "./LoopbackRegistry.js"
+import { type LoopbackRegistry, serveLoopbackRegistry } from "./LoopbackRegistry.js"
 
 export const REPOSITORY = fileURLToPath(new URL("../..", import.meta.url))
 
@@ -89,22 +89,27 @@ export interface Installed {
 }
 
 /**
+ * The registry installs resolve from: the repository's lockfile, served from npm's
+ * cache on 127.0.0.1 until the scope closes. One serves every install of a scope.
+ */
+export const startRegistry: Effect.Effect<LoopbackRegistry, string, Scope.Scope> = Effect.gen(function*() {
+  const cache =
+    (yield* succeeded("npm config get cache", yield* run("npm", ["config", "get", "cache"], { cwd: REPOSITORY })))
+      .stdout.trim()
+  return yield* serveLoopbackRegistry({ lockfile: join(REPOSITORY, "package-lock.json"), cacheDir: cache })
+})
+
+/**
  * Makes a fresh project in `dir` with `dependencies` (versions, or `file:` tarballs)
- * and installs it with npm, install scripts off, from a loopback registry serving
- * the repository's lockfile; npm's cache for it is its own, inside `dir`.
+ * and installs it with npm, install scripts off, from `registry`; npm's cache for it
+ * is its own, inside `dir`.
  */
 export const installProject = (
   dir: string,
-  dependencies: Record<string, string>
-): Effect.Effect<Installed, string, Scope.Scope> =>
+  dependencies: Record<string, string>,
+  registry: LoopbackRegistry
+): Effect.Effect<Installed, string> =>
   Effect.gen(function*() {
-    const cache =
-      (yield* succeeded("npm config get cache", yield* run("npm", ["config", "get", "cache"], { cwd: dir })))
-        .stdout.trim()
-    const registry = yield* serveLoopbackRegistry({
-      lockfile: join(REPOSITORY, "package-lock.json"),
-      cacheDir: cache
-    })
     writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "consumer", private: true, dependencies }, null, 2))
     yield* succeeded(
       "npm install",
