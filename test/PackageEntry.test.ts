@@ -32,6 +32,7 @@ interface Manifest {
   readonly dependencies: Record<string, string>
   readonly peerDependencies: Record<string, string>
   readonly peerDependenciesMeta?: Record<string, { readonly optional?: boolean }>
+  readonly exports: Record<string, string | { readonly types: string; readonly import: string }>
 }
 
 const manifestOf = (dir: string) => JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as Manifest
@@ -101,10 +102,7 @@ describe("the packages' entry points", () => {
 
   for (const [name, dir] of packages) {
     it(`${name} names declarations and modules that its build wrote`, () => {
-      const { exports } = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as {
-        readonly exports: Record<string, string | { readonly types: string; readonly import: string }>
-      }
-      for (const [entry, target] of Object.entries(exports)) {
+      for (const [entry, target] of Object.entries(manifestOf(dir).exports)) {
         if (typeof target === "string") continue
         expect([entry, existsSync(join(dir, target.types))]).toEqual([entry, true])
         expect([entry, existsSync(join(dir, target.import))]).toEqual([entry, true])
