@@ -49,6 +49,19 @@ export interface PublishedRoute {
 export type RouteState = "pending" | "programmed" | "unprogrammed"
 
 /**
+ * What keeps a route pending when its object says so: a controller's current
+ * `Programmed` condition that is not True (`ProgrammingInProgress`), or the object
+ * being deleted. `reason` is a code, `message` the detail.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface RouteHold {
+  readonly reason: string
+  readonly message: string
+}
+
+/**
  * What the routing layer's status says about one route right now.
  *
  * @since 0.1.0
@@ -56,7 +69,7 @@ export type RouteState = "pending" | "programmed" | "unprogrammed"
  */
 export type RouteVerdict =
   | { readonly kind: "programmed" }
-  | { readonly kind: "pending" }
+  | { readonly kind: "pending"; readonly held?: RouteHold }
   | { readonly kind: "rejected"; readonly reason: string; readonly message: string }
 
 /**
@@ -68,6 +81,8 @@ export type RouteVerdict =
 export const RouteVerdict = {
   programmed: { kind: "programmed" } as RouteVerdict,
   pending: { kind: "pending" } as RouteVerdict,
+  /** Pending, and the object says why: kept for the deadline's answer. */
+  held: (reason: string, message: string): RouteVerdict => ({ kind: "pending", held: { reason, message } }),
   rejected: (reason: string, message: string): RouteVerdict => ({ kind: "rejected", reason, message })
 } as const
 
@@ -98,7 +113,9 @@ export const UnprogrammedCode = {
   /** Nobody programmed the route, and what its routing depends on could not be read. */
   unclaimed: "Unclaimed",
   /** The routing object was deleted while followed. */
-  deleted: "RouteDeleted"
+  deleted: "RouteDeleted",
+  /** The routing object carries a deletionTimestamp: what its status says is being torn down. */
+  beingDeleted: "RouteBeingDeleted"
 } as const
 
 /**
@@ -139,8 +156,50 @@ export const Unprogrammed = {
   /** Nobody programmed it by the deadline, and nothing more could be learnt than the mode's advice. */
   unclaimed: (advice: string): Unprogrammed => ({ reason: advice, code: UnprogrammedCode.unclaimed }),
   /** The routing object is gone. */
-  deleted: { reason: GONE_REASON, code: UnprogrammedCode.deleted } as Unprogrammed
+  deleted: { reason: GONE_REASON, code: UnprogrammedCode.deleted } as Unprogrammed,
+  /** Still held at the deadline: the object's own word beats any diagnosis. */
+  held: (hold: RouteHold): Unprogrammed => ({
+    reason: `${rejectionReason(hold.reason, hold.message)} (still so at the route deadline)`,
+    code: hold.reason
+  })
 } as const
+
+/**
+ * One host as the runner reports it: its state, and for an unprogrammed host (or a
+ * pending one its object holds back) why, for a person and for a program.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface HostReport {
+  readonly state: RouteState
+  readonly reason?: string
+  readonly code?: string
+}
+
+/**
+ * What one verdict says of its host. The one mapping from a verdict to a report, so
+ * route health, `status` and following never tell the same status apart.
+ *
+ * @since 0.1.0
+ * @category rules
+ */
+export const reportOf = (verdict: RouteVerdict): HostReport => {
+  switch (verdict.kind) {
+    case "programmed":
+      return { state: "programmed" }
+    case "rejected":
+      return { state: "unprogrammed", ...Unprogrammed.rejected(verdict.reason, verdict.message) }
+    case "pending":
+      return verdict.held === undefined
+        ? { state: "pending" }
+        : {
+          state: "pending",
+          reason: rejectionReason(verdict.held.reason, verdict.held.message),
+          code: verdict.held.reason
+        }
+  }
+}
 
 /**
  * The public host of one session port: `<port>-<sessionId>.<baseDomain>`.

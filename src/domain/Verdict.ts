@@ -5,7 +5,21 @@
  */
 import { GATEWAY_API_GROUP } from "./Manifests.js"
 import type { Condition, HttpRoute, Ingress, ParentReference, RouteParentStatus } from "./Objects.js"
-import { RouteVerdict } from "./Routes.js"
+import type { ObjectMeta } from "./Objects.js"
+import { RouteVerdict, UnprogrammedCode } from "./Routes.js"
+
+/**
+ * An object being deleted is never programmed, whatever its status still says:
+ * finalizers may keep it for a while, and the controller is tearing it down.
+ */
+const beingDeleted = (kind: string, metadata: ObjectMeta | undefined): RouteVerdict | undefined =>
+  metadata?.deletionTimestamp === undefined
+    ? undefined
+    : RouteVerdict.held(
+      UnprogrammedCode.beingDeleted,
+      `the ${kind} "${metadata.name ?? ""}" is being deleted (deletionTimestamp ${metadata.deletionTimestamp}); ` +
+        "its status describes what is being torn down"
+    )
 
 /**
  * An Ingress has no rejection signal: a controller that refuses a rule never writes
@@ -16,7 +30,8 @@ import { RouteVerdict } from "./Routes.js"
  * @category rules
  */
 export const ingressVerdict = (ingress: Ingress | undefined): RouteVerdict =>
-  (ingress?.status?.loadBalancer?.ingress ?? []).length > 0 ? RouteVerdict.programmed : RouteVerdict.pending
+  beingDeleted("Ingress", ingress?.metadata) ??
+    ((ingress?.status?.loadBalancer?.ingress ?? []).length > 0 ? RouteVerdict.programmed : RouteVerdict.pending)
 
 /** The parent a session HTTPRoute attaches to, as configured. */
 export interface ParentTarget {
@@ -56,7 +71,14 @@ const entryVerdict = (entry: RouteParentStatus, generation: number | undefined):
   if (resolved !== undefined && isCurrent(resolved, generation) && resolved.status === "False") {
     return RouteVerdict.rejected(resolved.reason, resolved.message)
   }
-  return RouteVerdict.programmed
+  // Not in the standard for routes, but some controllers write it there: when they
+  // do, it is their word on the data plane, and only a current True programs the host.
+  const programmed = condition(entry, "Programmed")
+  if (programmed === undefined) return RouteVerdict.programmed
+  if (!isCurrent(programmed, generation)) return RouteVerdict.pending
+  return programmed.status === "True"
+    ? RouteVerdict.programmed
+    : RouteVerdict.held(programmed.reason === "" ? "NotProgrammed" : programmed.reason, programmed.message)
 }
 
 export interface HttpRouteVerdictOptions {
@@ -71,14 +93,17 @@ export interface HttpRouteVerdictOptions {
 /**
  * The verdict for one HTTPRoute: only the entry for our parent (and, when known,
  * our Gateway's controller) counts; no entry, stale conditions, or a missing route
- * are pending. Several matching entries (the controller unknown): a current
- * acceptance by any one decides programmed, otherwise the first rejection stands.
+ * are pending, as is one whose current `Programmed` is not True (held, with its
+ * reason) and one being deleted. Several matching entries (the controller unknown):
+ * a programmed one decides, otherwise the first rejection, then the first hold.
  *
  * @since 0.1.0
  * @category rules
  */
 export const httpRouteVerdict = (route: HttpRoute | undefined, options: HttpRouteVerdictOptions): RouteVerdict => {
   if (route === undefined) return RouteVerdict.pending
+  const deleting = beingDeleted("HTTPRoute", route.metadata)
+  if (deleting !== undefined) return deleting
   const namespace = route.metadata?.namespace ?? options.target.namespace
   const generation = route.metadata?.generation
   const entries = (route.status?.parents ?? []).filter(
@@ -90,6 +115,7 @@ export const httpRouteVerdict = (route: HttpRoute | undefined, options: HttpRout
   return (
     verdicts.find((v) => v.kind === "programmed") ??
       verdicts.find((v) => v.kind === "rejected") ??
+      verdicts.find((v) => v.kind === "pending" && v.held !== undefined) ??
       RouteVerdict.pending
   )
 }

@@ -7,7 +7,7 @@
  */
 import { Clock, Data, Duration, Effect, Exit, Mailbox, Option, Ref, Schedule, Stream } from "effect"
 import { atDeadline as unprogrammedAtDeadline, type RoutingPath } from "../domain/Diagnosis.js"
-import { type PublishedRoute, Unprogrammed } from "../domain/Routes.js"
+import { type PublishedRoute, type RouteHold, Unprogrammed } from "../domain/Routes.js"
 import { isPermanent, Transport } from "../services/KubeError.js"
 import { RouterConfig } from "../services/RouterConfig.js"
 import {
@@ -396,14 +396,20 @@ interface HostWatch {
   readonly reportReadError: (error: RouteReadError) => Effect.Effect<void>
 }
 
-/** A real answer that the host is still pending: the object, without a status that programs it. */
-const ANSWERED_PENDING = { _tag: "AnsweredPending" } as const
+/**
+ * A real answer that the host is still pending: the object, without a status that
+ * programs it, and what holds it back when the object says so.
+ */
+interface AnsweredPending {
+  readonly _tag: "AnsweredPending"
+  readonly held?: RouteHold
+}
 
 /** The last answer a host's reads got; it decides the reason at the deadline. */
-type LastOutcome = typeof ANSWERED_PENDING | RouteReadError
+type LastOutcome = AnsweredPending | RouteReadError
 
-/** Shared: every pending answer is the same evidence. */
-const LAST_ANSWERED_PENDING: Option.Option<LastOutcome> = Option.some(ANSWERED_PENDING)
+/** Shared: every pending answer without a hold is the same evidence. */
+const LAST_ANSWERED_PENDING: Option.Option<LastOutcome> = Option.some({ _tag: "AnsweredPending" })
 
 /** What one host's observations have shown so far. */
 interface HostEvidence {
@@ -505,7 +511,14 @@ const absorb = (route: PublishedRoute, e: HostEvidence, observation: Observation
             settled: RouteHealthEvent.unprogrammed(route, Unprogrammed.rejected(verdict.reason, verdict.message))
           }
         case "pending":
-          return { evidence: { ...evidence, last: LAST_ANSWERED_PENDING } }
+          return {
+            evidence: {
+              ...evidence,
+              last: verdict.held === undefined
+                ? LAST_ANSWERED_PENDING
+                : Option.some({ _tag: "AnsweredPending", held: verdict.held })
+            }
+          }
       }
     }
   }
@@ -587,6 +600,8 @@ const atDeadline = (
     const last = Option.getOrUndefined(seen.last)
     return last?._tag === "RouteReadError"
       ? Effect.succeed(RouteHealthEvent.unprogrammed(route, readFailure(last)))
+      : last?.held !== undefined
+      ? Effect.succeed(RouteHealthEvent.unprogrammed(route, Unprogrammed.held(last.held)))
       : Effect.map(watch.unclaimed(route), (why) => RouteHealthEvent.unprogrammed(route, why))
   }
   // The server stopped answering: the unclaimed advice would blame a controller

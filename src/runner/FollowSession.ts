@@ -7,7 +7,7 @@
  * silence that looks like health.
  */
 import { Duration, Effect, Option, Ref, Schedule, Stream } from "effect"
-import { type PublishedRoute, type RouteState, Unprogrammed, UnprogrammedCode } from "../domain/Routes.js"
+import { type PublishedRoute, reportOf, type RouteState, Unprogrammed, UnprogrammedCode } from "../domain/Routes.js"
 import { Transport } from "../services/KubeError.js"
 import { RouterConfig } from "../services/RouterConfig.js"
 import { Observation, pollingThroughRouter, RouteStatusSource } from "../services/RouteStatusSource.js"
@@ -57,18 +57,11 @@ export const followStep = (
       const { present, verdict } = observation
       const next: FollowedHost = !present
         ? { port: route.port, host: route.host, state: "unprogrammed", ...Unprogrammed.deleted }
-        : verdict.kind === "rejected"
-        ? {
-          port: route.port,
-          host: route.host,
-          state: "unprogrammed",
-          ...Unprogrammed.rejected(verdict.reason, verdict.message)
-        }
         // Still unclaimed after the deadline is not news: the host stays unprogrammed
         // until a controller programs it. A programmed host that lost its status is.
         : verdict.kind === "pending" && before?.state === "unprogrammed" && before.code !== UnprogrammedCode.deleted
         ? before
-        : { port: route.port, host: route.host, state: verdict.kind }
+        : { port: route.port, host: route.host, ...reportOf(verdict) }
       const rows = new Map(state.rows).set(route.host, next)
       const changed = before === undefined || before.state !== next.state || before.reason !== next.reason
       const events: ReadonlyArray<SessionEvent> = changed

@@ -10,8 +10,8 @@ import {
   endpointsFor,
   hostProblem,
   type PublishedRoute,
-  type RoutingMode,
-  Unprogrammed
+  reportOf,
+  type RoutingMode
 } from "../domain/Routes.js"
 import { parsePorts, parseSessionId } from "../domain/Session.js"
 import { readFailure, reportRouteHealth, type RouteHealthEvent } from "../health/RouteHealth.js"
@@ -39,9 +39,9 @@ export type SessionEvent =
     readonly port: number
     readonly host: string
     readonly state: "pending" | "programmed" | "unprogrammed"
-    /** Unprogrammed only: why, for a person. */
+    /** Unprogrammed, or pending with its object saying why: why, for a person. */
     readonly reason?: string
-    /** Unprogrammed only: why, for a program (`Unprogrammed`'s code). */
+    /** Beside `reason`: why, for a program (`Unprogrammed`'s or the hold's code). */
     readonly code?: string
   }
   | { readonly type: "read-error"; readonly reason: string }
@@ -200,12 +200,7 @@ export const sessionStatus = (
         events.push({ ...base, state: "unprogrammed", ...readFailure(verdict.left) })
         continue
       }
-      const v = verdict.right
-      events.push(
-        v.kind === "rejected"
-          ? { ...base, state: "unprogrammed", ...Unprogrammed.rejected(v.reason, v.message) }
-          : { ...base, state: v.kind }
-      )
+      events.push({ ...base, ...reportOf(verdict.right) })
     }
     return events
   })

@@ -19,7 +19,7 @@ const CONTROLLER = "example.com/gateway-controller"
 const OTHER_CONTROLLER = "other.example.com/mesh"
 
 const condition = (
-  type: "Accepted" | "ResolvedRefs",
+  type: "Accepted" | "ResolvedRefs" | "Programmed",
   status: Condition["status"],
   reason: string,
   observedGeneration: number | undefined = GENERATION
@@ -62,6 +62,13 @@ const route = (
   spec: { parentRefs: [ours], hostnames: ["8080-abc.telo.run"] },
   ...(parents !== undefined ? { status: { parents } } : {})
 })
+
+const programmedCondition = (status: Condition["status"], reason: string, generation?: number) =>
+  condition("Programmed", status, reason, generation)
+
+const DELETED_AT = "2026-01-01T00:00:00Z"
+
+const deleting = (r: HttpRoute): HttpRoute => ({ ...r, metadata: { ...r.metadata, deletionTimestamp: DELETED_AT } })
 
 const rejected = (c: Condition) => RouteVerdict.rejected(c.reason, c.message)
 
@@ -243,6 +250,54 @@ const snapshots: ReadonlyArray<Snapshot> = [
     route: route([entry([accepted(), resolved("False", "BackendTLSPolicyInvalid")])]),
     expected: RouteVerdict.rejected("BackendTLSPolicyInvalid", "ResolvedRefs is False: BackendTLSPolicyInvalid")
   },
+  // Programmed on a route: not in the standard, written by some controllers; theirs to say.
+  {
+    name: "Accepted and ResolvedRefs True with a current Programmed=False is held: still being programmed",
+    route: route([entry([accepted(), resolved(), programmedCondition("False", "ProgrammingInProgress")])]),
+    expected: RouteVerdict.held("ProgrammingInProgress", "Programmed is False: ProgrammingInProgress")
+  },
+  {
+    name: "a current Programmed=Unknown is held too",
+    route: route([entry([accepted(), programmedCondition("Unknown", "Pending")])]),
+    expected: RouteVerdict.held("Pending", "Programmed is Unknown: Pending")
+  },
+  {
+    name: "a current Programmed=True programs the host",
+    route: route([entry([accepted(), resolved(), programmedCondition("True", "Programmed")])]),
+    expected: RouteVerdict.programmed
+  },
+  {
+    name: "a stale Programmed=True says nothing of this generation: pending",
+    route: route([entry([accepted(), resolved(), programmedCondition("True", "Programmed", GENERATION - 1)])]),
+    expected: RouteVerdict.pending
+  },
+  {
+    name: "a stale Programmed=False neither holds nor programs: pending",
+    route: route([entry([accepted(), programmedCondition("False", "ProgrammingInProgress", GENERATION - 1)])]),
+    expected: RouteVerdict.pending
+  },
+  {
+    name: "a rejection outranks Programmed=False",
+    route: route([entry([accepted(), backendNotFound, programmedCondition("False", "ProgrammingInProgress")])]),
+    expected: rejected(backendNotFound)
+  },
+  {
+    name: "one entry held and one with no conditions: the hold is said",
+    route: route([
+      entry([], ours, OTHER_CONTROLLER),
+      entry([accepted(), programmedCondition("False", "ProgrammingInProgress")])
+    ]),
+    expected: RouteVerdict.held("ProgrammingInProgress", "Programmed is False: ProgrammingInProgress")
+  },
+  {
+    name: "an HTTPRoute being deleted is never programmed, whatever its status",
+    route: deleting(route([entry([accepted(), resolved()])])),
+    expected: RouteVerdict.held(
+      "RouteBeingDeleted",
+      `the HTTPRoute "telo-run-abc-8080" is being deleted (deletionTimestamp ${DELETED_AT}); ` +
+        "its status describes what is being torn down"
+    )
+  },
   {
     name: "a condition from a newer generation than the one read still counts: programmed",
     route: route([entry([accepted("True", "Accepted", GENERATION + 1)])]),
@@ -308,7 +363,19 @@ describe("ingressVerdict", () => {
         ingress(undefined),
         RouteVerdict.pending
       ],
-      ["the Ingress does not exist", undefined, RouteVerdict.pending]
+      ["the Ingress does not exist", undefined, RouteVerdict.pending],
+      [
+        "an Ingress being deleted, its address still published",
+        (() => {
+          const i = ingress({ loadBalancer: { ingress: [{ ip: "203.0.113.7" }] } })
+          return { ...i, metadata: { ...i.metadata, deletionTimestamp: DELETED_AT } }
+        })(),
+        RouteVerdict.held(
+          "RouteBeingDeleted",
+          `the Ingress "telo-run-abc" is being deleted (deletionTimestamp ${DELETED_AT}); ` +
+            "its status describes what is being torn down"
+        )
+      ]
     ] as const
   )("%s", (_name, object, expected) => {
     expect(ingressVerdict(object)).toEqual(expected)

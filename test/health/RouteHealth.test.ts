@@ -205,6 +205,38 @@ describe("watchRouteHealth", () => {
       expect(yield* fake.readsOf(r8080.host)).toEqual([0, 1, 2, 3, 4])
     }))
 
+  it.effect("at the deadline, a host its controller still holds back says the controller's reason, not the unclaimed advice", () =>
+    Effect.gen(function*() {
+      // Held from 2 ms on: the last answer decides, not the first.
+      const fake = yield* fakeRouter(() =>
+        from(2, Verdict.held("ProgrammingInProgress", "Route is still being programmed"))
+      )
+      const events = yield* watchRouteHealth({ sessionId, routes: [r8080], timeoutMs: 5, intervalMs: 1 }).pipe(
+        Stream.runCollect,
+        Effect.fork,
+        Effect.tap(() => TestClock.adjust(5)),
+        Effect.flatMap(Fiber.join),
+        Effect.provide(fake.layer)
+      )
+      expect([...events].at(-1)).toEqual(
+        RouteHealthEvent.unprogrammed(r8080, {
+          reason: "ProgrammingInProgress: Route is still being programmed (still so at the route deadline)",
+          code: "ProgrammingInProgress"
+        })
+      )
+    }))
+
+  it.effect("a hold that lifts before the deadline leaves the ordinary unclaimed answer", () =>
+    Effect.gen(function*() {
+      const fake = yield* fakeRouter((_route, call) =>
+        Effect.succeed(call < 3 ? Verdict.held("RouteBeingDeleted", "being deleted") : Verdict.pending)
+      )
+      const seen = yield* runFor(5, { sessionId, routes: [r8080], timeoutMs: 5, intervalMs: 1 }).pipe(
+        Effect.provide(fake.layer)
+      )
+      expect(seen.at(-1)).toEqual({ at: 5, host: r8080.host, state: "unprogrammed", reason: unclaimed(r8080) })
+    }))
+
   it.effect("with a deadline too short for any read, reports the status unread, never the unclaimed advice", () =>
     Effect.gen(function*() {
       const fake = yield* fakeRouter(always(Verdict.pending))
