@@ -12,7 +12,8 @@ import {
   namespaceLabelsOf
 } from "./GatewayListeners.js"
 import type { Condition, Gateway, GatewayClass, GatewayListener, IngressClass } from "./Objects.js"
-import { type Unprogrammed, UnprogrammedCode } from "./Routes.js"
+import { rejectionReason, type Unprogrammed, UnprogrammedCode } from "./Routes.js"
+import { printable } from "./Text.js"
 import type { ParentTarget } from "./Verdict.js"
 
 /**
@@ -263,7 +264,8 @@ const currentCondition = (
     : undefined
 }
 
-const saidBy = (c: Condition): string => (c.message.trim() === "" ? c.reason : `${c.reason}: ${c.message.trim()}`)
+/** A condition's reason and message, as a controller wrote them: bounded and printable. */
+const saidBy = (c: Condition): string => printable(rejectionReason(c.reason, c.message))
 
 const listenerLabel = (l: GatewayListener): string => `"${l.name}" (${l.protocol} ${l.hostname ?? "*"})`
 

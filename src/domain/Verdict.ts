@@ -7,6 +7,7 @@ import { GATEWAY_API_GROUP } from "./Manifests.js"
 import type { Condition, HttpRoute, Ingress, ParentReference, RouteParentStatus } from "./Objects.js"
 import type { ObjectMeta } from "./Objects.js"
 import { RouteVerdict, UnprogrammedCode } from "./Routes.js"
+import { printable } from "./Text.js"
 
 /**
  * An object being deleted is never programmed, whatever its status still says:
@@ -54,6 +55,9 @@ export const isOurParent = (ref: ParentReference, target: ParentTarget, routeNam
 const condition = (entry: RouteParentStatus, type: string): Condition | undefined =>
   entry.conditions?.find((c) => c.type === type)
 
+/** A verdict quoting a controller's condition: its words bounded and printable, whoever wrote them. */
+const refusedBy = (c: Condition): RouteVerdict => RouteVerdict.rejected(printable(c.reason), printable(c.message))
+
 /**
  * A condition written for an older spec says nothing about the current one: every
  * reload edits the route, and the previous verdict must not stand in for the next.
@@ -64,12 +68,12 @@ const isCurrent = (c: Condition, generation: number | undefined): boolean =>
 const entryVerdict = (entry: RouteParentStatus, generation: number | undefined): RouteVerdict => {
   const accepted = condition(entry, "Accepted")
   if (accepted === undefined || !isCurrent(accepted, generation)) return RouteVerdict.pending
-  if (accepted.status === "False") return RouteVerdict.rejected(accepted.reason, accepted.message)
+  if (accepted.status === "False") return refusedBy(accepted)
   if (accepted.status !== "True") return RouteVerdict.pending
   const resolved = condition(entry, "ResolvedRefs")
   // Accepted with unresolved backends is not programmed: the data plane answers 500.
   if (resolved !== undefined && isCurrent(resolved, generation) && resolved.status === "False") {
-    return RouteVerdict.rejected(resolved.reason, resolved.message)
+    return refusedBy(resolved)
   }
   // Not in the standard for routes, but some controllers write it there: when they
   // do, it is their word on the data plane, and only a current True programs the host.
@@ -78,7 +82,10 @@ const entryVerdict = (entry: RouteParentStatus, generation: number | undefined):
   if (!isCurrent(programmed, generation)) return RouteVerdict.pending
   return programmed.status === "True"
     ? RouteVerdict.programmed
-    : RouteVerdict.held(programmed.reason === "" ? "NotProgrammed" : programmed.reason, programmed.message)
+    : RouteVerdict.held(
+      programmed.reason === "" ? "NotProgrammed" : printable(programmed.reason),
+      printable(programmed.message)
+    )
 }
 
 export interface HttpRouteVerdictOptions {
