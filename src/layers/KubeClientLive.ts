@@ -44,7 +44,13 @@ import { clusterQueries } from "./internal/ClusterQueries.js"
 import { type ConnectionPools, makeConnectionPools, MAX_CALL_SOCKETS } from "./internal/ConnectionPool.js"
 import { makeDeadlines, runtimeOfFiber } from "./internal/Deadlines.js"
 import { liveEventWrites } from "./internal/EventWrites.js"
-import { KubeConfigError, type KubeConfigOptions, loadKubeConfig, validate } from "./internal/KubeConfigLoading.js"
+import {
+  KubeConfigError,
+  type KubeConfigOptions,
+  loadKubeConfig,
+  shownServer,
+  validate
+} from "./internal/KubeConfigLoading.js"
 import { describeRequest, fromResponse, type RequestContext, requestContext } from "./internal/KubeErrorParsing.js"
 import { countAttempt, failedCode, observeRequest } from "./internal/RequestTelemetry.js"
 import {
@@ -115,8 +121,10 @@ const makeOver = (
   pools: ConnectionPools
 ): Effect.Effect<KubeClient.Service, KubeConfigError> =>
   Effect.gen(function*() {
-    const server = yield* validate(kc, "the given KubeConfig")
-    const transport = makeRestTransport(kc, pools, server)
+    const address = yield* validate(kc, "the given KubeConfig")
+    const transport = makeRestTransport(kc, pools, address)
+    // What every message names: the address without its userinfo.
+    const server = shownServer(address)
     const schedule = options.retrySchedule ?? transientRetrySchedule
     const configured = yield* Effect.serviceOption(RouterConfig)
     const limits = callLimits(
@@ -449,7 +457,7 @@ const makeOver = (
       watchOptions: { readonly labelSelector?: string; readonly resourceVersion: string }
     ): Stream.Stream<RawWatchEvent<A>, KubeError> => {
       const ctx = requestContext("watch", resource, namespace)
-      const url = new URL(server + wirePath(resource, namespace))
+      const url = new URL(address + wirePath(resource, namespace))
       url.searchParams.set("watch", "true")
       url.searchParams.set("allowWatchBookmarks", "true")
       url.searchParams.set("resourceVersion", watchOptions.resourceVersion)

@@ -156,19 +156,38 @@ export const validate = (kc: k8s.KubeConfig, source: string, file?: string): Eff
     const url = URL.canParse(cluster.server) ? new URL(cluster.server) : undefined
     if (url === undefined || (url.protocol !== "http:" && url.protocol !== "https:")) {
       return yield* configError(
-        `cluster "${cluster.name}" in ${source} has server "${cluster.server}", which is not an http(s) URL`,
+        `cluster "${cluster.name}" in ${source} has server "${
+          shownServer(cluster.server)
+        }", which is not an http(s) URL`,
         fields
       )
     }
     if (url.protocol === "http:" && !cluster.skipTLSVerify) {
       // client-node refuses plain HTTP unless the cluster entry opts out of TLS checks.
       return yield* configError(
-        `cluster "${cluster.name}" in ${source} uses plain HTTP (${cluster.server}): set insecure-skip-tls-verify: true on it`,
+        `cluster "${cluster.name}" in ${source} uses plain HTTP (${
+          shownServer(cluster.server)
+        }): set insecure-skip-tls-verify: true on it`,
         fields
       )
     }
     return cluster.server.replace(/\/+$/, "")
   })
+
+/**
+ * The server URL as every message shows it: without the user and password a URL may
+ * carry (`https://admin:secret@host`), which would otherwise reach errors, events and
+ * Kubernetes Events readable by anyone who can list them.
+ */
+export const shownServer = (server: string): string => {
+  // Not a URL: still drop whatever comes before an "@", as a URL's userinfo would.
+  if (!URL.canParse(server)) return server.replace(/^([^/]*\/\/)?[^@/]*@/, "$1")
+  const url = new URL(server)
+  if (url.username === "" && url.password === "") return server
+  url.username = ""
+  url.password = ""
+  return url.toString().replace(/\/+$/, "")
+}
 
 /**
  * Loads a kubeconfig from an explicit path or the default chain (KUBECONFIG,

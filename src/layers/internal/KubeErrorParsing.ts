@@ -6,6 +6,7 @@
  */
 import type { Status } from "../../domain/Objects.js"
 import { qualifiedName, type ResourceType } from "../../domain/Resources.js"
+import { printable, serverText } from "../../domain/Text.js"
 import {
   AlreadyExists,
   BadRequest,
@@ -62,7 +63,7 @@ export const rbacVerb = (verb: string): string => (verb === "apply" ? "patch" : 
 const isStatus = (value: unknown): value is Status =>
   typeof value === "object" && value !== null && (value as { kind?: unknown }).kind === "Status"
 
-/** Parses a response body that may be a JSON Status, plain text, or nothing. */
+/** Parses a response body that may be a JSON Status, plain text (kept to its words, bounded), or nothing. */
 export const parseStatusBody = (body: unknown): Status | string | undefined => {
   if (body === undefined || body === null) return undefined
   if (isStatus(body)) return body
@@ -77,7 +78,7 @@ export const parseStatusBody = (body: unknown): Status | string | undefined => {
       // Not JSON after all: fall through and keep it as text.
     }
   }
-  return text
+  return serverText(text)
 }
 
 const retryAfterFrom = (status: Status | undefined, header: string | undefined): number | undefined => {
@@ -102,7 +103,8 @@ export const fromResponse = (
   const parsed = parseStatusBody(body)
   const status = typeof parsed === "object" ? parsed : undefined
   const text = typeof parsed === "string" ? parsed : undefined
-  const serverSaid = status?.message ?? text
+  // The server's words go into reasons, events and terminals: bounded and printable.
+  const serverSaid = status?.message !== undefined ? printable(status.message) : text
   const what = describeRequest(ctx)
   const base = (reason: string) => ({
     reason,

@@ -7,7 +7,7 @@
  * two filters and an effect of its own.
  */
 import type * as k8s from "@kubernetes/client-node"
-import { Chunk, Effect, Either, Stream } from "effect"
+import { Effect, Either, Exit, Mailbox, Option, Stream } from "effect"
 import * as http from "node:http"
 import * as https from "node:https"
 import { StringDecoder } from "node:string_decoder"
@@ -16,6 +16,7 @@ import type { RawWatchEvent } from "../../services/KubeClient.js"
 import { type KubeError, Transport } from "../../services/KubeError.js"
 import type { ConnectionPools } from "./ConnectionPool.js"
 import { describeRequest, fromResponse, fromStatus, type RequestContext } from "./KubeErrorParsing.js"
+import { MAX_ERROR_BODY_BYTES } from "./RestTransport.js"
 
 /** An opened watch: its body to read, or the whole answer of a refusal. */
 export type WatchOpening =
@@ -51,15 +52,33 @@ export const openWatch = async (
     request.end()
   })
   if (response.statusCode === 200) return { ok: true, response }
-  const chunks: Array<Buffer> = []
-  for await (const chunk of response) chunks.push(chunk as Buffer)
   const retryAfter = response.headers["retry-after"]
   return {
     ok: false,
     code: response.statusCode ?? 500,
-    text: Buffer.concat(chunks).toString("utf8"),
+    text: await refusalText(response),
     retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : retryAfter
   }
+}
+
+/**
+ * The body of a refusal, up to `MAX_ERROR_BODY_BYTES`: a Status is a few hundred
+ * bytes, and a server that keeps sending is cut off (the connection closed) with what
+ * it said so far, rather than read to the end.
+ */
+const refusalText = async (response: http.IncomingMessage): Promise<string> => {
+  const chunks: Array<Buffer> = []
+  let length = 0
+  for await (const chunk of response) {
+    const bytes = chunk as Buffer
+    chunks.push(bytes)
+    length += bytes.length
+    if (length >= MAX_ERROR_BODY_BYTES) {
+      response.destroy()
+      break
+    }
+  }
+  return Buffer.concat(chunks).subarray(0, MAX_ERROR_BODY_BYTES).toString("utf8")
 }
 
 const isStatus = (value: unknown): value is Status =>
@@ -108,6 +127,14 @@ export const readWatchLine = <A>(
   }
 }
 
+/**
+ * The longest watch line read. An event is one object, and the API server stores
+ * none over 1.5 MiB (etcd's request limit) nor accepts a body over 3 MiB; a line past
+ * this bound is a server gone wrong, and reading on would grow the heap until the
+ * process dies.
+ */
+export const MAX_WATCH_LINE_CHARS = 8 * 1024 * 1024
+
 /** What a piece of a watch body held: its complete events, then the line that failed, if one did. */
 export interface WatchLines<A> {
   readonly events: ReadonlyArray<RawWatchEvent<A>>
@@ -122,6 +149,14 @@ export interface WatchLines<A> {
 export const watchLineReader = <A>(ctx: RequestContext, server: string) => {
   let partial = ""
   let failed = false
+  const overlong = {
+    events: [],
+    error: new Transport({
+      reason: `the watch from ${server} (${describeRequest(ctx)}) sent a line of over ${
+        MAX_WATCH_LINE_CHARS / (1024 * 1024)
+      } MiB without a newline, far above any object the API server stores`
+    })
+  } as const
   const readLines = (text: string): WatchLines<A> => {
     const events: Array<RawWatchEvent<A>> = []
     for (const line of text.split("\n")) {
@@ -142,11 +177,18 @@ export const watchLineReader = <A>(ctx: RequestContext, server: string) => {
       const lastNewline = text.lastIndexOf("\n")
       if (lastNewline < 0) {
         partial += text
-        return nothing
+        if (partial.length <= MAX_WATCH_LINE_CHARS) return nothing
+        partial = ""
+        failed = true
+        return overlong
       }
       const complete = partial + text.slice(0, lastNewline)
       partial = text.slice(lastNewline + 1)
-      return readLines(complete)
+      const read = readLines(complete)
+      if (read.error !== undefined || partial.length <= MAX_WATCH_LINE_CHARS) return read
+      partial = ""
+      failed = true
+      return { events: read.events, error: overlong.error }
     },
     end: (): WatchLines<A> => {
       const rest = partial
@@ -157,11 +199,16 @@ export const watchLineReader = <A>(ctx: RequestContext, server: string) => {
 }
 
 /**
+ * The most events held for a consumer that has not taken them yet. Past it the socket
+ * is paused (TCP then pushes back on the server) until the consumer catches up: no
+ * event is dropped, and a server that writes faster than we read cannot grow the heap.
+ */
+export const WATCH_BUFFER_EVENTS = 4_096
+
+/**
  * The events of an open watch, ending when the server ends the body. Events rather
  * than `for await`: a Readable's async iterator queues `return()` behind a pending
- * `next()`, so an idle watch could never be closed from our side. The buffer is
- * unbounded because dropping a chunk would lose an event; a watch's volume is what
- * the server writes, a few objects per change.
+ * `next()`, so an idle watch could never be closed from our side.
  */
 export const watchEvents = <A>(
   response: http.IncomingMessage,
@@ -169,37 +216,57 @@ export const watchEvents = <A>(
   server: string,
   onError: (error: unknown) => KubeError
 ): Stream.Stream<RawWatchEvent<A>, KubeError> =>
-  Stream.asyncPush<RawWatchEvent<A>, KubeError>(
-    (emit) =>
-      Effect.acquireRelease(
-        Effect.sync(() => {
-          let ended = false
-          const lines = watchLineReader<A>(ctx, server)
-          // Multi-byte characters split across chunks are kept whole.
-          const decoder = new StringDecoder("utf8")
-          // What came before a line that cannot be read is delivered; the line fails the connection.
-          const deliver = (read: WatchLines<A>): boolean => {
-            if (read.events.length > 0) emit.chunk(Chunk.unsafeFromArray(read.events as Array<RawWatchEvent<A>>))
-            if (read.error === undefined) return true
-            ended = true
-            emit.fail(read.error)
-            return false
+  Effect.gen(function*() {
+    const mailbox = yield* Effect.acquireRelease(
+      Mailbox.make<RawWatchEvent<A>, KubeError>(),
+      (mailbox) => mailbox.shutdown
+    )
+    let paused = false
+    yield* Effect.acquireRelease(
+      Effect.sync(() => {
+        let ended = false
+        const lines = watchLineReader<A>(ctx, server)
+        // Multi-byte characters split across chunks are kept whole.
+        const decoder = new StringDecoder("utf8")
+        const fail = (error: KubeError) => {
+          ended = true
+          mailbox.unsafeDone(Exit.fail(error))
+        }
+        // What came before a line that cannot be read is delivered; the line fails the connection.
+        const deliver = (read: WatchLines<A>): boolean => {
+          if (read.events.length > 0) mailbox.unsafeOfferAll(read.events)
+          if (read.error === undefined) return true
+          fail(read.error)
+          return false
+        }
+        response.on("data", (chunk: Buffer) => {
+          if (ended || !deliver(lines.push(decoder.write(chunk)))) return
+          if (Option.getOrElse(mailbox.unsafeSize(), () => 0) > WATCH_BUFFER_EVENTS) {
+            paused = true
+            response.pause()
           }
-          response.on("data", (chunk: Buffer) => {
-            if (!ended) deliver(lines.push(decoder.write(chunk)))
-          })
-          response.on("end", () => {
-            if (ended) return
-            ended = true
-            if (deliver(lines.push(decoder.end())) && deliver(lines.end())) emit.end()
-          })
-          // A connection cut mid-body surfaces as an "aborted" ECONNRESET error.
-          response.on("error", (error) => emit.fail(onError(error)))
-          response.on("close", () => {
-            if (!ended) emit.fail(onError(Object.assign(new Error("aborted"), { code: "ECONNRESET" })))
-          })
-        }),
-        () => Effect.sync(() => response.destroy())
-      ),
-    { bufferSize: "unbounded" }
-  )
+        })
+        response.on("end", () => {
+          if (ended) return
+          ended = true
+          if (deliver(lines.push(decoder.end())) && deliver(lines.end())) mailbox.unsafeDone(Exit.void)
+        })
+        // A connection cut mid-body surfaces as an "aborted" ECONNRESET error.
+        response.on("error", (error) => {
+          if (!ended) fail(onError(error))
+        })
+        response.on("close", () => {
+          if (!ended) fail(onError(Object.assign(new Error("aborted"), { code: "ECONNRESET" })))
+        })
+      }),
+      () => Effect.sync(() => response.destroy())
+    )
+    // Each pull takes everything buffered: what was held is then taken, and reading resumes.
+    return Mailbox.toStream(mailbox).pipe(Stream.mapChunks((chunk) => {
+      if (paused) {
+        paused = false
+        response.resume()
+      }
+      return chunk
+    }))
+  }).pipe(Stream.unwrapScoped)
