@@ -249,7 +249,8 @@ const expected: Record<string, ReadonlyArray<string>> = {
     "createSessionPod",
     "kubeconfigFor",
     "makeCertificateAuthority",
-    "validateObject"
+    "validateObject",
+    "writeCredentialFile"
   ]
 }
 

@@ -4,10 +4,10 @@
  * same cluster as an in-memory KubeClient, and runs the simulated controllers.
  */
 import { Context, Data, Effect, Layer, type Scope, Stream } from "effect"
-import { writeFile } from "node:fs/promises"
 import { type KubeClient, type KubeObject, type ResourceType } from "session-routing/kubernetes"
 import { stringify } from "yaml"
 import { ADMIN, type ClusterAccess, type Credential, makeClusterAccess } from "./ClusterAccess.js"
+import { writeCredentialFile } from "./CredentialFile.js"
 import * as EndpointSliceController from "./EndpointSliceController.js"
 import { type Faults, makeFaults } from "./Faults.js"
 import * as GarbageCollector from "./GarbageCollector.js"
@@ -188,7 +188,7 @@ export const make = (
       ) => (access === undefined ? Effect.succeed(admin) : access.kubeconfigFor(api.url, credential, names)),
       writeKubeconfig: (path: string) =>
         Effect.tryPromise({
-          try: () => writeFile(path, kubeconfig(), { mode: 0o600 }),
+          try: () => writeCredentialFile(path, kubeconfig()),
           catch: (cause) =>
             new KubeconfigWriteError({
               reason: `cannot write the kubeconfig to ${path}: ${

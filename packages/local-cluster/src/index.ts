@@ -21,6 +21,8 @@ export * as IngressController from "./IngressController.js"
 export { createSessionPod, type SessionPod } from "./SessionPods.js"
 /** The traffic path of programmed hosts. */
 export type { DataPlane } from "./DataPlane.js"
+/** Credential files: 0600 from the first byte, renamed into place, never through a symlink. */
+export { writeCredentialFile } from "./CredentialFile.js"
 /** Who a kubeconfig authenticates as: a client certificate, a token, or an exec plugin. */
 export { Credential } from "./ClusterAccess.js"
 /** How long the stand-in controllers wait before they act. */

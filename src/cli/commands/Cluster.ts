@@ -100,7 +100,7 @@ export const runnerKubeconfigPath = (kubeconfigPath: string): string => {
  */
 const grantRunner = (sc: SessionCluster.SessionCluster, path: string) =>
   Effect.gen(function*() {
-    const { Credential } = yield* loadLocalCluster("cluster")
+    const { Credential, writeCredentialFile } = yield* loadLocalCluster("cluster")
     const objects = rbacManifest({ mode: "ingress", sessionNamespace: sc.namespace, statusSource: "watch" })
     for (const object of objects) {
       const resource = allResources.find((r) => apiVersionOf(r) === object.apiVersion && r.kind === object.kind)
@@ -109,10 +109,11 @@ const grantRunner = (sc: SessionCluster.SessionCluster, path: string) =>
       )
     }
     const text = yield* sc.cluster.kubeconfigAs(Credential.serviceAccount(sc.namespace, RBAC_NAME))
-    const fs = yield* FileSystem.FileSystem
-    yield* fs.writeFileString(path, text, { mode: 0o600 }).pipe(
-      Effect.mapError((error) => cliError(`cannot write the runner kubeconfig to ${path}: ${error.message}`))
-    )
+    yield* Effect.tryPromise({
+      try: () => writeCredentialFile(path, text),
+      catch: (error) =>
+        cliError(`cannot write the runner kubeconfig to ${path}: ${error instanceof Error ? error.message : error}`)
+    })
   })
 
 const delayText = (delay: ControllerDelay): string =>
