@@ -125,8 +125,16 @@ describe("fromTransportError", () => {
     expect(classify(loop).tag).toBe("Unexpected")
   })
 
-  it("keeps the error itself as the cause", () => {
+  it("keeps only the error's name and code as the cause, never what it said, wherever it came from", () => {
     const socket = withCode("ECONNRESET")
-    expect(fromTransportError({ verb: "list", resource: "services" }, server, socket).cause).toBe(socket)
+    const cause = fromTransportError({ verb: "list", resource: "services" }, server, socket).cause
+    expect(cause).toBeInstanceOf(Error)
+    expect(cause).toMatchObject({ name: "Error", code: "ECONNRESET", message: "Error (ECONNRESET)" })
+    // A credential plugin that failed: its stderr is the message client-node gives.
+    const plugin = new Error("refresh failed: SUPERSECRET-REFRESH-TOKEN-123")
+    const failed = fromTransportError({ verb: "get", resource: "pods" }, server, plugin)
+    expect(JSON.stringify(failed)).not.toContain("SUPERSECRET")
+    expect(String((failed.cause as Error).stack)).not.toContain("SUPERSECRET")
+    expect(failed.reason).not.toContain("SUPERSECRET")
   })
 })

@@ -1,8 +1,9 @@
 /**
  * Failures with no HTTP answer, as `KubeError`s: which socket or TLS error it was
- * decides the words and whether waiting can heal it. The client's own message is
- * never used (it can carry the URL with its query and more); the error itself is
- * kept as the cause.
+ * decides the words and whether waiting can heal it. Neither the client's own message
+ * nor the error itself is kept: a credential plugin's failure carries its stderr
+ * (tokens, refresh secrets) and a socket error the URL, and a cause reaches traces as
+ * `exception.stacktrace`. The cause is only the error's name and code.
  */
 import { type KubeError, Transport, Unexpected } from "../../services/KubeError.js"
 import { describeRequest, type RequestContext } from "./KubeErrorParsing.js"
@@ -35,16 +36,25 @@ const errorName = (error: unknown): string | undefined =>
     ? (error as { name: string }).name
     : undefined
 
+/** What is kept of a failure: its name and code, nothing it said. */
+const shownCause = (name: string | undefined, code: string | undefined): Error => {
+  const shown = new Error(code === undefined ? name ?? "unknown error" : `${name ?? "Error"} (${code})`)
+  shown.name = name ?? "Error"
+  // Our own frames only: where the failure was turned into a KubeError.
+  return Object.assign(shown, code === undefined ? {} : { code })
+}
+
 /**
  * A failure with no HTTP answer. Network failures become `Transport` (transient);
  * anything else failed inside the client before a request went out (a credential
  * plugin, a missing parameter) and retrying will not help: `Unexpected`. The
  * client's own message is never used: it can carry the URL with its query and more.
  */
-export const fromTransportError = (ctx: RequestContext, server: string, error: unknown): KubeError => {
+export const fromTransportError = (ctx: RequestContext, server: string, failure: unknown): KubeError => {
   const what = describeRequest(ctx)
-  const code = errorCode(error)
-  const name = errorName(error)
+  const code = errorCode(failure)
+  const name = errorName(failure)
+  const error = shownCause(name, code)
   if (code !== undefined && Object.hasOwn(SYSTEM_ERRORS, code)) {
     return new Transport({
       cause: error,
