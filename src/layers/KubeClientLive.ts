@@ -44,6 +44,7 @@ import { clusterQueries } from "./internal/ClusterQueries.js"
 import { type ConnectionPools, makeConnectionPools, MAX_CALL_SOCKETS } from "./internal/ConnectionPool.js"
 import { makeDeadlines, runtimeOfFiber } from "./internal/Deadlines.js"
 import { liveEventWrites } from "./internal/EventWrites.js"
+import { cacheExecCredentials } from "./internal/ExecCredentialCache.js"
 import {
   KubeConfigError,
   type KubeConfigOptions,
@@ -122,6 +123,7 @@ const makeOver = (
 ): Effect.Effect<KubeClient.Service, KubeConfigError> =>
   Effect.gen(function*() {
     const address = yield* validate(kc, "the given KubeConfig")
+    cacheExecCredentials(kc)
     const transport = makeRestTransport(kc, pools, address)
     // What every message names: the address without its userinfo.
     const server = shownServer(address)
