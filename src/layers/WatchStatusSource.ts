@@ -200,10 +200,13 @@ export const make: Effect.Effect<RouteStatusSource.Service, never, KubeClient | 
 
     /** One list, then the watch from its resourceVersion, for as long as it lasts. */
     const informOnce: Effect.Effect<never, KubeError> = Effect.gen(function*() {
-      // Kept slim, and the list itself let go: the cache is what stays.
-      const { items, resourceVersion } = yield* kube.list(resource, objects.namespace, {
+      // Kept slim, and the list itself let go: the cache is what stays. Without the
+      // client's retries: the restart schedule below is the retry, and each failure
+      // must reach the hosts as it happens, the server's own answer with it, instead
+      // of a retry budget that outlasts their deadline and leaves them "no answer".
+      const { items, resourceVersion } = yield* withoutTransientRetry(kube.list(resource, objects.namespace, {
         labelSelector: objects.selector
-      }).pipe(
+      })).pipe(
         Effect.map((listed) => ({ items: listed.items.map(slim), resourceVersion: listed.metadata.resourceVersion }))
       )
       // The list is the truth now: what it lacks is gone.
