@@ -46,7 +46,14 @@ export {
 /** What an Ingress's or HTTPRoute's status says about its host. */
 export { httpRouteVerdict, ingressVerdict } from "./domain/Verdict.js"
 /** The least-privilege RBAC objects for a configuration, as `render --rbac` prints them. */
-export { clusterRules, RBAC_NAME, rbacManifest, type RbacSettings, sessionRules } from "./domain/RbacManifest.js"
+export {
+  clusterRules,
+  RBAC_NAME,
+  rbacManifest,
+  rbacObjectName,
+  type RbacSettings,
+  sessionRules
+} from "./domain/RbacManifest.js"
 
 // Services: Tags and their errors.
 /** The Kubernetes API as session-routing uses it. */

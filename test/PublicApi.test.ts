@@ -115,6 +115,7 @@ const expected: Record<string, ReadonlyArray<string>> = {
     "parseSessionId",
     "publishSession",
     "rbacManifest",
+    "rbacObjectName",
     "reportOf",
     "reportRouteHealth",
     "sessionObjectName",

@@ -2,7 +2,8 @@
  * The least privilege a runner needs, as RBAC objects: a ServiceAccount, a Role in the
  * session namespace with exactly the verbs the routers use (server-side apply is
  * `patch`, and also `create` when the object does not exist yet, dry runs included), read access
- * to what the gateway verdict and diagnosis read, and `create` on Events.
+ * to what the gateway verdict and diagnosis read, Events in both groups, and the
+ * Pod's finalizers for the blocking owner reference.
  */
 import type { KubeObject, PolicyRule, Role, RoleBinding, ServiceAccount } from "./Objects.js"
 
@@ -28,12 +29,27 @@ export interface RbacSettings {
 const RBAC_API = "rbac.authorization.k8s.io/v1"
 const RBAC_GROUP = "rbac.authorization.k8s.io"
 /**
- * The name of every object of the manifest.
+ * The name of the ServiceAccount, and of the Role and RoleBinding in the session
+ * namespace (one runner per namespace). Objects that live elsewhere carry the
+ * session namespace in their name (`rbacObjectName`), so installs never collide.
  *
  * @since 0.1.0
  * @category constants
  */
 export const RBAC_NAME = "session-routing"
+
+/**
+ * The name of the objects one install keeps outside its namespace: the ClusterRole
+ * and ClusterRoleBinding (per namespace and mode, since their rules differ by mode),
+ * and the Role and RoleBinding in a Gateway's namespace. A second install, for
+ * another namespace or mode, then adds its own instead of replacing the first's
+ * subject or rules.
+ *
+ * @since 0.1.0
+ * @category rules
+ */
+export const rbacObjectName = (name: string, settings: Pick<RbacSettings, "sessionNamespace">, mode?: string): string =>
+  `${name}:${settings.sessionNamespace}${mode !== undefined ? `:${mode}` : ""}`
 const LABELS = { "app.kubernetes.io/name": "session-routing", "app.kubernetes.io/component": "rbac" }
 
 const rule = (
@@ -76,6 +92,11 @@ export const sessionRules = (settings: RbacSettings): ReadonlyArray<PolicyRule> 
     // A repeated reason is counted on the Event already written (series.count), as
     // client-go's recorder does: that is a patch.
     rule("events.k8s.io", "events", ["create", "patch"]),
+    // The recorder falls back to core/v1 where events.k8s.io is not served.
+    rule("", "events", ["create", "patch"]),
+    // Setting an owner reference that blocks the Pod's deletion takes this where
+    // OwnerReferencesPermissionEnforcement is on (OpenShift).
+    rule("", "pods/finalizers", ["update"]),
     rule("", "namespaces", ["get"], [settings.sessionNamespace]),
     ...(settings.mode === "gateway" && settings.gateway !== undefined && gatewayNamespace === settings.sessionNamespace
       ? [rule("gateway.networking.k8s.io", "gateways", ["get"])]
@@ -111,6 +132,7 @@ const binding = (
   apiVersion: RBAC_API,
   kind,
   metadata: meta(name, namespace),
+  // Each binding refers to the role of the same name beside it.
   roleRef: { apiGroup: RBAC_GROUP, kind: kind === "RoleBinding" ? "Role" : "ClusterRole", name },
   subjects: [{ kind: "ServiceAccount", name: sa.metadata!.name!, namespace: sa.metadata!.namespace! }]
 })
@@ -130,29 +152,32 @@ export const rbacManifest = (settings: RbacSettings): ReadonlyArray<KubeObject> 
   }
   const role = (
     kind: "Role" | "ClusterRole",
+    roleName: string,
     namespace: string | undefined,
     rules: ReadonlyArray<PolicyRule>
   ): Role => ({
     apiVersion: RBAC_API,
     kind,
-    metadata: meta(name, namespace),
+    metadata: meta(roleName, namespace),
     rules
   })
+  const elsewhere = rbacObjectName(name, settings)
+  const clusterWide = rbacObjectName(name, settings, settings.mode)
   const gatewayNamespace = settings.gateway?.namespace ?? settings.sessionNamespace
   // A Gateway in another namespace is read there, through a Role and binding of its own.
   const gatewayElsewhere =
     settings.mode === "gateway" && settings.gateway !== undefined && gatewayNamespace !== settings.sessionNamespace
       ? [
-        role("Role", gatewayNamespace, [rule("gateway.networking.k8s.io", "gateways", ["get"])]),
-        binding("RoleBinding", name, gatewayNamespace, sa)
+        role("Role", elsewhere, gatewayNamespace, [rule("gateway.networking.k8s.io", "gateways", ["get"])]),
+        binding("RoleBinding", elsewhere, gatewayNamespace, sa)
       ]
       : []
   return [
     sa,
-    role("Role", settings.sessionNamespace, sessionRules(settings)),
+    role("Role", name, settings.sessionNamespace, sessionRules(settings)),
     binding("RoleBinding", name, settings.sessionNamespace, sa),
     ...gatewayElsewhere,
-    role("ClusterRole", undefined, clusterRules(settings)),
-    binding("ClusterRoleBinding", name, undefined, sa)
+    role("ClusterRole", clusterWide, undefined, clusterRules(settings)),
+    binding("ClusterRoleBinding", clusterWide, undefined, sa)
   ]
 }

@@ -5,12 +5,14 @@
  */
 import {
   EndpointSliceResource,
+  EventResource,
   EventV1Resource,
   GatewayClassResource,
   GatewayResource,
   HttpRouteResource,
   IngressClassResource,
   IngressResource,
+  PodResource,
   qualifiedName,
   type ResourceType,
   ServiceResource
@@ -19,6 +21,8 @@ import {
 /** One resource type a mode uses, and how. */
 export interface Need {
   readonly resource: ResourceType<unknown>
+  /** A subresource of it (`finalizers`), when the need is on that alone. */
+  readonly subresource?: string
   /** The RBAC verbs it must be granted (server-side apply is `patch`, plus `create` for a new object). */
   readonly verbs: ReadonlyArray<string>
   /** Where; undefined for a cluster-scoped type. */
@@ -46,14 +50,15 @@ const WRITE_VERBS = ["get", "list", "create", "patch", "delete"] as const
 
 /** What the side features use (Events, probes): a refusal costs that feature, never the routing. */
 export const featureNeeds = (settings: NeedsSettings): ReadonlyArray<Need> => [
+  // events.k8s.io first; core/v1 where that is not served: the recorder uses either.
   ...(settings.events === true
-    ? [{
-      resource: EventV1Resource,
+    ? [EventV1Resource, EventResource].map((resource) => ({
+      resource,
       verbs: ["create", "patch"],
       namespace: settings.sessionNamespace,
       required: false,
       use: "Events on the session Pod"
-    }]
+    }))
     : []),
   ...(settings.probe === true
     ? [{
@@ -84,6 +89,17 @@ export const routingNeeds = (mode: "ingress" | "gateway", settings: NeedsSetting
     required: true,
     use: "the session Service"
   }
+  // The routing objects' owner reference blocks the Pod's deletion until they are
+  // collected; where OwnerReferencesPermissionEnforcement is on (OpenShift), setting
+  // one takes `update` on the owner's finalizers.
+  const ownerFinalizers: Need = {
+    resource: PodResource,
+    subresource: "finalizers",
+    verbs: ["update"],
+    namespace: ns,
+    required: false,
+    use: "owner references that block the Pod's deletion, where OwnerReferencesPermissionEnforcement is on"
+  }
   if (mode === "ingress") {
     return [
       service,
@@ -94,7 +110,8 @@ export const routingNeeds = (mode: "ingress" | "gateway", settings: NeedsSetting
         namespace: undefined,
         required: false,
         use: "diagnosing an unclaimed Ingress"
-      }
+      },
+      ownerFinalizers
     ]
   }
   return [
@@ -113,13 +130,14 @@ export const routingNeeds = (mode: "ingress" | "gateway", settings: NeedsSetting
       namespace: undefined,
       required: false,
       use: "the same, through the GatewayClass"
-    }
+    },
+    ownerFinalizers
   ]
 }
 
 /** The need in words: `ingresses.networking.k8s.io in namespace "x"`. */
 export const describeNeed = (need: Need): string =>
-  `${qualifiedName(need.resource)}${
+  `${qualifiedName(need.resource)}${need.subresource !== undefined ? `/${need.subresource}` : ""}${
     need.namespace !== undefined ? ` in namespace "${need.namespace}"` : " (cluster-wide)"
   }`
 
@@ -128,7 +146,7 @@ export const grantHint = (need: Need, verbs: ReadonlyArray<string>): string =>
   need.namespace !== undefined
     ? `grant them in a Role bound to this identity: kubectl create role session-routing -n ${need.namespace} --verb=${
       verbs.join(",")
-    } --resource=${qualifiedName(need.resource)}`
+    } --resource=${qualifiedName(need.resource)}${need.subresource !== undefined ? `/${need.subresource}` : ""}`
     : `grant them in a ClusterRole bound to this identity: kubectl create clusterrole session-routing-read --verb=${
       verbs.join(",")
     } --resource=${qualifiedName(need.resource)}`

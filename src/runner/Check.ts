@@ -147,7 +147,8 @@ export const checkRouting = (
       probe: config.routeProbe !== undefined
     }
     const needs = routingNeeds(mode, needsSettings)
-    checks.push(yield* apiCheck(queries, needs, mode))
+    // A subresource need (the Pod's finalizers) rides on a core type every server serves.
+    checks.push(yield* apiCheck(queries, needs.filter((need) => need.subresource === undefined), mode))
     checks.push(yield* namespaceCheck(kube, config.sessionNamespace))
     checks.push(...(yield* permissionChecks(queries, [...needs, ...featureNeeds(needsSettings)])))
 
@@ -256,12 +257,15 @@ const permissionChecks = (
     if (queries === undefined) return [result("permissions", "warn", "permissions not checked")]
     const checks: Array<CheckResult> = []
     for (const need of needs) {
-      const id = `permissions:${qualifiedName(need.resource)}`
+      const id = `permissions:${qualifiedName(need.resource)}${
+        need.subresource !== undefined ? `/${need.subresource}` : ""
+      }`
       const answers = yield* Effect.forEach(need.verbs, (verb) =>
         Effect.either(queries.accessReview({
           verb,
           group: need.resource.group,
           resource: need.resource.plural,
+          ...(need.subresource !== undefined ? { subresource: need.subresource } : {}),
           ...(need.namespace !== undefined ? { namespace: need.namespace } : {})
         })).pipe(Effect.map((answer) => ({ verb, answer }))), { concurrency: 4 })
       const failed = answers.find((a) => Either.isLeft(a.answer))

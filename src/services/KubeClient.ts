@@ -165,6 +165,8 @@ export interface AccessQuestion {
   readonly group: string
   /** The plural: `ingresses`. */
   readonly resource: string
+  /** A subresource of it: `finalizers`. */
+  readonly subresource?: string
   /** Unset: cluster-wide. */
   readonly namespace?: string
 }

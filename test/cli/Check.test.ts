@@ -36,14 +36,18 @@ const INGRESS_PERMISSIONS = {
   "permissions:services": "ok",
   "permissions:ingresses.networking.k8s.io": "ok",
   "permissions:ingressclasses.networking.k8s.io": "ok",
-  "permissions:events.events.k8s.io": "ok"
+  "permissions:pods/finalizers": "ok",
+  "permissions:events.events.k8s.io": "ok",
+  "permissions:events": "ok"
 } as const
 const GATEWAY_PERMISSIONS = {
   "permissions:services": "ok",
   "permissions:httproutes.gateway.networking.k8s.io": "ok",
   "permissions:gateways.gateway.networking.k8s.io": "ok",
   "permissions:gatewayclasses.gateway.networking.k8s.io": "ok",
-  "permissions:events.events.k8s.io": "ok"
+  "permissions:pods/finalizers": "ok",
+  "permissions:events.events.k8s.io": "ok",
+  "permissions:events": "ok"
 } as const
 
 describe("session-routing check", () => {
@@ -122,7 +126,7 @@ describe("session-routing check", () => {
         expect(lines).toContain(
           "✗ IngressClassNotFound: the session Ingress names IngressClass \"nginx\", which does not exist (the cluster has \"local\"): set SESSION_INGRESS_CLASS to a class the cluster has, or install the ingress controller that provides \"nginx\""
         )
-        expect(lines.at(-2)).toBe("1 of 9 checks failed")
+        expect(lines.at(-2)).toBe("1 of 11 checks failed")
         // The report is the output: nothing more on stderr.
         expect(result.stderr).toBe("")
       })

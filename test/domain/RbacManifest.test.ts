@@ -31,6 +31,8 @@ describe("rbacManifest", () => {
               verbs: ["create", "delete", "get", "list", "patch"]
             },
             { apiGroups: ["events.k8s.io"], resources: ["events"], verbs: ["create", "patch"] },
+            { apiGroups: [""], resources: ["events"], verbs: ["create", "patch"] },
+            { apiGroups: [""], resources: ["pods/finalizers"], verbs: ["update"] },
             { apiGroups: [""], resources: ["namespaces"], resourceNames: [NS], verbs: ["get"] }
           ]
         },
@@ -44,28 +46,28 @@ describe("rbacManifest", () => {
         {
           apiVersion: "rbac.authorization.k8s.io/v1",
           kind: "ClusterRole",
-          metadata: { name: "runner", labels: LABELS },
+          metadata: { name: "runner:telo-sessions:ingress", labels: LABELS },
           rules: [{ apiGroups: ["networking.k8s.io"], resources: ["ingressclasses"], verbs: ["list"] }]
         },
         {
           apiVersion: "rbac.authorization.k8s.io/v1",
           kind: "ClusterRoleBinding",
-          metadata: { name: "runner", labels: LABELS },
-          roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "runner" },
+          metadata: { name: "runner:telo-sessions:ingress", labels: LABELS },
+          roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "runner:telo-sessions:ingress" },
           subjects: [{ kind: "ServiceAccount", name: "runner", namespace: NS }]
         }
       ])
   })
 
-  it("names every object session-routing when no ServiceAccount is given", () => {
+  it("names the namespace's objects session-routing when no ServiceAccount is given, and the cluster's by namespace and mode", () => {
     const objects = rbacManifest({ mode: "ingress", sessionNamespace: NS, statusSource: "watch" })
     expect(RBAC_NAME).toBe("session-routing")
     expect(objects.map((o) => `${o.kind}/${o.metadata?.name}`)).toStrictEqual([
       "ServiceAccount/session-routing",
       "Role/session-routing",
       "RoleBinding/session-routing",
-      "ClusterRole/session-routing",
-      "ClusterRoleBinding/session-routing"
+      "ClusterRole/session-routing:telo-sessions:ingress",
+      "ClusterRoleBinding/session-routing:telo-sessions:ingress"
     ])
   })
 
@@ -88,14 +90,14 @@ describe("rbacManifest", () => {
     expect(objects[3]).toStrictEqual({
       apiVersion: "rbac.authorization.k8s.io/v1",
       kind: "Role",
-      metadata: { name: "session-routing", namespace: "infra", labels: LABELS },
+      metadata: { name: "session-routing:telo-sessions", namespace: "infra", labels: LABELS },
       rules: [{ apiGroups: ["gateway.networking.k8s.io"], resources: ["gateways"], verbs: ["get"] }]
     })
     expect(objects[4]).toStrictEqual({
       apiVersion: "rbac.authorization.k8s.io/v1",
       kind: "RoleBinding",
-      metadata: { name: "session-routing", namespace: "infra", labels: LABELS },
-      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "session-routing" },
+      metadata: { name: "session-routing:telo-sessions", namespace: "infra", labels: LABELS },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "session-routing:telo-sessions" },
       subjects: [{ kind: "ServiceAccount", name: "session-routing", namespace: NS }]
     })
     // The session namespace's Role does not grant the Gateway read again.
@@ -106,7 +108,7 @@ describe("rbacManifest", () => {
         gateway: { name: "sessions", namespace: "infra" },
         statusSource: "watch"
       }).map((r) => r.resources?.[0])
-    ).toStrictEqual(["services", "httproutes", "events", "namespaces"])
+    ).toStrictEqual(["services", "httproutes", "events", "events", "pods/finalizers", "namespaces"])
   })
 
   it("reads a Gateway beside the sessions through the session Role, named or defaulted to that namespace", () => {
@@ -127,6 +129,8 @@ describe("rbacManifest", () => {
           verbs: ["create", "delete", "get", "list", "patch"]
         },
         { apiGroups: ["events.k8s.io"], resources: ["events"], verbs: ["create", "patch"] },
+        { apiGroups: [""], resources: ["events"], verbs: ["create", "patch"] },
+        { apiGroups: [""], resources: ["pods/finalizers"], verbs: ["update"] },
         { apiGroups: [""], resources: ["namespaces"], resourceNames: [NS], verbs: ["get"] },
         { apiGroups: ["gateway.networking.k8s.io"], resources: ["gateways"], verbs: ["get"] }
       ])
@@ -146,6 +150,8 @@ describe("rbacManifest", () => {
       "services",
       "httproutes",
       "events",
+      "events",
+      "pods/finalizers",
       "namespaces"
     ])
   })
@@ -164,6 +170,8 @@ describe("rbacManifest", () => {
         "services",
         "ingresses",
         "events",
+        "events",
+        "pods/finalizers",
         "namespaces"
       ])
     }
@@ -177,12 +185,23 @@ describe("rbacManifest", () => {
       resources: ["endpointslices"],
       verbs: ["list"]
     })
-    expect(sessionRules({ mode: "ingress", sessionNamespace: NS, statusSource: "watch", probe: false })).toHaveLength(4)
+    expect(sessionRules({ mode: "ingress", sessionNamespace: NS, statusSource: "watch", probe: false })).toHaveLength(6)
   })
 
   it("reads GatewayClasses, cluster-wide, in gateway mode", () => {
     expect(clusterRules({ mode: "gateway", sessionNamespace: NS, statusSource: "watch" })).toStrictEqual([
       { apiGroups: ["gateway.networking.k8s.io"], resources: ["gatewayclasses"], verbs: ["get"] }
     ])
+  })
+
+  it("gives two installs, for two namespaces or two modes, cluster objects of their own", () => {
+    const clusterNames = (sessionNamespace: string, mode: "ingress" | "gateway") =>
+      rbacManifest({ mode, sessionNamespace, statusSource: "watch", gateway: { name: "gw", namespace: "infra" } })
+        .filter((o) => (o.kind ?? "").startsWith("Cluster") || o.metadata?.namespace === "infra")
+        .map((o) => `${o.kind}/${o.metadata?.name}`)
+    const a = clusterNames("team-a", "gateway")
+    const b = clusterNames("team-b", "gateway")
+    const c = clusterNames("team-a", "ingress")
+    expect(a.filter((name) => b.includes(name) || c.includes(name))).toStrictEqual([])
   })
 })

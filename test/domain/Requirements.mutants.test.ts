@@ -7,12 +7,14 @@ import { describe, expect, it } from "@effect/vitest"
 import { describeNeed, featureNeeds, grantHint, routingNeeds } from "../../src/domain/Requirements.js"
 import {
   EndpointSliceResource,
+  EventResource,
   EventV1Resource,
   GatewayClassResource,
   GatewayResource,
   HttpRouteResource,
   IngressClassResource,
   IngressResource,
+  PodResource,
   ServiceResource
 } from "../../src/domain/Resources.js"
 
@@ -41,6 +43,14 @@ describe("routingNeeds", () => {
         namespace: undefined,
         required: false,
         use: "diagnosing an unclaimed Ingress"
+      },
+      {
+        resource: PodResource,
+        subresource: "finalizers",
+        verbs: ["update"],
+        namespace: NS,
+        required: false,
+        use: "owner references that block the Pod's deletion, where OwnerReferencesPermissionEnforcement is on"
       }
     ])
   })
@@ -74,6 +84,14 @@ describe("routingNeeds", () => {
         namespace: undefined,
         required: false,
         use: "the same, through the GatewayClass"
+      },
+      {
+        resource: PodResource,
+        subresource: "finalizers",
+        verbs: ["update"],
+        namespace: NS,
+        required: false,
+        use: "owner references that block the Pod's deletion, where OwnerReferencesPermissionEnforcement is on"
       }
     ])
   })
@@ -102,6 +120,13 @@ describe("featureNeeds", () => {
         use: "Events on the session Pod"
       },
       {
+        resource: EventResource,
+        verbs: ["create", "patch"],
+        namespace: NS,
+        required: false,
+        use: "Events on the session Pod"
+      },
+      {
         resource: EndpointSliceResource,
         verbs: ["list"],
         namespace: NS,
@@ -113,6 +138,14 @@ describe("featureNeeds", () => {
 })
 
 describe("describeNeed and grantHint", () => {
+  it("names a subresource need and grants it by its resource/subresource", () => {
+    const finalizers = routingNeeds("ingress", { sessionNamespace: NS, watch: false }).at(-1)!
+    expect(describeNeed(finalizers)).toBe(`pods/finalizers in namespace "${NS}"`)
+    expect(grantHint(finalizers, ["update"])).toBe(
+      `grant them in a Role bound to this identity: kubectl create role session-routing -n ${NS} --verb=update --resource=pods/finalizers`
+    )
+  })
+
   const [service, ingress, ingressClass] = routingNeeds("ingress", { sessionNamespace: NS, watch: false })
 
   it("names a namespaced need with its namespace and a cluster-scoped one as cluster-wide", () => {

@@ -25,7 +25,9 @@ describe("routingNeeds", () => {
         const rbac = { mode, sessionNamespace: NS, gateway: { name: "sessions" }, statusSource, probe }
         const asked = [...routingNeeds(mode, settings), ...featureNeeds(settings)].map((need) => ({
           group: need.resource.group,
-          resource: need.resource.plural,
+          resource: need.subresource === undefined
+            ? need.resource.plural
+            : `${need.resource.plural}/${need.subresource}`,
           scope: need.namespace === undefined ? "cluster" : "namespace",
           verbs: sorted(need.verbs)
         }))
@@ -41,8 +43,10 @@ describe("routingNeeds", () => {
             scope,
             verbs: sorted(rule.verbs)
           }))
-        const byResource = (a: { readonly resource: string }, b: { readonly resource: string }) =>
-          a.resource.localeCompare(b.resource)
+        const byResource = (
+          a: { readonly resource: string; readonly group: string },
+          b: { readonly resource: string; readonly group: string }
+        ) => a.resource.localeCompare(b.resource) || a.group.localeCompare(b.group)
         expect([...asked].sort(byResource)).toEqual([...granted].sort(byResource))
       })
     }

@@ -77,11 +77,13 @@ describe("checkRouting's permissions", () => {
           status: "ok",
           line: "may list ingressclasses.networking.k8s.io (cluster-wide)"
         },
+        { id: "permissions:pods/finalizers", status: "ok", line: `may update pods/finalizers in ${NS}` },
         {
           id: "permissions:events.events.k8s.io",
           status: "ok",
           line: `may create, patch events.events.k8s.io in ${NS}`
-        }
+        },
+        { id: "permissions:events", status: "ok", line: `may create, patch events in ${NS}` }
       ])
       expect(report.ok).toBe(true)
     }))
@@ -115,7 +117,9 @@ describe("checkRouting's permissions", () => {
         ["permissions:httproutes.gateway.networking.k8s.io", "ok"],
         ["permissions:gateways.gateway.networking.k8s.io", "ok"],
         ["permissions:gatewayclasses.gateway.networking.k8s.io", "warn"],
-        ["permissions:events.events.k8s.io", "ok"]
+        ["permissions:pods/finalizers", "ok"],
+        ["permissions:events.events.k8s.io", "ok"],
+        ["permissions:events", "ok"]
       ])
       expect(permissions(report)[3]?.line).toBe(
         "may not get gatewayclasses.gateway.networking.k8s.io (cluster-wide) (used only for the same, through the GatewayClass)"
@@ -128,13 +132,20 @@ describe("checkRouting's permissions", () => {
       const quiet = yield* reportWith("over HTTP", { events: false }, allowAll)
       expect(permissions(quiet).map((c) => c.id)).not.toContain("permissions:events.events.k8s.io")
       const probing = yield* reportWith("over HTTP", { routeProbe: "http" }, deny("create", "events"))
-      expect(permissions(probing).slice(3)).toEqual([
+      expect(permissions(probing).slice(4)).toEqual([
         {
           id: "permissions:events.events.k8s.io",
           status: "warn",
           line: `may not create events.events.k8s.io in ${NS} (used only for Events on the session Pod)`,
           hint:
             `grant them in a Role bound to this identity: kubectl create role session-routing -n ${SessionCluster.DEFAULT_SESSION_NAMESPACE} --verb=create --resource=events.events.k8s.io`
+        },
+        {
+          id: "permissions:events",
+          status: "warn",
+          line: `may not create events in ${NS} (used only for Events on the session Pod)`,
+          hint:
+            `grant them in a Role bound to this identity: kubectl create role session-routing -n ${SessionCluster.DEFAULT_SESSION_NAMESPACE} --verb=create --resource=events`
         },
         {
           id: "permissions:endpointslices.discovery.k8s.io",
@@ -222,7 +233,9 @@ describe("checkRouting against a LocalCluster that authorizes by RBAC (over HTTP
           ["permissions:services", "ok"],
           ["permissions:ingresses.networking.k8s.io", "fail"],
           ["permissions:ingressclasses.networking.k8s.io", "warn"],
+          ["permissions:pods/finalizers", "warn"],
           ["permissions:events.events.k8s.io", "warn"],
+          ["permissions:events", "warn"],
           ["ingress-class", "warn"],
           ["dry-run", "ok"]
         ])

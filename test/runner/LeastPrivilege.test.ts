@@ -200,8 +200,8 @@ describe("least privilege", () => {
             const role = row.reduced[row.roleIndex] as Role
             const resource = row.role === "Role" ? RoleResource : ClusterRoleResource
             yield* Effect.orDie(
-              Effect.flatMap(sc.cluster.store.get(resource, role.metadata?.namespace, RBAC_NAME), (live) =>
-                sc.cluster.store.replace(resource, role.metadata?.namespace, RBAC_NAME, {
+              Effect.flatMap(sc.cluster.store.get(resource, role.metadata?.namespace, role.metadata!.name!), (live) =>
+                sc.cluster.store.replace(resource, role.metadata?.namespace, role.metadata!.name!, {
                   ...live,
                   rules: role.rules ?? []
                 }))
