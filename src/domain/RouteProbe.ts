@@ -25,6 +25,7 @@ export type ProbeAnswer =
   | { readonly _tag: "TimedOut"; readonly afterMs: number }
   | { readonly _tag: "Tls"; readonly message: string; readonly certificateNames: ReadonlyArray<string> }
   | { readonly _tag: "Failed"; readonly message: string }
+  | { readonly _tag: "Disallowed"; readonly address: string; readonly why: string }
 
 /** A probe's verdict, as the `probe` session event carries it. */
 export interface ProbeOutcome {
@@ -39,6 +40,12 @@ export interface ProbeTarget {
   readonly host: string
   readonly address: string
   readonly port: number
+  /**
+   * Where the address came from. One taken from a status (which whoever can write that
+   * status controls) is refused when it is loopback, link-local or a metadata address;
+   * one named in `SESSION_ROUTE_PROBE_ADDRESS` is the operator's and is used as given.
+   */
+  readonly addressFrom?: "status" | "config"
 }
 
 const via = (target: ProbeTarget): string => `${target.scheme}://${target.host} via ${target.address}:${target.port}`
@@ -79,6 +86,12 @@ export const judgeAnswer = (target: ProbeTarget, answer: ProbeAnswer): ProbeOutc
     }
     case "Failed":
       return { ok: false, reason: `${via(target)}: ${answer.message}` }
+    case "Disallowed":
+      return {
+        ok: false,
+        reason: `${via(target)}: not probed: ${answer.address} is ${answer.why}, and an address taken from a status ` +
+          "is never probed there; set SESSION_ROUTE_PROBE_ADDRESS to probe it anyway"
+      }
   }
 }
 

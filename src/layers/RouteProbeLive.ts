@@ -72,7 +72,13 @@ export const makeWith = (request: ProbeRequest, schedule: Schedule.Schedule<unkn
         Effect.matchEffect({
           onFailure: (reason) => Effect.succeed<ProbeOutcome>({ ok: false, reason }),
           onSuccess: (address) => {
-            const target: ProbeTarget = { scheme, host: route.host, address, port }
+            const target: ProbeTarget = {
+              scheme,
+              host: route.host,
+              address,
+              port,
+              addressFrom: config.routeProbeAddress !== undefined ? "config" : "status"
+            }
             return request(target, PROBE_ATTEMPT_TIMEOUT).pipe(
               Effect.map((answer) => judgeAnswer(target, answer)),
               Effect.filterOrFail((outcome) => outcome.ok, (outcome) => outcome),

@@ -10,10 +10,11 @@ import * as Https from "node:https"
 import type { AddressInfo } from "node:net"
 import type { Ingress, Namespace } from "../../src/domain/Objects.js"
 import { IngressResource, NamespaceResource } from "../../src/domain/Resources.js"
-import type { ProbeAnswer, ProbeTarget } from "../../src/domain/RouteProbe.js"
+import { judgeAnswer, type ProbeAnswer, type ProbeTarget } from "../../src/domain/RouteProbe.js"
 import { httpProbe } from "../../src/layers/internal/HttpProbe.js"
 import * as RouteProbeLive from "../../src/layers/RouteProbeLive.js"
 import * as RouterConfigLive from "../../src/layers/RouterConfigLive.js"
+import { loopbackServer } from "../support/LoopbackServer.js"
 
 const NS = "telo-sessions"
 const route = { host: "8080-s1.sessions.localtest.me", port: 8080 }
@@ -48,8 +49,8 @@ describe("RouteProbeLive on TestClock", () => {
       yield* TestClock.adjust(Duration.seconds(1))
       expect(yield* Fiber.join(fiber)).toEqual({ ok: true, status: 200 })
       expect(yield* asked).toEqual([
-        { scheme: "http", host: route.host, address: "127.0.0.1", port: 80 },
-        { scheme: "http", host: route.host, address: "127.0.0.1", port: 80 }
+        { scheme: "http", host: route.host, address: "127.0.0.1", port: 80, addressFrom: "config" },
+        { scheme: "http", host: route.host, address: "127.0.0.1", port: 80, addressFrom: "config" }
       ])
     }))
 
@@ -117,13 +118,17 @@ describe("the live probe request", () => {
       expect(refused).toEqual({ _tag: "Refused" })
     }))
 
-  it.live("names the certificate's names when it does not cover the host, over TLS on 127.0.0.1", () =>
+  it.live("names the certificate's names when it does not cover the host, and sends it no request, over TLS on 127.0.0.1", () =>
     Effect.scoped(Effect.gen(function*() {
+      let requests = 0
       const ca = yield* makeCertificateAuthority("probe-test-ca")
       const serving = yield* ca.serving
       const port = yield* Effect.acquireRelease(
         Effect.async<Https.Server>((resume) => {
-          const server = Https.createServer({ cert: serving.cert, key: serving.key }, (_, res) => res.end("hi"))
+          const server = Https.createServer({ cert: serving.cert, key: serving.key }, (_, res) => {
+            requests += 1
+            res.end("hi")
+          })
           server.listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
         }),
         (server) =>
@@ -142,5 +147,70 @@ describe("the live probe request", () => {
       expect(answer._tag === "Tls" && answer.certificateNames).toEqual(
         expect.arrayContaining(["127.0.0.1", "localhost"])
       )
+      // Checked after the handshake, before the request: the server never saw one.
+      expect(requests).toBe(0)
     })))
+
+  it.live("reads a workload's endless answer only to its status line, and closes the connection", () =>
+    Effect.gen(function*() {
+      const written = { bytes: 0, closed: false }
+      const { port } = yield* loopbackServer((_, res) => {
+        res.writeHead(200, { "content-type": "application/octet-stream" })
+        res.on("close", () => (written.closed = true))
+        const chunk = Buffer.alloc(64 * 1024, "z")
+        const pump = () => {
+          while (!written.closed) {
+            written.bytes += chunk.length
+            if (!res.write(chunk)) return void res.once("drain", pump)
+          }
+        }
+        pump()
+      })
+      const answer = yield* httpProbe(
+        { scheme: "http", host: route.host, address: "127.0.0.1", port },
+        Duration.seconds(5)
+      )
+      expect(answer).toEqual({ _tag: "Answered", status: 200 })
+      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 100)))
+      expect(written.closed).toBe(true)
+      expect(written.bytes).toBeLessThan(16 * 1024 * 1024)
+    }).pipe(Effect.scoped))
+
+  it.live("never connects to a loopback, link-local or metadata address a status names", () =>
+    Effect.gen(function*() {
+      let connections = 0
+      const { port, server } = yield* loopbackServer((_, res) => res.end("ok"))
+      server.on("connection", () => (connections += 1))
+      const fromStatus = (address: string) =>
+        httpProbe({ scheme: "http", host: route.host, address, port, addressFrom: "status" }, Duration.seconds(2))
+      expect(yield* fromStatus("127.0.0.1")).toEqual({
+        _tag: "Disallowed",
+        address: "127.0.0.1",
+        why: "a loopback address"
+      })
+      expect((yield* fromStatus("localhost"))._tag).toBe("Disallowed")
+      expect((yield* fromStatus("::ffff:127.0.0.1"))._tag).toBe("Disallowed")
+      expect(yield* fromStatus("169.254.169.254")).toEqual({
+        _tag: "Disallowed",
+        address: "169.254.169.254",
+        why: "a link-local address (cloud metadata services live there)"
+      })
+      expect((yield* fromStatus("fe80::1"))._tag).toBe("Disallowed")
+      expect(connections).toBe(0)
+      // Named by the operator, the same loopback address is probed.
+      expect(
+        yield* httpProbe(
+          { scheme: "http", host: route.host, address: "127.0.0.1", port, addressFrom: "config" },
+          Duration.seconds(2)
+        )
+      ).toEqual({ _tag: "Answered", status: 200 })
+    }).pipe(Effect.scoped))
+
+  it("says why an address from a status was not probed, and how to probe it anyway", () => {
+    const target = { scheme: "http", host: route.host, address: "127.0.0.1", port: 80, addressFrom: "status" } as const
+    expect(judgeAnswer(target, { _tag: "Disallowed", address: "127.0.0.1", why: "a loopback address" }).reason).toBe(
+      `http://${route.host} via 127.0.0.1:80: not probed: 127.0.0.1 is a loopback address, and an address taken ` +
+        "from a status is never probed there; set SESSION_ROUTE_PROBE_ADDRESS to probe it anyway"
+    )
+  })
 })

@@ -91,6 +91,8 @@ export const scenariosFor = (
     // Each programmed host is requested through the address its controller published
     // (127.0.0.1 here), on the data plane's port.
     routeProbe: "http",
+    // The local data plane is on loopback, which an address taken from a status never is.
+    routeProbeAddress: "127.0.0.1",
     ...(sc.dataPlane !== undefined ? { routeProbePort: sc.dataPlane.port } : {})
   }
   const served = (mode: DemoMode): Scenario =>

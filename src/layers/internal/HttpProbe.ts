@@ -1,13 +1,14 @@
 /**
- * One probe request over node:http or node:https: `GET /` to an address with the
- * host's Host header and, for https, its SNI. The certificate is checked here rather
- * than by the TLS layer, so a failure can name what the certificate does cover.
+ * One probe request over a socket of its own: `GET /` to an address with the host's
+ * Host header and, for https, its SNI. The certificate is checked here rather than by
+ * the TLS layer, so a failure can name what the certificate does cover, and before
+ * the request is sent.
  */
 import { Duration, Effect } from "effect"
-import * as http from "node:http"
-import * as https from "node:https"
+import * as net from "node:net"
 import * as tls from "node:tls"
 import { certificateNames, type ProbeAnswer, type ProbeTarget } from "../../domain/RouteProbe.js"
+import { resolveForProbe } from "./ProbeAddress.js"
 
 /** One request: what it got, never a failure. */
 export type ProbeRequest = (target: ProbeTarget, timeout: Duration.Duration) => Effect.Effect<ProbeAnswer>
@@ -21,54 +22,95 @@ const namesOf = (socket: tls.TLSSocket): ReadonlyArray<string> => {
 
 const TLS_CODES = /^(ERR_TLS_|ERR_SSL_|EPROTO|CERT_|DEPTH_ZERO|SELF_SIGNED|UNABLE_TO_)/
 
-const send = (target: ProbeTarget, signal: AbortSignal): Promise<ProbeAnswer> =>
+/** The most of an answer read: its status line is all a probe needs. */
+export const MAX_PROBE_READ_BYTES = 4 * 1024
+
+const STATUS_LINE = /^HTTP\/\d(?:\.\d)? (\d{3})/
+
+/** Why a certificate does not do for `host`, or undefined when it does. */
+const certificateProblems = (socket: tls.TLSSocket, host: string): ReadonlyArray<string> => {
+  // A check that threw would be an uncaught exception, not a probe result.
+  try {
+    const identity = tls.checkServerIdentity(host, socket.getPeerCertificate())
+    return [
+      ...(socket.authorized ? [] : [String(socket.authorizationError)]),
+      ...(identity !== undefined ? [identity.message] : [])
+    ]
+  } catch (error) {
+    return [String(error)]
+  }
+}
+
+/**
+ * One `GET /` on a connection of its own to `ip`: on https the certificate is checked
+ * once the handshake is done and before a byte of the request is sent; the answer is
+ * read up to its status line (at most `MAX_PROBE_READ_BYTES`) and the connection then
+ * closed, so a workload that streams forever costs nothing.
+ */
+const exchange = (target: ProbeTarget, ip: string, signal: AbortSignal): Promise<ProbeAnswer> =>
   new Promise<ProbeAnswer>((resolve) => {
-    const options: https.RequestOptions = {
-      host: target.address,
-      port: target.port,
-      path: "/",
-      method: "GET",
-      headers: { Host: target.host, "User-Agent": "session-routing-probe" },
-      // One connection per probe: a pooled one could carry another host's SNI.
-      agent: false,
-      signal
+    let settled = false
+    const socket: net.Socket = target.scheme === "https"
+      ? tls.connect({
+        host: ip,
+        port: target.port,
+        ...(net.isIP(target.host) === 0 ? { servername: target.host } : {}),
+        // Checked below, where the failure can name what the certificate covers.
+        rejectUnauthorized: false
+      })
+      : net.connect({ host: ip, port: target.port })
+    const finish = (answer: ProbeAnswer) => {
+      if (settled) return
+      settled = true
+      socket.destroy()
+      signal.removeEventListener("abort", abort)
+      resolve(answer)
     }
-    const onResponse = (response: http.IncomingMessage) => {
-      if (target.scheme === "https") {
-        const socket = response.socket as tls.TLSSocket
-        // A callback that threw would be an uncaught exception, not a probe result.
-        let problems: ReadonlyArray<string>
-        let names: ReadonlyArray<string> = []
-        try {
-          names = namesOf(socket)
-          const identity = tls.checkServerIdentity(target.host, socket.getPeerCertificate())
-          problems = [
-            ...(socket.authorized ? [] : [String(socket.authorizationError)]),
-            ...(identity !== undefined ? [identity.message] : [])
-          ]
-        } catch (error) {
-          problems = [String(error)]
-        }
+    const abort = () => finish({ _tag: "Failed", message: "the probe was cancelled" })
+    signal.addEventListener("abort", abort)
+    const request = () =>
+      socket.write(
+        `GET / HTTP/1.1\r\nHost: ${target.host}\r\nUser-Agent: session-routing-probe\r\nConnection: close\r\n\r\n`
+      )
+    if (target.scheme === "https") {
+      socket.once("secureConnect", () => {
+        const tlsSocket = socket as tls.TLSSocket
+        const problems = certificateProblems(tlsSocket, target.host)
         if (problems.length > 0) {
-          response.destroy()
-          return resolve({ _tag: "Tls", message: problems.join("; "), certificateNames: names })
+          return finish({ _tag: "Tls", message: problems.join("; "), certificateNames: namesOf(tlsSocket) })
         }
-      }
-      // Only the status matters; the body is dropped.
-      response.resume()
-      resolve({ _tag: "Answered", status: response.statusCode ?? 0 })
+        request()
+      })
+    } else {
+      socket.once("connect", request)
     }
-    const request = target.scheme === "https"
-      ? https.request({ ...options, servername: target.host, rejectUnauthorized: false }, onResponse)
-      : http.request(options, onResponse)
-    request.on("error", (error: NodeJS.ErrnoException) => {
-      const code = error.code ?? ""
-      if (code === "ECONNREFUSED") return resolve({ _tag: "Refused" })
-      if (TLS_CODES.test(code)) return resolve({ _tag: "Tls", message: error.message, certificateNames: [] })
-      resolve({ _tag: "Failed", message: error.message })
+    let head = ""
+    socket.setEncoding("latin1")
+    socket.on("data", (text: string) => {
+      head += text
+      const status = STATUS_LINE.exec(head)
+      if (status !== null) return finish({ _tag: "Answered", status: Number(status[1]) })
+      if (head.includes("\r\n") || head.length >= MAX_PROBE_READ_BYTES) {
+        finish({ _tag: "Failed", message: "the answer is not HTTP" })
+      }
     })
-    request.end()
+    socket.on("end", () => finish({ _tag: "Failed", message: "the connection closed before an answer" }))
+    socket.on("error", (error: NodeJS.ErrnoException) => {
+      const code = error.code ?? ""
+      if (code === "ECONNREFUSED") return finish({ _tag: "Refused" })
+      if (TLS_CODES.test(code)) return finish({ _tag: "Tls", message: error.message, certificateNames: [] })
+      finish({ _tag: "Failed", message: error.message })
+    })
   })
+
+/** Checks an address taken from a status before anything connects to it. */
+const send = async (target: ProbeTarget, signal: AbortSignal): Promise<ProbeAnswer> => {
+  if (target.addressFrom !== "status") return exchange(target, target.address, signal)
+  const resolved = await resolveForProbe(target.address)
+  return resolved.ok
+    ? exchange(target, resolved.ip, signal)
+    : { _tag: "Disallowed", address: resolved.address, why: resolved.why }
+}
 
 /** The live request: aborted, and reported as a timeout, when `timeout` passes on the Clock. */
 export const httpProbe: ProbeRequest = (target, timeout) =>
