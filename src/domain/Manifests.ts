@@ -75,6 +75,22 @@ export const httpRouteName = (sessionId: string, port: number): string => `${OBJ
 /** Selects every object of one session. */
 export const sessionSelector = (sessionId: string): string => `${LABEL_SESSION_ID}=${sessionId}`
 
+/**
+ * Selects the objects of one session that this runner manages: what cleanup may
+ * remove. The session label alone is not enough: anyone may put it on an object.
+ */
+export const managedSessionSelector = (managedBy: string, sessionId: string): string =>
+  `${LABEL_MANAGED_BY}=${managedBy},${sessionSelector(sessionId)}`
+
+/**
+ * Why cleanup must leave an object it selected, or undefined when it is ours to
+ * remove: every object a publish writes is owned by its session Pod.
+ */
+export const notOwnedReason = (object: KubeObject): string | undefined =>
+  (object.metadata?.ownerReferences ?? []).some((ref) => ref.apiVersion === "v1" && ref.kind === "Pod")
+    ? undefined
+    : "it carries the session's labels but no owner reference to a Pod, so it was not published by a runner"
+
 /** Selects every object one runner manages (its `app.kubernetes.io/managed-by` value), every session's. */
 export const managedBySelector = (managedBy: string): string => `${LABEL_MANAGED_BY}=${managedBy}`
 

@@ -5,7 +5,12 @@
  */
 import { Duration, Effect, Layer } from "effect"
 import { gatewayPath } from "../domain/Diagnosis.js"
-import { buildSessionHttpRoutes, httpRouteName, managedBySelector, sessionSelector } from "../domain/Manifests.js"
+import {
+  buildSessionHttpRoutes,
+  httpRouteName,
+  managedBySelector,
+  managedSessionSelector
+} from "../domain/Manifests.js"
 import type { HttpRoute } from "../domain/Objects.js"
 import {
   GatewayClassResource,
@@ -95,7 +100,7 @@ export const make = Effect.gen(function*() {
       Effect.gen(function*() {
         const service = sessionServicePlan(kube, settings, args)
         const routes = buildSessionHttpRoutes(settings, args)
-        const selector = sessionSelector(args.sessionId)
+        const selector = managedSessionSelector(settings.managedBy, args.sessionId)
         yield* runPublish({
           sessionId: args.sessionId,
           writes: [...service.writes, ...routes.map((route) => plannedWrite(kube, HttpRouteResource, route))],
@@ -140,22 +145,23 @@ export const make = Effect.gen(function*() {
       ),
 
     routesOf: (sessionId) =>
-      kube.list(HttpRouteResource, namespace, { labelSelector: sessionSelector(sessionId) }).pipe(
-        Effect.map((list) =>
-          list.items
-            .flatMap((route) => {
-              const host = route.spec?.hostnames?.[0]
-              const port = route.spec?.rules?.[0]?.backendRefs?.[0]?.port
-              return host !== undefined && port !== undefined ? [{ host, port }] : []
-            })
-            .sort((a, b) => a.port - b.port)
+      kube.list(HttpRouteResource, namespace, { labelSelector: managedSessionSelector(settings.managedBy, sessionId) })
+        .pipe(
+          Effect.map((list) =>
+            list.items
+              .flatMap((route) => {
+                const host = route.spec?.hostnames?.[0]
+                const port = route.spec?.rules?.[0]?.backendRefs?.[0]?.port
+                return host !== undefined && port !== undefined ? [{ host, port }] : []
+              })
+              .sort((a, b) => a.port - b.port)
+          ),
+          publishStep(sessionId, `list the HTTPRoutes of session ${sessionId}`),
+          Effect.mapError(notServed(sessionId))
         ),
-        publishStep(sessionId, `list the HTTPRoutes of session ${sessionId}`),
-        Effect.mapError(notServed(sessionId))
-      ),
 
     unpublish: (sessionId) => {
-      const selector = sessionSelector(sessionId)
+      const selector = managedSessionSelector(settings.managedBy, sessionId)
       return runUnpublish(sessionId, [
         // Nothing to remove where HTTPRoutes are not served at all.
         removeSessionObjects(kube, HttpRouteResource, namespace, selector, {

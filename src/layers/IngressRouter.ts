@@ -5,7 +5,12 @@
  */
 import { Effect, Layer } from "effect"
 import { ingressPath } from "../domain/Diagnosis.js"
-import { buildSessionIngress, managedBySelector, sessionObjectName, sessionSelector } from "../domain/Manifests.js"
+import {
+  buildSessionIngress,
+  managedBySelector,
+  managedSessionSelector,
+  sessionObjectName
+} from "../domain/Manifests.js"
 import type { Ingress } from "../domain/Objects.js"
 import { HttpRouteResource, IngressResource, ServiceResource } from "../domain/Resources.js"
 import { routesFor } from "../domain/Routes.js"
@@ -48,7 +53,12 @@ export const make = Effect.gen(function*() {
             // not leave the previous Ingress serving a port nothing listens on. The
             // Service stays for the udp ports.
             ...(hosts.length === 0 ? [removeObject(kube, IngressResource, namespace, name)] : []),
-            removeOtherModeObjects(kube, HttpRouteResource, namespace, sessionSelector(args.sessionId)),
+            removeOtherModeObjects(
+              kube,
+              HttpRouteResource,
+              namespace,
+              managedSessionSelector(settings.managedBy, args.sessionId)
+            ),
             ...service.removals
           ]
         })
@@ -92,7 +102,7 @@ export const make = Effect.gen(function*() {
       ),
 
     unpublish: (sessionId) => {
-      const selector = sessionSelector(sessionId)
+      const selector = managedSessionSelector(settings.managedBy, sessionId)
       return runUnpublish(sessionId, [
         removeSessionObjects(kube, IngressResource, namespace, selector),
         removeOtherModeObjects(kube, HttpRouteResource, namespace, selector),

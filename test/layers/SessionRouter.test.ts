@@ -5,8 +5,10 @@ import {
   buildSessionHttpRoutes,
   buildSessionIngress,
   buildSessionService,
+  LABEL_SESSION_ID,
   type ManifestSettings,
   podOwnerReference,
+  sessionObjectName,
   sessionSelector
 } from "../../src/domain/Manifests.js"
 import type { KubeObject } from "../../src/domain/Objects.js"
@@ -309,6 +311,29 @@ for (const face of faces) {
           expect(yield* router.routesOf(sessionId)).toEqual([route8080, route9090])
           yield* router.unpublish(sessionId)
           expect(yield* sessionObjects(kube, sc.namespace)).toEqual({ services: [], ingresses: [], httpRoutes: [] })
+        }), { config: gatewayConfig }))
+
+    it.live("leaves what it does not own: an object with the session label alone, or one no Pod owns", () =>
+      withRouter(face, SessionRouter.layerGateway, ({ kube, router, sc }) =>
+        Effect.gen(function*() {
+          yield* router.publish(spec)
+          const published = yield* kube.get(ServiceResource, sc.namespace, sessionObjectName(sessionId))
+          const labels = published.metadata?.labels ?? {}
+          const foreign = (name: string, own: Record<string, string>) => ({
+            apiVersion: "v1",
+            kind: "Service",
+            metadata: { name, namespace: sc.namespace, labels: own },
+            spec: { ports: [{ port: 80 }] }
+          })
+          // A user's own Service that copied the session label, and one that copied every label.
+          yield* kube.apply(ServiceResource, foreign("users-own", { [LABEL_SESSION_ID]: sessionId }))
+          yield* kube.apply(ServiceResource, foreign("users-copy", labels))
+          yield* router.unpublish(sessionId)
+          expect(yield* sessionObjects(kube, sc.namespace)).toEqual({
+            services: ["users-copy", "users-own"],
+            ingresses: [],
+            httpRoutes: []
+          })
         }), { config: gatewayConfig }))
   })
 }

@@ -4,6 +4,7 @@
  * stopped answering so that no further request is worth its timeout.
  */
 import { Effect } from "effect"
+import { notOwnedReason } from "../../domain/Manifests.js"
 import type { ResourceType } from "../../domain/Resources.js"
 import type { ApplyOptions, KubeClient, WritableObject } from "../../services/KubeClient.js"
 import type { KubeError } from "../../services/KubeError.js"
@@ -112,7 +113,8 @@ export const removeObject = <A extends WritableObject>(
 })
 
 /**
- * Every object of `resource` matching `selector`, except the names to keep. A failure
+ * Every object of `resource` matching `selector` that a runner published (owned by a
+ * Pod; any other is left, with a warning naming it), except the names to keep. A failure
  * `tolerate` accepts on the list means "nothing here we could see to remove". A delete
  * refused of an object the list did show is never tolerated: that object stays
  * serving, and the person must be told.
@@ -130,12 +132,18 @@ export const removeSessionObjects = <A extends WritableObject>(
     kind: resource.kind,
     what: `the session's ${resource.kind} objects`,
     find: kube.list(resource, namespace, { labelSelector: selector }).pipe(
-      Effect.map((list) =>
-        list.items.flatMap((item) => {
+      Effect.flatMap((list) =>
+        Effect.forEach(list.items, (item) => {
           const name = item.metadata?.name
-          return name !== undefined && !keep.has(name) ? [target(kube, resource, namespace, name)] : []
+          if (name === undefined || keep.has(name)) return Effect.succeed([])
+          const notOurs = notOwnedReason(item)
+          // Someone else's object is left where it is, and the person told why.
+          return notOurs === undefined
+            ? Effect.succeed([target(kube, resource, namespace, name)])
+            : Effect.as(Effect.logWarning(`left ${resource.kind} ${namespace}/${name}: ${notOurs}`), [])
         })
       ),
+      Effect.map((targets) => targets.flat()),
       Effect.catchIf(tolerate, () => Effect.succeed([]))
     )
   }
