@@ -396,11 +396,18 @@ const makeOver = (
         { method: "GET", path: wirePath(resource, namespace, name) }
       ) as Effect.Effect<never, KubeError>
 
-    const del: KubeClientPrimitives["delete"] = (resource, namespace, name) =>
+    const del: KubeClientPrimitives["delete"] = (resource, namespace, name, options) =>
       Effect.asVoid(
         request(
           requestContext("delete", resource, namespace, name),
-          { method: "DELETE", path: wirePath(resource, namespace, name) }
+          options?.uid === undefined
+            ? { method: "DELETE", path: wirePath(resource, namespace, name) }
+            : {
+              method: "DELETE",
+              path: wirePath(resource, namespace, name),
+              body: JSON.stringify({ kind: "DeleteOptions", apiVersion: "v1", preconditions: { uid: options.uid } }),
+              contentType: "application/json"
+            }
         )
       )
 

@@ -59,6 +59,17 @@ export interface EventWrites {
   readonly timeLimited?: true
 }
 
+/**
+ * A delete's precondition, as `DeleteOptions.preconditions` carries it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface DeleteOptions {
+  /** Delete only the object with this uid. */
+  readonly uid?: string
+}
+
 export interface ApplyOptions {
   /** Validate and answer as if written, store nothing (`dryRun=All`). */
   readonly dryRun?: boolean
@@ -129,11 +140,16 @@ export interface KubeClientPrimitives {
     namespace: string,
     name: string
   ) => Effect.Effect<A, KubeError>
-  /** Deletes one object. A missing object fails with `NotFound`: callers decide whether that is fine. */
+  /**
+   * Deletes one object. A missing object fails with `NotFound`: callers decide whether
+   * that is fine. With `uid`, only the object of that uid: one created in its place
+   * since it was read fails with `Conflict` and stays.
+   */
   readonly delete: <A extends WritableObject>(
     resource: ResourceType<A>,
     namespace: string,
-    name: string
+    name: string,
+    options?: DeleteOptions
   ) => Effect.Effect<void, KubeError>
   readonly list: <A extends ReadableObject>(
     resource: ResourceType<A>,

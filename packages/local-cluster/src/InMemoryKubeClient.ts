@@ -247,14 +247,21 @@ const primitives = (
       ).pipe(
         counted(labelsOf("GET", resource, namespace, name), () => 200)
       ),
-    delete: (resource, namespace, name) =>
+    delete: (resource, namespace, name, options) =>
       call(
         "delete",
         resource,
         namespace,
         name,
         requestContext("delete", resource, namespace, name),
-        Effect.asVoid(store.delete(resource, namespace, name))
+        Effect.asVoid(
+          store.delete(
+            resource,
+            namespace,
+            name,
+            options?.uid !== undefined ? { preconditions: { uid: options.uid } } : undefined
+          )
+        )
       ).pipe(counted(labelsOf("DELETE", resource, namespace, name), () => 200)),
     list: (resource, namespace, options) =>
       call(

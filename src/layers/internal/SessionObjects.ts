@@ -89,12 +89,26 @@ const target = <A extends WritableObject>(
   kube: KubeClient.Service,
   resource: ResourceType<A>,
   namespace: string,
-  name: string
+  name: string,
+  uid?: string
 ): RemovalTarget => ({
   ref: { kind: resource.kind, namespace, name },
-  remove: kube.delete(resource, namespace, name).pipe(
+  remove: kube.delete(resource, namespace, name, uid !== undefined ? { uid } : undefined).pipe(
     Effect.as(true),
-    Effect.catchTag("NotFound", () => Effect.succeed(false))
+    Effect.catchTag("NotFound", () => Effect.succeed(false)),
+    // The uid precondition failed: the name now holds another object, made since the
+    // list, which is not the one that was found to remove.
+    // (The server says so in these words; any other conflict is a failure to report.)
+    Effect.catchIf(
+      (error) => error._tag === "Conflict" && /UID in precondition/.test(error.reason),
+      (conflict) =>
+        Effect.as(
+          Effect.logWarning(
+            `left ${resource.kind} ${namespace}/${name}: it was replaced since it was listed (${conflict.reason})`
+          ),
+          false
+        )
+    )
   )
 })
 
@@ -139,7 +153,7 @@ export const removeSessionObjects = <A extends WritableObject>(
           const notOurs = notOwnedReason(item)
           // Someone else's object is left where it is, and the person told why.
           return notOurs === undefined
-            ? Effect.succeed([target(kube, resource, namespace, name)])
+            ? Effect.succeed([target(kube, resource, namespace, name, item.metadata?.uid)])
             : Effect.as(Effect.logWarning(`left ${resource.kind} ${namespace}/${name}: ${notOurs}`), [])
         })
       ),
