@@ -82,12 +82,15 @@ describe("route health over HTTP against LocalCluster", () => {
 
   it.live("says the server's own answer when every read of the routes answers 503, not that nobody answered", () =>
     Effect.gen(function*() {
-      const { events } = yield* publishAndWatch({ ingress: { delay: Duration.millis(300) } }, (sc) =>
-        sc.cluster.faults.add({
-          resource: IngressResource,
-          verbs: ["get", "list", "watch"],
-          action: Fault.respond(503, { message: "etcd leader unavailable" })
-        }))
+      const { events } = yield* publishAndWatch(
+        { ingress: { delay: Duration.millis(300) } },
+        (sc) =>
+          sc.cluster.faults.add({
+            resource: IngressResource,
+            verbs: ["get", "list", "watch"],
+            action: Fault.respond(503, { message: "etcd leader unavailable" })
+          })
+      )
       expect(states(events)).toEqual(["pending", "read-error", "unprogrammed"])
       const last = events.at(-1)
       const reason = last?._tag === "Route" && last.state === "unprogrammed" ? last.reason : ""
