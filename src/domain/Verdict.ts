@@ -4,8 +4,7 @@
  * snapshots in `route-status-semantics.md` is tested directly.
  */
 import { GATEWAY_API_GROUP } from "./Manifests.js"
-import type { Condition, HttpRoute, Ingress, ParentReference, RouteParentStatus } from "./Objects.js"
-import type { ObjectMeta } from "./Objects.js"
+import type { Condition, HttpRoute, Ingress, ObjectMeta, ParentReference, RouteParentStatus } from "./Objects.js"
 import { RouteVerdict, UnprogrammedCode } from "./Routes.js"
 import { printable } from "./Text.js"
 
