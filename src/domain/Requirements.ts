@@ -135,18 +135,20 @@ export const routingNeeds = (mode: "ingress" | "gateway", settings: NeedsSetting
   ]
 }
 
+/** What a need is granted on, as RBAC and kubectl name it: `ingresses.networking.k8s.io`, `pods/finalizers`. */
+export const needResource = (need: Need): string =>
+  `${qualifiedName(need.resource)}${need.subresource !== undefined ? `/${need.subresource}` : ""}`
+
 /** The need in words: `ingresses.networking.k8s.io in namespace "x"`. */
 export const describeNeed = (need: Need): string =>
-  `${qualifiedName(need.resource)}${need.subresource !== undefined ? `/${need.subresource}` : ""}${
-    need.namespace !== undefined ? ` in namespace "${need.namespace}"` : " (cluster-wide)"
-  }`
+  `${needResource(need)}${need.namespace !== undefined ? ` in namespace "${need.namespace}"` : " (cluster-wide)"}`
 
 /** The `kubectl create role` line that grants a set of verbs on one need's resource. */
 export const grantHint = (need: Need, verbs: ReadonlyArray<string>): string =>
   need.namespace !== undefined
     ? `grant them in a Role bound to this identity: kubectl create role session-routing -n ${need.namespace} --verb=${
       verbs.join(",")
-    } --resource=${qualifiedName(need.resource)}${need.subresource !== undefined ? `/${need.subresource}` : ""}`
+    } --resource=${needResource(need)}`
     : `grant them in a ClusterRole bound to this identity: kubectl create clusterrole session-routing-read --verb=${
       verbs.join(",")
-    } --resource=${qualifiedName(need.resource)}`
+    } --resource=${needResource(need)}`

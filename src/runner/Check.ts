@@ -8,7 +8,7 @@ import { Clock, Effect, Either, Stream } from "effect"
 import { causeReason } from "../domain/Diagnosis.js"
 import { buildSessionObjects, sessionSelector, type SessionSpec } from "../domain/Manifests.js"
 import type { HttpRoute, Ingress, KubeObject, Service } from "../domain/Objects.js"
-import { describeNeed, featureNeeds, grantHint, type Need, routingNeeds } from "../domain/Requirements.js"
+import { describeNeed, featureNeeds, grantHint, type Need, needResource, routingNeeds } from "../domain/Requirements.js"
 import {
   HttpRouteResource,
   IngressResource,
@@ -257,9 +257,7 @@ const permissionChecks = (
     if (queries === undefined) return [result("permissions", "warn", "permissions not checked")]
     const checks: Array<CheckResult> = []
     for (const need of needs) {
-      const id = `permissions:${qualifiedName(need.resource)}${
-        need.subresource !== undefined ? `/${need.subresource}` : ""
-      }`
+      const id = `permissions:${needResource(need)}`
       const answers = yield* Effect.forEach(need.verbs, (verb) =>
         Effect.either(queries.accessReview({
           verb,
