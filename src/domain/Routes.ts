@@ -139,6 +139,12 @@ export const rejectionReason = (reason: string, message: string): string => {
   return said === "" ? reason : `${reason}: ${said}`
 }
 
+/** What a condition said, as a reason for a person and its reason code for a program. */
+const conditionSaid = (conditionReason: string, message: string): Unprogrammed => ({
+  reason: rejectionReason(conditionReason, message),
+  code: conditionReason
+})
+
 /**
  * Constructors for `Unprogrammed`, one per way a host ends unprogrammed.
  *
@@ -147,10 +153,7 @@ export const rejectionReason = (reason: string, message: string): string => {
  */
 export const Unprogrammed = {
   /** A controller refused the route with this condition reason and message. */
-  rejected: (conditionReason: string, message: string): Unprogrammed => ({
-    reason: rejectionReason(conditionReason, message),
-    code: conditionReason
-  }),
+  rejected: conditionSaid,
   /** The route's status could not be read; `reason` says what failed. */
   unreadable: (reason: string): Unprogrammed => ({ reason, code: UnprogrammedCode.statusUnreadable }),
   /** Nobody programmed it by the deadline, and nothing more could be learnt than the mode's advice. */
@@ -158,10 +161,10 @@ export const Unprogrammed = {
   /** The routing object is gone. */
   deleted: { reason: GONE_REASON, code: UnprogrammedCode.deleted } as Unprogrammed,
   /** Still held at the deadline: the object's own word beats any diagnosis. */
-  held: (hold: RouteHold): Unprogrammed => ({
-    reason: `${rejectionReason(hold.reason, hold.message)} (still so at the route deadline)`,
-    code: hold.reason
-  })
+  held: (hold: RouteHold): Unprogrammed => {
+    const said = conditionSaid(hold.reason, hold.message)
+    return { ...said, reason: `${said.reason} (still so at the route deadline)` }
+  }
 } as const
 
 /**
@@ -193,11 +196,7 @@ export const reportOf = (verdict: RouteVerdict): HostReport => {
     case "pending":
       return verdict.held === undefined
         ? { state: "pending" }
-        : {
-          state: "pending",
-          reason: rejectionReason(verdict.held.reason, verdict.held.message),
-          code: verdict.held.reason
-        }
+        : { state: "pending", ...conditionSaid(verdict.held.reason, verdict.held.message) }
   }
 }
 
