@@ -400,14 +400,16 @@ const makeOver = (
       Effect.asVoid(
         request(
           requestContext("delete", resource, namespace, name),
-          options?.uid === undefined
-            ? { method: "DELETE", path: wirePath(resource, namespace, name) }
-            : {
-              method: "DELETE",
-              path: wirePath(resource, namespace, name),
-              body: JSON.stringify({ kind: "DeleteOptions", apiVersion: "v1", preconditions: { uid: options.uid } }),
-              contentType: "application/json"
-            }
+          {
+            method: "DELETE",
+            path: wirePath(resource, namespace, name),
+            ...(options?.uid !== undefined
+              ? {
+                body: JSON.stringify({ kind: "DeleteOptions", apiVersion: "v1", preconditions: { uid: options.uid } }),
+                contentType: "application/json"
+              }
+              : {})
+          }
         )
       )
 

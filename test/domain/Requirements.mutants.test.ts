@@ -20,6 +20,16 @@ import {
 
 const NS = "telo-sessions"
 
+/** What both modes ask of the session Pod, for the owner reference that blocks its deletion. */
+const ownerFinalizers = {
+  resource: PodResource,
+  subresource: "finalizers",
+  verbs: ["update"],
+  namespace: NS,
+  required: false,
+  use: "owner references that block the Pod's deletion, where OwnerReferencesPermissionEnforcement is on"
+}
+
 describe("routingNeeds", () => {
   it("lists the ingress mode's needs, the Service and the Ingress required, the classes only for a diagnosis", () => {
     expect(routingNeeds("ingress", { sessionNamespace: NS, watch: false })).toEqual([
@@ -44,14 +54,7 @@ describe("routingNeeds", () => {
         required: false,
         use: "diagnosing an unclaimed Ingress"
       },
-      {
-        resource: PodResource,
-        subresource: "finalizers",
-        verbs: ["update"],
-        namespace: NS,
-        required: false,
-        use: "owner references that block the Pod's deletion, where OwnerReferencesPermissionEnforcement is on"
-      }
+      ownerFinalizers
     ])
   })
 
@@ -85,14 +88,7 @@ describe("routingNeeds", () => {
         required: false,
         use: "the same, through the GatewayClass"
       },
-      {
-        resource: PodResource,
-        subresource: "finalizers",
-        verbs: ["update"],
-        namespace: NS,
-        required: false,
-        use: "owner references that block the Pod's deletion, where OwnerReferencesPermissionEnforcement is on"
-      }
+      ownerFinalizers
     ])
   })
 
