@@ -91,6 +91,26 @@ export const notOwnedReason = (object: KubeObject): string | undefined =>
     ? undefined
     : "it carries the session's labels but no owner reference to a Pod, so it was not published by a runner"
 
+/**
+ * Why a publish must not take over `live`, the object already at the name of one it
+ * writes (`written`), or undefined when it is ours: labelled with the same runner and
+ * session, and owned by a Pod. Another manager's fields on an object of ours (an
+ * earlier version's, a `kubectl edit`) are ours to overwrite; on anything else they
+ * are someone's, and forcing them would silently take their object.
+ */
+export const notOursToTakeOver = (live: KubeObject, written: KubeObject): string | undefined => {
+  const labels = live.metadata?.labels ?? {}
+  const wanted = written.metadata?.labels ?? {}
+  for (const key of [LABEL_MANAGED_BY, LABEL_SESSION_ID]) {
+    if (labels[key] !== wanted[key]) {
+      return labels[key] === undefined
+        ? `it has no ${key} label, so it was not published by this runner`
+        : `its ${key} label is ${JSON.stringify(labels[key])}, not ${JSON.stringify(wanted[key])}`
+    }
+  }
+  return notOwnedReason(live)
+}
+
 /** Selects every object one runner manages (its `app.kubernetes.io/managed-by` value), every session's. */
 export const managedBySelector = (managedBy: string): string => `${LABEL_MANAGED_BY}=${managedBy}`
 

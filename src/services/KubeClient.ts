@@ -74,9 +74,9 @@ export interface ApplyOptions {
   /** Validate and answer as if written, store nothing (`dryRun=All`). */
   readonly dryRun?: boolean
   /**
-   * Take ownership of fields another manager set (`force=true`). Defaults to true:
-   * the session's routing objects are ours alone, and a stale manager left by an
-   * earlier version must not block a reload.
+   * Take ownership of fields another manager set (`force=true`). Defaults to true.
+   * A publish asks without force first and forces only an object that is its own
+   * (`notOursToTakeOver`), so someone else's object at one of its names is refused.
    */
   readonly force?: boolean
 }

@@ -11,6 +11,7 @@ import {
   buildSessionService,
   httpRouteName,
   type ManifestSettings,
+  notOursToTakeOver,
   podOwnerReference,
   sessionLabels,
   sessionObjectName,
@@ -77,6 +78,29 @@ describe("names and labels", () => {
 
   it("makes the Pod the controlling owner, so the cluster collects the objects with it", () => {
     expect(podOwnerReference("pod", "uid")).toEqual(ownerReferences[0])
+  })
+})
+
+describe("what a publish may take over", () => {
+  const written = { metadata: { name: serviceName, labels, ownerReferences } }
+  const live = (metadata: object) => ({ metadata: { name: serviceName, ...metadata } })
+
+  it("takes over an object of this runner and session that a Pod owns", () => {
+    expect(notOursToTakeOver(live({ labels, ownerReferences }), written)).toBeUndefined()
+  })
+
+  it("leaves an object without the runner's label, or with another runner's or session's", () => {
+    expect(notOursToTakeOver(live({ ownerReferences }), written)).toBe(
+      "it has no app.kubernetes.io/managed-by label, so it was not published by this runner"
+    )
+    expect(notOursToTakeOver(live({ labels: { ...labels, "app.kubernetes.io/managed-by": "helm" } }), written))
+      .toBe("its app.kubernetes.io/managed-by label is \"helm\", not \"telo-k8s-runner\"")
+    expect(notOursToTakeOver(live({ labels: { ...labels, "telo.run/session-id": "other" }, ownerReferences }), written))
+      .toBe(`its telo.run/session-id label is "other", not "${sessionId}"`)
+  })
+
+  it("leaves an object with every label of ours that no Pod owns", () => {
+    expect(notOursToTakeOver(live({ labels }), written)).toMatch(/no owner reference to a Pod/)
   })
 })
 

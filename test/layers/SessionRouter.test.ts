@@ -128,6 +128,42 @@ for (const face of faces) {
           expect(after.spec).toEqual(before.spec)
         }), { cluster: { ingress: { delay: "never" } } }))
 
+    it.live("takes over fields another manager set on its own Ingress, and leaves a user's Ingress at its name", () =>
+      withRouter(face, SessionRouter.layerIngress, ({ kube, router, sc }) =>
+        Effect.gen(function*() {
+          const name = sessionObjectName(sessionId)
+          const edit = (object: object) =>
+            Effect.orDie(sc.cluster.store.apply(IngressResource, sc.namespace, name, object as never, {
+              fieldManager: "kubectl-edit",
+              force: true
+            }))
+          // Ours, with a rule someone changed by hand: the next publish puts its own back.
+          yield* router.publish(spec)
+          const ours = yield* kube.get(IngressResource, sc.namespace, name)
+          const hand = { ...ours.spec!.rules![0]!, host: `edited.${BASE_DOMAIN}` }
+          yield* edit({ ...ours, metadata: { name, namespace: sc.namespace }, spec: { rules: [hand] } })
+          yield* router.publish(spec)
+          expect((yield* kube.get(IngressResource, sc.namespace, name)).spec?.rules?.[0]?.host).toBe(route8080.host)
+
+          // A user's own Ingress at the session's name: refused, untouched, and the reason says why.
+          yield* kube.delete(IngressResource, sc.namespace, name)
+          const users = {
+            apiVersion: "networking.k8s.io/v1",
+            kind: "Ingress",
+            metadata: { name, namespace: sc.namespace },
+            spec: { rules: [{ host: `users.${BASE_DOMAIN}` }] }
+          }
+          yield* edit(users)
+          const refused = yield* Effect.flip(router.publish(spec))
+          expect(refused.reason).toMatch(/conflict with "kubectl-edit"/)
+          expect(refused.reason).toContain(
+            "it was left as it is: it has no app.kubernetes.io/managed-by label, so it was not published by this runner"
+          )
+          const left = yield* kube.get(IngressResource, sc.namespace, name)
+          expect(left.spec?.rules).toEqual(users.spec.rules)
+          expect(left.metadata?.ownerReferences).toBeUndefined()
+        }), { cluster: { ingress: { delay: "never" } } }))
+
     it.live("deletes the session Ingress when a reload leaves no routable port, and creates nothing", () =>
       withRouter(face, SessionRouter.layerIngress, ({ kube, router, sc }) =>
         Effect.gen(function*() {

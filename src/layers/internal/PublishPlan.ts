@@ -5,6 +5,7 @@
  * publish created, leaving what existed before it in place.
  */
 import { Effect, Either } from "effect"
+import type { WritableObject } from "../../services/KubeClient.js"
 import type { KubeError } from "../../services/KubeError.js"
 import { PublishError } from "../../services/SessionRouter.js"
 import {
@@ -87,6 +88,39 @@ const describeUndone = (undone: ReadonlyArray<Undone>): string => {
   return parts.map((part) => `; ${part}`).join("")
 }
 
+/** Whether the server refused an apply because another field manager owns what it changes. */
+const isFieldConflict = (error: KubeError): boolean =>
+  error._tag === "Conflict" && error.causes.some((cause) => cause.type === "FieldManagerConflict")
+
+/**
+ * The dry run of one write, and whether the write must force. Without force first: a
+ * field another manager set is then reported by the server, and forced only when the
+ * object is ours (`notOursToTakeOver`), so a user's object at one of our names is
+ * never taken over silently.
+ */
+/** A dry run that failed, and why the object was not taken over when that was the question. */
+interface DryRunFailure {
+  readonly error: KubeError
+  readonly notOurs?: string
+}
+
+const dryRun = (
+  write: PlannedWrite
+): Effect.Effect<{ readonly answer: WritableObject; readonly force: boolean }, DryRunFailure> => {
+  const attempt = (force: boolean) =>
+    write.apply({ dryRun: true, force }).pipe(
+      Effect.map((answer) => ({ answer, force })),
+      Effect.mapError((error): DryRunFailure => ({ error }))
+    )
+  return attempt(false).pipe(
+    Effect.catchIf(({ error }) => isFieldConflict(error), ({ error }) =>
+      write.notOurs.pipe(
+        Effect.mapError((readError): DryRunFailure => ({ error: readError })),
+        Effect.flatMap((notOurs) => notOurs === undefined ? attempt(true) : Effect.fail({ error, notOurs }))
+      ))
+  )
+}
+
 /**
  * Runs a plan: find what to remove, dry-run every write, write, remove. A failure
  * before the first write changes nothing; a failure after it takes back what this
@@ -118,16 +152,24 @@ export const runPublish = (plan: PublishPlan): Effect.Effect<void, PublishError>
     // per object would tell the same at one more request each; both read the same
     // moment, and only the session's own runner writes these names.
     const creates: Array<boolean> = []
+    const forced: Array<boolean> = []
     for (const write of plan.writes) {
-      const answer = yield* write.apply({ dryRun: true }).pipe(
-        Effect.mapError((error) => fail(error, `apply ${describeRef(write.ref)}`, "; nothing was changed"))
+      const { answer, force } = yield* dryRun(write).pipe(
+        Effect.mapError(({ error, notOurs }) =>
+          fail(
+            error,
+            `apply ${describeRef(write.ref)}`,
+            `${notOurs === undefined ? "" : `; it was left as it is: ${notOurs}`}; nothing was changed`
+          )
+        )
       )
       creates.push((answer.metadata?.resourceVersion ?? "") === "")
+      forced.push(force)
     }
 
     const created: Array<PlannedWrite> = []
     for (const [index, write] of plan.writes.entries()) {
-      const result = yield* Effect.either(write.apply())
+      const result = yield* Effect.either(write.apply({ force: forced[index] === true }))
       if (Either.isLeft(result)) {
         const error = result.left
         // The failed write itself is taken back too when the server may have stored

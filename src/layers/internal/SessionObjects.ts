@@ -4,7 +4,7 @@
  * stopped answering so that no further request is worth its timeout.
  */
 import { Effect } from "effect"
-import { notOwnedReason } from "../../domain/Manifests.js"
+import { notOursToTakeOver, notOwnedReason } from "../../domain/Manifests.js"
 import type { ResourceType } from "../../domain/Resources.js"
 import type { ApplyOptions, KubeClient, WritableObject } from "../../services/KubeClient.js"
 import type { KubeError } from "../../services/KubeError.js"
@@ -43,6 +43,11 @@ export interface PlannedWrite {
   readonly apply: (options?: ApplyOptions) => Effect.Effect<WritableObject, KubeError>
   /** Deletes it: true if it was there, false if it was already gone. */
   readonly remove: Effect.Effect<boolean, KubeError>
+  /**
+   * Why the object now at its name is not ours to take over (`notOursToTakeOver`), or
+   * undefined when it is ours or gone. Read only when an apply meets another manager's fields.
+   */
+  readonly notOurs: Effect.Effect<string | undefined, KubeError>
 }
 
 /** `object` of `resource` as a planned write. */
@@ -62,6 +67,10 @@ export const plannedWrite = <A extends WritableObject>(
     remove: kube.delete(resource, ref.namespace, ref.name).pipe(
       Effect.as(true),
       Effect.catchTag("NotFound", () => Effect.succeed(false))
+    ),
+    notOurs: kube.get(resource, ref.namespace, ref.name).pipe(
+      Effect.map((live) => notOursToTakeOver(live, object)),
+      Effect.catchTag("NotFound", () => Effect.succeed(undefined))
     )
   }
 }

@@ -38,7 +38,17 @@ interface WriteScript {
   readonly apply?: KubeError
   /** What deleting it answers: true (deleted), false (already gone) or an error. */
   readonly remove?: boolean | KubeError
+  /** Another manager owns fields this write sets: an apply without force meets a conflict. */
+  readonly foreignFields?: boolean
+  /** Why the object at the name is not ours (`notOurs`); unset: it is ours. */
+  readonly notOurs?: string
 }
+
+/** The server's answer to an apply that meets another manager's fields, as it words it. */
+const fieldConflict = new Conflict({
+  reason: "Apply failed with 1 conflict: conflict with \"kubectl-edit\" using v1: .spec.rules",
+  causes: [{ type: "FieldManagerConflict", message: "conflict with \"kubectl-edit\" using v1", field: ".spec.rules" }]
+})
 
 /** A scripted world: planned writes and removals whose every call lands in `log`. */
 const world = () => {
@@ -48,7 +58,9 @@ const world = () => {
     apply: (options) =>
       Effect.suspend(() => {
         const dryRun = options?.dryRun === true
-        log.push(`${dryRun ? "dry-run" : "apply"} ${kind} ${name}`)
+        const force = options?.force !== false
+        log.push(`${dryRun ? "dry-run" : "apply"}${force ? " (force)" : ""} ${kind} ${name}`)
+        if (script.foreignFields === true && !force) return Effect.fail(fieldConflict)
         const error = dryRun ? script.dryRun : script.apply
         if (error !== undefined) return Effect.fail(error)
         return Effect.succeed({ metadata: { name, ...(script.exists === true ? { resourceVersion: "41" } : {}) } })
@@ -56,6 +68,10 @@ const world = () => {
     remove: Effect.suspend(() => {
       log.push(`delete ${kind} ${name}`)
       return outcome(script.remove ?? true)
+    }),
+    notOurs: Effect.sync(() => {
+      log.push(`read ${kind} ${name}`)
+      return script.notOurs
     })
   })
   const removal = (
@@ -108,6 +124,51 @@ describe("runPublish, the order of its calls", () => {
         "delete HTTPRoute web-9090",
         "delete Ingress web"
       ])
+    }))
+})
+
+describe("runPublish, fields another manager set", () => {
+  it.effect("writes without force when no other manager holds the fields, reading nothing more", () =>
+    Effect.gen(function*() {
+      const { log, write } = world()
+      yield* runPublish(plan([write("Service", "web", { exists: true })]))
+      expect(log).toEqual(["dry-run Service web", "apply Service web"])
+    }))
+
+  it.effect("takes the fields over on an object that is ours, and only that object", () =>
+    Effect.gen(function*() {
+      const { log, write } = world()
+      yield* runPublish(plan([write("Service", "web", { exists: true, foreignFields: true }), write("Ingress", "web")]))
+      expect(log).toEqual([
+        "dry-run Service web",
+        "read Service web",
+        "dry-run (force) Service web",
+        "dry-run Ingress web",
+        "apply (force) Service web",
+        "apply Ingress web"
+      ])
+    }))
+
+  it.effect("leaves someone else's object at one of its names as it is, with the server's words and why", () =>
+    Effect.gen(function*() {
+      const { log, write } = world()
+      const notOurs = "it has no app.kubernetes.io/managed-by label, so it was not published by this runner"
+      const failure = yield* failureOf(
+        plan([write("Service", "web"), write("Ingress", "web", { exists: true, foreignFields: true, notOurs })])
+      )
+      expect(failure.error).toBe(fieldConflict)
+      expect(failure.reason).toBe(
+        `could not apply Ingress ns/web: ${fieldConflict.reason}; it was left as it is: ${notOurs}; nothing was changed`
+      )
+      expect(log).toEqual(["dry-run Service web", "dry-run Ingress web", "read Ingress web"])
+    }))
+
+  it.effect("reports a conflict that is not about fields as it is, without reading the object", () =>
+    Effect.gen(function*() {
+      const { log, write } = world()
+      const failure = yield* failureOf(plan([write("Service", "web", { dryRun: conflict("web") })]))
+      expect(failure.reason).toBe("could not apply Service ns/web: web was changed meanwhile; nothing was changed")
+      expect(log).toEqual(["dry-run Service web"])
     }))
 })
 
