@@ -7,88 +7,26 @@
  */
 import { Clock, Data, Duration, Effect, Exit, Mailbox, Option, Ref, Schedule, Stream } from "effect"
 import { atDeadline as unprogrammedAtDeadline, type RoutingPath } from "../domain/Diagnosis.js"
-import { type PublishedRoute, type RouteHold, Unprogrammed } from "../domain/Routes.js"
-import { isPermanent, Transport } from "../services/KubeError.js"
+import { type PublishedRoute, Unprogrammed } from "../domain/Routes.js"
+import { Transport } from "../services/KubeError.js"
 import { RouterConfig } from "../services/RouterConfig.js"
 import {
   type ChangeFeed,
-  type Observation,
   PERMANENT_FAILURE_BACKOFF_CAP,
   pollingThroughRouter,
   RouteStatusSource
 } from "../services/RouteStatusSource.js"
 import { RouteReadError, SessionRouter } from "../services/SessionRouter.js"
+import {
+  absorb,
+  cutReadIsSilence,
+  type HostEvidence,
+  LAST_ANSWERED_PENDING,
+  noEvidence
+} from "./internal/HostEvidence.js"
+import { readFailure, RouteHealthEvent } from "./RouteHealthEvent.js"
 
-// ---------------------------------------------------------------------------
-// Events
-// ---------------------------------------------------------------------------
-
-/** A host's state changed: `pending` once up front, then exactly one terminal state. */
-export type RouteEvent =
-  | { readonly _tag: "Route"; readonly route: PublishedRoute; readonly state: "pending" | "programmed" }
-  | {
-    readonly _tag: "Route"
-    readonly route: PublishedRoute
-    readonly state: "unprogrammed"
-    readonly reason: string
-    readonly code: string
-  }
-
-/**
- * The first status read of the watch that failed, once per watch, for the runner's
- * log: a permanent failure (no RBAC grant, an unserved API) otherwise only shows up
- * in the hosts' final reasons. `reason` is the Kubernetes error's own reason.
- */
-export interface ReadErrorEvent {
-  readonly _tag: "ReadError"
-  readonly route: PublishedRoute
-  readonly reason: string
-  readonly error: RouteReadError
-}
-
-/**
- * What the watch emits. Maps one to one onto the runner's wire events:
- * `Route` → `{ type: "route", port, host, state, reason?, code? }`, `ReadError` → `{ type: "read-error", reason }`.
- *
- * @since 0.1.0
- * @category models
- */
-export type RouteHealthEvent = RouteEvent | ReadErrorEvent
-
-/**
- * Constructors for `RouteHealthEvent`.
- *
- * @since 0.1.0
- * @category constructors
- */
-export const RouteHealthEvent = {
-  pending: (route: PublishedRoute): RouteHealthEvent => ({ _tag: "Route", route, state: "pending" }),
-  programmed: (route: PublishedRoute): RouteHealthEvent => ({ _tag: "Route", route, state: "programmed" }),
-  unprogrammed: (route: PublishedRoute, why: Unprogrammed): RouteHealthEvent => ({
-    _tag: "Route",
-    route,
-    state: "unprogrammed",
-    reason: why.reason,
-    code: why.code
-  }),
-  readError: (error: RouteReadError): RouteHealthEvent => ({
-    _tag: "ReadError",
-    route: error.route,
-    reason: error.reason,
-    error
-  })
-} as const
-
-// ---------------------------------------------------------------------------
-// Reasons (pure)
-// ---------------------------------------------------------------------------
-
-/**
- * What a host gets at the deadline when its last attempt was a failed read: the read
- * failure. Deliberately not the unclaimed advice: that would send an operator to
- * inspect the controller when the runner could not read its own object.
- */
-export const readFailure = (error: RouteReadError): Unprogrammed => Unprogrammed.unreadable(error.message)
+export { type ReadErrorEvent, readFailure, type RouteEvent, RouteHealthEvent } from "./RouteHealthEvent.js"
 
 // ---------------------------------------------------------------------------
 // Typed outcomes of one attempt
@@ -112,7 +50,6 @@ export class RoutePending extends Data.TaggedError("RoutePending")<{
 export class RouteDeadlineReached extends Data.TaggedError("RouteDeadlineReached")<{
   readonly route: PublishedRoute
 }> {}
-
 // ---------------------------------------------------------------------------
 // Watch
 // ---------------------------------------------------------------------------
@@ -397,52 +334,6 @@ interface HostWatch {
 }
 
 /**
- * A real answer that the host is still pending: the object, without a status that
- * programs it, and what holds it back when the object says so.
- */
-interface AnsweredPending {
-  readonly _tag: "AnsweredPending"
-  readonly held?: RouteHold
-}
-
-/** The last answer a host's reads got; it decides the reason at the deadline. */
-type LastOutcome = AnsweredPending | RouteReadError
-
-/** Shared: every pending answer without a hold is the same evidence. */
-const LAST_ANSWERED_PENDING: Option.Option<LastOutcome> = Option.some({ _tag: "AnsweredPending" })
-
-/** What one host's observations have shown so far. */
-interface HostEvidence {
-  readonly last: Option.Option<LastOutcome>
-  /** When the read now out started; undefined while no read is out. */
-  readonly readSince: number | undefined
-  /** When the last read started: the next one is due an interval after it. */
-  readonly lastReadAt: number | undefined
-  /** The longest any read of this host took to answer. */
-  readonly slowestAnswerMs: number
-  /** Read failures in a row that will not heal by waiting (401, 403, API not served): the backoff exponent. */
-  readonly permanentStreak: number
-}
-
-const noEvidence: HostEvidence = {
-  last: Option.none(),
-  readSince: undefined,
-  lastReadAt: undefined,
-  slowestAnswerMs: 0,
-  permanentStreak: 0
-}
-
-/**
- * Whether a read the deadline cut short is itself evidence that the status could not
- * be read: it had been out at least a poll interval (at most a second), and more than
- * twice as long as this host's slowest answer. A server that answers every read in
- * 300 ms is slow, not silent, when the deadline cuts a read at 200 ms; one that
- * answered in milliseconds and then said nothing for seconds has stopped answering.
- */
-export const cutReadIsSilence = (outForMs: number, slowestAnswerMs: number, intervalMs: number): boolean =>
-  outForMs >= Math.min(Math.max(1, intervalMs), 1_000) && outForMs > 2 * slowestAnswerMs
-
-/**
  * The source's cadence, measured from the start of the last read (a slow answer does
  * not stretch the period), doubled for each permanent failure in a row (up to
  * `PERMANENT_FAILURE_BACKOFF_CAP`). A pause that runs past the deadline is cut by
@@ -461,68 +352,6 @@ const hostSchedule = (watch: HostWatch, evidence: Ref.Ref<HostEvidence>) =>
       const now = yield* Clock.currentTimeMillis
       return Duration.millis(Math.max(0, lastReadAt + Duration.toMillis(pause) - now))
     }))
-
-/** What one observation did to a host. */
-interface Taken {
-  readonly evidence: HostEvidence
-  /** The host's terminal event, when the observation settled it. */
-  readonly settled?: RouteHealthEvent
-  /** Why the read failed, when it did. */
-  readonly readError?: RouteReadError
-}
-
-/** Keeps what an answer showed: its outcome, and how long the server took. */
-const answered = (e: HostEvidence, error: RouteReadError | undefined, now: number): HostEvidence => {
-  const cause = error?.error
-  // A read the client gave up on got no answer: its length says nothing of how fast the server answers.
-  const silent = cause?._tag === "Transport" && cause.kind === "no-answer"
-  return {
-    ...e,
-    last: error === undefined ? e.last : Option.some(error),
-    readSince: undefined,
-    slowestAnswerMs: silent || e.readSince === undefined
-      ? e.slowestAnswerMs
-      : Math.max(e.slowestAnswerMs, now - e.readSince),
-    permanentStreak: cause !== undefined && isPermanent(cause) ? e.permanentStreak + 1 : 0
-  }
-}
-
-/**
- * One observation taken into a host's evidence at `now`. A verdict of any kind
- * proves the read path works: pending replaces an earlier failure as the last word.
- * A rejection is final: the controller looked at the route and refused it.
- */
-const absorb = (route: PublishedRoute, e: HostEvidence, observation: Observation, now: number): Taken => {
-  switch (observation._tag) {
-    case "Reading":
-      // The watch has not answered yet: nothing known, as if a read were out since then.
-      return { evidence: { ...e, readSince: observation.at } }
-    case "Unreadable":
-      return { evidence: answered(e, observation.error, now), readError: observation.error }
-    case "Seen": {
-      const evidence = answered(e, undefined, now)
-      const verdict = observation.verdict
-      switch (verdict.kind) {
-        case "programmed":
-          return { evidence, settled: RouteHealthEvent.programmed(route) }
-        case "rejected":
-          return {
-            evidence,
-            settled: RouteHealthEvent.unprogrammed(route, Unprogrammed.rejected(verdict.reason, verdict.message))
-          }
-        case "pending":
-          return {
-            evidence: {
-              ...evidence,
-              last: verdict.held === undefined
-                ? LAST_ANSWERED_PENDING
-                : Option.some({ _tag: "AnsweredPending", held: verdict.held })
-            }
-          }
-      }
-    }
-  }
-}
 
 /** Observes one host until it settles; always ends in that host's terminal event. */
 const settle = (watch: HostWatch, host: Host, evidence: Ref.Ref<HostEvidence>): Effect.Effect<RouteHealthEvent> =>

@@ -9,8 +9,8 @@ import { Clock, Deferred, Duration, Effect, Fiber, Layer, Ref, Schedule, Stream,
 import { RoutingPath } from "../../src/domain/Diagnosis.js"
 import type { PublishedRoute, RouteState, RouteVerdict } from "../../src/domain/Routes.js"
 import { RouteVerdict as Verdict, Unprogrammed } from "../../src/domain/Routes.js"
+import { cutReadIsSilence } from "../../src/health/internal/HostEvidence.js"
 import {
-  cutReadIsSilence,
   readFailure,
   reportRouteHealth,
   RouteHealthEvent,
