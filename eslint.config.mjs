@@ -1,6 +1,6 @@
 // Lint for `npm test`: Effect's own formatting (dprint, as the Effect repositories
 // configure it) and the house's layering, enforced as import boundaries instead of
-// being left to prose (see the README's "Layout and layering").
+// being left to prose (see CONTRIBUTING.md, "Layout").
 import * as effectEslint from "@effect/eslint-plugin"
 import tseslint from "typescript-eslint"
 

@@ -1,7 +1,7 @@
 /**
  * Verdict rules: what an Ingress's or an HTTPRoute's status says about whether
- * its host is programmed. Pure functions of the object, so the table of status
- * snapshots in `route-status-semantics.md` is tested directly.
+ * its host is programmed. Pure functions of the object, so every case of the rules
+ * table in docs/route-status.md is tested directly.
  */
 import { GATEWAY_API_GROUP } from "./Manifests.js"
 import type { Condition, HttpRoute, Ingress, ObjectMeta, ParentReference, RouteParentStatus } from "./Objects.js"

@@ -1,7 +1,7 @@
 /**
  * What session-routing reports about itself: the names of its spans and their
  * attributes, and its metrics (Effect `Metric`s in the process's registry). One place,
- * so the layers that record them, the endpoint that serves them and the README agree.
+ * so the layers that record them, the endpoint that serves them and docs/telemetry.md agree.
  */
 import { Effect, Metric, MetricBoundaries, MetricLabel, type Tracer } from "effect"
 
