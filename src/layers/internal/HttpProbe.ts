@@ -27,6 +27,18 @@ export const MAX_PROBE_READ_BYTES = 4 * 1024
 
 const STATUS_LINE = /^HTTP\/\d(?:\.\d)? (\d{3})/
 
+/** What every HTTP/1 answer begins with. */
+const HTTP_START = "HTTP/"
+
+/**
+ * Why bytes that cannot begin an HTTP answer are not one: a TLS record (a content
+ * type of 20 to 23, then version 3.x) is an https port answering a plain request.
+ */
+const notHttp = (head: string): string =>
+  head.charCodeAt(0) >= 0x14 && head.charCodeAt(0) <= 0x17 && head.charCodeAt(1) === 0x03
+    ? "the answer is TLS, not HTTP: the port serves https (set SESSION_ROUTE_PROBE=https)"
+    : `the answer is not HTTP: it does not begin with "${HTTP_START}" (does the port serve something else?)`
+
 /** Why a certificate does not do for `host`, or undefined when it does. */
 const certificateProblems = (socket: tls.TLSSocket, host: string): ReadonlyArray<string> => {
   // A check that threw would be an uncaught exception, not a probe result.
@@ -90,15 +102,41 @@ const exchange = (target: ProbeTarget, ip: string, signal: AbortSignal): Promise
       head += text
       const status = STATUS_LINE.exec(head)
       if (status !== null) return finish({ _tag: "Answered", status: Number(status[1]) })
-      if (head.includes("\r\n") || head.length >= MAX_PROBE_READ_BYTES) {
-        finish({ _tag: "Failed", message: "the answer is not HTTP" })
+      // Decided on the first bytes: a peer that sends something else and holds the
+      // connection open would otherwise read as a timeout, as if nothing had answered.
+      if (!(head.length >= HTTP_START.length ? head.startsWith(HTTP_START) : HTTP_START.startsWith(head))) {
+        return finish({ _tag: "Failed", message: notHttp(head) })
+      }
+      if (head.includes("\r\n")) {
+        return finish({ _tag: "Failed", message: "the answer's status line has no status code" })
+      }
+      if (head.length >= MAX_PROBE_READ_BYTES) {
+        finish({
+          _tag: "Failed",
+          message: `the answer has no status line within its first ${MAX_PROBE_READ_BYTES / 1024} KiB`
+        })
       }
     })
-    socket.on("end", () => finish({ _tag: "Failed", message: "the connection closed before an answer" }))
+    socket.on("end", () =>
+      finish({
+        _tag: "Failed",
+        message: head === ""
+          ? "the connection closed before an answer"
+          : "the connection closed before the status line was complete"
+      }))
     socket.on("error", (error: NodeJS.ErrnoException) => {
       const code = error.code ?? ""
       if (code === "ECONNREFUSED") return finish({ _tag: "Refused" })
       if (TLS_CODES.test(code)) return finish({ _tag: "Tls", message: error.message, certificateNames: [] })
+      // Node's own words ("read ECONNRESET") name the syscall, not what happened.
+      if (code === "ECONNRESET") {
+        return finish({
+          _tag: "Failed",
+          message: head === ""
+            ? "the connection was reset before an answer (ECONNRESET)"
+            : "the connection was reset before the status line was complete (ECONNRESET)"
+        })
+      }
       finish({ _tag: "Failed", message: error.message })
     })
   })
