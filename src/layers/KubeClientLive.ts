@@ -93,6 +93,15 @@ export interface KubeClientLiveOptions {
 // ---------------------------------------------------------------------------
 // The service
 
+const isObject = (value: unknown): boolean => typeof value === "object" && value !== null && !Array.isArray(value)
+
+/**
+ * Pages one list may take: 100,000 objects at `LIST_PAGE_SIZE`, past any session
+ * namespace. A server that answers every page with another continue token would
+ * otherwise be followed, and its items held, for as long as it keeps answering.
+ */
+export const MAX_LIST_PAGES = 200
+
 /** Items per page of a list: client-go's pager default. */
 const LIST_PAGE_SIZE = 500
 
@@ -179,8 +188,9 @@ const makeOver = (
       if (answer.code < 200 || answer.code > 299) {
         return Either.left(fromResponse(ctx, answer.code, answer.text, answer.retryAfter))
       }
+      let body: unknown
       try {
-        return Either.right(JSON.parse(answer.text) as unknown)
+        body = JSON.parse(answer.text)
       } catch {
         return Either.left(
           new Unexpected({
@@ -188,6 +198,24 @@ const makeOver = (
           })
         )
       }
+      // Every answer of the API is an object (an object, a list, a Status); anything
+      // else would reach the caller as if it were one, or break it on first use.
+      const shapeProblem = !isObject(body)
+        ? "JSON that is not an object"
+        : ctx.verb === "list" && !Array.isArray((body as { readonly items?: unknown }).items)
+        ? "a list without an items array"
+        // A named object's read (not `/version`, which is no object) carries its metadata.
+        : ctx.verb === "get" && ctx.name !== undefined && !isObject((body as { readonly metadata?: unknown }).metadata)
+        ? "an object without metadata"
+        : undefined
+      return shapeProblem === undefined
+        ? Either.right(body)
+        : Either.left(
+          new Unexpected({
+            reason: `the API server at ${server} answered ${describeRequest(ctx)} with ${shapeProblem}`,
+            code: answer.code
+          })
+        )
     }
 
     const failureOf = (ctx: RequestContext, error: unknown): KubeError =>
@@ -447,7 +475,15 @@ const makeOver = (
         const items: Array<A> = []
         let first: Partial<ObjectList<ReadableObject>> | undefined
         let continueToken: string | undefined
+        let pages = 0
         do {
+          if (pages++ === MAX_LIST_PAGES) {
+            return yield* new Unexpected({
+              reason: `the API server at ${server} answered ${
+                describeRequest(requestContext("list", resource, namespace))
+              } with more than ${MAX_LIST_PAGES} pages of ${LIST_PAGE_SIZE}, and the list was given up`
+            })
+          }
           const page = yield* listPage(resource, namespace, listOptions?.labelSelector, continueToken)
           first ??= page
           for (const item of page.items ?? []) items.push(withTypeMeta(resource, item as A))
