@@ -1,7 +1,10 @@
 /**
  * The diagnosis rules, table by table: each broken link of an Ingress's or an
  * HTTPRoute's routing named by its code, the first one winning, and the controller's
- * silence once every link holds.
+ * silence once every link holds; and each link's whole reason as a person reads it,
+ * with the parts that depend on what was read (a condition's reason and message, or
+ * its absence; a listener without hostname; no listeners at all), counting only the
+ * current conditions (any, when the object keeps no generation).
  */
 import { describe, expect, it } from "@effect/vitest"
 import {
@@ -15,19 +18,23 @@ import {
   gatewayPath,
   ingressControllerAdvice,
   ingressPath,
-  type RoutingPath
+  isDefaultIngressClass,
+  RoutingPath
 } from "../../src/domain/Diagnosis.js"
 import type { Condition, Gateway, GatewayClass, GatewayListener, IngressClass } from "../../src/domain/Objects.js"
 
 const codeOf = (path: RoutingPath): string =>
   path._tag === "Broken" ? path.cause.code : path._tag === "Sound" ? path.silence.code : "unread"
 
+/** The reason a host unprogrammed at the deadline carries, for a path. */
+const reasonOf = (path: RoutingPath): string => deadlineReason(path, "ADVICE")
+
 const ingressClass = (name: string, controller: string, isDefault = false): IngressClass => ({
   metadata: { name, ...(isDefault ? { annotations: { [DEFAULT_INGRESS_CLASS_ANNOTATION]: "true" } } : {}) },
   spec: { controller }
 })
 
-describe("ingressPath", () => {
+describe("an Ingress's routing, link by link", () => {
   const nginx = ingressClass("nginx", "k8s.io/ingress-nginx")
   const traefik = ingressClass("traefik", "traefik.io/ingress-controller", true)
   const table: ReadonlyArray<readonly [string, string | undefined, ReadonlyArray<IngressClass>, string]> = [
@@ -99,18 +106,64 @@ describe("ingressPath", () => {
       expect(ingressControllerAdvice(controller)).toContain(says)
     })
   }
+
+  it("says the cluster has no IngressClass at all when the named one is missing", () => {
+    expect(reasonOf(ingressPath({ namespace: "ns", className: "nginx", classes: [] }))).toBe(
+      "IngressClassNotFound: the session Ingress names IngressClass \"nginx\", which does not exist (the cluster has no IngressClass at all): set SESSION_INGRESS_CLASS to a class the cluster has, or install the ingress controller that provides \"nginx\""
+    )
+  })
+
+  it("does not count a class annotated default \"false\" as the default", () => {
+    const classes = [
+      {
+        metadata: { name: "a", annotations: { "ingressclass.kubernetes.io/is-default-class": "false" } },
+        spec: { controller: "x" }
+      },
+      { metadata: { name: "b" } }
+    ]
+    expect(isDefaultIngressClass(classes[0]!)).toBe(false)
+    expect(reasonOf(ingressPath({ namespace: "ns", className: undefined, classes }))).toBe(
+      "NoDefaultIngressClass: no ingressClassName is configured and no IngressClass is marked default (the cluster has \"a\", \"b\"), so no controller claims the session Ingress: set SESSION_INGRESS_CLASS, or annotate one class ingressclass.kubernetes.io/is-default-class=\"true\""
+    )
+  })
+
+  it("describes the named class without calling it the default", () => {
+    expect(
+      ingressPath({
+        namespace: "ns",
+        className: "a",
+        classes: [{ metadata: { name: "a" }, spec: { controller: "example.com/x" } }]
+      })
+    ).toEqual(RoutingPath.sound("IngressClass \"a\", controller \"example.com/x\"", {
+      code: "NoIngressStatus",
+      message:
+        "IngressClass \"a\", controller \"example.com/x\", exists, but no address was written to the session Ingress's status in namespace \"ns\": check that the controller \"example.com/x\" is running, watches this namespace, and is configured to publish an address in Ingress status (most controllers need the Service or address that fronts them named)"
+    }))
+  })
+
+  it("names both default classes, in the order the cluster lists them", () => {
+    const classes = [
+      { metadata: { name: "x", annotations: { "ingressclass.kubernetes.io/is-default-class": "true" } } },
+      { metadata: { name: "y" } },
+      { metadata: { name: "z", annotations: { "ingressclass.kubernetes.io/is-default-class": "true" } } }
+    ]
+    expect(reasonOf(ingressPath({ namespace: "ns", className: undefined, classes }))).toBe(
+      "MultipleDefaultIngressClasses: no ingressClassName is configured and 2 IngressClasses are marked default (\"x\", \"z\"), so which controller claims the session Ingress is ambiguous: set SESSION_INGRESS_CLASS to one of them, or leave one default"
+    )
+  })
 })
 
 const condition = (
   type: string,
   status: Condition["status"],
   reason: string,
+  message = `${type} is ${status}`,
   observedGeneration?: number
 ): Condition => ({
   type,
   status,
   reason,
-  message: `${type} is ${status}`,
+  message,
   lastTransitionTime: "2026-01-01T00:00:00Z",
   ...(observedGeneration !== undefined ? { observedGeneration } : {})
 })
@@ -126,13 +179,22 @@ const listener = (overrides: Partial<GatewayListener> = {}): GatewayListener => 
   ...overrides
 })
 
+/**
+ * A Gateway of generation 2 (`null`: one that keeps no generation); a condition given
+ * without observedGeneration is stamped with the Gateway's.
+ */
 const gateway = (
   listeners: ReadonlyArray<GatewayListener>,
-  conditions: ReadonlyArray<Condition> = [accepted, programmed]
+  conditions: ReadonlyArray<Condition> = [accepted, programmed],
+  generation: number | null = 2
 ): Gateway => ({
-  metadata: { name: "gw", namespace: "infra", generation: 2 },
+  metadata: { name: "gw", namespace: "infra", ...(generation !== null ? { generation } : {}) },
   spec: { gatewayClassName: "cls", listeners },
-  status: { conditions: conditions.map((c) => ({ ...c, observedGeneration: c.observedGeneration ?? 2 })) }
+  status: {
+    conditions: generation === null
+      ? conditions
+      : conditions.map((c) => ({ ...c, observedGeneration: c.observedGeneration ?? generation }))
+  }
 })
 
 const gatewayClass = (conditions: ReadonlyArray<Condition> = [accepted]): GatewayClass => ({
@@ -144,6 +206,7 @@ const gatewayClass = (conditions: ReadonlyArray<Condition> = [accepted]): Gatewa
 const allowing = (from: "Same" | "All" | "Selector", matchLabels?: Record<string, string>) => ({
   allowedRoutes: { namespaces: { from, ...(matchLabels !== undefined ? { selector: { matchLabels } } : {}) } }
 })
+const all = allowing("All")
 
 const HOST = "8080-s1.sessions.example.com"
 
@@ -155,7 +218,7 @@ const facts = (overrides: Partial<GatewayFacts> = {}): GatewayFacts => ({
   ...overrides
 })
 
-describe("gatewayPath", () => {
+describe("an HTTPRoute's routing through its Gateway, link by link", () => {
   const table: ReadonlyArray<readonly [string, GatewayFacts, string]> = [
     ["the Gateway does not exist", facts({ gateway: undefined }), "GatewayNotFound"],
     ["its GatewayClass does not exist", facts({ gatewayClass: undefined }), "GatewayClassNotFound"],
@@ -185,7 +248,10 @@ describe("gatewayPath", () => {
     [
       "the Gateway's acceptance is for an older generation",
       facts({
-        gateway: gateway([listener(allowing("All"))], [condition("Accepted", "True", "Accepted", 1), programmed])
+        gateway: gateway([listener(allowing("All"))], [
+          condition("Accepted", "True", "Accepted", undefined, 1),
+          programmed
+        ])
       }),
       "GatewayNotAccepted"
     ],
@@ -325,9 +391,191 @@ describe("gatewayPath", () => {
     expect(gatewayNeedsNamespaceLabels(gateway([listener(allowing("All")), listener()]))).toBe(false)
     expect(gatewayNeedsNamespaceLabels(gateway([listener(), listener(allowing("Selector", {}))]))).toBe(true)
   })
+
+  it("needs no namespace labels for a Gateway without spec", () => {
+    expect(gatewayNeedsNamespaceLabels({ metadata: { name: "gw" } })).toBe(false)
+  })
 })
 
-describe("deadlineReason", () => {
+describe("the whole reason of each Gateway link, as a person reads it", () => {
+  it("names the missing Gateway and how to point at another", () => {
+    expect(reasonOf(gatewayPath(facts({ gateway: undefined }), HOST))).toBe(
+      "GatewayNotFound: Gateway infra/gw does not exist: create it, or set SESSION_GATEWAY_NAME and SESSION_GATEWAY_NAMESPACE to an existing Gateway (kubectl get gateways -A)"
+    )
+  })
+
+  it("names the missing GatewayClass the Gateway names", () => {
+    expect(reasonOf(gatewayPath(facts({ gatewayClass: undefined }), HOST))).toBe(
+      "GatewayClassNotFound: Gateway infra/gw names GatewayClass \"cls\", which does not exist: install the Gateway implementation that provides it, or set the Gateway's gatewayClassName to an installed class (kubectl get gatewayclasses)"
+    )
+  })
+
+  it("quotes a refused GatewayClass's reason and trimmed message, or its reason alone when the message is blank", () => {
+    expect(
+      reasonOf(gatewayPath(
+        facts({ gatewayClass: gatewayClass([condition("Accepted", "False", "InvalidParameters", "  bad params  ")]) }),
+        HOST
+      ))
+    ).toBe(
+      "GatewayClassNotAccepted: GatewayClass \"cls\" was refused by its controller \"example.com/gateway\" (InvalidParameters: bad params): fix the class's parameters"
+    )
+    expect(
+      reasonOf(gatewayPath(
+        facts({ gatewayClass: gatewayClass([condition("Accepted", "False", "InvalidParameters", " ")]) }),
+        HOST
+      ))
+    ).toBe(
+      "GatewayClassNotAccepted: GatewayClass \"cls\" was refused by its controller \"example.com/gateway\" (InvalidParameters): fix the class's parameters"
+    )
+  })
+
+  it("says no controller accepted the GatewayClass, quoting an Unknown condition when there is one", () => {
+    expect(
+      reasonOf(gatewayPath(
+        facts({
+          gatewayClass: gatewayClass([condition("Accepted", "Unknown", "Pending", "Waiting for controller")])
+        }),
+        HOST
+      ))
+    ).toBe(
+      "GatewayClassNotAccepted: GatewayClass \"cls\" names controller \"example.com/gateway\", and no controller has accepted it (Accepted: Unknown, Pending: Waiting for controller): install or start the Gateway implementation whose controllerName is \"example.com/gateway\""
+    )
+    expect(reasonOf(gatewayPath(facts({ gatewayClass: gatewayClass([]) }), HOST))).toBe(
+      "GatewayClassNotAccepted: GatewayClass \"cls\" names controller \"example.com/gateway\", and no controller has accepted it: install or start the Gateway implementation whose controllerName is \"example.com/gateway\""
+    )
+  })
+
+  it("says the Gateway was refused, pending, or never reconciled", () => {
+    expect(
+      reasonOf(
+        gatewayPath(facts({ gateway: gateway([], [condition("Accepted", "False", "ListenersNotValid", "")]) }), HOST)
+      )
+    ).toBe(
+      "GatewayNotAccepted: Gateway infra/gw was not accepted by \"example.com/gateway\" (ListenersNotValid): fix the Gateway's listeners or parameters"
+    )
+    expect(reasonOf(gatewayPath(facts({ gateway: gateway([], [condition("Accepted", "Unknown", "Pending")]) }), HOST)))
+      .toBe(
+        "GatewayNotAccepted: Gateway infra/gw has not been accepted by \"example.com/gateway\" yet (Accepted: Unknown, Pending: Accepted is Unknown): check that the controller runs and look at its logs for this Gateway"
+      )
+    expect(reasonOf(gatewayPath(facts({ gateway: gateway([], []) }), HOST))).toBe(
+      "GatewayNotAccepted: Gateway infra/gw has not been accepted by \"example.com/gateway\" yet (no current Accepted condition): check that the controller runs and look at its logs for this Gateway"
+    )
+  })
+
+  it("counts a condition of a newer generation, and any condition of an object that keeps no generation", () => {
+    const newer = [
+      condition("Accepted", "True", "Accepted", "", 3),
+      condition("Programmed", "True", "Programmed", "", 3)
+    ]
+    expect(reasonOf(gatewayPath(facts({ gateway: gateway([], newer) }), HOST))).toMatch(/^NoMatchingParent: /)
+    const old = [condition("Accepted", "True", "Accepted", "", 1), condition("Programmed", "True", "Programmed", "", 1)]
+    expect(reasonOf(gatewayPath(facts({ gateway: gateway([], old) }), HOST))).toMatch(/^GatewayNotAccepted: /)
+    expect(reasonOf(gatewayPath(facts({ gateway: gateway([], old, null) }), HOST))).toMatch(/^NoMatchingParent: /)
+  })
+
+  it("says the Gateway is not programmed, with the controller's reason or without a condition", () => {
+    expect(reasonOf(gatewayPath(facts({ gateway: gateway([], [accepted]) }), HOST))).toBe(
+      "GatewayNotProgrammed: Gateway infra/gw is accepted but not Programmed (no current Programmed condition): its data plane has no address or is not ready; look at the Gateway's status and the controller's logs"
+    )
+    expect(
+      reasonOf(gatewayPath(
+        facts({ gateway: gateway([], [accepted, condition("Programmed", "False", "AddressNotAssigned", "")]) }),
+        HOST
+      ))
+    ).toBe(
+      "GatewayNotProgrammed: Gateway infra/gw is accepted but not Programmed (AddressNotAssigned): its data plane has no address or is not ready; look at the Gateway's status and the controller's logs"
+    )
+  })
+
+  it("says a Gateway has no listeners at all, whether or not a sectionName is set", () => {
+    expect(reasonOf(gatewayPath(facts({ gateway: gateway([]) }), HOST))).toBe(
+      "NoMatchingParent: Gateway infra/gw has no listeners: add one for HTTP or HTTPS"
+    )
+    expect(
+      reasonOf(gatewayPath(
+        facts({ target: { namespace: "infra", name: "gw", sectionName: "https" }, gateway: gateway([]) }),
+        HOST
+      ))
+    ).toBe(
+      "NoMatchingParent: Gateway infra/gw has no listener named \"https\" (SESSION_GATEWAY_SECTION); its listeners are none: set SESSION_GATEWAY_SECTION to one of them, or unset it"
+    )
+  })
+
+  it("lists the listeners that carry no HTTPRoute, a hostname-less one as *", () => {
+    const listeners: ReadonlyArray<GatewayListener> = [
+      { name: "tcp", protocol: "TCP", port: 9000, ...all },
+      { name: "tls", protocol: "TLS", port: 443, hostname: "a.example.com", ...all }
+    ]
+    expect(reasonOf(gatewayPath(facts({ gateway: gateway(listeners) }), HOST))).toBe(
+      "NotAllowedByListeners: no listener of Gateway infra/gw carries HTTPRoutes (\"tcp\" (TCP *), \"tls\" (TLS a.example.com)): add an HTTP or HTTPS listener"
+    )
+  })
+
+  it("reads only the listener the sectionName names", () => {
+    const listeners: ReadonlyArray<GatewayListener> = [
+      { name: "tcp", protocol: "TCP", port: 9000, ...all },
+      { name: "http", protocol: "HTTP", port: 80, ...all }
+    ]
+    const path = gatewayPath(
+      facts({ target: { namespace: "infra", name: "gw", sectionName: "tcp" }, gateway: gateway(listeners) }),
+      HOST
+    )
+    expect(reasonOf(path)).toBe(
+      "NotAllowedByListeners: no listener of Gateway infra/gw carries HTTPRoutes (\"tcp\" (TCP *)): add an HTTP or HTTPS listener"
+    )
+  })
+
+  it("names every listener hostname when none covers the host, and the wildcard that would", () => {
+    const listeners: ReadonlyArray<GatewayListener> = [
+      { name: "a", protocol: "HTTP", port: 80, hostname: "*.other.example.com", ...all },
+      { name: "b", protocol: "HTTP", port: 80, hostname: "x.sessions.example.com", ...all },
+      // Admits no route from the session namespace, so its hostname is not listed.
+      { name: "c", protocol: "HTTP", port: 80, hostname: "*.third.example.com" }
+    ]
+    expect(reasonOf(gatewayPath(facts({ gateway: gateway(listeners) }), HOST))).toBe(
+      "NoMatchingListenerHostname: no listener of Gateway infra/gw that admits namespace \"sessions\" covers 8080-s1.sessions.example.com (listener hostnames: *.other.example.com, x.sessions.example.com): add a listener for *.sessions.example.com or change SESSION_ROUTING_BASE_DOMAIN"
+    )
+  })
+
+  it("names every listener that admits and covers the route, and only those", () => {
+    const listeners: ReadonlyArray<GatewayListener> = [
+      { name: "a", protocol: "HTTP", port: 80, ...all },
+      { name: "b", protocol: "HTTPS", port: 443, hostname: "*.sessions.example.com", ...all },
+      { name: "c", protocol: "HTTP", port: 80, hostname: "*.other.com", ...all },
+      { name: "d", protocol: "HTTP", port: 80 }
+    ]
+    const path = gatewayPath(facts({ gateway: gateway(listeners) }), HOST)
+    expect(path._tag === "Sound" && path.summary).toBe(
+      "Gateway infra/gw (GatewayClass \"cls\", controller \"example.com/gateway\") is Accepted and Programmed; listener \"a\" (HTTP *), \"b\" (HTTPS *.sessions.example.com) admits the route"
+    )
+  })
+
+  it("lists every label of a selector that does not admit the namespace", () => {
+    const listeners: ReadonlyArray<GatewayListener> = [
+      {
+        name: "team",
+        protocol: "HTTP",
+        port: 80,
+        allowedRoutes: { namespaces: { from: "Selector", selector: { matchLabels: { team: "a", tier: "web" } } } }
+      }
+    ]
+    expect(reasonOf(gatewayPath(facts({ gateway: gateway(listeners), routeNamespaceLabels: { team: "a" } }), HOST)))
+      .toBe(
+        "NotAllowedByListeners: no listener of Gateway infra/gw admits HTTPRoutes from namespace \"sessions\" (allowedRoutes.namespaces.from \"team\": Selector team=a,tier=web; the Gateway is in namespace \"infra\"): set allowedRoutes.namespaces.from to All, or to a Selector the namespace's labels match"
+      )
+  })
+
+  it("admits a route through a listener whose Selector has no labels", () => {
+    const listeners: ReadonlyArray<GatewayListener> = [
+      { name: "s", protocol: "HTTPS", port: 443, allowedRoutes: { namespaces: { from: "Selector" } } }
+    ]
+    expect(reasonOf(gatewayPath(facts({ gateway: gateway(listeners), routeNamespaceLabels: {} }), HOST))).toMatch(
+      /^NoRouteStatus: /
+    )
+  })
+})
+
+describe("the reason and code at the deadline", () => {
   const advice = "no Gateway controller accepted the HTTPRoute"
 
   it("gives a broken link's code and message", () => {
@@ -365,5 +613,41 @@ describe("deadlineReason", () => {
       gatewayPath(facts(), HOST)
     ].map(codeOf)
     for (const code of seen) expect(DIAGNOSIS_CODES).toContain(code)
+  })
+})
+
+describe("the codes and the paths", () => {
+  it("gives the codes in the order the links are read", () => {
+    expect(DIAGNOSIS_CODES).toEqual([
+      "IngressClassNotFound",
+      "NoDefaultIngressClass",
+      "MultipleDefaultIngressClasses",
+      "NoIngressStatus",
+      "GatewayNotFound",
+      "GatewayClassNotFound",
+      "GatewayClassNotAccepted",
+      "GatewayNotAccepted",
+      "GatewayNotProgrammed",
+      "NoMatchingParent",
+      "NotAllowedByListeners",
+      "NoMatchingListenerHostname",
+      "NoRouteStatus"
+    ])
+  })
+
+  it("builds each path and reads its reason", () => {
+    expect(RoutingPath.broken("GatewayNotFound", "gone")).toEqual({
+      _tag: "Broken",
+      cause: { code: "GatewayNotFound", message: "gone" }
+    })
+    expect(RoutingPath.unread("Gateway infra/gw", "forbidden")).toEqual({
+      _tag: "Unread",
+      what: "Gateway infra/gw",
+      reason: "forbidden"
+    })
+    const silence = { code: "NoRouteStatus", message: "quiet" } as const
+    expect(RoutingPath.sound("fine", silence)).toEqual({ _tag: "Sound", summary: "fine", silence })
+    expect(causeReason(silence)).toBe("NoRouteStatus: quiet")
+    expect(deadlineReason(RoutingPath.sound("fine", silence), "ADVICE")).toBe("NoRouteStatus: quiet")
   })
 })

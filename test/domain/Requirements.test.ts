@@ -1,17 +1,143 @@
 /**
- * What `check` asks the authorizer for is what the least-privilege manifest grants:
- * the two are written apart (one as questions, one as RBAC rules), so this holds them
- * together, verb for verb, in both modes and both status sources.
+ * The needs `check` asks the authorizer about: which ones routing cannot do without,
+ * where each is asked (the Gateway in its own namespace), what each is for, the line
+ * that grants a refused one, and that they are, verb for verb, what the
+ * least-privilege manifest grants, in both modes and both status sources.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { clusterRules, sessionRules } from "../../src/domain/RbacManifest.js"
-import { featureNeeds, routingNeeds } from "../../src/domain/Requirements.js"
+import { describeNeed, featureNeeds, grantHint, routingNeeds } from "../../src/domain/Requirements.js"
+import {
+  EndpointSliceResource,
+  EventResource,
+  EventV1Resource,
+  GatewayClassResource,
+  GatewayResource,
+  HttpRouteResource,
+  IngressClassResource,
+  IngressResource,
+  PodResource,
+  ServiceResource
+} from "../../src/domain/Resources.js"
 
 const NS = "telo-sessions"
 
 const sorted = (verbs: ReadonlyArray<string>) => [...verbs].sort()
 
+/** What both modes ask of the session Pod, for the owner reference that blocks its deletion. */
+const ownerFinalizers = {
+  resource: PodResource,
+  subresource: "finalizers",
+  verbs: ["update"],
+  namespace: NS,
+  required: false,
+  use: "owner references that block the Pod's deletion, where OwnerReferencesPermissionEnforcement is on"
+}
+
 describe("routingNeeds", () => {
+  it("lists the ingress mode's needs, the Service and the Ingress required, the classes only for a diagnosis", () => {
+    expect(routingNeeds("ingress", { sessionNamespace: NS, watch: false })).toEqual([
+      {
+        resource: ServiceResource,
+        verbs: ["list", "create", "patch", "delete"],
+        namespace: NS,
+        required: true,
+        use: "the session Service"
+      },
+      {
+        resource: IngressResource,
+        verbs: ["get", "list", "create", "patch", "delete"],
+        namespace: NS,
+        required: true,
+        use: "the session Ingress and its status"
+      },
+      {
+        resource: IngressClassResource,
+        verbs: ["list"],
+        namespace: undefined,
+        required: false,
+        use: "diagnosing an unclaimed Ingress"
+      },
+      ownerFinalizers
+    ])
+  })
+
+  it("lists the gateway mode's needs, the Gateway asked in its own namespace", () => {
+    expect(routingNeeds("gateway", { sessionNamespace: NS, gatewayNamespace: "infra", watch: true })).toEqual([
+      {
+        resource: ServiceResource,
+        verbs: ["list", "create", "patch", "delete"],
+        namespace: NS,
+        required: true,
+        use: "the session Service"
+      },
+      {
+        resource: HttpRouteResource,
+        verbs: ["get", "list", "create", "patch", "delete", "watch"],
+        namespace: NS,
+        required: true,
+        use: "the session HTTPRoutes and their status"
+      },
+      {
+        resource: GatewayResource,
+        verbs: ["get"],
+        namespace: "infra",
+        required: false,
+        use: "learning the Gateway's controller and diagnosing an unaccepted route"
+      },
+      {
+        resource: GatewayClassResource,
+        verbs: ["get"],
+        namespace: undefined,
+        required: false,
+        use: "the same, through the GatewayClass"
+      },
+      ownerFinalizers
+    ])
+  })
+
+  it("asks for the Gateway in the session namespace when no other is given", () => {
+    const gateway = routingNeeds("gateway", { sessionNamespace: NS, watch: false }).find((need) =>
+      need.resource === GatewayResource
+    )
+    expect(gateway?.namespace).toBe(NS)
+  })
+})
+
+describe("featureNeeds", () => {
+  it("asks for nothing when neither Events nor probes are on", () => {
+    expect(featureNeeds({ sessionNamespace: NS, watch: true })).toEqual([])
+    expect(featureNeeds({ sessionNamespace: NS, watch: true, events: false, probe: false })).toEqual([])
+  })
+
+  it("asks for writing Events and listing EndpointSlices, neither required", () => {
+    expect(featureNeeds({ sessionNamespace: NS, watch: false, events: true, probe: true })).toEqual([
+      {
+        resource: EventV1Resource,
+        verbs: ["create", "patch"],
+        namespace: NS,
+        required: false,
+        use: "Events on the session Pod"
+      },
+      {
+        resource: EventResource,
+        verbs: ["create", "patch"],
+        namespace: NS,
+        required: false,
+        use: "Events on the session Pod"
+      },
+      {
+        resource: EndpointSliceResource,
+        verbs: ["list"],
+        namespace: NS,
+        required: false,
+        use: "probing programmed hosts"
+      }
+    ])
+  })
+})
+
+describe("the needs against the least-privilege manifest", () => {
   for (const mode of ["ingress", "gateway"] as const) {
     for (const [statusSource, probe] of [["watch", false], ["poll", false], ["watch", true]] as const) {
       it(`asks for exactly the verbs the ${mode} manifest grants (${statusSource}${probe ? ", probing" : ""})`, () => {
@@ -51,4 +177,31 @@ describe("routingNeeds", () => {
       })
     }
   }
+})
+
+describe("how a need is named and granted", () => {
+  it("names a subresource need and grants it by its resource/subresource", () => {
+    const finalizers = routingNeeds("ingress", { sessionNamespace: NS, watch: false }).at(-1)!
+    expect(describeNeed(finalizers)).toBe(`pods/finalizers in namespace "${NS}"`)
+    expect(grantHint(finalizers, ["update"])).toBe(
+      `grant them in a Role bound to this identity: kubectl create role session-routing -n ${NS} --verb=update --resource=pods/finalizers`
+    )
+  })
+
+  const [service, ingress, ingressClass] = routingNeeds("ingress", { sessionNamespace: NS, watch: false })
+
+  it("names a namespaced need with its namespace and a cluster-scoped one as cluster-wide", () => {
+    expect(describeNeed(service!)).toBe(`services in namespace "${NS}"`)
+    expect(describeNeed(ingress!)).toBe(`ingresses.networking.k8s.io in namespace "${NS}"`)
+    expect(describeNeed(ingressClass!)).toBe("ingressclasses.networking.k8s.io (cluster-wide)")
+  })
+
+  it("grants a namespaced need through a Role and a cluster-scoped one through a ClusterRole", () => {
+    expect(grantHint(ingress!, ["get", "watch"])).toBe(
+      `grant them in a Role bound to this identity: kubectl create role session-routing -n ${NS} --verb=get,watch --resource=ingresses.networking.k8s.io`
+    )
+    expect(grantHint(ingressClass!, ["list"])).toBe(
+      "grant them in a ClusterRole bound to this identity: kubectl create clusterrole session-routing-read --verb=list --resource=ingressclasses.networking.k8s.io"
+    )
+  })
 })

@@ -95,6 +95,13 @@ describe("parsePorts", () => {
     expect(parsePorts(ports)).toEqual(Either.right(ports))
   })
 
+  it("accepts both ends of the port range, 1 and 65535", () => {
+    const highest = [{ port: 65535, protocol: "tcp" }]
+    expect(parsePorts(highest)).toEqual(Either.right(highest))
+    const lowest = [{ port: 1, protocol: "udp" }]
+    expect(parsePorts(lowest)).toEqual(Either.right(lowest))
+  })
+
   it("accepts no ports: a reload may drop them all", () => {
     expect(parsePorts([])).toEqual(Either.right([]))
   })
@@ -110,6 +117,7 @@ describe("parsePorts", () => {
 
   it.each([
     [{ port: 0, protocol: "tcp" }, "port 0 is outside 1..65535"],
+    [{ port: 65536, protocol: "tcp" }, "port 65536 is outside 1..65535"],
     [{ port: 70000, protocol: "udp" }, "port 70000 is outside 1..65535"],
     [{ port: 80.5, protocol: "tcp" }, "Expected an integer, actual 80.5"],
     // Both protocols are named: the bare literal union said only `Expected "tcp"`.

@@ -1,7 +1,8 @@
 /**
  * Verdict rules, decided from status snapshots as controllers write them (the
  * table in route-status-semantics.md): only our parent's entry counts, only
- * conditions of the current generation count, and refusals keep their reason.
+ * conditions of the current generation count, refusals keep their reason, and
+ * the order of several entries for our parent does not decide.
  */
 import { describe, expect, it } from "@effect/vitest"
 import type { Condition, HttpRoute, Ingress, ParentReference, RouteParentStatus } from "../../src/domain/Objects.js"
@@ -208,6 +209,17 @@ const snapshots: ReadonlyArray<Snapshot> = [
   {
     name: "controller unknown, two refusals for our parent: the first stands",
     route: route([entry([noHostname], ours, OTHER_CONTROLLER), entry([notAllowed])]),
+    expected: rejected(noHostname)
+  },
+  // With the controller unknown, the order of the entries for our parent does not decide.
+  {
+    name: "controller unknown: a pending entry ahead of a refusal for our parent does not hide the refusal",
+    route: route([entry([accepted("Unknown", "Pending")], ours, OTHER_CONTROLLER), entry([notAllowed])]),
+    expected: rejected(notAllowed)
+  },
+  {
+    name: "controller unknown: a stale entry ahead of a refusal for our parent does not hide the refusal",
+    route: route([entry([accepted("True", "Accepted", GENERATION - 1)], ours, OTHER_CONTROLLER), entry([noHostname])]),
     expected: rejected(noHostname)
   },
   // Defaults and sectionName.

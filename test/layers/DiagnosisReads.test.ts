@@ -55,7 +55,7 @@ const acceptingSelector = {
 }
 const NOT_YET: ReadonlyArray<string> = ["GatewayClassNotAccepted", "GatewayNotAccepted", "GatewayNotProgrammed"]
 
-describe("diagnosis reads", () => {
+describe("what the diagnosis reads, and what it calls a read that failed", () => {
   it.effect("calls an IngressClass list that never answers unread after 5 s, instead of waiting the whole API budget", () =>
     onRouter(SessionRouter.layerIngress, {}, { ingress: { delay: "never" } }, (ctx) =>
       Effect.gen(function*() {

@@ -1,8 +1,8 @@
 /**
- * Gateway router behaviour that mutation testing found unchecked: which failures
- * earn the Gateway API install advice, which routes belong to a session, and what
- * the verdict target and the controller filter hold. In memory, no controller
- * writes status: each test writes the status it means.
+ * The gateway router: which failures earn the Gateway API install advice, which routes
+ * belong to a session, what the verdict target and the controller filter hold, and how
+ * often it reads the Gateway. In memory, no controller writes status: each test writes
+ * the status it means.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Fault, GatewayController, SessionCluster } from "@session-routing/local-cluster"
@@ -14,8 +14,8 @@ import { SessionRouter } from "../../src/layers/SessionRouterLayers.js"
 import { RouterSetupError } from "../../src/services/SessionRouter.js"
 import { BASE_DOMAIN, type RouterContext, setupFailure, type TestConfig, withRouter } from "../support/RouterHarness.js"
 
-const sessionId = "gwmutants1"
-const otherId = "gwmutants2"
+const sessionId = "gwrouter1"
+const otherId = "gwrouter2"
 const pod = (id: string) => ({ podName: `telo-run-${id}`, podUid: "6f1c2d3e-0000-4000-8000-00000000abcd" })
 const ports: ReadonlyArray<PortMapping> = [
   { port: 8080, protocol: "tcp" },
@@ -59,7 +59,22 @@ const writeParents = (
     )
   })
 
-describe("gateway router, behaviour the mutants found unchecked", () => {
+/** How many times the gateway router read the Gateway while `body` ran (in memory, no controller). */
+const gatewayReadsDuring = <E>(body: (ctx: RouterContext) => Effect.Effect<void, E>) =>
+  Effect.gen(function*() {
+    let reads = 0
+    yield* withRouter("in memory", SessionRouter.layerGateway, body, {
+      config: gatewayConfig,
+      cluster: noController,
+      observe: (call) =>
+        Effect.sync(() => {
+          if (call.verb === "get" && call.resource === GatewayResource) reads++
+        })
+    })
+    return reads
+  })
+
+describe("publishing and reading when the API refuses, and the Gateway API install advice", () => {
   it.live("keeps a 403's own reason instead of the Gateway API install advice", () =>
     onGateway(
       ({ router, sc }) =>
@@ -73,7 +88,7 @@ describe("gateway router, behaviour the mutants found unchecked", () => {
         })
     ))
 
-  it.live("routesOf keeps a 403's own reason, and gives the install advice only when HTTPRoutes are not served", () =>
+  it.live("keeps a refused list's own reason, giving the install advice only when HTTPRoutes are not served", () =>
     onGateway(
       ({ router, sc }) =>
         Effect.gen(function*() {
@@ -85,7 +100,7 @@ describe("gateway router, behaviour the mutants found unchecked", () => {
           })
           const forbidden = yield* Effect.flip(router.routesOf(sessionId))
           expect(forbidden.error._tag).toBe("Forbidden")
-          expect(forbidden.reason).toMatch(/^could not list the HTTPRoutes of session gwmutants1: .*forbidden/)
+          expect(forbidden.reason).toMatch(/^could not list the HTTPRoutes of session gwrouter1: .*forbidden/)
           expect(forbidden.reason).not.toContain(INSTALL_ADVICE)
 
           yield* sc.cluster.store.setServed(HttpRouteResource, false)
@@ -95,7 +110,37 @@ describe("gateway router, behaviour the mutants found unchecked", () => {
         })
     ))
 
-  it.live("routesOf lists only this session's routes, not another's", () =>
+  it.live("fails the publish before any write when the other mode's objects cannot be listed, unless forbidden or not served", () =>
+    onGateway(
+      ({ kube, router, sc }) =>
+        Effect.gen(function*() {
+          yield* sc.cluster.faults.add({ resource: IngressResource, verbs: ["list"], action: Fault.respond(401) })
+          const result = yield* Effect.either(router.publish(spec))
+          if (Either.isRight(result)) return expect.fail("a publish that could not look for old Ingresses succeeded")
+          expect(result.left.error._tag).toBe("Unauthorized")
+          // Nothing was written: the plan reads everything before its first write.
+          const routes = yield* kube.list(HttpRouteResource, sc.namespace)
+          expect(routes.items).toEqual([])
+        })
+    ))
+
+  it.live("publishes although the other mode's objects are forbidden or not served", () =>
+    onGateway(
+      ({ router, sc }) =>
+        Effect.gen(function*() {
+          yield* sc.cluster.faults.add({ resource: IngressResource, verbs: ["list"], action: Fault.forbid(), times: 1 })
+          expect(yield* router.publish(spec)).toEqual([route8080, {
+            host: `9090-${sessionId}.${BASE_DOMAIN}`,
+            port: 9090
+          }])
+          yield* sc.cluster.store.setServed(IngressResource, false)
+          expect(yield* router.publish(spec)).toHaveLength(2)
+        })
+    ))
+})
+
+describe("a session's routes and Service", () => {
+  it.live("lists only this session's routes, not another's", () =>
     onGateway(
       ({ router }) =>
         Effect.gen(function*() {
@@ -109,7 +154,41 @@ describe("gateway router, behaviour the mutants found unchecked", () => {
         })
     ))
 
-  it.live("a configured SESSION_GATEWAY_SECTION stays in the verdict target", () =>
+  it.live("orders a session's routes by port, not by object name", () =>
+    onGateway(
+      ({ router }) =>
+        Effect.gen(function*() {
+          // By name, telo-run-<id>-10000 sorts before telo-run-<id>-9090.
+          yield* router.publish({ ...spec, ports: [{ port: 10000, protocol: "tcp" }, { port: 9090, protocol: "tcp" }] })
+          expect((yield* router.routesOf(sessionId)).map((r) => r.port)).toEqual([9090, 10000])
+        })
+    ))
+
+  it.live("removes the session Service and every HTTPRoute when a reload leaves no ports", () =>
+    onGateway(
+      ({ kube, router, sc }) =>
+        Effect.gen(function*() {
+          yield* router.publish(spec)
+          expect(yield* router.publish({ ...spec, ports: [] })).toEqual([])
+          expect((yield* kube.list(ServiceResource, sc.namespace)).items).toEqual([])
+          expect((yield* kube.list(HttpRouteResource, sc.namespace)).items).toEqual([])
+        })
+    ))
+
+  it.live("unpublishes the Service where HTTPRoutes are not served", () =>
+    onGateway(
+      ({ kube, router, sc }) =>
+        Effect.gen(function*() {
+          yield* router.publish(spec)
+          yield* sc.cluster.store.setServed(HttpRouteResource, false)
+          yield* router.unpublish(sessionId)
+          expect((yield* kube.list(ServiceResource, sc.namespace)).items).toEqual([])
+        })
+    ))
+})
+
+describe("the verdict: its target, the controller filter and the Gateway reads", () => {
+  it.live("decides by the entry for the listener SESSION_GATEWAY_SECTION names, and names that listener when unclaimed", () =>
     withRouter(
       "in memory",
       SessionRouter.layerGateway,
@@ -147,7 +226,7 @@ describe("gateway router, behaviour the mutants found unchecked", () => {
       { config: { ...gatewayConfig, gatewaySection: "web" }, cluster: noController }
     ))
 
-  it.live("an acceptance by another controller for our Gateway does not outvote our controller's rejection", () =>
+  it.live("lets no other controller's acceptance for our Gateway outvote our controller's rejection", () =>
     onGateway(
       ({ router, sc }) =>
         Effect.gen(function*() {
@@ -169,55 +248,7 @@ describe("gateway router, behaviour the mutants found unchecked", () => {
         })
     ))
 
-  it.live("a failed list of the other mode's objects, other than a 403 or an unserved type, fails the publish", () =>
-    onGateway(
-      ({ kube, router, sc }) =>
-        Effect.gen(function*() {
-          yield* sc.cluster.faults.add({ resource: IngressResource, verbs: ["list"], action: Fault.respond(401) })
-          const result = yield* Effect.either(router.publish(spec))
-          if (Either.isRight(result)) return expect.fail("a publish that could not look for old Ingresses succeeded")
-          expect(result.left.error._tag).toBe("Unauthorized")
-          // Nothing was written: the plan reads everything before its first write.
-          const routes = yield* kube.list(HttpRouteResource, sc.namespace)
-          expect(routes.items).toEqual([])
-        })
-    ))
-
-  it.live("a 403 or an unserved type on the other mode's objects does not fail the publish", () =>
-    onGateway(
-      ({ router, sc }) =>
-        Effect.gen(function*() {
-          yield* sc.cluster.faults.add({ resource: IngressResource, verbs: ["list"], action: Fault.forbid(), times: 1 })
-          expect(yield* router.publish(spec)).toEqual([route8080, {
-            host: `9090-${sessionId}.${BASE_DOMAIN}`,
-            port: 9090
-          }])
-          yield* sc.cluster.store.setServed(IngressResource, false)
-          expect(yield* router.publish(spec)).toHaveLength(2)
-        })
-    ))
-
-  it.live("routesOf orders a session's routes by port, not by object name", () =>
-    onGateway(
-      ({ router }) =>
-        Effect.gen(function*() {
-          // By name, telo-run-<id>-10000 sorts before telo-run-<id>-9090.
-          yield* router.publish({ ...spec, ports: [{ port: 10000, protocol: "tcp" }, { port: 9090, protocol: "tcp" }] })
-          expect((yield* router.routesOf(sessionId)).map((r) => r.port)).toEqual([9090, 10000])
-        })
-    ))
-
-  it.live("without a listener configured, the unclaimed advice names the Gateway alone", () =>
-    onGateway(
-      ({ router, sc }) =>
-        Effect.succeed(
-          expect(router.unclaimedReason(route8080)).toContain(
-            `on Gateway ${sc.gateway.namespace}/${sc.gateway.name}: check that the Gateway exists`
-          )
-        )
-    ))
-
-  it.live("a failed Gateway lookup is tried again by the next verdict, not trusted for minutes", () =>
+  it.live("tries a failed Gateway lookup again at the next verdict instead of trusting it for minutes", () =>
     onGateway(
       ({ router, sc }) =>
         Effect.gen(function*() {
@@ -242,29 +273,7 @@ describe("gateway router, behaviour the mutants found unchecked", () => {
         })
     ))
 
-  it.live("unpublishes the Service where HTTPRoutes are not served", () =>
-    onGateway(
-      ({ kube, router, sc }) =>
-        Effect.gen(function*() {
-          yield* router.publish(spec)
-          yield* sc.cluster.store.setServed(HttpRouteResource, false)
-          yield* router.unpublish(sessionId)
-          expect((yield* kube.list(ServiceResource, sc.namespace)).items).toEqual([])
-        })
-    ))
-
-  it.live("a reload with no ports left removes the session Service", () =>
-    onGateway(
-      ({ kube, router, sc }) =>
-        Effect.gen(function*() {
-          yield* router.publish(spec)
-          expect(yield* router.publish({ ...spec, ports: [] })).toEqual([])
-          expect((yield* kube.list(ServiceResource, sc.namespace)).items).toEqual([])
-          expect((yield* kube.list(HttpRouteResource, sc.namespace)).items).toEqual([])
-        })
-    ))
-
-  it.live("a learned Gateway controller is read once for many verdicts, not once per verdict", () =>
+  it.live("reads the Gateway once to learn its controller, not once per verdict", () =>
     Effect.gen(function*() {
       const reads = yield* gatewayReadsDuring(({ router, sc }) =>
         Effect.gen(function*() {
@@ -287,7 +296,7 @@ describe("gateway router, behaviour the mutants found unchecked", () => {
   // While a session's routes are still being written every host is absent, and a
   // Gateway read for each would only add requests: an absent route is pending whoever
   // owns the Gateway.
-  it.live("the verdict for an HTTPRoute not written yet reads no Gateway", () =>
+  it.live("reads no Gateway for the verdict of an HTTPRoute not written yet", () =>
     Effect.gen(function*() {
       const reads = yield* gatewayReadsDuring(({ router }) =>
         Effect.gen(function*() {
@@ -299,6 +308,18 @@ describe("gateway router, behaviour the mutants found unchecked", () => {
       expect(reads).toBe(0)
     }))
 
+  it.live("names the Gateway alone in the unclaimed advice when no listener is configured", () =>
+    onGateway(
+      ({ router, sc }) =>
+        Effect.succeed(
+          expect(router.unclaimedReason(route8080)).toContain(
+            `on Gateway ${sc.gateway.namespace}/${sc.gateway.name}: check that the Gateway exists`
+          )
+        )
+    ))
+})
+
+describe("start-up", () => {
   it.effect("refuses to start without a Gateway to attach routes to, and names the setting", () =>
     Effect.gen(function*() {
       // Outside gateway mode the configuration holds no Gateway: only the layer itself can say so.
@@ -309,18 +330,3 @@ describe("gateway router, behaviour the mutants found unchecked", () => {
       )
     }))
 })
-
-/** How many times the gateway router read the Gateway while `body` ran (in memory, no controller). */
-const gatewayReadsDuring = <E>(body: (ctx: RouterContext) => Effect.Effect<void, E>) =>
-  Effect.gen(function*() {
-    let reads = 0
-    yield* withRouter("in memory", SessionRouter.layerGateway, body, {
-      config: gatewayConfig,
-      cluster: noController,
-      observe: (call) =>
-        Effect.sync(() => {
-          if (call.verb === "get" && call.resource === GatewayResource) reads++
-        })
-    })
-    return reads
-  })

@@ -1,5 +1,10 @@
+/**
+ * How a Kubernetes call is retried and bounded, all on TestClock: the transient-retry
+ * schedule (backoff, Retry-After, what is never retried), and the call's limits (the
+ * refused budget counted from the call's start, silence from the server's last answer).
+ */
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Duration, Effect, Exit, Fiber, Ref, Schedule, TestClock } from "effect"
+import { Chunk, Duration, Effect, Either, Exit, Fiber, Ref, Schedule, TestClock } from "effect"
 import { callLimits, MAX_RETRIES, transientRetrySchedule, withinLimits } from "../../src/layers/KubeRetry.js"
 import {
   Conflict,
@@ -10,6 +15,9 @@ import {
   Transport,
   Unavailable
 } from "../../src/services/KubeError.js"
+import { runFor, scripted } from "../support/ScriptedCalls.js"
+
+const target = { what: `get ingresses.networking.k8s.io "web" in namespace "ns"`, server: "https://api:6443" }
 
 /**
  * A call retried as the live client retries it, on `transientRetrySchedule`, with
@@ -17,12 +25,17 @@ import {
  */
 const retryTransient = <A>(call: Effect.Effect<A, KubeError>) =>
   withinLimits(call, {
-    target: { what: "get ingresses.networking.k8s.io \"web\"", server: "https://api:6443" },
+    target,
     limits: callLimits(Duration.hours(2)),
     retry: true
   })
 
 const unavailable = new Unavailable({ reason: "the API server could not answer (503)", code: 503 })
+const refused = new Transport({
+  reason: "could not get ...: the connection was refused (ECONNREFUSED)",
+  kind: "refused"
+})
+
 const throttled = (retryAfterSeconds: number | undefined) =>
   new TooManyRequests({ reason: "throttled", code: 429, retryAfterSeconds })
 
@@ -42,7 +55,7 @@ const flaky = (errors: ReadonlyArray<KubeError>) =>
     return { attempts, call }
   })
 
-describe("KubeRetry", () => {
+describe("retrying transient failures", () => {
   it.effect("doubles from 200ms with ±20% jitter, never beyond the 5s cap, for at most 6 retries", () =>
     Effect.gen(function*() {
       // Several runs, since jitter is random: every one must stay inside the envelope.
@@ -116,5 +129,72 @@ describe("KubeRetry", () => {
         expect(yield* Effect.exit(retryTransient(call))).toEqual(Exit.fail(error))
         expect(yield* Ref.get(attempts)).toBe(1)
       }
+    }))
+})
+
+describe("the limits of one call", () => {
+  it.effect("counts the refused budget from the call's start, not from the clock's epoch", () =>
+    Effect.gen(function*() {
+      // A process that has run for an hour: the budget must not already look spent.
+      yield* TestClock.adjust(Duration.hours(1))
+      const { attempts, call } = yield* scripted([refused, refused, "ok"])
+      const result = yield* runFor(
+        withinLimits(call, {
+          target,
+          limits: callLimits(60_000),
+          retry: true,
+          schedule: Schedule.spaced(Duration.millis(100))
+        }),
+        1_000
+      )
+      expect(result).toEqual(Either.right("answer"))
+      expect(yield* Ref.get(attempts)).toBe(3)
+    }))
+
+  it.effect("counts a hung attempt at the deadline as silence since the server's last answer, not since its earlier error", () =>
+    Effect.gen(function*() {
+      // 0 ms: 503; 300 ms: 503; 600 ms: hangs; 1000 ms: the budget ends with it in flight.
+      const { call } = yield* scripted([unavailable, unavailable, "hang"])
+      const result = yield* runFor(
+        withinLimits(call, {
+          target,
+          limits: callLimits(1_000),
+          retry: true,
+          schedule: Schedule.spaced(Duration.millis(300))
+        }),
+        1_500
+      )
+      expect(result).toEqual(
+        Either.left(
+          new Transport({
+            reason: `could not ${target.what} at ${target.server}: no answer within 700ms (3 attempts)`,
+            kind: "no-answer"
+          })
+        )
+      )
+    }))
+
+  it.effect("reports the whole silence, not the attempt's limit, when the deadline falls in the pause after a timed-out attempt", () =>
+    Effect.gen(function*() {
+      // 0 ms: hangs; 500 ms: the attempt's limit; the retry would go at 1100 ms, after the 1 s budget.
+      const { attempts, call } = yield* scripted(["hang"])
+      const result = yield* runFor(
+        withinLimits(call, {
+          target,
+          limits: callLimits(1_000),
+          retry: true,
+          schedule: Schedule.spaced(Duration.millis(600))
+        }),
+        1_500
+      )
+      expect(result).toEqual(
+        Either.left(
+          new Transport({
+            reason: `could not ${target.what} at ${target.server}: no answer within 1s`,
+            kind: "no-answer"
+          })
+        )
+      )
+      expect(yield* Ref.get(attempts)).toBe(1)
     }))
 })

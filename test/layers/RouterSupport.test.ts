@@ -14,8 +14,8 @@ const noBaseDomain = (mode: "ingress" | "gateway") =>
       `the ${mode} routing layer needs a base domain for session hosts: set SESSION_ROUTING_BASE_DOMAIN (or use SessionRouter.layerConfig, which publishes nothing without one)`
   })
 
-describe("publishing layers without a base domain", () => {
-  it.effect("the ingress and gateway layers refuse to start, each naming itself and the setting", () =>
+describe("a publishing layer without a base domain", () => {
+  it.effect("refuses to start on the ingress and on the gateway layer, naming the layer and the setting", () =>
     Effect.gen(function*() {
       expect(yield* setupFailure(SessionRouter.layerIngress, { unset: ["baseDomain"] })).toEqual(
         noBaseDomain("ingress")

@@ -1,6 +1,7 @@
 /**
- * `serverDidNotAnswer`, which decides whether unpublish stops early: only a server
- * that is not there ends the attempt, never one that answered with an error.
+ * How unpublish removes a session's objects: only a server that is not there ends the
+ * attempt early (`serverDidNotAnswer`), never one that answered with an error, and an
+ * object left untried is named among those that may remain.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
@@ -10,30 +11,33 @@ import { runUnpublish } from "../../src/layers/internal/Unpublish.js"
 import type { KubeClient } from "../../src/services/KubeClient.js"
 import { Transport, Unavailable } from "../../src/services/KubeError.js"
 
-describe("serverDidNotAnswer", () => {
+describe("which failure ends an unpublish early", () => {
   it.each(["no-answer", "refused", "dns"] as const)(
-    "is true for a transport failure of kind %s, whatever its words",
+    "takes a transport failure of kind %s for no answer, whatever its words",
     (kind) => {
       expect(serverDidNotAnswer(new Transport({ reason: "something went wrong", kind }))).toBe(true)
     }
   )
 
-  it.each(["tls", "other"] as const)("is false for a transport failure of kind %s with no telling words", (kind) => {
-    expect(serverDidNotAnswer(new Transport({ reason: "socket hang up", kind }))).toBe(false)
-  })
+  it.each(["tls", "other"] as const)(
+    "does not take a transport failure of kind %s with no telling words for no answer",
+    (kind) => {
+      expect(serverDidNotAnswer(new Transport({ reason: "socket hang up", kind }))).toBe(false)
+    }
+  )
 
   it("reads the words of a transport failure that carries no kind", () => {
     expect(serverDidNotAnswer(new Transport({ reason: "connect ECONNREFUSED 127.0.0.1:6443" }))).toBe(true)
     expect(serverDidNotAnswer(new Transport({ reason: "socket hang up" }))).toBe(false)
   })
 
-  it("is false for an answer, even one whose words say no answer", () => {
+  it("never takes an answer for no answer, even one whose words say so", () => {
     expect(serverDidNotAnswer(new Unavailable({ reason: "the upstream gave no answer" }))).toBe(false)
   })
 })
 
-describe("removeObject", () => {
-  it.effect("is named as its one object when an unpublish stops before trying it", () =>
+describe("what an unpublish that stopped early says may remain", () => {
+  it.effect("names an object by its kind, namespace and name when the unpublish stopped before trying it", () =>
     Effect.gen(function*() {
       const noAnswer = new Transport({ reason: "no answer within 10s", kind: "no-answer" })
       // Lists get no answer; no delete runs before the unpublish stops.

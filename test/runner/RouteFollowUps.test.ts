@@ -1,29 +1,44 @@
 /**
- * Follow-ups on TestClock with scripted services: a slow probe holds back no route
- * event, a recorder's failure is one session event, and without the services the
- * events pass through untouched; over the live recorder, no session waits on its Events.
+ * Follow-ups on TestClock with scripted services: the Event each session event becomes
+ * (its type, reason, action and note, on the configured namespace's Pod), which events
+ * get probed and how the probe and the endpoints look overlap, a slow probe holding back
+ * no route event, a recorder's failure as one session event, and without the services
+ * the events passing through untouched; over the live recorder, no session waits on its
+ * Events.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Fault, LocalCluster } from "@session-routing/local-cluster"
-import { Chunk, Context, Duration, Effect, Fiber, Layer, Ref, Stream, TestClock } from "effect"
+import { Chunk, Context, Duration, Effect, Fiber, Layer, Option, Ref, Stream, TestClock } from "effect"
 import type { Occurrence } from "../../src/domain/KubeEvents.js"
 import { EventV1Resource } from "../../src/domain/Resources.js"
 import * as EventRecorderLive from "../../src/layers/EventRecorderLive.js"
 import * as RouterConfigLive from "../../src/layers/RouterConfigLive.js"
-import type { FollowedEvent } from "../../src/runner/RouteFollowUps.js"
+import { type FollowedEvent, type FollowUpEvent, occurrenceFor } from "../../src/runner/RouteFollowUps.js"
 import { EventRecorder, noEvents } from "../../src/services/EventRecorder.js"
 import { RouteProbe } from "../../src/services/RouteProbe.js"
 import { withFollowUps } from "../support/FollowUpsStream.js"
 
 const session = { sessionId: "s1", podName: "telo-run-s1", podUid: "uid-1" }
-const programmed = (port: number): FollowedEvent => ({
+const regarding = { apiVersion: "v1", kind: "Pod", namespace: "sessions", name: "telo-run-s1", uid: "uid-1" }
+const route = (port: number, state: "pending" | "programmed" | "unprogrammed", reason?: string): FollowedEvent => ({
   type: "route",
   port,
   host: `${port}-s1.example.com`,
-  state: "programmed"
+  state,
+  ...(reason !== undefined ? { reason } : {})
 })
+const published = (ports: ReadonlyArray<number>): FollowedEvent => ({
+  type: "published",
+  layer: "gateway",
+  routes: ports.map((port) => ({ port, host: `${port}-s1.example.com` })),
+  endpoints: []
+})
+const programmed = (port: number): FollowedEvent => route(port, "programmed")
 
-/** A recorder that keeps what it was asked and tells of `problem` on the first occurrence only. */
+/**
+ * A recorder that keeps what it was asked (queued, as the live one's are: `record`
+ * returns at once) and tells of `problem` on the first occurrence only.
+ */
 const recorder = (problem?: string) =>
   Effect.gen(function*() {
     const seen = yield* Ref.make<ReadonlyArray<Occurrence>>([])
@@ -50,7 +65,113 @@ const slowProbe = Layer.succeed(
 
 const config = Layer.orDie(RouterConfigLive.layerFrom({ baseDomain: "example.com", routeProbe: "http" }))
 
-describe("withFollowUps", () => {
+/** A probe that counts its calls; each answer takes `probeDelay`, each endpoints look `endpointsDelay`. */
+const countingProbe = (options: {
+  readonly readiness?: "ready" | "not-ready" | undefined
+  readonly probeDelay?: Duration.DurationInput
+  readonly endpointsDelay?: Duration.DurationInput
+} = {}) =>
+  Effect.gen(function*() {
+    const calls = yield* Ref.make<ReadonlyArray<string>>([])
+    const service = RouteProbe.of({
+      probe: (sessionId, r) =>
+        Effect.zipRight(
+          Ref.update(calls, (all) => [...all, `probe ${sessionId} ${r.host}:${r.port}`]),
+          Effect.as(Effect.sleep(options.probeDelay ?? 0), { ok: false, status: 503, reason: "no endpoint" })
+        ),
+      endpoints: (sessionId, r) =>
+        Effect.zipRight(
+          Ref.update(calls, (all) => [...all, `endpoints ${sessionId} ${r.host}:${r.port}`]),
+          Effect.as(Effect.sleep(options.endpointsDelay ?? 0), options.readiness)
+        )
+    })
+    return { calls: Ref.get(calls), layer: Layer.succeed(RouteProbe, service) }
+  })
+
+/** Probes on, Events on the Pod in namespace "sessions". */
+const probesOn = Layer.orDie(
+  RouterConfigLive.layerFrom({ baseDomain: "example.com", routeProbe: "http", sessionNamespace: "sessions" })
+)
+const probesOff = Layer.orDie(RouterConfigLive.layerFrom({ baseDomain: "example.com", sessionNamespace: "sessions" }))
+
+const collect = <R>(events: ReadonlyArray<FollowedEvent>, layer: Layer.Layer<R>) =>
+  Stream.fromIterable(events).pipe(
+    withFollowUps(session),
+    Stream.runCollect,
+    Effect.map((all) => Chunk.toReadonlyArray(all)),
+    Effect.provide(layer)
+  )
+
+describe("the Event each session event becomes", () => {
+  it("records a publish as RoutesPublished naming every host, in the singular for one", () => {
+    expect(occurrenceFor(session, "sessions", published([8080, 9090]))).toEqual({
+      regarding,
+      type: "Normal",
+      reason: "RoutesPublished",
+      action: "Publish",
+      note: "published 2 hosts of session s1 via gateway: 8080-s1.example.com, 9090-s1.example.com"
+    })
+    expect(occurrenceFor(session, "sessions", published([8080]))?.note).toBe(
+      "published 1 host of session s1 via gateway: 8080-s1.example.com"
+    )
+  })
+
+  it("records nothing for a publish without hosts", () => {
+    expect(occurrenceFor(session, "sessions", published([]))).toBeUndefined()
+  })
+
+  it("records a programmed host as a Normal RouteProgrammed", () => {
+    expect(occurrenceFor(session, "sessions", route(8080, "programmed"))).toEqual({
+      regarding,
+      type: "Normal",
+      reason: "RouteProgrammed",
+      action: "WatchRoute",
+      note: "8080-s1.example.com (port 8080) is programmed"
+    })
+  })
+
+  it("records an unprogrammed host as a Warning with its reason, or says none was given", () => {
+    expect(occurrenceFor(session, "sessions", route(8080, "unprogrammed", "NotAllowedByListeners"))).toEqual({
+      regarding,
+      type: "Warning",
+      reason: "RouteUnprogrammed",
+      action: "WatchRoute",
+      note: "8080-s1.example.com (port 8080) is not programmed: NotAllowedByListeners"
+    })
+    expect(occurrenceFor(session, "sessions", route(8080, "unprogrammed"))?.note).toBe(
+      "8080-s1.example.com (port 8080) is not programmed: no reason given"
+    )
+  })
+
+  it("records a failed status read as a Warning RouteStatusUnreadable", () => {
+    expect(occurrenceFor(session, "sessions", { type: "read-error", reason: "forbidden" })).toEqual({
+      regarding,
+      type: "Warning",
+      reason: "RouteStatusUnreadable",
+      action: "WatchRoute",
+      note: "route status could not be read: forbidden"
+    })
+  })
+
+  it("records nothing for a pending host or for the follow-ups' own events", () => {
+    expect(occurrenceFor(session, "sessions", route(8080, "pending"))).toBeUndefined()
+    const followUps: ReadonlyArray<FollowUpEvent> = [
+      { type: "probe", port: 8080, host: "8080-s1.example.com", ok: true, status: 200 },
+      { type: "endpoints", port: 8080, host: "8080-s1.example.com", ready: false, reason: "not ready" },
+      { type: "event-error", reason: "forbidden" }
+    ]
+    for (const event of followUps) expect(occurrenceFor(session, "sessions", event)).toBeUndefined()
+  })
+
+  it.effect("records Events on the Pod in the configured session namespace", () =>
+    Effect.gen(function*() {
+      const kept = yield* recorder()
+      yield* collect([published([8080]), route(8080, "programmed")], Layer.merge(kept.layer, probesOff))
+      expect((yield* kept.seen).map((o) => o.regarding)).toEqual([regarding, regarding])
+    }))
+})
+
+describe("route events alongside the follow-ups", () => {
   it.effect("lets route events through while a probe is slow, and ends after the probe", () =>
     Effect.gen(function*() {
       const { layer, seen } = yield* recorder()
@@ -98,7 +219,63 @@ describe("withFollowUps", () => {
     }))
 })
 
-describe("withFollowUps with Events off", () => {
+describe("which hosts are probed, and how", () => {
+  it.effect("says a programmed host has no ready endpoint before its probe's outcome", () =>
+    Effect.gen(function*() {
+      const probe = yield* countingProbe({ readiness: "not-ready" })
+      const events = yield* collect([route(8080, "programmed")], Layer.merge(probe.layer, probesOn))
+      expect(events).toEqual([
+        route(8080, "programmed"),
+        {
+          type: "endpoints",
+          port: 8080,
+          host: "8080-s1.example.com",
+          ready: false,
+          reason:
+            "the session Pod is not Ready, or nothing listens on its port 8080: the Service has no ready endpoint for it, so the routing layer has nowhere to send traffic"
+        },
+        { type: "probe", port: 8080, host: "8080-s1.example.com", ok: false, status: 503, reason: "no endpoint" }
+      ])
+      expect(yield* probe.calls).toEqual([
+        "probe s1 8080-s1.example.com:8080",
+        "endpoints s1 8080-s1.example.com:8080"
+      ])
+    }))
+
+  it.effect("adds only the probe's outcome when the endpoints are ready or could not be read", () =>
+    Effect.gen(function*() {
+      for (const readiness of ["ready", undefined] as const) {
+        const probe = yield* countingProbe({ readiness })
+        const events = yield* collect([route(8080, "programmed")], Layer.merge(probe.layer, probesOn))
+        expect(events.map((e) => e.type)).toEqual(["route", "probe"])
+      }
+    }))
+
+  it.effect("probes only programmed hosts", () =>
+    Effect.gen(function*() {
+      const probe = yield* countingProbe({ readiness: "ready" })
+      const events = yield* collect(
+        [published([8080]), route(8080, "pending"), route(8080, "unprogrammed", "refused"), {
+          type: "read-error",
+          reason: "forbidden"
+        }],
+        Layer.merge(probe.layer, probesOn)
+      )
+      expect(events.map((e) => e.type)).toEqual(["published", "route", "route", "read-error"])
+      expect(yield* probe.calls).toEqual([])
+    }))
+
+  it.effect("reads the endpoints while the probe runs, not after it", () =>
+    Effect.gen(function*() {
+      const probe = yield* countingProbe({ readiness: "ready", probeDelay: "2 seconds", endpointsDelay: "2 seconds" })
+      const fiber = yield* Effect.fork(collect([route(8080, "programmed")], Layer.merge(probe.layer, probesOn)))
+      yield* TestClock.adjust(Duration.seconds(2))
+      const done = yield* Fiber.poll(fiber)
+      expect(Option.map(done, () => "done")).toEqual(Option.some("done"))
+    }))
+})
+
+describe("with Events or probes off", () => {
   it.effect("adds nothing when the recorder records nothing and probes are off", () =>
     Effect.gen(function*() {
       const events = yield* Stream.make(programmed(8080)).pipe(
@@ -108,9 +285,40 @@ describe("withFollowUps with Events off", () => {
       )
       expect(Chunk.toReadonlyArray(events)).toEqual([programmed(8080)])
     }))
+
+  it.effect("does not probe when the configuration turns probes off, even with a probe in context", () =>
+    Effect.gen(function*() {
+      const probe = yield* countingProbe({ readiness: "not-ready" })
+      const events = yield* collect([route(8080, "programmed")], Layer.merge(probe.layer, probesOff))
+      expect(events).toEqual([route(8080, "programmed")])
+      expect(yield* probe.calls).toEqual([])
+    }))
+
+  it.effect("does not probe without a configuration, and still records Events", () =>
+    Effect.gen(function*() {
+      const probe = yield* countingProbe({ readiness: "not-ready" })
+      const kept = yield* recorder()
+      const events = yield* collect([route(8080, "programmed")], Layer.merge(probe.layer, kept.layer))
+      expect(events).toEqual([route(8080, "programmed")])
+      expect(yield* probe.calls).toEqual([])
+      // Without a configuration the Pod's namespace is not known: the recorder gets it empty.
+      expect((yield* kept.seen).map((o) => [o.reason, o.regarding.namespace])).toEqual([
+        ["RouteProgrammed", ""]
+      ])
+    }))
+
+  it.effect("probes but records nothing when Events are off", () =>
+    Effect.gen(function*() {
+      const probe = yield* countingProbe({ readiness: "ready" })
+      const events = yield* collect(
+        [route(8080, "programmed")],
+        Layer.mergeAll(probe.layer, probesOn, Layer.succeed(EventRecorder, noEvents))
+      )
+      expect(events.map((e) => e.type)).toEqual(["route", "probe"])
+    }))
 })
 
-describe("withFollowUps over the live recorder", () => {
+describe("over the live recorder", () => {
   /** The live recorder over an in-memory cluster whose events API hangs on every create. */
   const hangingEvents = Effect.gen(function*() {
     const cluster = yield* LocalCluster.makeInMemory()

@@ -1,10 +1,21 @@
+/**
+ * The runner's calls, as a caller sees them on any routing layer: the event stream of
+ * a publish, each host's verdict read once (its reads at the same time, a refused one
+ * said once and per host), unpublishing, and which event counts as unprogrammed.
+ */
 import { describe, expect, it } from "@effect/vitest"
 import { Fault, LocalCluster, SessionCluster } from "@session-routing/local-cluster"
-import { Chunk, Duration, Effect, Either, Exit, Fiber, Layer, Scope, Stream, TestClock } from "effect"
-import { IngressResource } from "../../src/domain/Resources.js"
+import { Chunk, Duration, Effect, Either, Exit, Fiber, Layer, Option, Scope, Stream, TestClock } from "effect"
+import { HttpRouteResource, IngressResource } from "../../src/domain/Resources.js"
 import type { PortMapping } from "../../src/domain/Session.js"
 import { SessionRouter } from "../../src/layers/SessionRouterLayers.js"
-import { publishSession, type SessionEvent, sessionStatus, unpublishSession } from "../../src/runner/SessionRunner.js"
+import {
+  isUnprogrammed,
+  publishSession,
+  type SessionEvent,
+  sessionStatus,
+  unpublishSession
+} from "../../src/runner/SessionRunner.js"
 import type { RouterConfig } from "../../src/services/RouterConfig.js"
 import { SessionRouter as SessionRouterTag } from "../../src/services/SessionRouter.js"
 import { localGatewayClassUnaccepted } from "../support/Causes.js"
@@ -231,6 +242,82 @@ describe("sessionStatus and unpublishSession", () => {
           expect(yield* sessionStatus(sessionId)).toEqual([])
         })
     ))
+})
+
+describe("sessionStatus", () => {
+  it.scoped("reports a refused status read as one read-error, and each refused host as unprogrammed with why", () =>
+    withRunner(
+      SessionRouter.layerGateway,
+      { gateway: { delay: "never" } },
+      { mode: "gateway" },
+      (sc) =>
+        Effect.gen(function*() {
+          yield* publishSession(spec)
+          // Only the 8080 route's read is refused; 9090's is read as usual.
+          yield* sc.cluster.faults.add({
+            resource: HttpRouteResource,
+            verbs: ["get"],
+            name: `telo-run-${sessionId}-8080`,
+            action: Fault.forbid()
+          })
+          const first = yield* sessionStatus(sessionId)
+          expect(first).toEqual([
+            { type: "read-error", reason: expect.stringMatching(/forbidden/) },
+            {
+              type: "route",
+              port: 8080,
+              host: host(8080),
+              state: "unprogrammed",
+              reason: expect.stringMatching(/^route status could not be read: .*forbidden/),
+              code: "RouteStatusUnreadable"
+            },
+            { type: "route", port: 9090, host: host(9090), state: "pending" }
+          ])
+
+          // Both refused: still one read-error, and each host says why on its own.
+          yield* sc.cluster.faults.add({ resource: HttpRouteResource, verbs: ["get"], action: Fault.forbid() })
+          const both = yield* sessionStatus(sessionId)
+          expect(both.filter((e) => e.type === "read-error")).toHaveLength(1)
+          expect(both.slice(1)).toEqual([
+            expect.objectContaining({ type: "route", port: 8080, state: "unprogrammed" }),
+            expect.objectContaining({ type: "route", port: 9090, state: "unprogrammed" })
+          ])
+        })
+    ))
+
+  it.effect("reads a session's hosts at the same time, so a slow read does not add up per host", () =>
+    Effect.gen(function*() {
+      const routes = [8080, 9090, 7070].map((port) => ({ port, host: host(port) }))
+      // Every read takes one second: all of them together take one second, not three.
+      const slowRouter = SessionRouterTag.of({
+        layer: "gateway",
+        publish: () => Effect.succeed(routes),
+        routesOf: () => Effect.succeed(routes),
+        verdictFor: () => Effect.as(Effect.sleep("1 second"), { kind: "programmed" as const }),
+        unclaimedReason: () => "unclaimed",
+        unpublish: () => Effect.void
+      })
+      const fiber = yield* Effect.fork(
+        sessionStatus(sessionId).pipe(Effect.provideService(SessionRouterTag, slowRouter))
+      )
+      yield* TestClock.adjust("1 second")
+      expect(yield* Fiber.poll(fiber)).toEqual(
+        Option.some(
+          Exit.succeed(routes.map((r) => ({ type: "route", port: r.port, host: r.host, state: "programmed" })))
+        )
+      )
+    }))
+})
+
+describe("what counts as unprogrammed, for the exit code", () => {
+  it("is only a route event that ended unprogrammed", () => {
+    const route = { type: "route", port: 8080, host: "8080-s.example.com" } as const
+    expect(isUnprogrammed({ ...route, state: "unprogrammed", reason: "refused" })).toBe(true)
+    expect(isUnprogrammed({ ...route, state: "programmed" })).toBe(false)
+    expect(isUnprogrammed({ ...route, state: "pending" })).toBe(false)
+    expect(isUnprogrammed({ type: "read-error", reason: "forbidden" })).toBe(false)
+    expect(isUnprogrammed({ type: "published", layer: "ingress", routes: [], endpoints: [] })).toBe(false)
+  })
 })
 
 describe("one caller, any routing layer", () => {
