@@ -6,17 +6,20 @@
 import { type CliApp, Command, ValidationError } from "@effect/cli"
 import { Console, Effect, FiberRef } from "effect"
 import packageJson from "session-routing/package.json" with { type: "json" }
+import { ENV } from "../layers/RouterConfigLive.js"
 import * as TracingExport from "../layers/TracingExport.js"
 import { RouterConfigError } from "../services/RouterConfig.js"
 import { CliError, ExitCode } from "./CliError.js"
-import { checkCommand } from "./commands/Check.js"
-import { clusterCommand } from "./commands/Cluster.js"
-import { demoCommand } from "./commands/Demo.js"
-import { publishCommand } from "./commands/Publish.js"
-import { renderCommand } from "./commands/Render.js"
-import { statusCommand } from "./commands/Status.js"
-import { unpublishCommand } from "./commands/Unpublish.js"
-import { commandNames, helpDocLines, usageErrorLine } from "./internal/UsageError.js"
+import { checkCommand, checkHelp } from "./commands/Check.js"
+import { clusterCommand, clusterHelp } from "./commands/Cluster.js"
+import { demoCommand, demoHelp } from "./commands/Demo.js"
+import { publishCommand, publishHelp } from "./commands/Publish.js"
+import { renderCommand, renderHelp } from "./commands/Render.js"
+import { statusCommand, statusHelp } from "./commands/Status.js"
+import { unpublishCommand, unpublishHelp } from "./commands/Unpublish.js"
+import { builtInOptions, commandTree } from "./internal/CommandTree.js"
+import { type CommandHelp, helpText, wantsHelp } from "./internal/Help.js"
+import { commandNames, helpDocLines, subcommandIndex, usageErrorLine } from "./internal/UsageError.js"
 import { logsToStderr, stdoutColor } from "./present/Presenter.js"
 
 /**
@@ -25,13 +28,15 @@ import { logsToStderr, stdoutColor } from "./present/Presenter.js"
  */
 const inCommand = FiberRef.unsafeMake(false)
 
+const NAME = "session-routing"
+
 /**
  * The root command: no options of its own (the shared ones live on each subcommand,
  * see GlobalOptions.ts); run alone it prints the help. Later commands join the list.
  */
-export const command = Command.make("session-routing").pipe(
+export const command = Command.make(NAME).pipe(
   Command.withDescription(
-    "Publishes Kubernetes routing objects for session Pods and reports whether they were programmed."
+    "Publishes Kubernetes routing objects for session Pods and reports whether each host was programmed"
   ),
   Command.withSubcommands([
     renderCommand,
@@ -45,18 +50,74 @@ export const command = Command.make("session-routing").pipe(
   Command.transformHandler((handler) => Effect.locally(handler, inCommand, true))
 )
 
-const NAME = "session-routing"
+/** What each command's help says beyond its declaration, by command name; the root's under its own. */
+const helpTexts: Readonly<Record<string, CommandHelp>> = {
+  [NAME]: {
+    details: [
+      `Configuration comes from the environment (${ENV.baseDomain}, ${ENV.mode}, ...); ` +
+      "the flags of each command override the settings they name."
+    ],
+    examples: [
+      { comment: "The whole story on an embedded cluster, no cluster needed", command: `${NAME} demo` },
+      {
+        comment: "Publish a session's port 8080 and wait until its host is programmed",
+        command:
+          `${ENV.baseDomain}=sessions.example.com ${NAME} publish --session hzyayvabgyvz --pod telo-run-hzyayvabgyvz --pod-uid 3f6b1e2c-9d4a-4c1b-8e7f-2a5d6c9b0e13 --port 8080 --watch`
+      },
+      { comment: "Can this configuration route sessions on the current cluster?", command: `${NAME} check` }
+    ]
+  },
+  render: renderHelp,
+  publish: publishHelp,
+  status: statusHelp,
+  unpublish: unpublishHelp,
+  check: checkHelp,
+  cluster: clusterHelp,
+  demo: demoHelp
+}
 
 /** The parsed application: `cli(argv)` with argv shaped like `process.argv` (runtime, script, arguments). */
 export const cli = Command.run(command, { name: NAME, version: packageJson.version })
 
+/** The command tree as data, for the help and the usage errors. */
+const tree = commandTree(command)
+
+/** The options @effect/cli gives every command. */
+const globalOptions = builtInOptions(command)
+
 /** The option and command names usage errors suggest from. */
-const names = commandNames(NAME, command)
+const names = commandNames(tree, globalOptions)
+
+/**
+ * Prints the help `args` ask for: the root's, or that of the command they name.
+ * An unknown command is a usage error, as it is without `--help`.
+ */
+const printHelp = (args: ReadonlyArray<string>): Effect.Effect<number> => {
+  const at = subcommandIndex(args, names.options)
+  const word = at < 0 ? undefined : args[at]
+  const sub = word === undefined ? undefined : tree.subcommands.find((command) => command.name === word)
+  if (word !== undefined && sub === undefined) {
+    return Effect.as(Console.error(`error: ${usageErrorLine(names, args, [])}`), ExitCode.failure)
+  }
+  const path = sub === undefined ? [NAME] : [NAME, sub.name]
+  return Effect.flatMap(stdoutColor, (color) =>
+    Effect.as(
+      Console.log(helpText({
+        path,
+        command: sub ?? tree,
+        help: helpTexts[sub?.name ?? NAME] ?? { examples: [] },
+        globalOptions,
+        emphasis: (heading) => (color ? `\x1b[1m${heading}\x1b[0m` : heading)
+      })),
+      ExitCode.ok
+    ))
+}
 
 /**
  * Drops @effect/cli's own printing of a usage error (its paragraph, e.g. "Received
- * unknown argument: '--prot'", with no `error:` and no hint) so that `report` can
- * print the CLI's line from the same error. Commands' stderr passes untouched.
+ * unknown argument: '--prot'", with no `error:` and no hint): it prints one before
+ * failing with it, unasked, so `report` prints the CLI's line from the same error.
+ * Commands' stderr passes untouched.
  */
 const withoutLibraryErrors = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
   Effect.consoleWith((console) =>
@@ -67,42 +128,9 @@ const withoutLibraryErrors = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Eff
     })
   )
 
-/**
- * Drops trailing newlines from stderr writes and joins the lines of one write with
- * "; ". @effect/cli prints its usage errors as a paragraph that ends in a newline, so
- * each came out as a line plus a blank one, and several (two missing options) as
- * paragraphs; the CLI promises exactly one line per failure.
- */
-const oneLineErrors = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.consoleWith((console) =>
-    Effect.withConsole(self, {
-      ...console,
-      error: (...args: ReadonlyArray<unknown>) =>
-        console.error(
-          ...args.map((arg) => (typeof arg === "string" ? arg.replace(/\n+$/, "").replace(/\s*\n\s*/g, "; ") : arg))
-        )
-    })
-  )
-
-const SGR = /\x1b\[[0-9;]*m/g
-
-/**
- * Strips colour codes from stdout writes when stdout may not carry colours.
- * @effect/cli renders its help in ANSI bold whatever stdout is, so `--help | less`
- * and `NO_COLOR` showed escape codes. The CLI's own output is colourless then
- * already; the live table's cursor movements are not colour codes and stay.
- */
-const colourOnlyWhereWanted = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.flatMap(stdoutColor, (color) =>
-    color
-      ? self
-      : Effect.consoleWith((console) =>
-        Effect.withConsole(self, {
-          ...console,
-          log: (...args: ReadonlyArray<unknown>) =>
-            console.log(...args.map((arg) => (typeof arg === "string" ? arg.replace(SGR, "") : arg)))
-        })
-      ))
+/** `error: ` and `message` folded onto one line: the CLI promises exactly one line per failure. */
+const errorLine = (message: string): Effect.Effect<void> =>
+  Console.error(`error: ${message.replace(/\s*\n\s*/g, "; ").trim()}`)
 
 /**
  * Prints a failure as its one line on stderr and says which exit status it means.
@@ -110,18 +138,13 @@ const colourOnlyWhereWanted = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Ef
  */
 const report = (args: ReadonlyArray<string>) => (error: unknown): Effect.Effect<number> => {
   if (ValidationError.isValidationError(error)) {
-    return Effect.as(
-      Console.error(`error: ${usageErrorLine(names, args, helpDocLines(error.error))}`),
-      ExitCode.failure
-    )
+    return Effect.as(errorLine(usageErrorLine(names, args, helpDocLines(error.error))), ExitCode.failure)
   }
   if (error instanceof CliError) {
-    return error.message === ""
-      ? Effect.succeed(error.exitCode)
-      : Effect.as(Console.error(`error: ${error.message}`), error.exitCode)
+    return error.message === "" ? Effect.succeed(error.exitCode) : Effect.as(errorLine(error.message), error.exitCode)
   }
-  if (error instanceof RouterConfigError) return Effect.as(Console.error(`error: ${error.message}`), ExitCode.failure)
-  return Effect.as(Console.error(`error: ${String(error)}`), ExitCode.failure)
+  if (error instanceof RouterConfigError) return Effect.as(errorLine(error.message), ExitCode.failure)
+  return Effect.as(errorLine(String(error)), ExitCode.failure)
 }
 
 /**
@@ -129,15 +152,16 @@ const report = (args: ReadonlyArray<string>) => (error: unknown): Effect.Effect<
  * command's own status on a `CliError`, 1 on a usage or configuration error. Output
  * goes through `Console` (stdout: results only; stderr: warnings and the error line).
  */
-export const run = (argv: ReadonlyArray<string>): Effect.Effect<number, never, CliApp.CliApp.Environment> =>
-  cli(argv).pipe(
+export const run = (argv: ReadonlyArray<string>): Effect.Effect<number, never, CliApp.CliApp.Environment> => {
+  const args = argv.slice(2)
+  if (wantsHelp(args)) return printHelp(args)
+  return cli(argv).pipe(
     // Spans go where the OTEL_* variables say, and are flushed before the status is returned.
     Effect.provide(TracingExport.layer),
     withoutLibraryErrors,
     Effect.as(ExitCode.ok as number),
-    Effect.catchAll(report(argv.slice(2))),
-    oneLineErrors,
-    colourOnlyWhereWanted,
+    Effect.catchAll(report(args)),
     // Last, so every fiber of every command, the layers' own included, logs to stderr.
     Effect.provide(logsToStderr)
   )
+}

@@ -1,5 +1,5 @@
 /**
- * The options every command shares (`--kubeconfig`, `--context`, `-n/--namespace`,
+ * The options the session commands share (`--kubeconfig`, `--context`, `-n/--namespace`,
  * `--mode`), declared once and spread into each subcommand's own options. They are
  * not put on the root command: @effect/cli hands options that follow a subcommand's
  * arguments to the parent only at the very end of the line, so `render --mode none
@@ -7,27 +7,33 @@
  */
 import { Options } from "@effect/cli"
 import { Layer, Option } from "effect"
+import type { RoutingMode } from "../domain/Routes.js"
 import * as KubeClientLive from "../layers/KubeClientLive.js"
 import * as RouterConfigLive from "../layers/RouterConfigLive.js"
 import { SessionRouter } from "../layers/SessionRouterLayers.js"
 import type { KubeClient } from "../services/KubeClient.js"
-import { RouterConfig, type RouterConfigError } from "../services/RouterConfig.js"
+import { RouterConfig } from "../services/RouterConfig.js"
 import type { RouterSetupError } from "../services/SessionRouter.js"
 
+/** The values of `--mode`, as the environment's SESSION_ROUTING_MODE takes them. */
+const ROUTING_MODES: ReadonlyArray<RoutingMode> = ["ingress", "gateway", "none"]
+
 /**
- * Options of the commands that change the routing configuration. `--mode` and
- * `--namespace` are plain text, not `Options.choice`: their values go through the same
- * validation as the environment, so a bad one gets the same one-line message naming
- * the flag and what would be valid.
+ * Options of the commands that change the routing configuration. `--namespace` is
+ * plain text: it goes through the same validation as the environment, so a bad one
+ * gets the same one-line message naming the flag and what would be valid.
  */
 export const routingOptions = {
   namespace: Options.text("namespace").pipe(
     Options.withAlias("n"),
+    Options.withPseudoName("NAMESPACE"),
     Options.withDescription(`Namespace of the session objects (overrides ${RouterConfigLive.ENV.sessionNamespace})`),
     Options.optional
   ),
-  mode: Options.text("mode").pipe(
-    Options.withDescription(`Routing layer: ingress, gateway or none (overrides ${RouterConfigLive.ENV.mode})`),
+  mode: Options.choice("mode", ROUTING_MODES).pipe(
+    Options.withDescription(
+      `Routing layer: an Ingress, Gateway API HTTPRoutes, or nothing (overrides ${RouterConfigLive.ENV.mode})`
+    ),
     Options.optional
   )
 } as const
@@ -35,22 +41,24 @@ export const routingOptions = {
 /** Options of the commands that talk to a cluster (publish, status, unpublish). */
 export const clusterOptions = {
   kubeconfig: Options.file("kubeconfig").pipe(
+    Options.withPseudoName("PATH"),
     Options.withDescription("Path of the kubeconfig to use (default: KUBECONFIG, ~/.kube/config, in-cluster)"),
     Options.optional
   ),
   context: Options.text("context").pipe(
+    Options.withPseudoName("NAME"),
     Options.withDescription("kubeconfig context to use (default: the current context)"),
     Options.optional
   )
 } as const
 
 /** Every shared option, for commands that both talk to a cluster and route. */
-export const globalOptions = { ...clusterOptions, ...routingOptions } as const
+export const sharedOptions = { ...clusterOptions, ...routingOptions } as const
 
 /** The parsed routing options. */
 export interface RoutingOptions {
   readonly namespace: Option.Option<string>
-  readonly mode: Option.Option<string>
+  readonly mode: Option.Option<RoutingMode>
 }
 
 /** The parsed cluster options. */
@@ -70,10 +78,6 @@ export const routerConfigOverrides = (options: RoutingOptions): RouterConfigLive
     onSome: (value) => ({ sessionNamespace: { value, key: "--namespace" } })
   })
 })
-
-/** `RouterConfig` from the environment with the routing flags winning. */
-export const routerConfigLayer = (options: RoutingOptions): Layer.Layer<RouterConfig, RouterConfigError> =>
-  RouterConfigLive.layerFromEnv(routerConfigOverrides(options))
 
 /** The kubeconfig location the cluster flags name (unset ones: the default chain). */
 export const kubeConfigOptions = (options: ClusterOptions): KubeClientLive.KubeConfigOptions => ({

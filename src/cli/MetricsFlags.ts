@@ -11,15 +11,15 @@ import { type CliError, cliError } from "./CliError.js"
 /** The metrics options, spread into a command's own. */
 export const metricsOptions = {
   metricsPort: Options.integer("metrics-port").pipe(
+    Options.withPseudoName("PORT"),
     Options.withDescription(
-      "Serve Prometheus metrics at http://HOST:PORT/metrics while the command runs (0: any free port)"
+      "Serve Prometheus metrics at http://ADDRESS:PORT/metrics while the command runs (0: any free port)"
     ),
     Options.optional
   ),
   metricsHost: Options.text("metrics-host").pipe(
-    Options.withDescription(
-      `Address the metrics server binds (default ${DEFAULT_METRICS_HOST}; 0.0.0.0 for every interface)`
-    ),
+    Options.withPseudoName("ADDRESS"),
+    Options.withDescription("Address the metrics server binds with --metrics-port; 0.0.0.0 for every interface"),
     Options.withDefault(DEFAULT_METRICS_HOST)
   )
 } as const

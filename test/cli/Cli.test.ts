@@ -12,8 +12,8 @@ const pipe = { isTTY: false, columns: () => undefined }
 const tty = { isTTY: true, columns: () => 120 }
 
 describe("session-routing help and usage errors", () => {
-  // @effect/cli renders its help with ANSI bold whatever stdout is, so
-  // `session-routing publish --help | less` showed escape codes.
+  // @effect/cli rendered its help in ANSI bold whatever stdout was, so
+  // `session-routing publish --help | less` showed escape codes; the help is bold on a terminal only.
   it.effect("prints the help without colour codes off a terminal", () =>
     Effect.gen(function*() {
       const result = yield* runCli(["publish", "--help"]).pipe(Effect.provideService(StdoutTerminal, pipe))

@@ -4,15 +4,9 @@
  * TestClock so spinner ticks are counted, not waited for.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Duration, Effect, Either, Fiber, LogLevel, Stream, TestClock } from "effect"
+import { Duration, Effect, Fiber, LogLevel, Stream, TestClock } from "effect"
 import { format } from "node:util"
-import {
-  cliLogLine,
-  parseOutputFormat,
-  presentSnapshot,
-  presentWatch,
-  SPINNER_INTERVAL
-} from "../../src/cli/present/Presenter.js"
+import { cliLogLine, presentSnapshot, presentWatch, SPINNER_INTERVAL } from "../../src/cli/present/Presenter.js"
 import {
   jsonLine,
   plainLine,
@@ -133,10 +127,6 @@ describe("session view", () => {
     expect(screenLines(["\x1b[31m" + "a".repeat(10) + "\x1b[0m"], 10)).toBe(1)
     expect(redraw(0, ["x"])).toBe("x")
     expect(redraw(3, ["x", "y"])).toBe("\r\x1b[3A\x1b[0Jx\ny")
-  })
-
-  it("refuses an unknown output format with the flag and the valid values", () => {
-    expect(parseOutputFormat("xml")).toEqual(Either.left(`--output="xml" must be one of table, json`))
   })
 })
 

@@ -372,9 +372,10 @@ describe("session-routing publish, status and unpublish: bad input", () => {
       line: `error: port "0": 0 is outside 1..65535`
     },
     {
+      // --port is Options.atLeast(1): a missing one is missing like any required option.
       name: "no port",
       args: (k) => ["publish", ...podArgs, "--kubeconfig", k],
-      line: "error: at least one --port is required, e.g. --port 8080 or --port 5000/udp"
+      line: "error: missing option --port for publish"
     },
     {
       name: "a missing --session",

@@ -281,7 +281,8 @@ describe("session-routing render", () => {
     {
       name: "a bad --mode",
       args: ["--session", "s1", "--port", "8080", "--mode", "istio"],
-      line: `error: invalid configuration: --mode="istio" must be one of ingress, gateway, none`
+      // A usage error now: @effect/cli refuses the value before the configuration is read.
+      line: `error: --mode="istio" must be one of ingress, gateway, none`
     },
     {
       name: "bad environment configuration, every key in the one line",

@@ -1,41 +1,18 @@
 /**
- * @effect/cli's usage errors as the CLI's one `error:` line: the pure pieces (edit
- * distance, nearest name, the line itself) table by table, then the real CLI
- * in-process, whose stderr must hold that one line and nothing of the library's own.
+ * @effect/cli's usage errors as the CLI's one `error:` line: the pure pieces (nearest
+ * name, the line itself) table by table, then the real CLI in-process, whose stderr
+ * must hold that one line and nothing of the library's own.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import {
   closestName,
   type CommandNames,
-  editDistance,
+  type CommandOptions,
   unknownFlag,
   usageErrorLine
 } from "../../src/cli/internal/UsageError.js"
 import { runCli } from "./TestCli.js"
-
-describe("editDistance", () => {
-  const cases: ReadonlyArray<readonly [string, string, number]> = [
-    ["", "", 0],
-    ["port", "port", 0],
-    ["", "port", 4],
-    ["port", "", 4],
-    // A swap of neighbours is one slip, not two.
-    ["prot", "port", 1],
-    ["hepl", "help", 1],
-    ["sesion", "session", 1],
-    ["pod", "port", 2],
-    ["prot", "pod", 2],
-    ["kitten", "sitting", 3],
-    ["ca", "abc", 3]
-  ]
-  for (const [a, b, distance] of cases) {
-    it(`counts ${distance} between "${a}" and "${b}"`, () => {
-      expect(editDistance(a, b)).toBe(distance)
-      expect(editDistance(b, a)).toBe(distance)
-    })
-  }
-})
 
 describe("closestName", () => {
   const publish = [
@@ -59,10 +36,15 @@ describe("closestName", () => {
     ["--wacth", "--watch"],
     ["--hepl", "--help"],
     ["--outptu", "--output"],
-    // The dashes are not compared: a long flag typed with one dash still finds its name.
+    // A long flag typed with one dash is one slip from its name.
     ["-follow", "--follow"],
-    // One letter is too short to call anything a slip.
+    // Names of three letters or fewer are never suggested (@effect/cli's rule): `-x` is
+    // no slip of `-o`, nor `--pd` of `--pod`.
     ["-x", undefined],
+    ["--pd", undefined],
+    // Two edits are a slip, three are not (@effect/cli's autoCorrectLimit).
+    ["--sessn", "--session"],
+    ["--sesn", undefined],
     ["--frobnicate", undefined],
     ["--verbose", undefined]
   ]
@@ -73,8 +55,8 @@ describe("closestName", () => {
   }
 
   it("breaks a tie with the name declared first", () => {
-    expect(closestName("--pot", ["--pod", "--port"])).toBe("--pod")
-    expect(closestName("--pot", ["--port", "--pod"])).toBe("--port")
+    expect(closestName("--patch", ["--watch", "--match"])).toBe("--watch")
+    expect(closestName("--patch", ["--match", "--watch"])).toBe("--match")
   })
 })
 
@@ -96,12 +78,27 @@ describe("unknownFlag", () => {
 })
 
 describe("usageErrorLine", () => {
+  const output = { name: "--output", values: ["table", "json"] }
+  const options = (
+    names: ReadonlyArray<string>,
+    choices: ReadonlyMap<string, { readonly name: string; readonly values: ReadonlyArray<string> }> = new Map()
+  ): CommandOptions => ({ names, choices, withValue: new Set(names.filter((name) => name !== "--help")) })
   const names: CommandNames = {
     name: "session-routing",
-    options: ["--help", "-h", "--version", "--log-level"],
+    options: {
+      names: ["--help", "-h", "--version", "--log-level"],
+      choices: new Map(),
+      withValue: new Set(["--log-level"])
+    },
     subcommands: new Map([
-      ["publish", ["--session", "--pod", "--pod-uid", "--port", "-o", "--output", "--help", "-h"]],
-      ["status", ["--session", "--help", "-h"]]
+      [
+        "publish",
+        options(
+          ["--session", "--pod", "--pod-uid", "--port", "-o", "--output", "--help", "-h"],
+          new Map([["-o", output], ["--output", output]])
+        )
+      ],
+      ["status", options(["--session", "--help", "-h"])]
     ])
   }
   const cases: ReadonlyArray<{
@@ -146,6 +143,26 @@ describe("usageErrorLine", () => {
       args: ["publish", "--session", "s1"],
       library: ["Expected to find option: '--pod'", "Expected to find option: '--pod-uid'"],
       line: "missing options --pod, --pod-uid for publish"
+    },
+    {
+      // What Options.atLeast(1) says of a --port left out.
+      name: "counts a repeated option left out as missing",
+      args: ["publish", "--session", "s1"],
+      library: ["Expected to find option: '--pod'", "Expected at least 1 value(s) for option: '--port'"],
+      line: "missing options --pod, --port for publish"
+    },
+    {
+      // The library's line names neither the option nor the value.
+      name: "names a value a choice refuses, with the option's long name and the valid values",
+      args: ["publish", "--session", "s1", "-o", "yaml"],
+      library: ["Expected one of the following cases: table, json"],
+      line: `--output="yaml" must be one of table, json`
+    },
+    {
+      name: "reads a refused choice after an =",
+      args: ["publish", "--output=wide", "--session", "s1"],
+      library: ["Expected one of the following cases: table, json"],
+      line: `--output="wide" must be one of table, json`
     },
     {
       name: "says which option lacks its value",
@@ -209,6 +226,18 @@ describe("session-routing usage errors", () => {
 
   it.effect("names an unknown command and the nearest one", () =>
     usageError(["publis", "--session", "s1"], "unknown command publis for session-routing (did you mean publish?)"))
+
+  it.effect("names a value a choice refuses and what the option accepts", () =>
+    Effect.gen(function*() {
+      yield* usageError(
+        ["render", "--session", "s1", "--port", "1", "--mode", "istio"],
+        `--mode="istio" must be one of ingress, gateway, none`
+      )
+      yield* usageError(["status", "--session", "s1", "--output=wide"], `--output="wide" must be one of table, json`)
+    }))
+
+  it.effect("says a required repeated option is missing, with the others", () =>
+    usageError(["publish", "--session", "s1"], "missing options --pod, --pod-uid, --port for publish"))
 
   it.effect("reports a missing option, a missing value and a stray argument with the prefix", () =>
     Effect.gen(function*() {

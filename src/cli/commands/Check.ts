@@ -10,9 +10,10 @@ import { SessionRouter } from "../../layers/SessionRouterLayers.js"
 import { type CheckReport, checkRouting, nothingToCheck, reportOf } from "../../runner/Check.js"
 import { RouterConfig } from "../../services/RouterConfig.js"
 import { cliError, ExitCode } from "../CliError.js"
-import { globalOptions, kubeClientLayer, routerConfigOverrides, routesSessions } from "../GlobalOptions.js"
+import { kubeClientLayer, routerConfigOverrides, routesSessions, sharedOptions } from "../GlobalOptions.js"
+import type { CommandHelp } from "../internal/Help.js"
 import { reportJson, reportLines } from "../present/CheckView.js"
-import { outputOption, parseOutputFormat, stdoutColor } from "../present/Presenter.js"
+import { outputOption, stdoutColor } from "../present/Presenter.js"
 import { parsePodFlags } from "../SessionFlags.js"
 
 /** `--pod` and `--pod-uid` together, checked as `publish` checks them; neither is fine too. */
@@ -24,25 +25,52 @@ const probeOwnerOf = (pod: Option.Option<string>, podUid: Option.Option<string>)
   return Either.mapLeft(parsePodFlags(pod.value, podUid.value), (line) => cliError(line))
 }
 
+/** What `check --help` says beyond the options. */
+export const checkHelp: CommandHelp = {
+  details: [
+    "Prints each check (✓, ✗ or !) with what to do about a failure. Exit status 0 when no check failed, 1 otherwise."
+  ],
+  examples: [
+    {
+      comment: "Check the kubeconfig's current context for ingress mode",
+      command: "SESSION_ROUTING_BASE_DOMAIN=sessions.example.com session-routing check"
+    },
+    {
+      comment: "Also publish a probe session owned by the runner's Pod, wait for its verdict, and remove it",
+      command:
+        "SESSION_ROUTING_BASE_DOMAIN=sessions.example.com session-routing check --round-trip --pod runner-0 --pod-uid \"$(kubectl get pod runner-0 -o jsonpath='{.metadata.uid}')\""
+    },
+    {
+      comment: "Check gateway mode against another context, as JSON",
+      command:
+        "SESSION_ROUTING_BASE_DOMAIN=sessions.example.com SESSION_GATEWAY_NAME=sessions session-routing check --mode gateway --context staging -o json"
+    }
+  ]
+}
+
 /** `session-routing check [--round-trip [--pod NAME --pod-uid UID]] [-o table|json] [--kubeconfig PATH] [--context NAME] [-n NS] [--mode MODE]`. */
 export const checkCommand = Command.make(
   "check",
   {
-    ...globalOptions,
     output: outputOption,
     roundTrip: Options.boolean("round-trip").pipe(
       Options.withDescription("Also publish a probe session, wait for its verdict and unpublish it")
     ),
     pod: Options.text("pod").pipe(
+      Options.withPseudoName("NAME"),
       Options.withDescription("With --round-trip: a running Pod to own the probe's objects (with --pod-uid)"),
       Options.optional
     ),
-    podUid: Options.text("pod-uid").pipe(Options.withDescription("The metadata.uid of --pod"), Options.optional)
+    podUid: Options.text("pod-uid").pipe(
+      Options.withPseudoName("UID"),
+      Options.withDescription("The metadata.uid of --pod"),
+      Options.optional
+    ),
+    ...sharedOptions
   },
   (flags) =>
     Effect.gen(function*() {
       const config = yield* RouterConfigLive.fromEnv(routerConfigOverrides(flags))
-      const format = yield* Either.mapLeft(parseOutputFormat(flags.output), (line) => cliError(line))
       const probeOwner = yield* probeOwnerOf(flags.pod, flags.podUid)
       for (const warning of config.warnings) yield* Console.error(`warning: ${warning}`)
       const report: CheckReport = routesSessions(config)
@@ -64,12 +92,8 @@ export const checkCommand = Command.make(
           )
         )
         : nothingToCheck(config)
-      if (format === "json") yield* Console.log(reportJson(report))
+      if (flags.output === "json") yield* Console.log(reportJson(report))
       else for (const line of reportLines(report, yield* stdoutColor)) yield* Console.log(line)
       if (!report.ok) return yield* cliError("", ExitCode.failure)
     })
-).pipe(
-  Command.withDescription(
-    "Check that this configuration can route sessions on the cluster: exit 0 when no check fails, 1 otherwise"
-  )
-)
+).pipe(Command.withDescription("Check that this configuration can route sessions on the cluster"))

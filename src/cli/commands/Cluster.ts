@@ -13,6 +13,7 @@ import { RBAC_NAME, rbacManifest } from "../../domain/RbacManifest.js"
 import { allResources, apiVersionOf, type ResourceType } from "../../domain/Resources.js"
 import { ENV } from "../../layers/RouterConfigLive.js"
 import { cliError } from "../CliError.js"
+import type { CommandHelp } from "../internal/Help.js"
 import { loadLocalCluster } from "../internal/LocalClusterPackage.js"
 
 /** The controllers' delay when `--controller-delay` is not given: long enough to see `pending`. */
@@ -256,6 +257,29 @@ export const serveCluster = <E, R>(
     })
   ).pipe(Effect.zipLeft(Console.error("cluster stopped")))
 
+/** What `cluster --help` says beyond the options. */
+export const clusterHelp: CommandHelp = {
+  details: [
+    "Sets it up as a session cluster (namespace, IngressClass, GatewayClass and Gateway, controllers, data " +
+    "plane), prints where it listens as key: value lines on stdout (server first), and serves until SIGINT " +
+    "or SIGTERM, then exits 0. Needs the @session-routing/local-cluster package."
+  ],
+  examples: [
+    {
+      comment: "Serve a cluster and keep its kubeconfig where the other commands can use it",
+      command: "session-routing cluster --write-kubeconfig ./local.kubeconfig"
+    },
+    {
+      comment: "A cluster whose controllers never write status: every host ends unprogrammed",
+      command: "session-routing cluster --controller-delay never --write-kubeconfig ./local.kubeconfig"
+    },
+    {
+      comment: "HTTPS and RBAC; runner-local.kubeconfig beside the admin's is the runner's ServiceAccount",
+      command: "session-routing cluster --rbac --controller-manager --write-kubeconfig ./local.kubeconfig"
+    }
+  ]
+}
+
 /**
  * `session-routing cluster [--port N] [--write-kubeconfig PATH] [--no-ingress-controller]
  * [--no-gateway-controller] [--controller-delay MS|never] [--controller-manager]`.
@@ -265,7 +289,7 @@ export const clusterCommand = Command.make(
   {
     port: Options.text("port").pipe(
       Options.withPseudoName("N"),
-      Options.withDescription("Port of the API server on 127.0.0.1 (default 0: any free port)"),
+      Options.withDescription("Port of the API server on 127.0.0.1; 0 picks any free port"),
       Options.withDefault("0")
     ),
     writeKubeconfig: Options.text("write-kubeconfig").pipe(
@@ -285,7 +309,7 @@ export const clusterCommand = Command.make(
     ),
     controllerDelay: Options.text("controller-delay").pipe(
       Options.withPseudoName("MS|never"),
-      Options.withDescription("Milliseconds each controller waits before writing status, or never"),
+      Options.withDescription("Milliseconds each controller waits before writing status; never: they write none"),
       Options.withDefault(String(DEFAULT_CONTROLLER_DELAY_MS))
     ),
     rbac: Options.boolean("rbac").pipe(
@@ -306,7 +330,5 @@ export const clusterCommand = Command.make(
       yield* serveCluster(input, () => signal)
     }).pipe(Effect.scoped)
 ).pipe(
-  Command.withDescription(
-    "Run LocalCluster, an embedded Kubernetes API with simulated controllers, on 127.0.0.1 until Ctrl-C"
-  )
+  Command.withDescription("Run LocalCluster, an embedded Kubernetes API with stand-in controllers, on 127.0.0.1")
 )

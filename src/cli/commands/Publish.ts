@@ -11,13 +11,13 @@ import { followSession } from "../../runner/FollowSession.js"
 import { publishSession } from "../../runner/SessionRunner.js"
 import type { RouterConfig } from "../../services/RouterConfig.js"
 import { cliError, ExitCode } from "../CliError.js"
-import { globalOptions, routerConfigOverrides, sessionLayer } from "../GlobalOptions.js"
+import { routerConfigOverrides, sessionLayer, sharedOptions } from "../GlobalOptions.js"
+import type { CommandHelp } from "../internal/Help.js"
 import { metricsOptions, withMetricsServer } from "../MetricsFlags.js"
 import {
   asCliError,
   type OutputFormat,
   outputOption,
-  parseOutputFormat,
   type Presentation,
   presentationFor,
   presentPublished,
@@ -32,7 +32,7 @@ export interface PublishFlags {
   readonly pod: string
   readonly podUid: string
   readonly port: ReadonlyArray<string>
-  readonly output: string
+  readonly output: OutputFormat
 }
 
 /** What `publish` needs, after every flag is checked. */
@@ -47,11 +47,10 @@ export interface PublishInput {
 /** Checks the flags in order and stops at the first bad one, with a line naming it. */
 export const parsePublishInput = (flags: PublishFlags): Either.Either<PublishInput, string> =>
   Either.gen(function*() {
-    const format = yield* parseOutputFormat(flags.output)
     const sessionId = yield* parseSessionId(flags.session)
     const ports = yield* parsePortFlags(flags.port)
     const { podName, podUid } = yield* parsePodFlags(flags.pod, flags.podUid)
-    return { sessionId, podName, podUid, ports, format }
+    return { sessionId, podName, podUid, ports, format: flags.output }
   })
 
 /**
@@ -111,6 +110,28 @@ const runPublish = (
     })
   )
 
+/** What `publish --help` says beyond the options. */
+export const publishHelp: CommandHelp = {
+  details: [
+    "Applies the session's Service, then its Ingress or one HTTPRoute per tcp port, all owned by the Pod, " +
+    "to the cluster the kubeconfig names, and prints what was published. Exit status 0 when every watched " +
+    "host is programmed, 3 when one is unprogrammed, 1 on a failure. Everything but the flags comes from " +
+    `the environment (${RouterConfigLive.ENV.baseDomain}, ${RouterConfigLive.ENV.ingressClassName}, ...).`
+  ],
+  examples: [
+    {
+      comment: "Publish session hzyayvabgyvz's ports 8080 and 5000/udp and wait until each host is programmed",
+      command:
+        "SESSION_ROUTING_BASE_DOMAIN=sessions.example.com session-routing publish --session hzyayvabgyvz --pod telo-run-hzyayvabgyvz --pod-uid 3f6b1e2c-9d4a-4c1b-8e7f-2a5d6c9b0e13 --port 8080 --port 5000/udp --watch"
+    },
+    {
+      comment: "In gateway mode, then keep reporting each change, one JSON event per line",
+      command:
+        "SESSION_ROUTING_BASE_DOMAIN=sessions.example.com SESSION_GATEWAY_NAME=sessions session-routing publish --mode gateway --session hzyayvabgyvz --pod telo-run-hzyayvabgyvz --pod-uid 3f6b1e2c-9d4a-4c1b-8e7f-2a5d6c9b0e13 --port 8080 --follow -o json"
+    }
+  ]
+}
+
 /**
  * `session-routing publish --session ID --pod NAME --pod-uid UID --port 8080[/tcp|/udp]...
  * [--watch] [--follow] [-o table|json] [--kubeconfig PATH] [--context NAME] [-n NS] [--mode MODE]`.
@@ -118,26 +139,36 @@ const runPublish = (
 export const publishCommand = Command.make(
   "publish",
   {
-    ...globalOptions,
     session: Options.text("session").pipe(
+      Options.withPseudoName("ID"),
       Options.withDescription("Session id: lower-case letters, digits and '-' (e.g. hzyayvabgyvz)")
     ),
-    pod: Options.text("pod").pipe(Options.withDescription("Name of the session Pod that owns the objects")),
+    pod: Options.text("pod").pipe(
+      Options.withPseudoName("NAME"),
+      Options.withDescription("Name of the session Pod that owns the objects")
+    ),
     podUid: Options.text("pod-uid").pipe(
+      Options.withPseudoName("UID"),
       Options.withDescription("metadata.uid of that Pod: the objects are collected with it")
     ),
     port: Options.text("port").pipe(
-      Options.withDescription("A session port: PORT, PORT/tcp or PORT/udp; repeat for each port"),
-      Options.repeated
+      Options.withPseudoName("PORT[/tcp|/udp]"),
+      Options.withDescription("A session port, e.g. 8080 or 5000/udp; repeat the option for each port"),
+      Options.atLeast(1)
     ),
     watch: Options.boolean("watch").pipe(
       Options.withDescription("Wait until every host is programmed or unprogrammed; exit 3 if any is unprogrammed")
     ),
     follow: Options.boolean("follow").pipe(
-      Options.withDescription("After the watch, keep re-reading the hosts and print each change until interrupted")
+      Options.withDescription(
+        "As --watch, then keep following the hosts through the same status source (on the shared watch, " +
+          "with no further requests) and print each change (a late controller, a lost status, a deleted " +
+          "object) until interrupted"
+      )
     ),
     output: outputOption,
-    ...metricsOptions
+    ...metricsOptions,
+    ...sharedOptions
   },
   (flags) =>
     Effect.gen(function*() {
@@ -156,8 +187,4 @@ export const publishCommand = Command.make(
       // The events already said which hosts failed: nothing more to print.
       if (code !== ExitCode.ok) return yield* cliError("", code)
     })
-).pipe(
-  Command.withDescription(
-    "Publish a session's routing objects and report each host: exit 0 when all are programmed, 3 when one is not, 1 on failure"
-  )
-)
+).pipe(Command.withDescription("Publish a session's routing objects and report whether each host is programmed"))

@@ -15,6 +15,7 @@ import * as RouterConfigLive from "../../layers/RouterConfigLive.js"
 import { manifestSettingsOf, type RouterConfig } from "../../services/RouterConfig.js"
 import { cliError } from "../CliError.js"
 import { routerConfigOverrides, routingOptions } from "../GlobalOptions.js"
+import type { CommandHelp } from "../internal/Help.js"
 import { parsePodFlags, parsePortFlags } from "../SessionFlags.js"
 
 /** The output formats of `render`. */
@@ -52,23 +53,19 @@ export interface RenderFlags {
   readonly port: ReadonlyArray<string>
   readonly pod: Option.Option<string>
   readonly podUid: Option.Option<string>
-  readonly output: string
+  readonly output: RenderFormat
 }
 
 /** Checks the flags in order and stops at the first bad one, with a line naming it. */
 export const parseRenderInput = (flags: RenderFlags): Either.Either<RenderInput, string> =>
   Either.gen(function*() {
-    const format = flags.output
-    if (format !== "yaml" && format !== "json") {
-      return yield* Either.left(`--output=${JSON.stringify(format)} must be one of yaml, json`)
-    }
     const sessionId = yield* parseSessionId(flags.session)
     const ports = yield* parsePortFlags(flags.port)
     const { podName, podUid } = yield* parsePodFlags(
       Option.getOrElse(flags.pod, () => sessionObjectName(sessionId)),
       Option.getOrElse(flags.podUid, () => PLACEHOLDER_POD_UID)
     )
-    return { sessionId, ports, podName, podUid, format }
+    return { sessionId, ports, podName, podUid, format: flags.output }
   })
 
 /**
@@ -134,6 +131,32 @@ export const renderRbac = (
       notes: []
     }
 
+/** What `render --help` says beyond the options. */
+export const renderHelp: CommandHelp = {
+  details: [
+    "Touches no cluster: it shows what the configuration produces and feeds kubectl apply -f -. " +
+    `Everything but the flags comes from the environment (${RouterConfigLive.ENV.baseDomain}, ` +
+    `${RouterConfigLive.ENV.ingressClassName}, ...); without a base domain nothing is rendered.`
+  ],
+  examples: [
+    {
+      comment: "The Service and Ingress of session hzyayvabgyvz's ports 8080 and 5000/udp, as YAML",
+      command:
+        "SESSION_ROUTING_BASE_DOMAIN=sessions.example.com session-routing render --session hzyayvabgyvz --port 8080 --port 5000/udp"
+    },
+    {
+      comment: "Gateway mode in namespace dev, owned by the running Pod, applied at once",
+      command:
+        "SESSION_ROUTING_BASE_DOMAIN=sessions.example.com SESSION_GATEWAY_NAME=sessions session-routing render --mode gateway -n dev --session hzyayvabgyvz --port 8080 --pod-uid \"$(kubectl -n dev get pod telo-run-hzyayvabgyvz -o jsonpath='{.metadata.uid}')\" | kubectl apply -f -"
+    },
+    {
+      comment: "The ServiceAccount, Roles and bindings a runner in namespace telo-sessions needs",
+      command: "session-routing render --rbac -n telo-sessions | kubectl apply -f -"
+    }
+  ],
+  usage: ["--session ID --port PORT[/tcp|/udp]... [options]", "--rbac [options]"]
+}
+
 /**
  * `session-routing render --session ID --port 8080 [--port 5000/udp ...] [--pod NAME --pod-uid UID]
  * [--mode ingress|gateway|none] [-n NAMESPACE] [-o yaml|json]`.
@@ -141,9 +164,30 @@ export const renderRbac = (
 export const renderCommand = Command.make(
   "render",
   {
-    ...routingOptions,
     session: Options.text("session").pipe(
-      Options.withDescription("Session id: lower-case letters, digits and '-' (e.g. hzyayvabgyvz)"),
+      Options.withPseudoName("ID"),
+      Options.withDescription(
+        "Session id: lower-case letters, digits and '-' (e.g. hzyayvabgyvz); required unless --rbac"
+      ),
+      Options.optional
+    ),
+    port: Options.text("port").pipe(
+      Options.withPseudoName("PORT[/tcp|/udp]"),
+      Options.withDescription(
+        "A session port, e.g. 8080 or 5000/udp; repeat the option for each port; at least one unless --rbac"
+      ),
+      Options.repeated
+    ),
+    pod: Options.text("pod").pipe(
+      Options.withPseudoName("NAME"),
+      Options.withDescription("Name of the session Pod that owns the objects (default: telo-run-<session>)"),
+      Options.optional
+    ),
+    podUid: Options.text("pod-uid").pipe(
+      Options.withPseudoName("UID"),
+      Options.withDescription(
+        `metadata.uid of that Pod (default: the placeholder ${PLACEHOLDER_POD_UID}, which the garbage collector deletes objects for)`
+      ),
       Options.optional
     ),
     rbac: Options.boolean("rbac").pipe(
@@ -151,36 +195,21 @@ export const renderCommand = Command.make(
         "Print instead the RBAC objects a runner with this configuration needs (no --session or --port)"
       )
     ),
-    port: Options.text("port").pipe(
-      Options.withDescription("A session port: PORT, PORT/tcp or PORT/udp; repeat for each port"),
-      Options.repeated
-    ),
-    pod: Options.text("pod").pipe(
-      Options.withDescription("Name of the session Pod that owns the objects (default: telo-run-<session>)"),
-      Options.optional
-    ),
-    podUid: Options.text("pod-uid").pipe(
-      Options.withDescription(`metadata.uid of that Pod (default: the placeholder ${PLACEHOLDER_POD_UID})`),
-      Options.optional
-    ),
-    output: Options.text("output").pipe(
+    output: Options.choice("output", ["yaml", "json"] as const).pipe(
       Options.withAlias("o"),
       Options.withDescription("Output format: yaml (a multi-document stream) or json (one v1 List)"),
       Options.withDefault("yaml")
-    )
+    ),
+    ...routingOptions
   },
   (flags) =>
     Effect.gen(function*() {
       // Configuration first: a bad environment is a start-up failure whatever the flags say.
       const config = yield* RouterConfigLive.fromEnv(routerConfigOverrides(flags))
       if (flags.rbac) {
-        const format = flags.output
-        if (format !== "yaml" && format !== "json") {
-          return yield* cliError(`--output=${JSON.stringify(format)} must be one of yaml, json`)
-        }
         const rbac = renderRbac(config)
         for (const note of rbac.notes) yield* Console.error(note)
-        const text = formatObjects(rbac.objects, format)
+        const text = formatObjects(rbac.objects, flags.output)
         if (text.length > 0) yield* Console.log(text.replace(/\n$/, ""))
         return
       }

@@ -9,24 +9,47 @@ import { parseSessionId } from "../../domain/Session.js"
 import * as RouterConfigLive from "../../layers/RouterConfigLive.js"
 import { sessionStatus } from "../../runner/SessionRunner.js"
 import { cliError, ExitCode } from "../CliError.js"
-import { globalOptions, routerConfigOverrides, routesSessions, sessionLayer } from "../GlobalOptions.js"
-import { asCliError, outputOption, parseOutputFormat, presentationFor, presentSnapshot } from "../present/Presenter.js"
+import { routerConfigOverrides, routesSessions, sessionLayer, sharedOptions } from "../GlobalOptions.js"
+import type { CommandHelp } from "../internal/Help.js"
+import { asCliError, outputOption, presentationFor, presentSnapshot } from "../present/Presenter.js"
 import { statusExitCode } from "../present/SessionView.js"
+
+/** What `status --help` says beyond the options. */
+export const statusHelp: CommandHelp = {
+  details: [
+    "For a process that did not publish the session (a restarted runner, a person on call), in the event " +
+    "shapes publish prints. Exit status 0 when every host is programmed, 3 when one is pending or " +
+    "unprogrammed, 1 on a failure."
+  ],
+  examples: [
+    {
+      comment: "Is every host of session hzyayvabgyvz programmed?",
+      command: "SESSION_ROUTING_BASE_DOMAIN=sessions.example.com session-routing status --session hzyayvabgyvz"
+    },
+    {
+      comment: "The same for a session published in gateway mode in namespace dev, as JSON",
+      command:
+        "SESSION_ROUTING_BASE_DOMAIN=sessions.example.com SESSION_GATEWAY_NAME=sessions session-routing status --session hzyayvabgyvz --mode gateway -n dev -o json"
+    }
+  ]
+}
 
 /** `session-routing status --session ID [-o table|json] [--kubeconfig PATH] [--context NAME] [-n NS] [--mode MODE]`. */
 export const statusCommand = Command.make(
   "status",
   {
-    ...globalOptions,
-    session: Options.text("session").pipe(Options.withDescription("Session id: lower-case letters, digits and '-'")),
-    output: outputOption
+    session: Options.text("session").pipe(
+      Options.withPseudoName("ID"),
+      Options.withDescription("Session id: lower-case letters, digits and '-'")
+    ),
+    output: outputOption,
+    ...sharedOptions
   },
   (flags) =>
     Effect.gen(function*() {
       const config = yield* RouterConfigLive.fromEnv(routerConfigOverrides(flags))
-      const format = yield* Either.mapLeft(parseOutputFormat(flags.output), (line) => cliError(line))
       const sessionId = yield* Either.mapLeft(parseSessionId(flags.session), (line) => cliError(line))
-      const presentation = yield* presentationFor(format)
+      const presentation = yield* presentationFor(flags.output)
       for (const warning of config.warnings) yield* Console.error(`warning: ${warning}`)
       if (!routesSessions(config)) {
         // The none layer reads nothing, so "no hosts" would say nothing about the cluster.
@@ -52,8 +75,4 @@ export const statusCommand = Command.make(
       const code = statusExitCode(view)
       if (code !== ExitCode.ok) return yield* cliError("", code)
     })
-).pipe(
-  Command.withDescription(
-    "Read each host's routing status once: exit 0 when every host is programmed, 3 when one is pending or unprogrammed"
-  )
-)
+).pipe(Command.withDescription("Read once whether each host the cluster holds for a session is programmed"))

@@ -9,15 +9,38 @@ import { parseSessionId } from "../../domain/Session.js"
 import * as RouterConfigLive from "../../layers/RouterConfigLive.js"
 import { unpublishSession } from "../../runner/SessionRunner.js"
 import { cliError } from "../CliError.js"
-import { globalOptions, routerConfigOverrides, routesSessions, sessionLayer } from "../GlobalOptions.js"
+import { routerConfigOverrides, routesSessions, sessionLayer, sharedOptions } from "../GlobalOptions.js"
+import type { CommandHelp } from "../internal/Help.js"
 import { asCliError } from "../present/Presenter.js"
+
+/** What `unpublish --help` says beyond the options. */
+export const unpublishHelp: CommandHelp = {
+  details: [
+    "Deletes the session's Service and the Ingress or HTTPRoutes of the configured mode, e.g. when a session " +
+    "closes but its Pod stays (the Pod's deletion collects them anyway). Exit status 0 also when there were none."
+  ],
+  examples: [
+    {
+      comment: "Delete session hzyayvabgyvz's Service and Ingress",
+      command: "SESSION_ROUTING_BASE_DOMAIN=sessions.example.com session-routing unpublish --session hzyayvabgyvz"
+    },
+    {
+      comment: "Delete the HTTPRoutes of a session published in gateway mode in namespace dev",
+      command:
+        "SESSION_ROUTING_BASE_DOMAIN=sessions.example.com SESSION_GATEWAY_NAME=sessions session-routing unpublish --session hzyayvabgyvz --mode gateway -n dev"
+    }
+  ]
+}
 
 /** `session-routing unpublish --session ID [--kubeconfig PATH] [--context NAME] [-n NS] [--mode MODE]`. */
 export const unpublishCommand = Command.make(
   "unpublish",
   {
-    ...globalOptions,
-    session: Options.text("session").pipe(Options.withDescription("Session id: lower-case letters, digits and '-'"))
+    session: Options.text("session").pipe(
+      Options.withPseudoName("ID"),
+      Options.withDescription("Session id: lower-case letters, digits and '-'")
+    ),
+    ...sharedOptions
   },
   (flags) =>
     Effect.gen(function*() {
@@ -39,4 +62,4 @@ export const unpublishCommand = Command.make(
       yield* unpublishSession(sessionId).pipe(Effect.provide(sessionLayer(flags, config)), Effect.mapError(asCliError))
       yield* Console.log(`unpublished session ${sessionId} (${config.mode}, namespace ${config.sessionNamespace})`)
     })
-).pipe(Command.withDescription("Delete a session's routing objects; exit 0 also when there were none"))
+).pipe(Command.withDescription("Delete a session's routing objects"))

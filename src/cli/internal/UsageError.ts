@@ -1,98 +1,72 @@
 /**
  * @effect/cli's own usage errors as the CLI's one `error:` line: an unknown option
- * or command named with the nearest real one, and the library's other messages
- * (missing option, missing value, stray argument) in the CLI's words.
+ * or command named with the nearest real one, a bad choice named with its value, and
+ * the library's other messages (missing option, missing value, stray argument) in the
+ * CLI's words.
  */
-import { type Command, CommandDescriptor, HelpDoc, type Usage } from "@effect/cli"
-import { HashMap } from "effect"
+import { AutoCorrect, CliConfig, HelpDoc } from "@effect/cli"
+import { Option } from "effect"
+import { type CommandInfo, namesOf, type OptionInfo } from "./CommandTree.js"
+
+/** The options of one command, as usage errors need them. */
+export interface CommandOptions {
+  /** Every option name (long and short, with their dashes), in declaration order. */
+  readonly names: ReadonlyArray<string>
+  /** Each name of an `Options.choice` option, to its long name and the values it accepts. */
+  readonly choices: ReadonlyMap<string, { readonly name: string; readonly values: ReadonlyArray<string> }>
+  /** The names of the options that take a value, so the word after them is not a command. */
+  readonly withValue: ReadonlySet<string>
+}
 
 /** The names a usage error can point at: the program's own options and each subcommand's. */
 export interface CommandNames {
   readonly name: string
-  readonly options: ReadonlyArray<string>
-  /** Subcommand name to its option names (long and short, with their dashes), in declaration order. */
-  readonly subcommands: ReadonlyMap<string, ReadonlyArray<string>>
+  readonly options: CommandOptions
+  readonly subcommands: ReadonlyMap<string, CommandOptions>
 }
 
-/**
- * The options @effect/cli adds to every command. `--log-level` and `--completions`
- * take a value, so the word after them is not a subcommand.
- */
-const BUILT_IN_OPTIONS = ["--help", "-h", "--version", "--wizard", "--completions", "--log-level"] as const
-const BUILT_IN_WITH_VALUE: ReadonlySet<string> = new Set(["--completions", "--log-level"])
-
-/** Every option name in a usage tree, skipping the command names it also holds. */
-const optionNamesOf = (usage: Usage.Usage): Array<string> => {
-  switch (usage._tag) {
-    case "Named":
-      return usage.names.filter((name) => name.startsWith("-"))
-    case "Optional":
-    case "Repeated":
-      return optionNamesOf(usage.usage)
-    case "Alternation":
-    case "Concat":
-      return [...optionNamesOf(usage.left), ...optionNamesOf(usage.right)]
-    case "Empty":
-    case "Mixed":
-      return []
-  }
-}
-
-/** Reads the names off the command tree once: the same tree @effect/cli parses with. */
-export const commandNames = <Name extends string>(
-  name: string,
-  command: Command.Command<Name, any, any, any>
-): CommandNames => ({
-  name,
-  options: [...optionNamesOf(CommandDescriptor.getUsage(command.descriptor)), ...BUILT_IN_OPTIONS],
-  subcommands: new Map(
-    Array.from(HashMap.toEntries(CommandDescriptor.getSubcommands(command.descriptor))).map(([sub, descriptor]) => [
-      sub,
-      [...optionNamesOf(CommandDescriptor.getUsage(descriptor)), ...BUILT_IN_OPTIONS]
-    ])
-  )
+/** The usage-error view of `options`. */
+export const commandOptions = (options: ReadonlyArray<OptionInfo>): CommandOptions => ({
+  names: options.flatMap(namesOf),
+  choices: new Map(
+    options.filter((option) => option.choices.length > 0).flatMap((option) =>
+      namesOf(option).map((name) => [name, { name: option.name, values: option.choices }] as const)
+    )
+  ),
+  withValue: new Set(options.filter((option) => Option.isSome(option.value)).flatMap(namesOf))
 })
 
 /**
- * Optimal string alignment distance: insertions, deletions, substitutions and
- * swaps of two neighbours each cost 1. The swap matters: `--prot` is one slip from
- * `--port`, where plain Levenshtein counts two and would tie it with `--pod`.
+ * Reads the names off the command tree: the same tree @effect/cli parses with. The
+ * built-in options are every command's too.
  */
-export const editDistance = (a: string, b: string): number => {
-  // One row per prefix of `a`; the row two back is what a swap reaches from.
-  let before: Array<number> = []
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j)
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i]
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1
-      let distance = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + cost)
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
-        distance = Math.min(distance, before[j - 2]! + 1)
-      }
-      current.push(distance)
-    }
-    before = previous
-    previous = current
-  }
-  return previous[b.length]!
-}
+export const commandNames = (tree: CommandInfo, builtIns: ReadonlyArray<OptionInfo>): CommandNames => ({
+  name: tree.name,
+  options: commandOptions([...tree.options, ...builtIns]),
+  subcommands: new Map(tree.subcommands.map((sub) => [sub.name, commandOptions([...sub.options, ...builtIns])]))
+})
 
 const bare = (name: string): string => name.replace(/^-+/, "")
 
 /**
- * The candidate nearest to `word`, compared without leading dashes, or undefined
- * when none is near enough to be a slip: about one edit per three letters, so
- * `-x` suggests nothing rather than some other one-letter flag. Ties go to the
- * candidate declared first.
+ * The candidate nearest to `word` by @effect/cli's own auto-correct: its Levenshtein
+ * distance within `autoCorrectLimit` (2), for names longer than that limit plus one,
+ * so `-x` suggests nothing rather than some other short flag. Ties go to the candidate
+ * declared first. The library only offers its correction when the slip is the first
+ * argument left and some option is still missing, so the CLI asks for it here.
  */
-export const closestName = (word: string, candidates: ReadonlyArray<string>): string | undefined => {
-  const typed = bare(word)
-  const limit = Math.floor((typed.length + 1) / 3)
+export const closestName = (
+  word: string,
+  candidates: ReadonlyArray<string>,
+  config: CliConfig.CliConfig = CliConfig.defaultConfig
+): string | undefined => {
   let best: { readonly name: string; readonly distance: number } | undefined
   for (const name of candidates) {
-    const distance = editDistance(typed, bare(name))
-    if (distance <= limit && (best === undefined || distance < best.distance)) best = { name, distance }
+    if (bare(name).length <= config.autoCorrectLimit + 1) continue
+    const distance = AutoCorrect.levensteinDistance(word, name, config)
+    if (distance <= config.autoCorrectLimit && (best === undefined || distance < best.distance)) {
+      best = { name, distance }
+    }
   }
   return best?.name
 }
@@ -121,38 +95,73 @@ const suggestion = (word: string, candidates: ReadonlyArray<string>): string => 
   return near === undefined ? "" : ` (did you mean ${near}?)`
 }
 
-/** Where the subcommand sits in `args`: the first word that is neither a flag nor a built-in's value. */
-const subcommandIndex = (args: ReadonlyArray<string>): number => {
+/**
+ * Where the subcommand sits in `args`: the first word that is neither a flag nor the
+ * value of one of `options` (`--log-level debug status`), or -1.
+ */
+export const subcommandIndex = (args: ReadonlyArray<string>, options: CommandOptions): number => {
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!
     if (arg === "--") return -1
     if (flagName(arg) === undefined) return i
-    if (BUILT_IN_WITH_VALUE.has(arg)) i++
+    if (options.withValue.has(arg)) i++
   }
   return -1
 }
 
+/**
+ * The first value in `args` that a choice option does not accept, as the CLI's line.
+ * @effect/cli's own ("Expected one of the following cases: table, json") names
+ * neither the option nor the value.
+ */
+const badChoice = (args: ReadonlyArray<string>, options: CommandOptions): string | undefined => {
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!
+    if (arg === "--") return undefined
+    const [flag = arg, ...rest] = arg.split("=")
+    const choice = options.choices.get(flag)
+    if (choice === undefined) continue
+    const value = rest.length > 0 ? rest.join("=") : args[i + 1]
+    if (value !== undefined && !choice.values.includes(value)) {
+      return `${choice.name}=${JSON.stringify(value)} must be one of ${choice.values.join(", ")}`
+    }
+  }
+  return undefined
+}
+
 const quoted = (pattern: string): RegExp => new RegExp(`^${pattern}: '(.*)'$`)
 const MISSING_OPTION = quoted("Expected to find option")
+// What `Options.atLeast(1)` says when the option is left out: it is missing too.
+const MISSING_REPEATED = quoted("Expected at least \\d+ value\\(s\\) for option")
 const MISSING_VALUE = quoted("Expected a value following option")
 const STRAY_ARGUMENT = quoted("Received unknown argument")
+const BAD_CHOICE = /^Expected one of the following cases: /
+
+const missingOf = (line: string): string | undefined =>
+  MISSING_OPTION.exec(line)?.[1] ?? MISSING_REPEATED.exec(line)?.[1]
 
 /**
  * The library's own lines in the CLI's words, for the known shapes; any other line
- * (a bad value for a choice, a bad file path) is kept as the library wrote it. The
- * missing options of one command come out together, as one clause.
+ * (a bad file path) is kept as the library wrote it. The missing options of one
+ * command come out together, as one clause.
  */
-const rephrase = (lines: ReadonlyArray<string>, where: string, known: ReadonlyArray<string>): Array<string> => {
-  const missing = lines.flatMap((line) => MISSING_OPTION.exec(line)?.[1] ?? [])
+const rephrase = (
+  lines: ReadonlyArray<string>,
+  where: string,
+  args: ReadonlyArray<string>,
+  options: CommandOptions
+): Array<string> => {
+  const missing = lines.flatMap((line) => missingOf(line) ?? [])
   const others = lines
-    .filter((line) => !MISSING_OPTION.test(line))
+    .filter((line) => missingOf(line) === undefined)
     .map((line) => {
       const noValue = MISSING_VALUE.exec(line)
       if (noValue !== null) return `option ${noValue[1]}${where} needs a value`
       const stray = STRAY_ARGUMENT.exec(line)?.[1]
       // `render -o` at the end of the line: the option is known, its value is what is missing.
-      if (stray !== undefined && known.includes(stray)) return `option ${stray}${where} needs a value`
+      if (stray !== undefined && options.names.includes(stray)) return `option ${stray}${where} needs a value`
       if (stray !== undefined) return `unexpected argument ${stray}${where}`
+      if (BAD_CHOICE.test(line)) return badChoice(args, options) ?? line
       return line
     })
   return missing.length === 0
@@ -170,21 +179,23 @@ export const usageErrorLine = (
   args: ReadonlyArray<string>,
   libraryLines: ReadonlyArray<string>
 ): string => {
-  const at = subcommandIndex(args)
+  const at = subcommandIndex(args, names.options)
   const sub = at < 0 ? undefined : args[at]
   const subOptions = sub === undefined ? undefined : names.subcommands.get(sub)
   if (sub !== undefined && subOptions === undefined) {
     return `unknown command ${sub} for ${names.name}${suggestion(sub, [...names.subcommands.keys()])}`
   }
-  const rootFlag = unknownFlag(at < 0 ? args : args.slice(0, at), names.options)
+  const rootFlag = unknownFlag(at < 0 ? args : args.slice(0, at), names.options.names)
   if (rootFlag !== undefined) {
-    return `unknown option ${rootFlag} for ${names.name}${suggestion(rootFlag, names.options)}`
+    return `unknown option ${rootFlag} for ${names.name}${suggestion(rootFlag, names.options.names)}`
   }
   if (sub !== undefined && subOptions !== undefined) {
-    const flag = unknownFlag(args.slice(at + 1), subOptions)
-    if (flag !== undefined) return `unknown option ${flag} for ${sub}${suggestion(flag, subOptions)}`
+    const rest = args.slice(at + 1)
+    const flag = unknownFlag(rest, subOptions.names)
+    if (flag !== undefined) return `unknown option ${flag} for ${sub}${suggestion(flag, subOptions.names)}`
+    return rephrase(libraryLines, ` for ${sub}`, rest, subOptions).join("; ")
   }
-  return rephrase(libraryLines, sub === undefined ? "" : ` for ${sub}`, subOptions ?? names.options).join("; ")
+  return rephrase(libraryLines, "", args, names.options).join("; ")
 }
 
 const SGR = /\x1b\[[0-9;]*m/g

@@ -4,20 +4,7 @@
  * (pure); this module only writes through `Console` and ticks the spinner.
  */
 import { Options } from "@effect/cli"
-import {
-  Config,
-  Console,
-  Context,
-  Duration,
-  Effect,
-  Either,
-  Layer,
-  Logger,
-  LogLevel,
-  Option,
-  Schedule,
-  Stream
-} from "effect"
+import { Config, Console, Context, Duration, Effect, Layer, Logger, LogLevel, Option, Schedule, Stream } from "effect"
 import type { SessionEvent } from "../../runner/SessionRunner.js"
 import { type CliError, cliError } from "../CliError.js"
 import {
@@ -35,17 +22,8 @@ import {
 /** The `-o` values of publish and status. */
 export type OutputFormat = "table" | "json"
 
-/** Checks `-o`; the message names the flag, the value and what would be valid. */
-export const parseOutputFormat = (value: string): Either.Either<OutputFormat, string> =>
-  value === "table" || value === "json"
-    ? Either.right(value)
-    : Either.left(`--output=${JSON.stringify(value)} must be one of table, json`)
-
-/**
- * `-o/--output`, plain text rather than `Options.choice` so a bad value gets the
- * CLI's one-line message from `parseOutputFormat`.
- */
-export const outputOption = Options.text("output").pipe(
+/** `-o/--output` of publish, status and check: @effect/cli refuses any other value. */
+export const outputOption = Options.choice("output", ["table", "json"] as const).pipe(
   Options.withAlias("o"),
   Options.withDescription(
     "Output: table (a live table on a terminal, one line per change elsewhere) or json (one event per line)"
