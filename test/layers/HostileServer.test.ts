@@ -137,6 +137,30 @@ describe("the live client against a hostile server", () => {
       expect(taken).toBe(total)
     }))
 
+  it.scopedLive("takes the request's token and password out of a refusal that echoes them", () =>
+    Effect.gen(function*() {
+      const token = "ECHOED-BEARER-TOKEN-4f1a"
+      const password = "ECHOED-PASSWORD-8c2e"
+      const { port } = yield* loopbackServer((request, res) => {
+        // A proxy's debugging page: every request header, quoted back.
+        res.writeHead(503, { "content-type": "text/plain" })
+        res.end(`denied: ${JSON.stringify(request.headers)} for ${password}`)
+      })
+      const client = yield* KubeClientLive.make(kubeConfigFor(`http://admin:${password}@127.0.0.1:${port}`, token), {
+        retrySchedule: noRetry
+      })
+      const read = yield* Effect.flip(client.get(IngressResource, NS, "a"))
+      const watched = yield* Effect.flip(
+        client.watchFrom(IngressResource, NS, { resourceVersion: "1" }).pipe(Stream.runDrain)
+      )
+      for (const failure of [read, watched]) {
+        expect(failure.reason).toContain("denied:")
+        expect(failure.reason).toContain("[redacted]")
+        expect(failure.reason).not.toContain(token)
+        expect(failure.reason).not.toContain(password)
+      }
+    }))
+
   it.scopedLive("never names the user and password a server URL carries", () =>
     Effect.gen(function*() {
       const { port } = yield* loopbackServer((_, res) => {

@@ -10,6 +10,7 @@ import * as https from "node:https"
 import { urlToHttpOptions } from "node:url"
 import * as zlib from "node:zlib"
 import type { ConnectionPools } from "./ConnectionPool.js"
+import { credentialsOf, redacted } from "./Redaction.js"
 
 /**
  * The most a successful answer may hold. A list of every session object of a large
@@ -90,7 +91,8 @@ const decode = (code: number, encoding: string | undefined, bytes: Buffer, limit
  * the signal's listeners and a promise per call were a visible share of the client's CPU.
  */
 export const makeRestTransport = (kc: k8s.KubeConfig, pools: ConnectionPools, server: string): RestTransport => {
-  const base = urlToHttpOptions(new URL(server))
+  const serverUrl = new URL(server)
+  const base = urlToHttpOptions(serverUrl)
   const prefix = (base.path ?? "/").replace(/\/+$/, "")
   const secure = base.protocol === "https:"
   return (call, onAnswer, onFailure) => {
@@ -151,9 +153,13 @@ export const makeRestTransport = (kc: k8s.KubeConfig, pools: ConnectionPools, se
           if (length > limit) return
           try {
             const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, length)
+            const text = decode(code, header(response.headers["content-encoding"]), bytes, limit)
             answer({
               code,
-              text: decode(code, header(response.headers["content-encoding"]), bytes, limit),
+              // A refusal's words become a reason; what it echoes of the request's credentials must not.
+              text: code >= 200 && code <= 299
+                ? text
+                : redacted(text, credentialsOf(headers["Authorization"] ?? headers["authorization"], serverUrl)),
               retryAfter: header(response.headers["retry-after"])
             })
           } catch (error) {

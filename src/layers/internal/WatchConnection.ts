@@ -16,6 +16,7 @@ import type { RawWatchEvent } from "../../services/KubeClient.js"
 import { type KubeError, Transport } from "../../services/KubeError.js"
 import type { ConnectionPools } from "./ConnectionPool.js"
 import { describeRequest, fromResponse, fromStatus, type RequestContext } from "./KubeErrorParsing.js"
+import { credentialsOf, redacted } from "./Redaction.js"
 import { MAX_ERROR_BODY_BYTES } from "./RestTransport.js"
 
 /** An opened watch: its body to read, or the whole answer of a refusal. */
@@ -56,10 +57,17 @@ export const openWatch = async (
   return {
     ok: false,
     code: response.statusCode ?? 500,
-    text: await refusalText(response),
+    // What the refusal echoes of the request's credentials must not become its reason.
+    text: redacted(await refusalText(response), credentialsOf(authorizationOf(options.headers), url)),
     retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : retryAfter
   }
 }
+
+/** The Authorization header client-node set: it sets headers as an object, never as a raw list. */
+const authorizationOf = (headers: https.RequestOptions["headers"]): unknown =>
+  headers === undefined || Array.isArray(headers)
+    ? undefined
+    : (headers as http.OutgoingHttpHeaders)["Authorization"] ?? (headers as http.OutgoingHttpHeaders)["authorization"]
 
 /**
  * The body of a refusal, up to `MAX_ERROR_BODY_BYTES`: a Status is a few hundred
