@@ -17,19 +17,12 @@ export default {
     "src/domain/**/*.ts",
     "src/health/**/*.ts",
     "src/runner/**/*.ts",
-    // In src/layers: the routers, their shared steps and retry, and the two status sources.
-    "src/layers/IngressRouter.ts",
-    "src/layers/GatewayRouter.ts",
-    "src/layers/NoneRouter.ts",
-    "src/layers/RouterSupport.ts",
+    // In src/layers: the routers and their steps, retry, the two status sources, transport errors.
+    "src/layers/SessionRouter.ts",
+    "src/layers/internal/sessionRouter/**/*.ts",
     "src/layers/KubeRetry.ts",
-    "src/layers/PollStatusSource.ts",
-    "src/layers/WatchStatusSource.ts",
-    "src/layers/internal/SessionObjects.ts",
-    "src/layers/internal/PublishPlan.ts",
-    "src/layers/internal/Unpublish.ts",
-    "src/layers/internal/DiagnosisReads.ts",
-    "src/layers/internal/TransportErrors.ts"
+    "src/layers/internal/routeStatusSource/**/*.ts",
+    "src/layers/internal/kubeClient/TransportErrors.ts"
   ],
   coverageAnalysis: "perTest",
   incremental: true,

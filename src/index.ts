@@ -72,9 +72,9 @@ export { PublishError, RouteReadError, RouterSetupError } from "./services/Sessi
 
 // Layers.
 /** The routing layer of a session, with `.layerIngress`, `.layerGateway`, `.layerNone` and `.layerConfig`. */
-export { SessionRouter } from "./layers/SessionRouterLayers.js"
+export { SessionRouter } from "./layers/SessionRouter.js"
 
-export { RouteStatusSource } from "./layers/RouteStatusSourceLayers.js"
+export { RouteStatusSource } from "./layers/RouteStatusSource.js"
 
 export { type StatusSourceKind, WatchUnavailable } from "./services/RouteStatusSource.js"
 /** Kubernetes Events on the session Pod: the recorder, its live layer, and the reasons it records. */

@@ -35,6 +35,7 @@ export {
   ServiceResource
 } from "./domain/Resources.js"
 /** The client: its Tag, the primitive operations an implementation provides, and the full client built over them. */
+export { makeKubeClient, type ResumableWatchOptions } from "./layers/internal/kubeClient/ResumableWatch.js"
 export {
   type EventWrites,
   FIELD_MANAGER,
@@ -44,7 +45,6 @@ export {
   type ReadableObject,
   type WatchEvent
 } from "./services/KubeClient.js"
-export { makeKubeClient, type ResumableWatchOptions } from "./services/ResumableWatch.js"
 /** How an implementation reports a failed call: from a Status body, a response, or a transport failure. */
 export {
   describeRequest,
@@ -52,7 +52,7 @@ export {
   fromStatus,
   type RequestContext,
   requestContext
-} from "./layers/internal/KubeErrorParsing.js"
+} from "./layers/internal/kubeClient/KubeErrorParsing.js"
 export { type KubeError, Transport } from "./services/KubeError.js"
 /** The API server's rules for names, labels, ports and paths, with its own wording of a mismatch. */
 export {

@@ -36,34 +36,39 @@ import {
   type ReadableObject
 } from "../services/KubeClient.js"
 import { Invalid, type KubeError, Unexpected } from "../services/KubeError.js"
-import { makeKubeClient } from "../services/ResumableWatch.js"
 import { RouterConfig } from "../services/RouterConfig.js"
 import { keepsNoSpans } from "../services/Telemetry.js"
-import { makeAdmission } from "./internal/Admission.js"
-import { clusterQueries } from "./internal/ClusterQueries.js"
-import { type ConnectionPools, makeConnectionPools, MAX_CALL_SOCKETS } from "./internal/ConnectionPool.js"
-import { makeDeadlines, runtimeOfFiber } from "./internal/Deadlines.js"
-import { liveEventWrites } from "./internal/EventWrites.js"
-import { cacheExecCredentials } from "./internal/ExecCredentialCache.js"
+import { clusterQueries } from "./internal/kubeClient/ClusterQueries.js"
+import { type ConnectionPools, makeConnectionPools, MAX_CALL_SOCKETS } from "./internal/kubeClient/ConnectionPool.js"
+import { makeDeadlines, runtimeOfFiber } from "./internal/kubeClient/Deadlines.js"
+import { liveEventWrites } from "./internal/kubeClient/EventWrites.js"
+import { cacheExecCredentials } from "./internal/kubeClient/ExecCredentialCache.js"
 import {
   KubeConfigError,
   type KubeConfigOptions,
   loadKubeConfig,
   shownServer,
   validate
-} from "./internal/KubeConfigLoading.js"
-import { describeRequest, fromResponse, type RequestContext, requestContext } from "./internal/KubeErrorParsing.js"
-import { countAttempt, failedCode, observeRequest } from "./internal/RequestTelemetry.js"
+} from "./internal/kubeClient/KubeConfigLoading.js"
+import {
+  describeRequest,
+  fromResponse,
+  type RequestContext,
+  requestContext
+} from "./internal/kubeClient/KubeErrorParsing.js"
+import { countAttempt, failedCode, observeRequest } from "./internal/kubeClient/RequestTelemetry.js"
 import {
   makeRestTransport,
   OversizedAnswer,
   type RestAnswer,
   type RestCall,
   UnreadableEncoding
-} from "./internal/RestTransport.js"
-import { fromTransportError } from "./internal/TransportErrors.js"
-import { openWatch, watchEvents } from "./internal/WatchConnection.js"
-import { applyBody, wirePath, withTypeMeta } from "./internal/WireObjects.js"
+} from "./internal/kubeClient/RestTransport.js"
+import { makeKubeClient } from "./internal/kubeClient/ResumableWatch.js"
+import { fromTransportError } from "./internal/kubeClient/TransportErrors.js"
+import { openWatch, watchEvents } from "./internal/kubeClient/WatchConnection.js"
+import { applyBody, wirePath, withTypeMeta } from "./internal/kubeClient/WireObjects.js"
+import { makeAdmission } from "./internal/sessionRouter/Admission.js"
 import {
   attemptTimedOut,
   callLimits,

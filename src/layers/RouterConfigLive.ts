@@ -23,7 +23,7 @@ import {
   type Rule,
   sectionRule,
   statusSourceRule
-} from "./internal/ConfigRules.js"
+} from "./internal/routerConfig/ConfigRules.js"
 
 /** The environment variable of each setting. `legacy*` names are read when the newer one is unset. */
 export const ENV = {

@@ -125,8 +125,9 @@ export type RawWatchEvent<A> =
   | { readonly type: "ERROR"; readonly error: KubeError }
 
 /**
- * What a layer must provide; `makeKubeClient` (services/ResumableWatch.ts) builds the full service (with a
- * resuming watch) from it, so resumption is written once for every layer.
+ * What a layer must provide; `makeKubeClient` (layers/internal/kubeClient/ResumableWatch.ts)
+ * builds the full service (with a resuming watch) from it, so resumption is written once
+ * for every layer.
  */
 export interface KubeClientPrimitives {
   readonly apply: <A extends WritableObject>(

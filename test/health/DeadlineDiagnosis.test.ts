@@ -9,7 +9,7 @@ import { Fault, type FaultSpec, SessionCluster } from "@session-routing/local-cl
 import { Chunk, Duration, Effect, Layer, Stream } from "effect"
 import { DEFAULT_INGRESS_CLASS_ANNOTATION } from "../../src/domain/Diagnosis.js"
 import { GatewayResource, IngressClassResource, NamespaceResource } from "../../src/domain/Resources.js"
-import { SessionRouter } from "../../src/layers/SessionRouterLayers.js"
+import { SessionRouter } from "../../src/layers/SessionRouter.js"
 import { publishSession, type SessionEvent } from "../../src/runner/SessionRunner.js"
 import { localIngressSilence } from "../support/Causes.js"
 import {

@@ -3,7 +3,7 @@ import { Fault, SessionCluster } from "@session-routing/local-cluster"
 import { Chunk, Duration, Effect, Layer, Stream } from "effect"
 import { IngressResource } from "../../src/domain/Resources.js"
 import { type RouteHealthEvent, watchRouteHealth } from "../../src/health/RouteHealth.js"
-import { SessionRouter } from "../../src/layers/SessionRouterLayers.js"
+import { SessionRouter } from "../../src/layers/SessionRouter.js"
 import { localIngressSilence } from "../support/Causes.js"
 import { BASE_DOMAIN, kubeClientLayer, routerConfigLayer, startCluster } from "../support/RouterHarness.js"
 

@@ -8,7 +8,7 @@ import { Fault, SessionCluster } from "@session-routing/local-cluster"
 import { Duration, Effect, Fiber, TestClock } from "effect"
 import type { RoutingPath } from "../../src/domain/Diagnosis.js"
 import { GatewayClassResource, IngressClassResource, NamespaceResource } from "../../src/domain/Resources.js"
-import { SessionRouter } from "../../src/layers/SessionRouterLayers.js"
+import { SessionRouter } from "../../src/layers/SessionRouter.js"
 import {
   eventually,
   type RouterContext,

@@ -10,7 +10,7 @@ import { Effect, Either } from "effect"
 import type { Condition, HttpRoute, RouteParentStatus } from "../../src/domain/Objects.js"
 import { GatewayResource, HttpRouteResource, IngressResource, ServiceResource } from "../../src/domain/Resources.js"
 import type { PortMapping } from "../../src/domain/Session.js"
-import { SessionRouter } from "../../src/layers/SessionRouterLayers.js"
+import { SessionRouter } from "../../src/layers/SessionRouter.js"
 import { RouterSetupError } from "../../src/services/SessionRouter.js"
 import { BASE_DOMAIN, type RouterContext, setupFailure, type TestConfig, withRouter } from "../support/RouterHarness.js"
 

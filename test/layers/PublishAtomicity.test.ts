@@ -7,7 +7,7 @@ import { HttpRouteResource, IngressResource, ServiceResource } from "../../src/d
 import type { PortMapping } from "../../src/domain/Session.js"
 import { KubeClientLive } from "../../src/layers/KubeClientLive.js"
 import * as RouterConfigLive from "../../src/layers/RouterConfigLive.js"
-import { SessionRouter } from "../../src/layers/SessionRouterLayers.js"
+import { SessionRouter } from "../../src/layers/SessionRouter.js"
 import { KubeClient } from "../../src/services/KubeClient.js"
 import { type KubeError, Transport } from "../../src/services/KubeError.js"
 import type { PublishError, SessionRouter as SessionRouterService } from "../../src/services/SessionRouter.js"

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber } from "effect"
-import { PUBLISHES_AT_ONCE, SessionRouter } from "../../src/layers/SessionRouterLayers.js"
+import { PUBLISHES_AT_ONCE, SessionRouter } from "../../src/layers/SessionRouter.js"
 import { withRouter } from "../support/RouterHarness.js"
 
 const BURST = PUBLISHES_AT_ONCE + 36

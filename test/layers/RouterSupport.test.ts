@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { SessionRouter } from "../../src/layers/SessionRouterLayers.js"
+import { SessionRouter } from "../../src/layers/SessionRouter.js"
 import { RouterSetupError } from "../../src/services/SessionRouter.js"
 import { setupFailure } from "../support/RouterHarness.js"
 

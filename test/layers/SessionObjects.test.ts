@@ -6,8 +6,12 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { IngressResource, ServiceResource } from "../../src/domain/Resources.js"
-import { removeObject, removeSessionObjects, serverDidNotAnswer } from "../../src/layers/internal/SessionObjects.js"
-import { runUnpublish } from "../../src/layers/internal/Unpublish.js"
+import {
+  removeObject,
+  removeSessionObjects,
+  serverDidNotAnswer
+} from "../../src/layers/internal/sessionRouter/SessionObjects.js"
+import { runUnpublish } from "../../src/layers/internal/sessionRouter/Unpublish.js"
 import type { KubeClient } from "../../src/services/KubeClient.js"
 import { Transport, Unavailable } from "../../src/services/KubeError.js"
 

@@ -14,7 +14,7 @@ import {
 import type { KubeObject } from "../../src/domain/Objects.js"
 import { HttpRouteResource, IngressResource, ServiceResource } from "../../src/domain/Resources.js"
 import type { PortMapping } from "../../src/domain/Session.js"
-import { SessionRouter } from "../../src/layers/SessionRouterLayers.js"
+import { SessionRouter } from "../../src/layers/SessionRouter.js"
 import { KubeClient } from "../../src/services/KubeClient.js"
 import type { SessionRouter as SessionRouterService } from "../../src/services/SessionRouter.js"
 import type { RouterLayer as HarnessRouterLayer } from "../support/RouterHarness.js"

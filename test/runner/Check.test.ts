@@ -12,7 +12,7 @@ import { Credential, Fault, SessionCluster } from "@session-routing/local-cluste
 import { Clock, Effect, Layer } from "effect"
 import type { KubeObject } from "../../src/domain/Objects.js"
 import { GatewayClassResource, IngressResource, ServiceResource } from "../../src/domain/Resources.js"
-import { SessionRouter } from "../../src/layers/SessionRouterLayers.js"
+import { SessionRouter } from "../../src/layers/SessionRouter.js"
 import { type CheckOptions, type CheckReport, type CheckResult, checkRouting } from "../../src/runner/Check.js"
 import { type AccessQuestion, type ClusterQueries, KubeClient } from "../../src/services/KubeClient.js"
 import { Forbidden, type KubeError, NotServed } from "../../src/services/KubeError.js"

@@ -18,7 +18,7 @@ import {
   RoleResource,
   ServiceResource
 } from "../../src/domain/Resources.js"
-import { SessionRouter } from "../../src/layers/SessionRouterLayers.js"
+import { SessionRouter } from "../../src/layers/SessionRouter.js"
 import { checkRouting } from "../../src/runner/Check.js"
 import { followSession } from "../../src/runner/FollowSession.js"
 import { publishSession, sessionStatus, unpublishSession } from "../../src/runner/SessionRunner.js"

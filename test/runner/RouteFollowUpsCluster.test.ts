@@ -8,7 +8,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { createSessionPod } from "@session-routing/local-cluster"
 import { Duration, Effect } from "effect"
 import { judgeAnswer } from "../../src/domain/RouteProbe.js"
-import { httpProbe } from "../../src/layers/internal/HttpProbe.js"
+import { httpProbe } from "../../src/layers/internal/routeProbe/HttpProbe.js"
 import { publishProbed, startCluster, workload } from "../support/ProbedSession.js"
 import { BASE_DOMAIN } from "../support/RouterHarness.js"
 

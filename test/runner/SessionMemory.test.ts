@@ -9,7 +9,7 @@ import { Chunk, Effect, Layer, Metric, type MetricPair, MetricState, Stream, Sup
 import type { Status } from "../../src/domain/Objects.js"
 import { EventResource, EventV1Resource, IngressClassResource, IngressResource } from "../../src/domain/Resources.js"
 import * as RouterConfigLive from "../../src/layers/RouterConfigLive.js"
-import { SessionRouter } from "../../src/layers/SessionRouterLayers.js"
+import { SessionRouter } from "../../src/layers/SessionRouter.js"
 import { occurrenceFor } from "../../src/runner/RouteFollowUps.js"
 import { publishSession, unpublishSession } from "../../src/runner/SessionRunner.js"
 import { EventRecorder } from "../../src/services/EventRecorder.js"

@@ -8,7 +8,7 @@ import { Fault, LocalCluster, SessionCluster } from "@session-routing/local-clus
 import { Chunk, Duration, Effect, Either, Exit, Fiber, Layer, Option, Scope, Stream, TestClock } from "effect"
 import { HttpRouteResource, IngressResource } from "../../src/domain/Resources.js"
 import type { PortMapping } from "../../src/domain/Session.js"
-import { SessionRouter } from "../../src/layers/SessionRouterLayers.js"
+import { SessionRouter } from "../../src/layers/SessionRouter.js"
 import {
   isUnprogrammed,
   publishSession,

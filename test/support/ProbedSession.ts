@@ -5,7 +5,7 @@
  */
 import { SessionCluster, type SessionPod } from "@session-routing/local-cluster"
 import { Duration, Effect, Layer, Stream } from "effect"
-import { SessionRouter } from "../../src/layers/SessionRouterLayers.js"
+import { SessionRouter } from "../../src/layers/SessionRouter.js"
 import { publishSession, type SessionEvent } from "../../src/runner/SessionRunner.js"
 import { loopbackServer } from "./LoopbackServer.js"
 import { BASE_DOMAIN, kubeClientLayer, routerConfigLayer } from "./RouterHarness.js"

@@ -6,7 +6,7 @@
 import { Command, Options } from "@effect/cli"
 import { Console, Effect, Either, Layer, Option } from "effect"
 import * as RouterConfigLive from "../../layers/RouterConfigLive.js"
-import { SessionRouter } from "../../layers/SessionRouterLayers.js"
+import { SessionRouter } from "../../layers/SessionRouter.js"
 import { type CheckReport, checkRouting, nothingToCheck, reportOf } from "../../runner/Check.js"
 import { RouterConfig } from "../../services/RouterConfig.js"
 import { cliError, ExitCode } from "../CliError.js"

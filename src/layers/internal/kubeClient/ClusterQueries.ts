@@ -4,8 +4,8 @@
  */
 import type * as k8s from "@kubernetes/client-node"
 import { Effect } from "effect"
-import type { ClusterQueries } from "../../services/KubeClient.js"
-import type { KubeError } from "../../services/KubeError.js"
+import type { ClusterQueries } from "../../../services/KubeClient.js"
+import type { KubeError } from "../../../services/KubeError.js"
 import type { RequestContext } from "./KubeErrorParsing.js"
 import type { RestCall } from "./RestTransport.js"
 

@@ -4,9 +4,9 @@
  */
 import { Either } from "effect"
 import { isIP } from "node:net"
-import { hostProblem, MAX_HOST_LENGTH, type RoutingMode } from "../../domain/Routes.js"
-import { MAX_SESSION_ID_LENGTH } from "../../domain/Session.js"
-import { isDns1123Label, isDns1123Subdomain, isValidLabelValue } from "../../domain/Validation.js"
+import { hostProblem, MAX_HOST_LENGTH, type RoutingMode } from "../../../domain/Routes.js"
+import { MAX_SESSION_ID_LENGTH } from "../../../domain/Session.js"
+import { isDns1123Label, isDns1123Subdomain, isValidLabelValue } from "../../../domain/Validation.js"
 
 const MAX_LABEL = 63
 

@@ -19,15 +19,20 @@ import {
   type Scope,
   Stream
 } from "effect"
-import { qualifiedName, type ResourceType } from "../domain/Resources.js"
-import type { PublishedRoute } from "../domain/Routes.js"
-import { KubeClient, withoutTransientRetry } from "../services/KubeClient.js"
-import { type KubeError, Transport } from "../services/KubeError.js"
-import { RouterConfig } from "../services/RouterConfig.js"
-import { type ChangeFeed, Observation, RouteStatusSource, WatchUnavailable } from "../services/RouteStatusSource.js"
-import { RouteReadError, SessionRouter, type StatusObject } from "../services/SessionRouter.js"
-import { statusCacheEntries, statusWaiters } from "../services/Telemetry.js"
-import { describeRequest } from "./internal/KubeErrorParsing.js"
+import { qualifiedName, type ResourceType } from "../../../domain/Resources.js"
+import type { PublishedRoute } from "../../../domain/Routes.js"
+import { KubeClient, withoutTransientRetry } from "../../../services/KubeClient.js"
+import { type KubeError, Transport } from "../../../services/KubeError.js"
+import { RouterConfig } from "../../../services/RouterConfig.js"
+import {
+  type ChangeFeed,
+  Observation,
+  RouteStatusSource,
+  WatchUnavailable
+} from "../../../services/RouteStatusSource.js"
+import { RouteReadError, SessionRouter, type StatusObject } from "../../../services/SessionRouter.js"
+import { statusCacheEntries, statusWaiters } from "../../../services/Telemetry.js"
+import { describeRequest } from "../kubeClient/KubeErrorParsing.js"
 import * as PollStatusSource from "./PollStatusSource.js"
 
 /** What the source knows of the whole watch: every host's observation starts from it. */

@@ -4,32 +4,32 @@
  * says why in `status.parents`; only the entry for our Gateway decides.
  */
 import { Duration, Effect, Layer } from "effect"
-import { gatewayPath } from "../domain/Diagnosis.js"
+import { gatewayPath } from "../../../domain/Diagnosis.js"
 import {
   buildSessionHttpRoutes,
   httpRouteName,
   managedBySelector,
   managedSessionSelector
-} from "../domain/Manifests.js"
-import type { HttpRoute } from "../domain/Objects.js"
+} from "../../../domain/Manifests.js"
+import type { HttpRoute } from "../../../domain/Objects.js"
 import {
   GatewayClassResource,
   GatewayResource,
   HttpRouteResource,
   IngressResource,
   ServiceResource
-} from "../domain/Resources.js"
-import { routesFor } from "../domain/Routes.js"
-import { httpRouteVerdict, type ParentTarget } from "../domain/Verdict.js"
-import { KubeClient } from "../services/KubeClient.js"
-import type { KubeError } from "../services/KubeError.js"
-import { RouterConfig } from "../services/RouterConfig.js"
-import { PublishError, RouteReadError, RouterSetupError, SessionRouter } from "../services/SessionRouter.js"
-import { pathsFrom, readGatewayFacts } from "./internal/DiagnosisReads.js"
-import { runPublish } from "./internal/PublishPlan.js"
-import { plannedWrite, removeOtherModeObjects, removeSessionObjects } from "./internal/SessionObjects.js"
-import { runUnpublish } from "./internal/Unpublish.js"
+} from "../../../domain/Resources.js"
+import { routesFor } from "../../../domain/Routes.js"
+import { httpRouteVerdict, type ParentTarget } from "../../../domain/Verdict.js"
+import { KubeClient } from "../../../services/KubeClient.js"
+import type { KubeError } from "../../../services/KubeError.js"
+import { RouterConfig } from "../../../services/RouterConfig.js"
+import { PublishError, RouteReadError, RouterSetupError, SessionRouter } from "../../../services/SessionRouter.js"
+import { pathsFrom, readGatewayFacts } from "./DiagnosisReads.js"
+import { runPublish } from "./PublishPlan.js"
 import { manifestSettings, publishStep, sessionServicePlan } from "./RouterSupport.js"
+import { plannedWrite, removeOtherModeObjects, removeSessionObjects } from "./SessionObjects.js"
+import { runUnpublish } from "./Unpublish.js"
 
 /** How long a learned Gateway controller name is trusted before it is read again. */
 const CONTROLLER_NAME_TTL = Duration.minutes(5)

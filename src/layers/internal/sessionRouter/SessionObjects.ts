@@ -4,10 +4,10 @@
  * stopped answering so that no further request is worth its timeout.
  */
 import { Effect } from "effect"
-import { notOursToTakeOver, notOwnedReason } from "../../domain/Manifests.js"
-import type { ResourceType } from "../../domain/Resources.js"
-import type { ApplyOptions, KubeClient, WritableObject } from "../../services/KubeClient.js"
-import type { KubeError } from "../../services/KubeError.js"
+import { notOursToTakeOver, notOwnedReason } from "../../../domain/Manifests.js"
+import type { ResourceType } from "../../../domain/Resources.js"
+import type { ApplyOptions, KubeClient, WritableObject } from "../../../services/KubeClient.js"
+import type { KubeError } from "../../../services/KubeError.js"
 
 /** One object, as messages name it: `HTTPRoute telo-sessions/telo-run-x-8080`. */
 export interface ObjectRef {

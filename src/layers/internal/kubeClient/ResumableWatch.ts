@@ -4,8 +4,8 @@
  * difference, so a consumer sees each change exactly once whatever the wire did.
  */
 import { Chunk, Context, Effect, Metric, Option, Ref, Schedule, Stream, Tracer } from "effect"
-import type { KubeObject } from "../domain/Objects.js"
-import { qualifiedName, type ResourceType } from "../domain/Resources.js"
+import type { KubeObject } from "../../../domain/Objects.js"
+import { qualifiedName, type ResourceType } from "../../../domain/Resources.js"
 import type {
   KubeClient,
   KubeClientPrimitives,
@@ -13,10 +13,10 @@ import type {
   ReadableObject,
   WatchEvent,
   WatchOptions
-} from "./KubeClient.js"
-import { objectKey } from "./KubeClient.js"
-import { BadRequest, isTransient, type KubeError, Transport } from "./KubeError.js"
-import { watchRelists, watchRestarts } from "./Telemetry.js"
+} from "../../../services/KubeClient.js"
+import { objectKey } from "../../../services/KubeClient.js"
+import { BadRequest, isTransient, type KubeError, Transport } from "../../../services/KubeError.js"
+import { watchRelists, watchRestarts } from "../../../services/Telemetry.js"
 
 /**
  * Delay between reconnection attempts after a transient failure (or a connection

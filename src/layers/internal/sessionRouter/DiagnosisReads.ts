@@ -9,17 +9,17 @@ import {
   gatewayNeedsNamespaceLabels,
   type IngressFacts,
   RoutingPath
-} from "../../domain/Diagnosis.js"
-import type { ManifestSettings } from "../../domain/Manifests.js"
+} from "../../../domain/Diagnosis.js"
+import type { ManifestSettings } from "../../../domain/Manifests.js"
 import {
   GatewayClassResource,
   GatewayResource,
   IngressClassResource,
   NamespaceResource
-} from "../../domain/Resources.js"
-import type { ParentTarget } from "../../domain/Verdict.js"
-import type { KubeClient } from "../../services/KubeClient.js"
-import type { KubeError } from "../../services/KubeError.js"
+} from "../../../domain/Resources.js"
+import type { ParentTarget } from "../../../domain/Verdict.js"
+import type { KubeClient } from "../../../services/KubeClient.js"
+import type { KubeError } from "../../../services/KubeError.js"
 
 /**
  * The most one diagnosis read may take. A diagnosis runs when a host's deadline has

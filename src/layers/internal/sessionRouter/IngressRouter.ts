@@ -4,25 +4,25 @@
  * and has no way to say "refused": a refusal looks like silence until the deadline.
  */
 import { Effect, Layer } from "effect"
-import { ingressPath } from "../domain/Diagnosis.js"
+import { ingressPath } from "../../../domain/Diagnosis.js"
 import {
   buildSessionIngress,
   managedBySelector,
   managedSessionSelector,
   sessionObjectName
-} from "../domain/Manifests.js"
-import type { Ingress } from "../domain/Objects.js"
-import { HttpRouteResource, IngressResource, ServiceResource } from "../domain/Resources.js"
-import { routesFor } from "../domain/Routes.js"
-import { ingressVerdict } from "../domain/Verdict.js"
-import { KubeClient } from "../services/KubeClient.js"
-import { RouterConfig } from "../services/RouterConfig.js"
-import { RouteReadError, SessionRouter } from "../services/SessionRouter.js"
-import { pathsFrom, readIngressFacts } from "./internal/DiagnosisReads.js"
-import { runPublish } from "./internal/PublishPlan.js"
-import { plannedWrite, removeObject, removeOtherModeObjects, removeSessionObjects } from "./internal/SessionObjects.js"
-import { runUnpublish } from "./internal/Unpublish.js"
+} from "../../../domain/Manifests.js"
+import type { Ingress } from "../../../domain/Objects.js"
+import { HttpRouteResource, IngressResource, ServiceResource } from "../../../domain/Resources.js"
+import { routesFor } from "../../../domain/Routes.js"
+import { ingressVerdict } from "../../../domain/Verdict.js"
+import { KubeClient } from "../../../services/KubeClient.js"
+import { RouterConfig } from "../../../services/RouterConfig.js"
+import { RouteReadError, SessionRouter } from "../../../services/SessionRouter.js"
+import { pathsFrom, readIngressFacts } from "./DiagnosisReads.js"
+import { runPublish } from "./PublishPlan.js"
 import { manifestSettings, publishStep, sessionServicePlan } from "./RouterSupport.js"
+import { plannedWrite, removeObject, removeOtherModeObjects, removeSessionObjects } from "./SessionObjects.js"
+import { runUnpublish } from "./Unpublish.js"
 
 /** Builds the ingress router from the client and the configuration. */
 export const make = Effect.gen(function*() {

@@ -5,8 +5,8 @@
  * wait out its own timeout. The failure names every object that may remain.
  */
 import { Effect, Either } from "effect"
-import type { KubeError } from "../../services/KubeError.js"
-import { PublishError } from "../../services/SessionRouter.js"
+import type { KubeError } from "../../../services/KubeError.js"
+import { PublishError } from "../../../services/SessionRouter.js"
 import { describeRef, type Removal, serverDidNotAnswer } from "./SessionObjects.js"
 
 const NOT_TRIED = "not tried: the API server stopped answering"

@@ -7,7 +7,7 @@
 import { Duration, Effect } from "effect"
 import * as net from "node:net"
 import * as tls from "node:tls"
-import { certificateNames, type ProbeAnswer, type ProbeTarget } from "../../domain/RouteProbe.js"
+import { certificateNames, type ProbeAnswer, type ProbeTarget } from "../../../domain/RouteProbe.js"
 import { resolveForProbe } from "./ProbeAddress.js"
 
 /** One request: what it got, never a failure. */

@@ -5,7 +5,7 @@
  * retried call shows as the requests the server really got.
  */
 import { Cause, Effect, Exit, Option } from "effect"
-import type { KubeError } from "../../services/KubeError.js"
+import type { KubeError } from "../../../services/KubeError.js"
 import {
   apiRequests,
   codeLabel,
@@ -13,7 +13,7 @@ import {
   SpanName,
   unsafeUpdateSeries,
   whenTraced
-} from "../../services/Telemetry.js"
+} from "../../../services/Telemetry.js"
 import type { RequestContext } from "./KubeErrorParsing.js"
 
 /** The HTTP method of each verb: server-side apply is a PATCH, list and watch are GETs. */

@@ -4,9 +4,9 @@
  * as every other call.
  */
 import type { Effect } from "effect"
-import type { ResourceType } from "../../domain/Resources.js"
-import type { EventObject, EventWrites } from "../../services/KubeClient.js"
-import { type KubeError } from "../../services/KubeError.js"
+import type { ResourceType } from "../../../domain/Resources.js"
+import type { EventObject, EventWrites } from "../../../services/KubeClient.js"
+import { type KubeError } from "../../../services/KubeError.js"
 import { type RequestContext, requestContext } from "./KubeErrorParsing.js"
 import type { RestCall } from "./RestTransport.js"
 import { wirePath } from "./WireObjects.js"

@@ -5,12 +5,17 @@
  * share each read: one GET per object per round, however many hosts it carries.
  */
 import { Deferred, Effect, Layer, type Scope, SynchronizedRef } from "effect"
-import type { ResourceType } from "../domain/Resources.js"
-import type { PublishedRoute } from "../domain/Routes.js"
-import { KubeClient, withoutTransientRetry } from "../services/KubeClient.js"
-import type { KubeError } from "../services/KubeError.js"
-import { pollCadence, pollingNext, RouteStatusSource, type StatusRead } from "../services/RouteStatusSource.js"
-import { RouteReadError, SessionRouter, type StatusObject, type StatusObjects } from "../services/SessionRouter.js"
+import type { ResourceType } from "../../../domain/Resources.js"
+import type { PublishedRoute } from "../../../domain/Routes.js"
+import { KubeClient, withoutTransientRetry } from "../../../services/KubeClient.js"
+import type { KubeError } from "../../../services/KubeError.js"
+import { pollCadence, pollingNext, RouteStatusSource, type StatusRead } from "../../../services/RouteStatusSource.js"
+import {
+  RouteReadError,
+  SessionRouter,
+  type StatusObject,
+  type StatusObjects
+} from "../../../services/SessionRouter.js"
 
 /**
  * Runs `effect` once for every caller that asks under the same key while it is out:

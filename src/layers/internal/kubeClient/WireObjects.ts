@@ -3,8 +3,8 @@
  * apply body the server accepts from an object that may have been read back, and list
  * items that read like `get` answers.
  */
-import type { KubeObject } from "../../domain/Objects.js"
-import { apiVersionOf, resourcePath, type ResourceType } from "../../domain/Resources.js"
+import type { KubeObject } from "../../../domain/Objects.js"
+import { apiVersionOf, resourcePath, type ResourceType } from "../../../domain/Resources.js"
 
 /** Built-in list items come without kind/apiVersion; give them back so items read like `get` answers. */
 export const withTypeMeta = <A>(resource: ResourceType<A>, item: A): A => ({

@@ -3,8 +3,8 @@
  * sessions are reached some other way (or not at all). Endpoints then carry no url.
  */
 import { Effect, Layer } from "effect"
-import { RouteVerdict } from "../domain/Routes.js"
-import { SessionRouter } from "../services/SessionRouter.js"
+import { RouteVerdict } from "../../../domain/Routes.js"
+import { SessionRouter } from "../../../services/SessionRouter.js"
 
 /** The router that routes nothing. */
 export const service: SessionRouter.Service = {

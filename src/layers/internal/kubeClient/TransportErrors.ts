@@ -5,7 +5,7 @@
  * (tokens, refresh secrets) and a socket error the URL, and a cause reaches traces as
  * `exception.stacktrace`. The cause is only the error's name and code.
  */
-import { type KubeError, Transport, Unexpected } from "../../services/KubeError.js"
+import { type KubeError, Transport, Unexpected } from "../../../services/KubeError.js"
 import { describeRequest, type RequestContext } from "./KubeErrorParsing.js"
 
 const SYSTEM_ERRORS: Record<string, string> = {

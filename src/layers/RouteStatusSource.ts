@@ -6,8 +6,8 @@
 import { Effect, Layer } from "effect"
 import { RouterConfig } from "../services/RouterConfig.js"
 import { RouteStatusSource as RouteStatusSourceTag } from "../services/RouteStatusSource.js"
-import * as PollStatusSource from "./PollStatusSource.js"
-import * as WatchStatusSource from "./WatchStatusSource.js"
+import * as PollStatusSource from "./internal/routeStatusSource/PollStatusSource.js"
+import * as WatchStatusSource from "./internal/routeStatusSource/WatchStatusSource.js"
 
 /** Picks the source `SESSION_ROUTE_STATUS_SOURCE` names. */
 const layerConfig = Layer.unwrapEffect(

@@ -2,9 +2,9 @@ import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Exit, Fiber, Metric, Schedule, Stream, TestClock } from "effect"
 import type { Ingress, ObjectList } from "../../src/domain/Objects.js"
 import { IngressResource } from "../../src/domain/Resources.js"
+import { diffAgainstList, makeKubeClient } from "../../src/layers/internal/kubeClient/ResumableWatch.js"
 import type { KubeClientPrimitives, RawWatchEvent } from "../../src/services/KubeClient.js"
 import { Expired, Forbidden, type KubeError, Transport, Unavailable } from "../../src/services/KubeError.js"
-import { diffAgainstList, makeKubeClient } from "../../src/services/ResumableWatch.js"
 import { watchRelists, watchRestarts } from "../../src/services/Telemetry.js"
 
 const ing = (name: string, resourceVersion: string, uid = `uid-${name}`): Ingress => ({

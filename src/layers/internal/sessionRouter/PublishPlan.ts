@@ -5,9 +5,9 @@
  * publish created, leaving what existed before it in place.
  */
 import { Effect, Either } from "effect"
-import type { WritableObject } from "../../services/KubeClient.js"
-import type { KubeError } from "../../services/KubeError.js"
-import { PublishError } from "../../services/SessionRouter.js"
+import type { WritableObject } from "../../../services/KubeClient.js"
+import type { KubeError } from "../../../services/KubeError.js"
+import { PublishError } from "../../../services/SessionRouter.js"
 import {
   describeRef,
   describeRefs,

@@ -12,7 +12,7 @@ import {
   type SpanProcessor
 } from "@opentelemetry/sdk-trace-base"
 import type { Layer } from "effect"
-import type { ExportTarget } from "../TracingExport.js"
+import type { ExportTarget } from "../../TracingExport.js"
 
 /** The tracer layer for `target`; releasing it flushes the spans still buffered. */
 export const layer = (target: ExportTarget): Layer.Layer<never> =>

@@ -4,13 +4,18 @@
  * purpose: each router's plan is its own; running plans lives in `internal/`.
  */
 import { Effect } from "effect"
-import { buildSessionService, type ManifestSettings, sessionObjectName, type SessionSpec } from "../domain/Manifests.js"
-import { ServiceResource } from "../domain/Resources.js"
-import type { KubeClient } from "../services/KubeClient.js"
-import type { KubeError } from "../services/KubeError.js"
-import { manifestSettingsOf, type RouterConfig } from "../services/RouterConfig.js"
-import { PublishError, RouterSetupError } from "../services/SessionRouter.js"
-import { type PlannedWrite, plannedWrite, type Removal, removeObject } from "./internal/SessionObjects.js"
+import {
+  buildSessionService,
+  type ManifestSettings,
+  sessionObjectName,
+  type SessionSpec
+} from "../../../domain/Manifests.js"
+import { ServiceResource } from "../../../domain/Resources.js"
+import type { KubeClient } from "../../../services/KubeClient.js"
+import type { KubeError } from "../../../services/KubeError.js"
+import { manifestSettingsOf, type RouterConfig } from "../../../services/RouterConfig.js"
+import { PublishError, RouterSetupError } from "../../../services/SessionRouter.js"
+import { type PlannedWrite, plannedWrite, type Removal, removeObject } from "./SessionObjects.js"
 
 /** The manifest settings of a publishing layer; a base domain is required to have hosts at all. */
 export const manifestSettings = (

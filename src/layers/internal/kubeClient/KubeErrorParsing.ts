@@ -4,9 +4,9 @@
  * person can act on. Every KubeClient implementation words its errors through these,
  * so the live client and the local cluster's in-memory one say the same things.
  */
-import type { Status } from "../../domain/Objects.js"
-import { qualifiedName, type ResourceType } from "../../domain/Resources.js"
-import { printable, serverText } from "../../domain/Text.js"
+import type { Status } from "../../../domain/Objects.js"
+import { qualifiedName, type ResourceType } from "../../../domain/Resources.js"
+import { printable, serverText } from "../../../domain/Text.js"
 import {
   AlreadyExists,
   BadRequest,
@@ -21,7 +21,7 @@ import {
   Unauthorized,
   Unavailable,
   Unexpected
-} from "../../services/KubeError.js"
+} from "../../../services/KubeError.js"
 
 /** What the caller was doing, for messages: `get ingresses.networking.k8s.io "x" in namespace "ns"`. */
 export interface RequestContext {
