@@ -12,7 +12,7 @@ import { Chunk, Clock, Duration, Effect, Fiber, Layer, Stream } from "effect"
 import { IngressResource } from "../src/domain/Resources.js"
 import { KubeClientLive } from "../src/layers/KubeClientLive.js"
 import * as RouterConfigLive from "../src/layers/RouterConfigLive.js"
-import { SessionRouter } from "../src/layers/SessionRouterLayers.js"
+import { SessionRouter } from "../src/layers/SessionRouter.js"
 import { KubeClient } from "../src/services/KubeClient.js"
 
 import { applyThroughput } from "./applies.js"
