@@ -8,14 +8,10 @@
 import { Clock, Data, Duration, Effect, Exit, Mailbox, Option, Ref, Schedule, Stream } from "effect"
 import { atDeadline as unprogrammedAtDeadline, type RoutingPath } from "../domain/Diagnosis.js"
 import { type PublishedRoute, Unprogrammed } from "../domain/Routes.js"
+import { pollingThroughRouter } from "../layers/RouteStatusSource.js"
 import { Transport } from "../services/KubeError.js"
 import { RouterConfig } from "../services/RouterConfig.js"
-import {
-  type ChangeFeed,
-  PERMANENT_FAILURE_BACKOFF_CAP,
-  pollingThroughRouter,
-  RouteStatusSource
-} from "../services/RouteStatusSource.js"
+import { type ChangeFeed, PERMANENT_FAILURE_BACKOFF_CAP, RouteStatusSource } from "../services/RouteStatusSource.js"
 import { RouteReadError, SessionRouter } from "../services/SessionRouter.js"
 import {
   absorb,

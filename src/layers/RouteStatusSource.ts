@@ -9,6 +9,8 @@ import { RouteStatusSource as RouteStatusSourceTag } from "../services/RouteStat
 import * as PollStatusSource from "./internal/routeStatusSource/PollStatusSource.js"
 import * as WatchStatusSource from "./internal/routeStatusSource/WatchStatusSource.js"
 
+export { pollingThroughRouter } from "./internal/routeStatusSource/Polling.js"
+
 /** Picks the source `SESSION_ROUTE_STATUS_SOURCE` names. */
 const layerConfig = Layer.unwrapEffect(
   Effect.map(

@@ -8,9 +8,10 @@
  */
 import { Duration, Effect, Option, Ref, Schedule, Stream } from "effect"
 import { type PublishedRoute, reportOf, type RouteState, Unprogrammed, UnprogrammedCode } from "../domain/Routes.js"
+import { pollingThroughRouter } from "../layers/RouteStatusSource.js"
 import { Transport } from "../services/KubeError.js"
 import { RouterConfig } from "../services/RouterConfig.js"
-import { Observation, pollingThroughRouter, RouteStatusSource } from "../services/RouteStatusSource.js"
+import { Observation, RouteStatusSource } from "../services/RouteStatusSource.js"
 import { RouteReadError, SessionRouter } from "../services/SessionRouter.js"
 import type { SessionEvent } from "./SessionRunner.js"
 import { trackHosts } from "./SessionTelemetry.js"

@@ -221,6 +221,3 @@ export const unpublishSession = (
     yield* Effect.annotateCurrentSpan(SpanAttribute.mode, router.layer)
     yield* router.unpublish(sessionId)
   }).pipe(Effect.withSpan(SpanName.unpublish, { attributes: { [SpanAttribute.sessionId]: sessionId } }))
-
-/** True when a terminal route event says the host is not served. */
-export const isUnprogrammed = (event: SessionEvent): boolean => event.type === "route" && event.state === "unprogrammed"

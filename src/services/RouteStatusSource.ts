@@ -6,8 +6,7 @@
  */
 import { Context, Data, Duration, Effect, Schedule } from "effect"
 import type { PublishedRoute, RouteVerdict } from "../domain/Routes.js"
-import { withoutTransientRetry } from "./KubeClient.js"
-import type { RouteReadError, SessionRouter } from "./SessionRouter.js"
+import type { RouteReadError } from "./SessionRouter.js"
 
 /** What a source learned about one host. */
 export type Observation =
@@ -117,41 +116,3 @@ export class WatchUnavailable extends Data.TaggedError("WatchUnavailable")<{
  * longer cost the API server one request per host per interval.
  */
 export const PERMANENT_FAILURE_BACKOFF_CAP = Duration.seconds(30)
-
-/** What one status read answers: the verdict, and whether the object was there. */
-export interface StatusRead {
-  readonly verdict: RouteVerdict
-  readonly present: boolean
-}
-
-/**
- * `next` for a polling source: one read per call, its answer (or why it failed) as
- * the observation, sequenced after `after`.
- */
-export const pollingNext =
-  (read: (sessionId: string, route: PublishedRoute) => Effect.Effect<StatusRead, RouteReadError>) =>
-  (sessionId: string, route: PublishedRoute, after: number): Effect.Effect<Sequenced> =>
-    read(sessionId, route).pipe(
-      Effect.map(({ present, verdict }) => Observation.seen(verdict, present)),
-      Effect.catchAll((error) => Effect.succeed(Observation.unreadable(error))),
-      Effect.map((observation) => ({ seq: after + 1, observation }))
-    )
-
-/** One read every `intervalMs`, floored at 1 ms: a zero interval would spin at one instant and hammer the API server. */
-export const pollCadence = (intervalMs: number): Schedule.Schedule<number> =>
-  Schedule.spaced(Duration.millis(Math.max(1, intervalMs)))
-
-/**
- * A polling source over the router's own reads (`SessionRouter.verdictFor`), without
- * the client's retries: what route health and following use when no
- * `RouteStatusSource` is in context.
- */
-export const pollingThroughRouter = (router: SessionRouter.Service): RouteStatusSource.Service => ({
-  kind: "poll",
-  next: pollingNext((sessionId, route) =>
-    withoutTransientRetry(router.verdictFor(sessionId, route)).pipe(
-      Effect.map((verdict): StatusRead => ({ verdict, present: true }))
-    )
-  ),
-  cadence: pollCadence
-})

@@ -9,13 +9,7 @@ import { Chunk, Duration, Effect, Either, Exit, Fiber, Layer, Option, Scope, Str
 import { HttpRouteResource, IngressResource } from "../../src/domain/Resources.js"
 import type { PortMapping } from "../../src/domain/Session.js"
 import { SessionRouter } from "../../src/layers/SessionRouter.js"
-import {
-  isUnprogrammed,
-  publishSession,
-  type SessionEvent,
-  sessionStatus,
-  unpublishSession
-} from "../../src/runner/SessionRunner.js"
+import { publishSession, type SessionEvent, sessionStatus, unpublishSession } from "../../src/runner/SessionRunner.js"
 import type { RouterConfig } from "../../src/services/RouterConfig.js"
 import { SessionRouter as SessionRouterTag } from "../../src/services/SessionRouter.js"
 import { localGatewayClassUnaccepted } from "../support/Causes.js"
@@ -307,17 +301,6 @@ describe("sessionStatus", () => {
         )
       )
     }))
-})
-
-describe("what counts as unprogrammed, for the exit code", () => {
-  it("is only a route event that ended unprogrammed", () => {
-    const route = { type: "route", port: 8080, host: "8080-s.example.com" } as const
-    expect(isUnprogrammed({ ...route, state: "unprogrammed", reason: "refused" })).toBe(true)
-    expect(isUnprogrammed({ ...route, state: "programmed" })).toBe(false)
-    expect(isUnprogrammed({ ...route, state: "pending" })).toBe(false)
-    expect(isUnprogrammed({ type: "read-error", reason: "forbidden" })).toBe(false)
-    expect(isUnprogrammed({ type: "published", layer: "ingress", routes: [], endpoints: [] })).toBe(false)
-  })
 })
 
 describe("one caller, any routing layer", () => {

@@ -73,12 +73,6 @@ export const string = (options: ScalarOptions = {}): Description => ({ _tag: "Sc
 export const int32 = (options: ScalarOptions = {}): Description => ({ _tag: "Scalar", goType: "int32", ...options })
 export const int64 = (options: ScalarOptions = {}): Description => ({ _tag: "Scalar", goType: "int64", ...options })
 export const bool = (options: ScalarOptions = {}): Description => ({ _tag: "Scalar", goType: "bool", ...options })
-/** Go's IntOrString: a port by number or by name. */
-export const intOrString = (options: ScalarOptions = {}): Description => ({
-  _tag: "Scalar",
-  goType: "intstr",
-  ...options
-})
 export const unknown: Description = { _tag: "Unknown" }
 /** A value kept whole, with a default of its own. */
 export const untyped = (options: Declared): Description => ({ _tag: "Unknown", ...options })

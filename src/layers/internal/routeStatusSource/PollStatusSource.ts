@@ -9,13 +9,14 @@ import type { ResourceType } from "../../../domain/Resources.js"
 import type { PublishedRoute } from "../../../domain/Routes.js"
 import { KubeClient, withoutTransientRetry } from "../../../services/KubeClient.js"
 import type { KubeError } from "../../../services/KubeError.js"
-import { pollCadence, pollingNext, RouteStatusSource, type StatusRead } from "../../../services/RouteStatusSource.js"
+import { RouteStatusSource } from "../../../services/RouteStatusSource.js"
 import {
   RouteReadError,
   SessionRouter,
   type StatusObject,
   type StatusObjects
 } from "../../../services/SessionRouter.js"
+import { pollCadence, pollingNext, type StatusRead } from "./Polling.js"
 
 /**
  * Runs `effect` once for every caller that asks under the same key while it is out:
