@@ -1,0 +1,266 @@
+/**
+ * The shared watch's cache: one entry per object name (the object as cached, the
+ * sequence number of its last change, who waits on it), the phase of the watch, and
+ * waiting without a fiber: a host waits on its objects' entries and on one shared
+ * alarm for its instant. Every change (of an object, or of the phase) takes the next
+ * number, so a host's observation is as new as the later of the two.
+ */
+import { Clock, Duration, Effect, Fiber, type Metric, MetricLabel, type Scope } from "effect"
+import { qualifiedName, type ResourceType } from "../../../domain/Resources.js"
+import type { KubeError } from "../../../services/KubeError.js"
+import type { StatusObject } from "../../../services/SessionRouter.js"
+import { statusCacheEntries, statusWaiters } from "../../../services/Telemetry.js"
+
+/** What the source knows of the whole watch: every host's observation starts from it. */
+export type Phase =
+  /** The watch is (re)starting: no answer yet since `since`. */
+  | { readonly _tag: "Starting"; readonly since: number }
+  /**
+   * The watch failed and is starting over (`by: "watch"`), or the server stopped
+   * answering the liveness check while the watch connection stays up (`by: "probe"`).
+   */
+  | { readonly _tag: "Failing"; readonly error: KubeError; readonly by: "watch" | "probe" }
+  /** In sync with the cluster: each host's object is what the cache holds. */
+  | { readonly _tag: "Synced" }
+  /** The watch was refused for good: this kind is polled instead. */
+  | { readonly _tag: "Polling" }
+
+/**
+ * A session (or one host) waiting for a change: woken at most once, by whichever
+ * comes first of a change to one of its objects, a change of phase, or its instant.
+ */
+interface Waiter {
+  readonly wake: () => void
+}
+
+/**
+ * One object name: the object as cached (undefined: absent), the sequence number of
+ * its last change, and who waits for its next one. Plain mutable state, only
+ * touched synchronously inside effects: a watched route costs this entry and its
+ * share of one waiter, and no fiber. An entry with no object lives only while
+ * someone waits on it.
+ */
+interface Entry {
+  object: StatusObject | undefined
+  seq: number
+  waiting: Set<Waiter> | undefined
+}
+
+/** A waiter's wake-up at an instant (epoch ms): a session's route deadline. */
+interface Alarm {
+  readonly at: number
+  readonly waiter: Waiter
+}
+
+/**
+ * The object as cached: what a verdict reads (its identity, generation and status)
+ * and nothing else. The spec and `managedFields` are most of an object's size, and a
+ * cache of thousands of routes would hold them for nothing.
+ */
+export const slim = (object: StatusObject): StatusObject => {
+  const { generation, name, namespace, resourceVersion, uid } = object.metadata ?? {}
+  const kept: Record<string, unknown> = {
+    apiVersion: object.apiVersion,
+    kind: object.kind,
+    metadata: { name, namespace, uid, resourceVersion, generation },
+    status: object.status
+  }
+  return kept as StatusObject
+}
+
+/** The cache's key for an object: its name (the API server never sends an object without one). */
+export const nameOf = (object: StatusObject): string => object.metadata?.name ?? ""
+
+/** The cache of one routed kind, and what the watch and its readers do with it. */
+export interface StatusCache {
+  readonly phase: () => Phase
+  /** Sets the phase and wakes every waiting host. Polling, once entered, is for good. */
+  readonly enter: (next: Phase) => Effect.Effect<void>
+  /** Records one object's change (already slim; undefined: deleted) and wakes the hosts waiting on it. */
+  readonly record: (name: string, object: StatusObject | undefined) => Effect.Effect<void>
+  /** Takes a full list as the truth: what it lacks is gone, what changed is recorded. */
+  readonly replaceAll: (items: ReadonlyArray<StatusObject>) => Effect.Effect<void>
+  readonly objectOf: (name: string) => StatusObject | undefined
+  /** The sequence number of what a read of the named object would answer now. */
+  readonly seqOf: (name: string) => number
+  /** The number of the latest change of any kind. */
+  readonly latest: () => number
+  /** How many wait for a change right now. */
+  readonly waiting: () => number
+  /**
+   * Waits until one of the named objects changes past what its waiter saw (or the
+   * phase does), or until the clock reaches `until`.
+   */
+  readonly awaitAny: (
+    names: ReadonlyArray<string>,
+    seen: (i: number) => number,
+    until: number
+  ) => Effect.Effect<void>
+}
+
+/** An empty cache for `resource`, its metrics labelled with it; it is cleared with the scope. */
+export const makeStatusCache = (
+  resource: ResourceType<StatusObject>
+): Effect.Effect<StatusCache, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const scope = yield* Effect.scope
+    const entries = new Map<string, Entry>()
+    // One label array for every update: the metric finds its series by the array itself.
+    const labels = [MetricLabel.make("resource", qualifiedName(resource))]
+    const count = (gauge: Metric.Metric.Gauge<number>, by: number) => gauge.unsafeModify(by, labels)
+    // Hosts still waiting leave when their fibers end.
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        count(statusCacheEntries, -entries.size)
+        entries.clear()
+      })
+    )
+    let changes = 0
+    let phase: Phase = { _tag: "Starting", since: yield* Clock.currentTimeMillis }
+    let phaseSeq = ++changes
+
+    const wake = (entry: Entry): void => {
+      const waiting = entry.waiting
+      entry.waiting = undefined
+      if (waiting !== undefined) { for (const waiter of waiting) waiter.wake() }
+    }
+
+    const enter = (next: Phase) =>
+      Effect.sync(() => {
+        if (phase._tag === "Polling") return
+        phase = next
+        phaseSeq = ++changes
+        for (const entry of entries.values()) wake(entry)
+      })
+
+    // The entry of a deleted object is dropped, so that sessions that come and go do
+    // not grow the map for ever. A host that last saw the object present must still
+    // learn that it is gone: an entry made afresh starts at the newest change ever
+    // dropped, so it reads as newer than anything seen before that deletion.
+    let droppedUpTo = 0
+
+    const entryOf = (name: string): Entry => {
+      const existing = entries.get(name)
+      if (existing !== undefined) return existing
+      const created: Entry = { object: undefined, seq: droppedUpTo, waiting: undefined }
+      entries.set(name, created)
+      count(statusCacheEntries, 1)
+      return created
+    }
+
+    const drop = (name: string): void => {
+      if (entries.delete(name)) count(statusCacheEntries, -1)
+    }
+
+    const record = (name: string, object: StatusObject | undefined) =>
+      Effect.sync(() => {
+        const entry = entryOf(name)
+        entry.object = object
+        entry.seq = ++changes
+        if (object === undefined) {
+          // Hosts waiting on it hold the entry itself and still see the deletion.
+          drop(name)
+          droppedUpTo = entry.seq
+        }
+        wake(entry)
+      })
+
+    const replaceAll = (items: ReadonlyArray<StatusObject>) =>
+      Effect.gen(function*() {
+        const listedNames = new Set(items.map(nameOf))
+        for (const [name, entry] of entries) {
+          if (entry.object !== undefined && !listedNames.has(name)) yield* record(name, undefined)
+        }
+        for (const item of items) {
+          const name = nameOf(item)
+          const cached = entries.get(name)?.object
+          if (cached?.metadata?.resourceVersion !== item.metadata?.resourceVersion) yield* record(name, item)
+        }
+      })
+
+    let waiters = 0
+
+    // One timer for every waiter's instant, armed for the earliest: a session waiting
+    // for its deadline costs an entry in this set, not a sleeping fiber.
+    const alarms = new Set<Alarm>()
+    let armedAt = Number.POSITIVE_INFINITY
+    let alarmFiber: Fiber.RuntimeFiber<void> | undefined
+
+    const ring: Effect.Effect<void> = Effect.suspend(() => {
+      armedAt = Number.POSITIVE_INFINITY
+      alarmFiber = undefined
+      return Effect.flatMap(Clock.currentTimeMillis, (now) => {
+        let earliest = Number.POSITIVE_INFINITY
+        for (const alarm of alarms) {
+          if (alarm.at <= now) alarm.waiter.wake()
+          else earliest = Math.min(earliest, alarm.at)
+        }
+        return arm(earliest)
+      })
+    })
+
+    /** Arms the timer for `at`, unless it rings by then anyway (or `at` is never). */
+    const arm = (at: number): Effect.Effect<void> =>
+      Effect.suspend(() => {
+        if (at >= armedAt) return Effect.void
+        armedAt = at
+        const previous = alarmFiber
+        return Clock.currentTimeMillis.pipe(
+          Effect.flatMap((now) => Effect.sleep(Duration.millis(Math.max(0, at - now)))),
+          Effect.zipRight(ring),
+          Effect.forkIn(scope),
+          Effect.flatMap((fiber) => {
+            alarmFiber = fiber
+            return previous === undefined ? Effect.void : Fiber.interruptFork(previous)
+          })
+        )
+      })
+
+    const seqOf = (name: string) => Math.max(entries.get(name)?.seq ?? droppedUpTo, phaseSeq)
+
+    const awaitAny = (names: ReadonlyArray<string>, seen: (i: number) => number, until: number) =>
+      Effect.clockWith((clock) => {
+        // Entering polling is a change of phase too: a host never waits on a watch that is gone.
+        if (names.some((name, i) => seqOf(name) > seen(i))) return Effect.void
+        if (clock.unsafeCurrentTimeMillis() >= until) return Effect.void
+        const wait = Effect.async<void>((resume) => {
+          let waiting = true
+          const waiter: Waiter = { wake: () => leave() && resume(Effect.void) }
+          const alarm: Alarm = { at: until, waiter }
+          const leave = () => {
+            if (!waiting) return false
+            waiting = false
+            waiters--
+            count(statusWaiters, -1)
+            alarms.delete(alarm)
+            for (const name of names) {
+              // An entry dropped meanwhile (its object deleted) was cleared when it woke us.
+              const entry = entries.get(name)
+              if (entry === undefined) continue
+              entry.waiting?.delete(waiter)
+              // A name with no object is kept only for those who wait on it.
+              if (entry.object === undefined && (entry.waiting?.size ?? 0) === 0) drop(name)
+            }
+            return true
+          }
+          waiters++
+          count(statusWaiters, 1)
+          for (const name of names) (entryOf(name).waiting ??= new Set()).add(waiter)
+          alarms.add(alarm)
+          return Effect.sync(leave)
+        })
+        return Effect.zipRight(arm(until), wait)
+      })
+
+    return {
+      phase: () => phase,
+      enter,
+      record,
+      replaceAll,
+      objectOf: (name) => entries.get(name)?.object,
+      seqOf,
+      latest: () => changes,
+      waiting: () => waiters,
+      awaitAny
+    }
+  })
