@@ -11,6 +11,7 @@ import {
   managedBySelector,
   managedSessionSelector
 } from "../../../domain/Manifests.js"
+import type { ManifestSettings } from "../../../domain/Manifests.js"
 import type { HttpRoute } from "../../../domain/Objects.js"
 import {
   GatewayClassResource,
@@ -24,7 +25,13 @@ import { httpRouteVerdict, type ParentTarget } from "../../../domain/Verdict.js"
 import { KubeClient } from "../../../services/KubeClient.js"
 import type { KubeError } from "../../../services/KubeError.js"
 import { RouterConfig } from "../../../services/RouterConfig.js"
-import { PublishError, RouteReadError, RouterSetupError, SessionRouter } from "../../../services/SessionRouter.js"
+import {
+  type PublishArgs,
+  PublishError,
+  RouteReadError,
+  RouterSetupError,
+  SessionRouter
+} from "../../../services/SessionRouter.js"
 import { pathsFrom, readGatewayFacts } from "./DiagnosisReads.js"
 import { runPublish } from "./PublishPlan.js"
 import { manifestSettings, publishStep, sessionServicePlan } from "./RouterSupport.js"
@@ -33,6 +40,87 @@ import { runUnpublish } from "./Unpublish.js"
 
 /** How long a learned Gateway controller name is trusted before it is read again. */
 const CONTROLLER_NAME_TTL = Duration.minutes(5)
+
+/**
+ * The controller that owns our Gateway: with it, entries other controllers left for
+ * the same parent cannot decide the verdict. Reading it is best effort (the Gateway
+ * may not exist yet, or RBAC may not cover it), and a failure here must never turn
+ * into a route read error. One lookup is in flight at a time and every host of a burst
+ * shares it; a name learned is kept for a few minutes (a Gateway rarely changes
+ * class), a failed lookup is tried again by the next verdict.
+ */
+const controllerNameOf = (kube: KubeClient.Service, gateway: { readonly namespace: string; readonly name: string }) =>
+  Effect.map(
+    Effect.cachedInvalidateWithTTL(
+      Effect.gen(function*() {
+        const gw = yield* kube.get(GatewayResource, gateway.namespace, gateway.name)
+        const className = gw.spec?.gatewayClassName
+        if (className === undefined) return undefined
+        const gatewayClass = yield* kube.get(GatewayClassResource, "", className)
+        return gatewayClass.spec?.controllerName
+      }).pipe(Effect.orElseSucceed((): string | undefined => undefined)),
+      CONTROLLER_NAME_TTL
+    ),
+    ([cached, forget]) => cached.pipe(Effect.tap((name) => (name === undefined ? forget : Effect.void)))
+  )
+
+/**
+ * Only an unserved HTTPRoute type means "no Gateway API here"; any other failure
+ * (a 403, a 422) keeps its own words, or a person would install CRDs they have.
+ */
+const notServedReason = (error: KubeError): string | undefined =>
+  error._tag === "NotServed"
+    ? `the cluster does not serve HTTPRoutes (gateway.networking.k8s.io/v1): install the Gateway API CRDs, or set SESSION_ROUTING_MODE=ingress`
+    : undefined
+
+/** The routes an HTTPRoute list holds, by port: each route's first hostname and backend port. */
+const routesIn = (items: ReadonlyArray<HttpRoute>) =>
+  items
+    .flatMap((route) => {
+      const host = route.spec?.hostnames?.[0]
+      const port = route.spec?.rules?.[0]?.backendRefs?.[0]?.port
+      return host !== undefined && port !== undefined ? [{ host, port }] : []
+    })
+    .sort((a, b) => a.port - b.port)
+
+/**
+ * The session's Service and one HTTPRoute per tcp port, in one publish: routes of ports
+ * it no longer has go, and what ingress mode left for it.
+ */
+const publishGateway = (kube: KubeClient.Service, settings: ManifestSettings, args: PublishArgs) =>
+  Effect.gen(function*() {
+    const service = sessionServicePlan(kube, settings, args)
+    const routes = buildSessionHttpRoutes(settings, args)
+    const selector = managedSessionSelector(settings.managedBy, args.sessionId)
+    yield* runPublish({
+      sessionId: args.sessionId,
+      writes: [...service.writes, ...routes.map((route) => plannedWrite(kube, HttpRouteResource, route))],
+      removals: [
+        // Routes of ports the session no longer has go, found by the session label so
+        // that routes left behind by an earlier run that crashed mid-reload go too.
+        removeSessionObjects(kube, HttpRouteResource, settings.sessionNamespace, selector, {
+          keep: new Set(routes.map((r) => r.metadata?.name ?? ""))
+        }),
+        removeOtherModeObjects(kube, IngressResource, settings.sessionNamespace, selector),
+        ...service.removals
+      ],
+      explain: notServedReason
+    })
+    return routesFor(settings.baseDomain, args.sessionId, args.ports)
+  })
+
+/** Every routing object of the session, in either mode; where HTTPRoutes are not served, none of them. */
+const unpublishGateway = (kube: KubeClient.Service, settings: ManifestSettings, sessionId: string) => {
+  const selector = managedSessionSelector(settings.managedBy, sessionId)
+  return runUnpublish(sessionId, [
+    // Nothing to remove where HTTPRoutes are not served at all.
+    removeSessionObjects(kube, HttpRouteResource, settings.sessionNamespace, selector, {
+      tolerate: (error) => error._tag === "NotServed"
+    }),
+    removeOtherModeObjects(kube, IngressResource, settings.sessionNamespace, selector),
+    removeSessionObjects(kube, ServiceResource, settings.sessionNamespace, selector)
+  ])
+}
 
 /** Builds the gateway router from the client and the configuration. */
 export const make = Effect.gen(function*() {
@@ -55,25 +143,7 @@ export const make = Effect.gen(function*() {
     gateway.sectionName !== undefined ? ` (listener "${gateway.sectionName}")` : ""
   }`
 
-  // The controller that owns our Gateway: with it, entries other controllers left
-  // for the same parent cannot decide the verdict. Reading it is best effort (the
-  // Gateway may not exist yet, or RBAC may not cover it), and a failure here must
-  // never turn into a route read error. One lookup is in flight at a time and every
-  // host of a burst shares it; a name learned is kept for a few minutes (a Gateway
-  // rarely changes class), a failed lookup is tried again by the next verdict.
-  const [cachedControllerName, forgetControllerName] = yield* Effect.cachedInvalidateWithTTL(
-    Effect.gen(function*() {
-      const gw = yield* kube.get(GatewayResource, gateway.namespace, gateway.name)
-      const className = gw.spec?.gatewayClassName
-      if (className === undefined) return undefined
-      const gatewayClass = yield* kube.get(GatewayClassResource, "", className)
-      return gatewayClass.spec?.controllerName
-    }).pipe(Effect.orElseSucceed((): string | undefined => undefined)),
-    CONTROLLER_NAME_TTL
-  )
-  const learnControllerName = cachedControllerName.pipe(
-    Effect.tap((name) => (name === undefined ? forgetControllerName : Effect.void))
-  )
+  const learnControllerName = yield* controllerNameOf(kube, gateway)
 
   /** The verdict from an HTTPRoute as read (undefined: absent). */
   const verdictOf = (object: HttpRoute | undefined) =>
@@ -82,12 +152,6 @@ export const make = Effect.gen(function*() {
       : Effect.map(learnControllerName, (owner) =>
         httpRouteVerdict(object, { target, ...(owner !== undefined ? { controllerName: owner } : {}) }))
 
-  // Only an unserved HTTPRoute type means "no Gateway API here"; any other failure
-  // (a 403, a 422) keeps its own words, or a person would install CRDs they have.
-  const notServedReason = (error: KubeError): string | undefined =>
-    error._tag === "NotServed"
-      ? `the cluster does not serve HTTPRoutes (gateway.networking.k8s.io/v1): install the Gateway API CRDs, or set SESSION_ROUTING_MODE=ingress`
-      : undefined
   const notServed = (sessionId: string) => (error: PublishError) => {
     const reason = notServedReason(error.error)
     return reason !== undefined ? new PublishError({ sessionId, error: error.error, reason }) : error
@@ -96,27 +160,7 @@ export const make = Effect.gen(function*() {
   const service: SessionRouter.Service = {
     layer: "gateway",
 
-    publish: (args) =>
-      Effect.gen(function*() {
-        const service = sessionServicePlan(kube, settings, args)
-        const routes = buildSessionHttpRoutes(settings, args)
-        const selector = managedSessionSelector(settings.managedBy, args.sessionId)
-        yield* runPublish({
-          sessionId: args.sessionId,
-          writes: [...service.writes, ...routes.map((route) => plannedWrite(kube, HttpRouteResource, route))],
-          removals: [
-            // Routes of ports the session no longer has go, found by the session label so
-            // that routes left behind by an earlier run that crashed mid-reload go too.
-            removeSessionObjects(kube, HttpRouteResource, namespace, selector, {
-              keep: new Set(routes.map((r) => r.metadata?.name ?? ""))
-            }),
-            removeOtherModeObjects(kube, IngressResource, namespace, selector),
-            ...service.removals
-          ],
-          explain: notServedReason
-        })
-        return routesFor(settings.baseDomain, args.sessionId, args.ports)
-      }),
+    publish: (args) => publishGateway(kube, settings, args),
 
     statusObjects: {
       resource: HttpRouteResource,
@@ -147,30 +191,12 @@ export const make = Effect.gen(function*() {
     routesOf: (sessionId) =>
       kube.list(HttpRouteResource, namespace, { labelSelector: managedSessionSelector(settings.managedBy, sessionId) })
         .pipe(
-          Effect.map((list) =>
-            list.items
-              .flatMap((route) => {
-                const host = route.spec?.hostnames?.[0]
-                const port = route.spec?.rules?.[0]?.backendRefs?.[0]?.port
-                return host !== undefined && port !== undefined ? [{ host, port }] : []
-              })
-              .sort((a, b) => a.port - b.port)
-          ),
+          Effect.map((list) => routesIn(list.items)),
           publishStep(sessionId, `list the HTTPRoutes of session ${sessionId}`),
           Effect.mapError(notServed(sessionId))
         ),
 
-    unpublish: (sessionId) => {
-      const selector = managedSessionSelector(settings.managedBy, sessionId)
-      return runUnpublish(sessionId, [
-        // Nothing to remove where HTTPRoutes are not served at all.
-        removeSessionObjects(kube, HttpRouteResource, namespace, selector, {
-          tolerate: (error) => error._tag === "NotServed"
-        }),
-        removeOtherModeObjects(kube, IngressResource, namespace, selector),
-        removeSessionObjects(kube, ServiceResource, namespace, selector)
-      ])
-    }
+    unpublish: (sessionId) => unpublishGateway(kube, settings, sessionId)
   }
   return service
 })

@@ -121,68 +121,68 @@ const dryRun = (
   )
 }
 
+/** A failure of `plan`'s step, worded as `explain` says or plainly, with what it left. */
+type Fail = (error: KubeError, step: string, rest: string) => PublishError
+
+/** Every object to remove, found before anything is written: a failure here changes nothing. */
+const findRemovals = (plan: PublishPlan, fail: Fail) =>
+  Effect.forEach(plan.removals, (removal) =>
+    removal.find.pipe(
+      Effect.mapError((error) =>
+        fail(error, `list the ${removal.kind} objects of session ${plan.sessionId}`, "; nothing was changed")
+      )
+    )).pipe(Effect.map((found) => found.flat()))
+
 /**
- * Runs a plan: find what to remove, dry-run every write, write, remove. A failure
- * before the first write changes nothing; a failure after it takes back what this
- * publish created, unless the old objects are already partly removed (then going
- * back would leave neither the old state nor the new one).
+ * The dry run of every write: whether each creates its object, and whether it must
+ * force. The dry run's answer says which objects this publish creates, at no extra
+ * request: the server answers a create with an object that has no resourceVersion yet
+ * (nothing was stored), and an update with the live object's version. A get per object
+ * would tell the same at one more request each; both read the same moment, and only the
+ * session's own runner writes these names.
  */
-export const runPublish = (plan: PublishPlan): Effect.Effect<void, PublishError> =>
+const dryRunAll = (plan: PublishPlan, fail: Fail) =>
+  Effect.forEach(plan.writes, (write) =>
+    dryRun(write).pipe(
+      Effect.map(({ answer, force }) => ({ write, force, creates: (answer.metadata?.resourceVersion ?? "") === "" })),
+      Effect.mapError(({ error, notOurs }) =>
+        fail(
+          error,
+          `apply ${describeRef(write.ref)}`,
+          `${notOurs === undefined ? "" : `; it was left as it is: ${notOurs}`}; nothing was changed`
+        )
+      )
+    ))
+
+/** Writes in order; a write that fails takes back what this publish created. Answers what it created. */
+const writeAll = (
+  checked: ReadonlyArray<{ readonly write: PlannedWrite; readonly force: boolean; readonly creates: boolean }>,
+  fail: Fail
+) =>
   Effect.gen(function*() {
-    const fail = (error: KubeError, step: string, rest: string) =>
-      new PublishError({
-        sessionId: plan.sessionId,
-        error,
-        reason: `${plan.explain?.(error) ?? `could not ${step}: ${error.reason}`}${rest}`
-      })
-
-    // Reads and dry runs only: whatever fails here, nothing has changed.
-    const targets: Array<RemovalTarget> = []
-    for (const removal of plan.removals) {
-      const found = yield* removal.find.pipe(
-        Effect.mapError((error) =>
-          fail(error, `list the ${removal.kind} objects of session ${plan.sessionId}`, "; nothing was changed")
-        )
-      )
-      targets.push(...found)
-    }
-    // The dry run's answer also says which objects this publish creates, at no extra
-    // request: the server answers a create with an object that has no resourceVersion
-    // yet (nothing was stored), and an update with the live object's version. A get
-    // per object would tell the same at one more request each; both read the same
-    // moment, and only the session's own runner writes these names.
-    const creates: Array<boolean> = []
-    const forced: Array<boolean> = []
-    for (const write of plan.writes) {
-      const { answer, force } = yield* dryRun(write).pipe(
-        Effect.mapError(({ error, notOurs }) =>
-          fail(
-            error,
-            `apply ${describeRef(write.ref)}`,
-            `${notOurs === undefined ? "" : `; it was left as it is: ${notOurs}`}; nothing was changed`
-          )
-        )
-      )
-      creates.push((answer.metadata?.resourceVersion ?? "") === "")
-      forced.push(force)
-    }
-
     const created: Array<PlannedWrite> = []
-    for (const [index, write] of plan.writes.entries()) {
-      const result = yield* Effect.either(write.apply({ force: forced[index] === true }))
+    for (const { creates, force, write } of checked) {
+      const result = yield* Effect.either(write.apply({ force }))
       if (Either.isLeft(result)) {
         const error = result.left
         // The failed write itself is taken back too when the server may have stored
         // it before the answer was lost; deleting what is not there costs one 404.
-        const suspects = creates[index] === true && mayHaveBeenWritten(error) ? [...created, write] : created
+        const suspects = creates && mayHaveBeenWritten(error) ? [...created, write] : created
         const undone = yield* takeBack(suspects, serverDidNotAnswer(error) ? error : undefined)
         return yield* fail(error, `apply ${describeRef(write.ref)}`, describeUndone(undone))
       }
-      if (creates[index] === true) created.push(write)
+      if (creates) created.push(write)
     }
+    return created
+  })
 
-    // Removals last: a delete cannot be taken back, so none happens before every
-    // write has succeeded.
+/**
+ * Removes what the session no longer needs. Until one old object is gone, a failure
+ * goes back (the old state stays whole); after, the new state stays and what could
+ * not be removed is named.
+ */
+const removeAll = (targets: ReadonlyArray<RemovalTarget>, created: ReadonlyArray<PlannedWrite>, fail: Fail) =>
+  Effect.gen(function*() {
     let removedAny = false
     let firstFailure: { readonly error: KubeError; readonly ref: ObjectRef } | undefined
     const left: Array<string> = []
@@ -216,3 +216,25 @@ export const runPublish = (plan: PublishPlan): Effect.Effect<void, PublishError>
       )
     }
   })
+
+/**
+ * Runs a plan: find what to remove, dry-run every write, write, remove. A failure
+ * before the first write changes nothing; a failure after it takes back what this
+ * publish created, unless the old objects are already partly removed (then going
+ * back would leave neither the old state nor the new one). Removals come last: a
+ * delete cannot be taken back, so none happens before every write has succeeded.
+ */
+export const runPublish = (plan: PublishPlan): Effect.Effect<void, PublishError> => {
+  const fail: Fail = (error, step, rest) =>
+    new PublishError({
+      sessionId: plan.sessionId,
+      error,
+      reason: `${plan.explain?.(error) ?? `could not ${step}: ${error.reason}`}${rest}`
+    })
+  return Effect.gen(function*() {
+    const targets = yield* findRemovals(plan, fail)
+    const checked = yield* dryRunAll(plan, fail)
+    const created = yield* writeAll(checked, fail)
+    yield* removeAll(targets, created, fail)
+  })
+}
