@@ -11,18 +11,48 @@ import {
   managedSessionSelector,
   sessionObjectName
 } from "../../../domain/Manifests.js"
+import type { ManifestSettings } from "../../../domain/Manifests.js"
 import type { Ingress } from "../../../domain/Objects.js"
 import { HttpRouteResource, IngressResource, ServiceResource } from "../../../domain/Resources.js"
 import { routesFor } from "../../../domain/Routes.js"
 import { ingressVerdict } from "../../../domain/Verdict.js"
 import { KubeClient } from "../../../services/KubeClient.js"
 import { RouterConfig } from "../../../services/RouterConfig.js"
-import { RouteReadError, SessionRouter } from "../../../services/SessionRouter.js"
+import { type PublishArgs, RouteReadError, SessionRouter } from "../../../services/SessionRouter.js"
 import { pathsFrom, readIngressFacts } from "./DiagnosisReads.js"
 import { runPublish } from "./PublishPlan.js"
 import { manifestSettings, publishStep, sessionServicePlan } from "./RouterSupport.js"
 import { plannedWrite, removeObject, removeOtherModeObjects, removeSessionObjects } from "./SessionObjects.js"
 import { runUnpublish } from "./Unpublish.js"
+
+/**
+ * The session's Service and, while it has a tcp port, its Ingress, in one publish;
+ * with no tcp port left the Ingress goes, and what gateway mode left for it.
+ */
+const publishIngress = (kube: KubeClient.Service, settings: ManifestSettings, args: PublishArgs) =>
+  Effect.gen(function*() {
+    const service = sessionServicePlan(kube, settings, args)
+    const { ingress, hosts } = buildSessionIngress(settings, args)
+    const name = sessionObjectName(args.sessionId)
+    yield* runPublish({
+      sessionId: args.sessionId,
+      writes: [...service.writes, ...(hosts.length > 0 ? [plannedWrite(kube, IngressResource, ingress)] : [])],
+      removals: [
+        // Nothing HTTP-routable is left: a reload that drops the last tcp port must
+        // not leave the previous Ingress serving a port nothing listens on. The
+        // Service stays for the udp ports.
+        ...(hosts.length === 0 ? [removeObject(kube, IngressResource, settings.sessionNamespace, name)] : []),
+        removeOtherModeObjects(
+          kube,
+          HttpRouteResource,
+          settings.sessionNamespace,
+          managedSessionSelector(settings.managedBy, args.sessionId)
+        ),
+        ...service.removals
+      ]
+    })
+    return hosts.length === 0 ? [] : routesFor(settings.baseDomain, args.sessionId, args.ports)
+  })
 
 /** Builds the ingress router from the client and the configuration. */
 export const make = Effect.gen(function*() {
@@ -40,30 +70,7 @@ export const make = Effect.gen(function*() {
   const service: SessionRouter.Service = {
     layer: "ingress",
 
-    publish: (args) =>
-      Effect.gen(function*() {
-        const service = sessionServicePlan(kube, settings, args)
-        const { ingress, hosts } = buildSessionIngress(settings, args)
-        const name = sessionObjectName(args.sessionId)
-        yield* runPublish({
-          sessionId: args.sessionId,
-          writes: [...service.writes, ...(hosts.length > 0 ? [plannedWrite(kube, IngressResource, ingress)] : [])],
-          removals: [
-            // Nothing HTTP-routable is left: a reload that drops the last tcp port must
-            // not leave the previous Ingress serving a port nothing listens on. The
-            // Service stays for the udp ports.
-            ...(hosts.length === 0 ? [removeObject(kube, IngressResource, namespace, name)] : []),
-            removeOtherModeObjects(
-              kube,
-              HttpRouteResource,
-              namespace,
-              managedSessionSelector(settings.managedBy, args.sessionId)
-            ),
-            ...service.removals
-          ]
-        })
-        return hosts.length === 0 ? [] : routesFor(settings.baseDomain, args.sessionId, args.ports)
-      }),
+    publish: (args) => publishIngress(kube, settings, args),
 
     statusObjects: {
       resource: IngressResource,
