@@ -122,14 +122,8 @@ export {
   type CheckStatus
 } from "./runner/Check.js"
 /** Why a host is still pending at its deadline: the first broken link of its routing, with a stable code. */
-export {
-  type Cause,
-  DIAGNOSIS_CODES,
-  type DiagnosisCode,
-  gatewayPath,
-  ingressPath,
-  RoutingPath
-} from "./domain/Diagnosis.js"
+export { type Cause, DIAGNOSIS_CODES, type DiagnosisCode, ingressPath, RoutingPath } from "./domain/Diagnosis.js"
+export { gatewayPath } from "./domain/GatewayPath.js"
 
 // Observability.
 /**

@@ -13,14 +13,12 @@ import {
   deadlineReason,
   DEFAULT_INGRESS_CLASS_ANNOTATION,
   DIAGNOSIS_CODES,
-  type GatewayFacts,
-  gatewayNeedsNamespaceLabels,
-  gatewayPath,
   ingressControllerAdvice,
   ingressPath,
   isDefaultIngressClass,
   RoutingPath
 } from "../../src/domain/Diagnosis.js"
+import { type GatewayFacts, gatewayNeedsNamespaceLabels, gatewayPath } from "../../src/domain/GatewayPath.js"
 import type { Condition, Gateway, GatewayClass, GatewayListener, IngressClass } from "../../src/domain/Objects.js"
 
 const codeOf = (path: RoutingPath): string =>

@@ -4,12 +4,8 @@
  * that fails stops the diagnosis with what could not be read, and never becomes a verdict.
  */
 import { Duration, Effect } from "effect"
-import {
-  type GatewayFacts,
-  gatewayNeedsNamespaceLabels,
-  type IngressFacts,
-  RoutingPath
-} from "../../../domain/Diagnosis.js"
+import { type IngressFacts, RoutingPath } from "../../../domain/Diagnosis.js"
+import { type GatewayFacts, gatewayNeedsNamespaceLabels } from "../../../domain/GatewayPath.js"
 import type { ManifestSettings } from "../../../domain/Manifests.js"
 import {
   GatewayClassResource,

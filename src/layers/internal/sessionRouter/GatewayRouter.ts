@@ -4,7 +4,7 @@
  * says why in `status.parents`; only the entry for our Gateway decides.
  */
 import { Duration, Effect, Layer } from "effect"
-import { gatewayPath } from "../../../domain/Diagnosis.js"
+import { gatewayPath } from "../../../domain/GatewayPath.js"
 import {
   buildSessionHttpRoutes,
   httpRouteName,
