@@ -21,6 +21,8 @@ export default defineConfig({
       "test/cli/ClusterKubectl.test.ts",
       "test/cli/ProcessStop.test.ts",
       "test/cli/TracingProcess.test.ts",
+      "test/cli/Secrets.test.ts",
+      "test/cli/JsonStdout.test.ts",
       "test/cli/FaultMatrix*.test.ts",
       "packages/local-cluster/test/Kubectl*.test.ts",
       "test/runner/RouteFollowUpsKubectl.test.ts",
