@@ -77,6 +77,72 @@ const decode = (code: number, encoding: string | undefined, bytes: Buffer, limit
   throw new UnreadableEncoding(code, encoding)
 }
 
+/** The request's headers: the kubeconfig's, `Accept`, and the body's type and length. */
+const requestHeaders = (options: https.RequestOptions, call: RestCall): http.OutgoingHttpHeaders => {
+  // client-node sets them as an object (the token, impersonation), never as a raw list.
+  const headers: http.OutgoingHttpHeaders = {
+    ...(options.headers as http.OutgoingHttpHeaders | undefined),
+    Accept: "application/json"
+  }
+  if (call.body !== undefined) {
+    headers["Content-Type"] = call.contentType ?? "application/json"
+    headers["Content-Length"] = Buffer.byteLength(call.body)
+  }
+  return headers
+}
+
+/**
+ * Reads one response whole, within the bound of its status, then hands it to `answer`
+ * (a refusal's text with the request's `credentials` taken out), or why it could not
+ * be read to `fail`. `abandon` closes the connection when the rest is not to be read.
+ */
+const readAnswer = (
+  response: http.IncomingMessage,
+  credentials: () => ReadonlyArray<string>,
+  answer: (value: RestAnswer) => void,
+  fail: (error: unknown) => void,
+  abandon: () => void
+): void => {
+  const code = response.statusCode ?? 500
+  const limit = limitFor(code)
+  const tooLarge = () => {
+    fail(new OversizedAnswer(code, limit))
+    // Closes the connection too: the rest of the body is never read.
+    abandon()
+  }
+  const declared = Number(response.headers["content-length"])
+  if (declared > limit) return tooLarge()
+  const chunks: Array<Buffer> = []
+  let length = 0
+  let complete = false
+  response.on("data", (chunk: Buffer) => {
+    length += chunk.length
+    if (length > limit) return tooLarge()
+    chunks.push(chunk)
+  })
+  response.on("end", () => {
+    complete = true
+    if (length > limit) return
+    try {
+      const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, length)
+      const text = decode(code, header(response.headers["content-encoding"]), bytes, limit)
+      answer({
+        code,
+        // A refusal's words become a reason; what it echoes of the request's credentials must not.
+        text: code >= 200 && code <= 299 ? text : redacted(text, credentials()),
+        retryAfter: header(response.headers["retry-after"])
+      })
+    } catch (error) {
+      fail(error)
+    }
+  })
+  // A connection cut mid-body: what a reset says, so that it reads (and retries) as one.
+  response.on("close", () => {
+    if (!complete) fail(Object.assign(new Error("aborted"), { code: "ECONNRESET" }))
+  })
+  response.on("error", fail)
+}
+
 /**
  * Sends one request to `server` and hands over the whole answer, whatever its status,
  * to `onAnswer`; `onFailure` gets the socket's error when no answer came (or it was cut
@@ -112,15 +178,7 @@ export const makeRestTransport = (kc: k8s.KubeConfig, pools: ConnectionPools, se
     const options: https.RequestOptions = {}
     kc.applyToHTTPSOptions(options).then(() => {
       if (over) return
-      // client-node sets them as an object (the token, impersonation), never as a raw list.
-      const headers: http.OutgoingHttpHeaders = {
-        ...(options.headers as http.OutgoingHttpHeaders | undefined),
-        Accept: "application/json"
-      }
-      if (call.body !== undefined) {
-        headers["Content-Type"] = call.contentType ?? "application/json"
-        headers["Content-Length"] = Buffer.byteLength(call.body)
-      }
+      const headers = requestHeaders(options, call)
       request = (secure ? https : http).request({
         ...options,
         protocol: base.protocol,
@@ -130,48 +188,14 @@ export const makeRestTransport = (kc: k8s.KubeConfig, pools: ConnectionPools, se
         method: call.method,
         headers,
         agent: pools.forCall(options.agent as http.Agent | undefined)
-      }, (response) => {
-        const code = response.statusCode ?? 500
-        const limit = limitFor(code)
-        const tooLarge = () => {
-          fail(new OversizedAnswer(code, limit))
-          // Closes the connection too: the rest of the body is never read.
-          request?.destroy()
-        }
-        const declared = Number(response.headers["content-length"])
-        if (declared > limit) return tooLarge()
-        const chunks: Array<Buffer> = []
-        let length = 0
-        let complete = false
-        response.on("data", (chunk: Buffer) => {
-          length += chunk.length
-          if (length > limit) return tooLarge()
-          chunks.push(chunk)
-        })
-        response.on("end", () => {
-          complete = true
-          if (length > limit) return
-          try {
-            const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, length)
-            const text = decode(code, header(response.headers["content-encoding"]), bytes, limit)
-            answer({
-              code,
-              // A refusal's words become a reason; what it echoes of the request's credentials must not.
-              text: code >= 200 && code <= 299
-                ? text
-                : redacted(text, credentialsOf(headers["Authorization"] ?? headers["authorization"], serverUrl)),
-              retryAfter: header(response.headers["retry-after"])
-            })
-          } catch (error) {
-            fail(error)
-          }
-        })
-        // A connection cut mid-body: what a reset says, so that it reads (and retries) as one.
-        response.on("close", () => {
-          if (!complete) fail(Object.assign(new Error("aborted"), { code: "ECONNRESET" }))
-        })
-        response.on("error", fail)
-      })
+      }, (response) =>
+        readAnswer(
+          response,
+          () => credentialsOf(headers["Authorization"] ?? headers["authorization"], serverUrl),
+          answer,
+          fail,
+          () => request?.destroy()
+        ))
       request.on("error", fail)
       request.end(call.body)
     }, fail)

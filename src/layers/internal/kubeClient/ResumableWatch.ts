@@ -153,6 +153,157 @@ const applyEvent = <A extends KubeObject>(
 // stopped there and the next step relists.
 const END = Symbol("END")
 
+/** One watch as it runs: what it watches, how it keeps objects, its state and its reconnect backoff. */
+interface WatchRun<A extends ReadableObject> {
+  readonly primitives: KubeClientPrimitives
+  readonly resource: ResourceType<A>
+  readonly namespace: string
+  readonly labelSelector: string | undefined
+  readonly remember: (object: A) => A
+  readonly state: Ref.Ref<State<A>>
+  readonly driver: Schedule.ScheduleDriver<unknown, KubeError>
+}
+
+const setOutcome = <A extends ReadableObject>(run: WatchRun<A>, outcome: Outcome) =>
+  Ref.update(run.state, (s) => ({ ...s, outcome }))
+
+// A failure ends the connection: Expired relists, transient ones reconnect
+// after a backoff, anything else is the consumer's to see.
+const onFailure = <A extends ReadableObject>(run: WatchRun<A>, error: KubeError): Effect.Effect<void, KubeError> =>
+  error._tag === "Expired"
+    ? Ref.update(run.state, (s): State<A> => ({
+      ...s,
+      needsList: true,
+      expiries: s.expiries + 1,
+      // Expired again with nothing in between means a server that cannot serve
+      // even a fresh list's version: back off rather than relist in a hot loop.
+      outcome: s.expiries > 0 ? { _tag: "Failed", error } : Fresh
+    }))
+    : isTransient(error)
+    ? setOutcome(run, { _tag: "Failed", error })
+    : Effect.fail(error)
+
+const backoff = <A extends ReadableObject>(run: WatchRun<A>, error: KubeError) =>
+  run.driver.next(error).pipe(Effect.catchAll(() => Effect.fail(error)), Effect.asVoid)
+
+// A server that answered is healthy again: the next failure starts the backoff over.
+const delivered = <A extends ReadableObject>(run: WatchRun<A>) =>
+  Ref.modify(run.state, (s) => [
+    s.outcome._tag !== "Delivered",
+    { ...s, outcome: Delivered, expiries: 0 }
+  ]).pipe(
+    Effect.flatMap((first) => (first ? run.driver.reset : Effect.void))
+  )
+
+const waitAfter = <A extends ReadableObject>(run: WatchRun<A>, outcome: Outcome): Effect.Effect<void, KubeError> => {
+  switch (outcome._tag) {
+    case "Fresh":
+    case "Delivered":
+      return Effect.void
+    case "Empty":
+      // A real server sends bookmarks; one that keeps closing silently is
+      // broken, and reconnecting in a hot loop would only hammer it.
+      return backoff(
+        run,
+        new Transport({
+          reason: `the API server keeps closing the watch on ${
+            qualifiedName(run.resource)
+          } in namespace "${run.namespace}" without sending anything`
+        })
+      )
+    case "Failed":
+      return backoff(run, outcome.error)
+  }
+}
+
+/** Lists again and emits what changed since what the consumer last saw; the next connection starts from the list. */
+const relist = <A extends ReadableObject>(run: WatchRun<A>): Effect.Effect<Stream.Stream<WatchEvent<A>>, KubeError> =>
+  Effect.gen(function*() {
+    const { labelSelector, remember, state } = run
+    const listed = yield* run.primitives.list(
+      run.resource,
+      run.namespace,
+      labelSelector !== undefined ? { labelSelector } : {}
+    )
+    const s = yield* Ref.get(state)
+    const events = diffAgainstList(s.known, listed.items)
+    const known = new Map<string, A>()
+    for (const item of listed.items) known.set(objectKey(item), remember(item))
+    yield* Ref.set(state, {
+      resourceVersion: listed.metadata.resourceVersion ?? s.resourceVersion,
+      needsList: false,
+      known,
+      outcome: Fresh,
+      expiries: s.expiries
+    })
+    return Stream.fromIterable(events)
+  }).pipe(
+    Effect.catchAll((error) => onFailure(run, error).pipe(Effect.as(Stream.empty))),
+    // A watch outlives the call that opened it (the shared one serves every session),
+    // so its lists start traces of their own rather than hang under that call's span.
+    Effect.mapInputContext((context: Context.Context<never>) => Context.omit(Tracer.ParentSpan)(context))
+  )
+
+/**
+ * One chunk of a connection's events at once (a burst of changes arrives as one):
+ * the state moves past every object event and bookmark in one update, and an
+ * in-band error ends the connection after the events before it.
+ */
+const handle = <A extends ReadableObject>(
+  run: WatchRun<A>,
+  raws: Chunk.Chunk<RawWatchEvent<A>>
+): Effect.Effect<Chunk.Chunk<WatchEvent<A> | typeof END>, KubeError> =>
+  Effect.suspend(() => {
+    const changes: Array<WatchEvent<A>> = []
+    let failure: KubeError | undefined
+    let resourceVersion: string | undefined
+    let answered = false
+    for (const raw of raws) {
+      if (raw.type === "ERROR") {
+        failure = raw.error
+        break
+      }
+      answered = true
+      if (raw.type === "BOOKMARK") {
+        resourceVersion = raw.resourceVersion
+      } else {
+        resourceVersion = resourceVersionOf(raw.object) ?? resourceVersion
+        changes.push({ type: raw.type, object: raw.object })
+      }
+    }
+    const moved = answered
+      ? Ref.update(run.state, (s) => {
+        for (const change of changes) applyEvent(s.known, change, run.remember)
+        return { ...s, resourceVersion: resourceVersion ?? s.resourceVersion }
+      }).pipe(Effect.zipRight(delivered(run)))
+      : Effect.void
+    if (failure === undefined) return Effect.as(moved, Chunk.unsafeFromArray<WatchEvent<A> | typeof END>(changes))
+    return moved.pipe(
+      Effect.zipRight(onFailure(run, failure)),
+      Effect.as(Chunk.unsafeFromArray<WatchEvent<A> | typeof END>([...changes, END]))
+    )
+  })
+
+/** One connection from `resourceVersion`, its events until it ends or fails; a failure is noted for the next step. */
+const connect = <A extends ReadableObject>(
+  run: WatchRun<A>,
+  resourceVersion: string
+): Stream.Stream<WatchEvent<A>, KubeError> =>
+  Stream.unwrap(
+    setOutcome(run, Empty).pipe(
+      Effect.as(
+        run.primitives.watchFrom(run.resource, run.namespace, {
+          resourceVersion,
+          ...(run.labelSelector !== undefined ? { labelSelector: run.labelSelector } : {})
+        }).pipe(
+          Stream.mapChunksEffect((raws) => handle(run, raws)),
+          Stream.takeWhile((x): x is WatchEvent<A> => x !== END),
+          Stream.catchAll((error) => Stream.execute(onFailure(run, error)))
+        )
+      )
+    )
+  )
+
 const resumableWatch = <A extends ReadableObject>(
   primitives: KubeClientPrimitives,
   resource: ResourceType<A>,
@@ -163,145 +314,28 @@ const resumableWatch = <A extends ReadableObject>(
   Stream.unwrap(
     Effect.gen(function*() {
       const driver = yield* Schedule.driver(options?.reconnectSchedule ?? watchReconnectSchedule)
-      const labelSelector = watchOptions?.labelSelector
       const remember = watchOptions?.remember ?? ((object: A) => object)
       // "0" asks the server for synthetic ADDED events, i.e. a list; doing the list
       // ourselves means a reconnect before the first event cannot repeat them.
       const start = watchOptions?.resourceVersion
       const fromList = start === undefined || start === "" || start === "0"
-      const state = yield* Ref.make<State<A>>({
-        resourceVersion: fromList ? undefined : start,
-        needsList: fromList,
-        known: new Map(
-          fromList ? [] : (watchOptions?.known ?? []).map((object) => [objectKey(object), remember(object)])
-        ),
-        outcome: Fresh,
-        expiries: 0
-      })
-      const setOutcome = (outcome: Outcome) => Ref.update(state, (s) => ({ ...s, outcome }))
-
-      // A failure ends the connection: Expired relists, transient ones reconnect
-      // after a backoff, anything else is the consumer's to see.
-      const onFailure = (error: KubeError): Effect.Effect<void, KubeError> =>
-        error._tag === "Expired"
-          ? Ref.update(state, (s): State<A> => ({
-            ...s,
-            needsList: true,
-            expiries: s.expiries + 1,
-            // Expired again with nothing in between means a server that cannot serve
-            // even a fresh list's version: back off rather than relist in a hot loop.
-            outcome: s.expiries > 0 ? { _tag: "Failed", error } : Fresh
-          }))
-          : isTransient(error)
-          ? setOutcome({ _tag: "Failed", error })
-          : Effect.fail(error)
-
-      const backoff = (error: KubeError) =>
-        driver.next(error).pipe(Effect.catchAll(() => Effect.fail(error)), Effect.asVoid)
-
-      // A server that answered is healthy again: the next failure starts the backoff over.
-      const delivered = Ref.modify(state, (s) => [
-        s.outcome._tag !== "Delivered",
-        { ...s, outcome: Delivered, expiries: 0 }
-      ]).pipe(
-        Effect.flatMap((first) => (first ? driver.reset : Effect.void))
-      )
-
-      const waitAfter = (outcome: Outcome): Effect.Effect<void, KubeError> => {
-        switch (outcome._tag) {
-          case "Fresh":
-          case "Delivered":
-            return Effect.void
-          case "Empty":
-            // A real server sends bookmarks; one that keeps closing silently is
-            // broken, and reconnecting in a hot loop would only hammer it.
-            return backoff(
-              new Transport({
-                reason: `the API server keeps closing the watch on ${
-                  qualifiedName(resource)
-                } in namespace "${namespace}" without sending anything`
-              })
-            )
-          case "Failed":
-            return backoff(outcome.error)
-        }
-      }
-
-      const relist = Effect.gen(function*() {
-        const listed = yield* primitives.list(resource, namespace, labelSelector !== undefined ? { labelSelector } : {})
-        const s = yield* Ref.get(state)
-        const events = diffAgainstList(s.known, listed.items)
-        const known = new Map<string, A>()
-        for (const item of listed.items) known.set(objectKey(item), remember(item))
-        yield* Ref.set(state, {
-          resourceVersion: listed.metadata.resourceVersion ?? s.resourceVersion,
-          needsList: false,
-          known,
+      const run: WatchRun<A> = {
+        primitives,
+        resource,
+        namespace,
+        labelSelector: watchOptions?.labelSelector,
+        remember,
+        state: yield* Ref.make<State<A>>({
+          resourceVersion: fromList ? undefined : start,
+          needsList: fromList,
+          known: new Map(
+            fromList ? [] : (watchOptions?.known ?? []).map((object) => [objectKey(object), remember(object)])
+          ),
           outcome: Fresh,
-          expiries: s.expiries
-        })
-        return Stream.fromIterable(events)
-      }).pipe(
-        Effect.catchAll((error) => onFailure(error).pipe(Effect.as(Stream.empty))),
-        // A watch outlives the call that opened it (the shared one serves every session),
-        // so its lists start traces of their own rather than hang under that call's span.
-        Effect.mapInputContext((context: Context.Context<never>) => Context.omit(Tracer.ParentSpan)(context))
-      )
-
-      /**
-       * One chunk of a connection's events at once (a burst of changes arrives as one):
-       * the state moves past every object event and bookmark in one update, and an
-       * in-band error ends the connection after the events before it.
-       */
-      const handle = (
-        raws: Chunk.Chunk<RawWatchEvent<A>>
-      ): Effect.Effect<Chunk.Chunk<WatchEvent<A> | typeof END>, KubeError> =>
-        Effect.suspend(() => {
-          const changes: Array<WatchEvent<A>> = []
-          let failure: KubeError | undefined
-          let resourceVersion: string | undefined
-          let answered = false
-          for (const raw of raws) {
-            if (raw.type === "ERROR") {
-              failure = raw.error
-              break
-            }
-            answered = true
-            if (raw.type === "BOOKMARK") {
-              resourceVersion = raw.resourceVersion
-            } else {
-              resourceVersion = resourceVersionOf(raw.object) ?? resourceVersion
-              changes.push({ type: raw.type, object: raw.object })
-            }
-          }
-          const moved = answered
-            ? Ref.update(state, (s) => {
-              for (const change of changes) applyEvent(s.known, change, remember)
-              return { ...s, resourceVersion: resourceVersion ?? s.resourceVersion }
-            }).pipe(Effect.zipRight(delivered))
-            : Effect.void
-          if (failure === undefined) return Effect.as(moved, Chunk.unsafeFromArray<WatchEvent<A> | typeof END>(changes))
-          return moved.pipe(
-            Effect.zipRight(onFailure(failure)),
-            Effect.as(Chunk.unsafeFromArray<WatchEvent<A> | typeof END>([...changes, END]))
-          )
-        })
-
-      const connect = (resourceVersion: string) =>
-        Stream.unwrap(
-          setOutcome(Empty).pipe(
-            Effect.as(
-              primitives.watchFrom(resource, namespace, {
-                resourceVersion,
-                ...(labelSelector !== undefined ? { labelSelector } : {})
-              }).pipe(
-                Stream.mapChunksEffect(handle),
-                Stream.takeWhile((x): x is WatchEvent<A> => x !== END),
-                Stream.catchAll((error) => Stream.execute(onFailure(error)))
-              )
-            )
-          )
-        )
+          expiries: 0
+        }),
+        driver
+      }
 
       // A connection after the first is a restart, and a list after the first (or any
       // list of a watch that started from a resourceVersion) a relist: both cost the
@@ -315,15 +349,15 @@ const resumableWatch = <A extends ReadableObject>(
       // watch that reconnects for days at constant depth.
       const step: Effect.Effect<Stream.Stream<WatchEvent<A>, KubeError>, Option.Option<KubeError>> = Effect.gen(
         function*() {
-          const before = yield* Ref.get(state)
-          yield* waitAfter(before.outcome)
-          const s = yield* Ref.get(state)
+          const before = yield* Ref.get(run.state)
+          yield* waitAfter(run, before.outcome)
+          const s = yield* Ref.get(run.state)
           if (s.needsList || s.resourceVersion === undefined) {
             if (lists++ > 0) yield* Metric.increment(counted(watchRelists))
-            return yield* relist
+            return yield* relist(run)
           }
           if (connections++ > 0) yield* Metric.increment(counted(watchRestarts))
-          return connect(s.resourceVersion)
+          return connect(run, s.resourceVersion)
         }
       ).pipe(Effect.mapError(Option.some))
 

@@ -53,6 +53,56 @@ const certificateProblems = (socket: tls.TLSSocket, host: string): ReadonlyArray
   }
 }
 
+/** A connection of its own to `ip`, on https with the host's name for SNI. */
+const connectTo = (target: ProbeTarget, ip: string): net.Socket =>
+  target.scheme === "https"
+    ? tls.connect({
+      host: ip,
+      port: target.port,
+      ...(net.isIP(target.host) === 0 ? { servername: target.host } : {}),
+      // Checked once connected (`certificateProblems`), where the failure can name what the certificate covers.
+      rejectUnauthorized: false
+    })
+    : net.connect({ host: ip, port: target.port })
+
+/** What the first bytes of an answer say, or undefined while they say nothing yet. */
+const headAnswer = (head: string): ProbeAnswer | undefined => {
+  const status = STATUS_LINE.exec(head)
+  if (status !== null) return { _tag: "Answered", status: Number(status[1]) }
+  // Decided on the first bytes: a peer that sends something else and holds the
+  // connection open would otherwise read as a timeout, as if nothing had answered.
+  if (!(head.length >= HTTP_START.length ? head.startsWith(HTTP_START) : HTTP_START.startsWith(head))) {
+    return { _tag: "Failed", message: notHttp(head) }
+  }
+  if (head.includes("\r\n")) {
+    return { _tag: "Failed", message: "the answer's status line has no status code" }
+  }
+  if (head.length >= MAX_PROBE_READ_BYTES) {
+    return {
+      _tag: "Failed",
+      message: `the answer has no status line within its first ${MAX_PROBE_READ_BYTES / 1024} KiB`
+    }
+  }
+  return undefined
+}
+
+/** What a socket's error means, `head` being what of the answer had come. */
+const socketFailure = (error: NodeJS.ErrnoException, head: string): ProbeAnswer => {
+  const code = error.code ?? ""
+  if (code === "ECONNREFUSED") return { _tag: "Refused" }
+  if (TLS_CODES.test(code)) return { _tag: "Tls", message: error.message, certificateNames: [] }
+  // Node's own words ("read ECONNRESET") name the syscall, not what happened.
+  if (code === "ECONNRESET") {
+    return {
+      _tag: "Failed",
+      message: head === ""
+        ? "the connection was reset before an answer (ECONNRESET)"
+        : "the connection was reset before the status line was complete (ECONNRESET)"
+    }
+  }
+  return { _tag: "Failed", message: error.message }
+}
+
 /**
  * One `GET /` on a connection of its own to `ip`: on https the certificate is checked
  * once the handshake is done and before a byte of the request is sent; the answer is
@@ -62,15 +112,7 @@ const certificateProblems = (socket: tls.TLSSocket, host: string): ReadonlyArray
 const exchange = (target: ProbeTarget, ip: string, signal: AbortSignal): Promise<ProbeAnswer> =>
   new Promise<ProbeAnswer>((resolve) => {
     let settled = false
-    const socket: net.Socket = target.scheme === "https"
-      ? tls.connect({
-        host: ip,
-        port: target.port,
-        ...(net.isIP(target.host) === 0 ? { servername: target.host } : {}),
-        // Checked below, where the failure can name what the certificate covers.
-        rejectUnauthorized: false
-      })
-      : net.connect({ host: ip, port: target.port })
+    const socket = connectTo(target, ip)
     const finish = (answer: ProbeAnswer) => {
       if (settled) return
       settled = true
@@ -100,22 +142,8 @@ const exchange = (target: ProbeTarget, ip: string, signal: AbortSignal): Promise
     socket.setEncoding("latin1")
     socket.on("data", (text: string) => {
       head += text
-      const status = STATUS_LINE.exec(head)
-      if (status !== null) return finish({ _tag: "Answered", status: Number(status[1]) })
-      // Decided on the first bytes: a peer that sends something else and holds the
-      // connection open would otherwise read as a timeout, as if nothing had answered.
-      if (!(head.length >= HTTP_START.length ? head.startsWith(HTTP_START) : HTTP_START.startsWith(head))) {
-        return finish({ _tag: "Failed", message: notHttp(head) })
-      }
-      if (head.includes("\r\n")) {
-        return finish({ _tag: "Failed", message: "the answer's status line has no status code" })
-      }
-      if (head.length >= MAX_PROBE_READ_BYTES) {
-        finish({
-          _tag: "Failed",
-          message: `the answer has no status line within its first ${MAX_PROBE_READ_BYTES / 1024} KiB`
-        })
-      }
+      const answer = headAnswer(head)
+      if (answer !== undefined) finish(answer)
     })
     socket.on("end", () =>
       finish({
@@ -124,21 +152,7 @@ const exchange = (target: ProbeTarget, ip: string, signal: AbortSignal): Promise
           ? "the connection closed before an answer"
           : "the connection closed before the status line was complete"
       }))
-    socket.on("error", (error: NodeJS.ErrnoException) => {
-      const code = error.code ?? ""
-      if (code === "ECONNREFUSED") return finish({ _tag: "Refused" })
-      if (TLS_CODES.test(code)) return finish({ _tag: "Tls", message: error.message, certificateNames: [] })
-      // Node's own words ("read ECONNRESET") name the syscall, not what happened.
-      if (code === "ECONNRESET") {
-        return finish({
-          _tag: "Failed",
-          message: head === ""
-            ? "the connection was reset before an answer (ECONNRESET)"
-            : "the connection was reset before the status line was complete (ECONNRESET)"
-        })
-      }
-      finish({ _tag: "Failed", message: error.message })
-    })
+    socket.on("error", (error: NodeJS.ErrnoException) => finish(socketFailure(error, head)))
   })
 
 /** Checks an address taken from a status before anything connects to it. */
