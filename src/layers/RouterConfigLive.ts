@@ -5,110 +5,33 @@
  * start-up names every one of them in a single message.
  */
 import { Config, ConfigError, Effect, Either, Layer } from "effect"
-import type { RoutingMode } from "../domain/Routes.js"
 import { MAX_SESSION_ID_LENGTH } from "../domain/Session.js"
-import { type ConfigProblem, RouterConfig, RouterConfigError } from "../services/RouterConfig.js"
+import { RouterConfig, RouterConfigError } from "../services/RouterConfig.js"
+import { MAX_BASE_DOMAIN_LENGTH } from "./internal/routerConfig/ConfigRules.js"
 import {
-  baseDomainRule,
-  booleanRule,
-  labelValueRule,
-  MAX_BASE_DOMAIN_LENGTH,
-  millisecondsRule,
-  modeRule,
-  namespaceRule,
-  objectNameRule,
-  portRule,
-  probeAddressRule,
-  probeRule,
-  type Rule,
-  sectionRule,
-  statusSourceRule
-} from "./internal/routerConfig/ConfigRules.js"
+  DEFAULTS,
+  ENV,
+  envKeys,
+  fieldKeys,
+  type RouterConfigValues,
+  type Setting,
+  type Sourced,
+  type SourcedValues
+} from "./internal/routerConfig/Settings.js"
+import { validate } from "./internal/routerConfig/Validation.js"
 
-/** The environment variable of each setting. `legacy*` names are read when the newer one is unset. */
-export const ENV = {
-  mode: "SESSION_ROUTING_MODE",
-  baseDomain: "SESSION_ROUTING_BASE_DOMAIN",
-  legacyBaseDomain: "SESSION_INGRESS_BASE_DOMAIN",
-  ingressClassName: "SESSION_INGRESS_CLASS",
-  tlsSecretName: "SESSION_ROUTING_TLS_SECRET",
-  legacyTlsSecretName: "SESSION_INGRESS_TLS_SECRET",
-  gatewayName: "SESSION_GATEWAY_NAME",
-  gatewayNamespace: "SESSION_GATEWAY_NAMESPACE",
-  gatewaySection: "SESSION_GATEWAY_SECTION",
-  routeReadyTimeoutMs: "SESSION_ROUTE_READY_TIMEOUT_MS",
-  routePollIntervalMs: "SESSION_ROUTE_POLL_INTERVAL_MS",
-  apiTimeoutMs: "SESSION_API_TIMEOUT_MS",
-  statusSource: "SESSION_ROUTE_STATUS_SOURCE",
-  sessionNamespace: "RUNNER_SESSION_NAMESPACE",
-  managedBy: "RUNNER_MANAGED_BY",
-  events: "SESSION_ROUTING_EVENTS",
-  routeProbe: "SESSION_ROUTE_PROBE",
-  routeProbeAddress: "SESSION_ROUTE_PROBE_ADDRESS",
-  routeProbePort: "SESSION_ROUTE_PROBE_PORT"
-} as const
-
-/** Defaults of the settings that have one (the gateway namespace defaults to the session namespace). */
-export const DEFAULTS = {
-  mode: "ingress",
-  routeReadyTimeoutMs: 60_000,
-  routePollIntervalMs: 2_000,
-  apiTimeoutMs: 20_000,
-  statusSource: "watch",
-  sessionNamespace: "telo-sessions",
-  managedBy: "telo-k8s-runner",
-  events: true,
-  routeProbe: "off"
-} as const satisfies {
-  readonly mode: RoutingMode
-  readonly routeReadyTimeoutMs: number
-  readonly routePollIntervalMs: number
-  readonly apiTimeoutMs: number
-  readonly statusSource: "watch" | "poll"
-  readonly sessionNamespace: string
-  readonly managedBy: string
-  readonly events: boolean
-  readonly routeProbe: "off" | "http" | "https"
-}
-
-/** Settings as a runner or a test gives them, before validation; absent ones take their default. */
-export interface RouterConfigValues {
-  readonly mode?: RoutingMode
-  readonly baseDomain?: string
-  readonly ingressClassName?: string
-  readonly tlsSecretName?: string
-  /** Required when `mode` is `gateway`. */
-  readonly gatewayName?: string
-  /** Defaults to the session namespace. */
-  readonly gatewayNamespace?: string
-  readonly gatewaySection?: string
-  readonly routeReadyTimeoutMs?: number
-  readonly routePollIntervalMs?: number
-  readonly apiTimeoutMs?: number
-  readonly statusSource?: "watch" | "poll"
-  readonly sessionNamespace?: string
-  readonly managedBy?: string
-  /** Record Kubernetes Events on the session Pod; default true. */
-  readonly events?: boolean
-  /** Probe programmed hosts over http or https; default off. */
-  readonly routeProbe?: "off" | "http" | "https"
-  /** An IP address or DNS name probes connect to instead of the published address. */
-  readonly routeProbeAddress?: string
-  /** The port probes connect to; default 80 (http) or 443 (https). */
-  readonly routeProbePort?: number
-}
-
-/** The name of one setting. */
-export type Setting = keyof RouterConfigValues
-
-/** A raw value and the key that supplied it, so a problem names the variable or flag a person must fix. */
-export interface Sourced {
-  readonly value: string | number | boolean
-  readonly key: string
-}
-
-/** Raw settings from any mix of sources, each carrying its key. */
-export type SourcedValues = { readonly [K in Setting]?: Sourced | undefined }
+export { MAX_BASE_DOMAIN_LENGTH, MAX_SESSION_ID_LENGTH, validate }
+export {
+  DEFAULTS,
+  ENV,
+  envKeys,
+  fieldKeys,
+  type KeyNames,
+  type RouterConfigValues,
+  type Setting,
+  type Sourced,
+  type SourcedValues
+} from "./internal/routerConfig/Settings.js"
 
 /**
  * Values that win over the environment, each with the key to name in a problem,
@@ -137,7 +60,13 @@ const variable = (name: string): Config.Config<Sourced> =>
 const variableOr = (name: string, legacy: string): Config.Config<Sourced> =>
   variable(name).pipe(Config.orElseIf({ if: ConfigError.isMissingDataOnly, orElse: () => variable(legacy) }))
 
-const defaultOf = (key: string, value: string | number): Sourced => ({ value, key })
+/** A setting with no default: unset, it stays undefined. */
+const optional = (read: Config.Config<Sourced>, description: string): Config.Config<Sourced | undefined> =>
+  read.pipe(Config.withDefault(undefined), Config.withDescription(description))
+
+/** A setting with a default, which is named by the variable so that a problem with it says what to set. */
+const defaulted = (name: string, fallback: string | number, description: string): Config.Config<Sourced> =>
+  variable(name).pipe(Config.withDefault<Sourced>({ value: fallback, key: name }), Config.withDescription(description))
 
 /**
  * The environment, read but not yet validated. Values stay raw here so that one
@@ -145,230 +74,81 @@ const defaultOf = (key: string, value: string | number): Sourced => ({ value, ke
  * `Config.integer` would stop at the first bad number and lose the rest.
  */
 export const config: Config.Config<SourcedValues> = Config.all({
-  mode: variable(ENV.mode).pipe(
-    Config.withDefault(defaultOf(ENV.mode, DEFAULTS.mode)),
-    Config.withDescription("Routing layer that publishes session hosts: ingress, gateway or none")
+  mode: defaulted(ENV.mode, DEFAULTS.mode, "Routing layer that publishes session hosts: ingress, gateway or none"),
+  baseDomain: optional(
+    variableOr(ENV.baseDomain, ENV.legacyBaseDomain),
+    `Base domain of session hosts (<port>-<session>.<domain>); unset: nothing is published. Falls back to ${ENV.legacyBaseDomain}`
   ),
-  baseDomain: variableOr(ENV.baseDomain, ENV.legacyBaseDomain).pipe(
-    Config.withDefault(undefined),
-    Config.withDescription(
-      `Base domain of session hosts (<port>-<session>.<domain>); unset: nothing is published. Falls back to ${ENV.legacyBaseDomain}`
-    )
+  ingressClassName: optional(
+    variable(ENV.ingressClassName),
+    "ingressClassName of session Ingresses; unset: the cluster's default class"
   ),
-  ingressClassName: variable(ENV.ingressClassName).pipe(
-    Config.withDefault(undefined),
-    Config.withDescription("ingressClassName of session Ingresses; unset: the cluster's default class")
+  tlsSecretName: optional(
+    variableOr(ENV.tlsSecretName, ENV.legacyTlsSecretName),
+    `TLS Secret the session Ingress presents (ignored in gateway mode). Falls back to ${ENV.legacyTlsSecretName}`
   ),
-  tlsSecretName: variableOr(ENV.tlsSecretName, ENV.legacyTlsSecretName).pipe(
-    Config.withDefault(undefined),
-    Config.withDescription(
-      `TLS Secret the session Ingress presents (ignored in gateway mode). Falls back to ${ENV.legacyTlsSecretName}`
-    )
+  gatewayName: optional(variable(ENV.gatewayName), "Gateway the HTTPRoutes attach to; required in gateway mode"),
+  gatewayNamespace: optional(
+    variable(ENV.gatewayNamespace),
+    "Namespace of that Gateway; unset: the session namespace"
   ),
-  gatewayName: variable(ENV.gatewayName).pipe(
-    Config.withDefault(undefined),
-    Config.withDescription("Gateway the HTTPRoutes attach to; required in gateway mode")
+  gatewaySection: optional(
+    variable(ENV.gatewaySection),
+    "Listener (sectionName) of that Gateway the HTTPRoutes attach to; unset: every listener"
   ),
-  gatewayNamespace: variable(ENV.gatewayNamespace).pipe(
-    Config.withDefault(undefined),
-    Config.withDescription("Namespace of that Gateway; unset: the session namespace")
+  routeReadyTimeoutMs: defaulted(
+    ENV.routeReadyTimeoutMs,
+    DEFAULTS.routeReadyTimeoutMs,
+    "Milliseconds a host may stay pending before it is reported unprogrammed"
   ),
-  gatewaySection: variable(ENV.gatewaySection).pipe(
-    Config.withDefault(undefined),
-    Config.withDescription("Listener (sectionName) of that Gateway the HTTPRoutes attach to; unset: every listener")
+  routePollIntervalMs: defaulted(
+    ENV.routePollIntervalMs,
+    DEFAULTS.routePollIntervalMs,
+    "Milliseconds between status reads while a host is pending"
   ),
-  routeReadyTimeoutMs: variable(ENV.routeReadyTimeoutMs).pipe(
-    Config.withDefault(defaultOf(ENV.routeReadyTimeoutMs, DEFAULTS.routeReadyTimeoutMs)),
-    Config.withDescription("Milliseconds a host may stay pending before it is reported unprogrammed")
+  apiTimeoutMs: defaulted(
+    ENV.apiTimeoutMs,
+    DEFAULTS.apiTimeoutMs,
+    "Milliseconds one Kubernetes API call may take, retries included; each attempt gets half"
   ),
-  routePollIntervalMs: variable(ENV.routePollIntervalMs).pipe(
-    Config.withDefault(defaultOf(ENV.routePollIntervalMs, DEFAULTS.routePollIntervalMs)),
-    Config.withDescription("Milliseconds between status reads while a host is pending")
+  statusSource: defaulted(
+    ENV.statusSource,
+    DEFAULTS.statusSource,
+    "Where route health reads status: watch (one shared watch per kind) or poll (a read per host)"
   ),
-  apiTimeoutMs: variable(ENV.apiTimeoutMs).pipe(
-    Config.withDefault(defaultOf(ENV.apiTimeoutMs, DEFAULTS.apiTimeoutMs)),
-    Config.withDescription("Milliseconds one Kubernetes API call may take, retries included; each attempt gets half")
+  sessionNamespace: defaulted(
+    ENV.sessionNamespace,
+    DEFAULTS.sessionNamespace,
+    "Namespace of the session Pods and their routing objects"
   ),
-  statusSource: variable(ENV.statusSource).pipe(
-    Config.withDefault(defaultOf(ENV.statusSource, DEFAULTS.statusSource)),
-    Config.withDescription(
-      "Where route health reads status: watch (one shared watch per kind) or poll (a read per host)"
-    )
+  managedBy: defaulted(
+    ENV.managedBy,
+    DEFAULTS.managedBy,
+    "Value of the app.kubernetes.io/managed-by label on every object"
   ),
-  sessionNamespace: variable(ENV.sessionNamespace).pipe(
-    Config.withDefault(defaultOf(ENV.sessionNamespace, DEFAULTS.sessionNamespace)),
-    Config.withDescription("Namespace of the session Pods and their routing objects")
+  events: defaulted(
+    ENV.events,
+    "true",
+    "Record Kubernetes Events (RoutesPublished, RouteProgrammed, ...) on the session Pod: true or false"
   ),
-  managedBy: variable(ENV.managedBy).pipe(
-    Config.withDefault(defaultOf(ENV.managedBy, DEFAULTS.managedBy)),
-    Config.withDescription("Value of the app.kubernetes.io/managed-by label on every object")
+  routeProbe: defaulted(
+    ENV.routeProbe,
+    DEFAULTS.routeProbe,
+    "Request each programmed host through the published address: off, http or https"
   ),
-  events: variable(ENV.events).pipe(
-    Config.withDefault(defaultOf(ENV.events, "true")),
-    Config.withDescription(
-      "Record Kubernetes Events (RoutesPublished, RouteProgrammed, ...) on the session Pod: true or false"
-    )
+  routeProbeAddress: optional(
+    variable(ENV.routeProbeAddress),
+    "IP address or DNS name probes connect to; unset: the address the routing layer published"
   ),
-  routeProbe: variable(ENV.routeProbe).pipe(
-    Config.withDefault(defaultOf(ENV.routeProbe, DEFAULTS.routeProbe)),
-    Config.withDescription("Request each programmed host through the published address: off, http or https")
-  ),
-  routeProbeAddress: variable(ENV.routeProbeAddress).pipe(
-    Config.withDefault(undefined),
-    Config.withDescription("IP address or DNS name probes connect to; unset: the address the routing layer published")
-  ),
-  routeProbePort: variable(ENV.routeProbePort).pipe(
-    Config.withDefault(undefined),
-    Config.withDescription("Port probes connect to; unset: 80 for http, 443 for https")
+  routeProbePort: optional(
+    variable(ENV.routeProbePort),
+    "Port probes connect to; unset: 80 for http, 443 for https"
   )
 })
 
 // ---------------------------------------------------------------------------
-// Validation
+// Constructors and layers
 // ---------------------------------------------------------------------------
-
-export { MAX_BASE_DOMAIN_LENGTH, MAX_SESSION_ID_LENGTH }
-
-/** The key a setting is named by when it is absent, per source. */
-export type KeyNames = { readonly [K in Setting]: string }
-
-/** Settings named by their environment variables. */
-export const envKeys: KeyNames = {
-  mode: ENV.mode,
-  baseDomain: ENV.baseDomain,
-  ingressClassName: ENV.ingressClassName,
-  tlsSecretName: ENV.tlsSecretName,
-  gatewayName: ENV.gatewayName,
-  gatewayNamespace: ENV.gatewayNamespace,
-  gatewaySection: ENV.gatewaySection,
-  routeReadyTimeoutMs: ENV.routeReadyTimeoutMs,
-  routePollIntervalMs: ENV.routePollIntervalMs,
-  apiTimeoutMs: ENV.apiTimeoutMs,
-  statusSource: ENV.statusSource,
-  sessionNamespace: ENV.sessionNamespace,
-  managedBy: ENV.managedBy,
-  events: ENV.events,
-  routeProbe: ENV.routeProbe,
-  routeProbeAddress: ENV.routeProbeAddress,
-  routeProbePort: ENV.routeProbePort
-}
-
-/** Settings named by their field names, for values given in code. */
-export const fieldKeys: KeyNames = {
-  mode: "mode",
-  baseDomain: "baseDomain",
-  ingressClassName: "ingressClassName",
-  tlsSecretName: "tlsSecretName",
-  gatewayName: "gatewayName",
-  gatewayNamespace: "gatewayNamespace",
-  gatewaySection: "gatewaySection",
-  routeReadyTimeoutMs: "routeReadyTimeoutMs",
-  routePollIntervalMs: "routePollIntervalMs",
-  apiTimeoutMs: "apiTimeoutMs",
-  statusSource: "statusSource",
-  sessionNamespace: "sessionNamespace",
-  managedBy: "managedBy",
-  events: "events",
-  routeProbe: "routeProbe",
-  routeProbeAddress: "routeProbeAddress",
-  routeProbePort: "routeProbePort"
-}
-
-/**
- * Validates raw settings into the service, or fails with every problem at once.
- * `keys` names the settings that are absent (the missing Gateway name must say
- * which variable, or which field, to set).
- */
-export const validate = (
-  given: SourcedValues,
-  keys: KeyNames = envKeys
-): Either.Either<RouterConfig.Service, RouterConfigError> => {
-  const problems: Array<ConfigProblem> = []
-  const check = <A>(sourced: Sourced | undefined, rule: Rule<A>): A | undefined => {
-    if (sourced === undefined) return undefined
-    const result = rule(sourced.value)
-    if (Either.isLeft(result)) {
-      problems.push({ key: sourced.key, value: String(sourced.value), expected: result.left })
-      return undefined
-    }
-    return result.right
-  }
-
-  // Every setting is checked, whatever the mode: a bad value is reported even where
-  // it would be ignored, so switching modes later does not uncover it.
-  const mode = check(given.mode, modeRule) ?? (given.mode === undefined ? DEFAULTS.mode : undefined)
-  const baseDomain = check(given.baseDomain, baseDomainRule)
-  const ingressClassName = check(given.ingressClassName, objectNameRule("an IngressClass name (DNS-1123 subdomain)"))
-  const tlsSecretName = check(given.tlsSecretName, objectNameRule("a Secret name (DNS-1123 subdomain)"))
-  const gatewayName = check(given.gatewayName, objectNameRule("a Gateway name (DNS-1123 subdomain)"))
-  const gatewayNamespace = check(given.gatewayNamespace, namespaceRule)
-  const gatewaySection = check(given.gatewaySection, sectionRule)
-  const routeReadyTimeoutMs = check(given.routeReadyTimeoutMs, millisecondsRule) ?? DEFAULTS.routeReadyTimeoutMs
-  const routePollIntervalMs = check(given.routePollIntervalMs, millisecondsRule) ?? DEFAULTS.routePollIntervalMs
-  const apiTimeoutMs = check(given.apiTimeoutMs, millisecondsRule) ?? DEFAULTS.apiTimeoutMs
-  const statusSource = check(given.statusSource, statusSourceRule) ?? DEFAULTS.statusSource
-  const sessionNamespace = check(given.sessionNamespace, namespaceRule) ?? DEFAULTS.sessionNamespace
-  const managedBy = check(given.managedBy, labelValueRule) ?? DEFAULTS.managedBy
-  const events = check(given.events, booleanRule) ?? DEFAULTS.events
-  const routeProbe = check(given.routeProbe, probeRule) ?? DEFAULTS.routeProbe
-  const routeProbeAddress = check(given.routeProbeAddress, probeAddressRule(ENV.routeProbePort))
-  const routeProbePort = check(given.routeProbePort, portRule)
-
-  if (mode === "gateway" && given.gatewayName === undefined) {
-    problems.push({
-      key: keys.gatewayName,
-      value: undefined,
-      expected: `set it to the name of the Gateway the HTTPRoutes attach to (gateway mode needs one; ${
-        given.mode?.key ?? keys.mode
-      }=gateway)`
-    })
-  }
-
-  const warnings: Array<string> = []
-  if (mode === "gateway") {
-    // TLS terminates on the Gateway's listener in gateway mode; an HTTPRoute has
-    // nowhere to carry a certificate, so the setting cannot take effect.
-    if (given.tlsSecretName !== undefined) {
-      warnings.push(
-        `${given.tlsSecretName.key} is ignored in gateway mode: TLS is configured on the Gateway's listener, not on HTTPRoutes`
-      )
-    }
-    if (given.ingressClassName !== undefined) {
-      warnings.push(`${given.ingressClassName.key} is ignored in gateway mode: no Ingress is published`)
-    }
-  }
-
-  if (problems.length > 0 || mode === undefined) return Either.left(new RouterConfigError({ problems }))
-
-  const service: RouterConfig.Service = {
-    mode,
-    ...(baseDomain !== undefined ? { baseDomain } : {}),
-    ...(mode !== "gateway" && ingressClassName !== undefined ? { ingressClassName } : {}),
-    ...(mode !== "gateway" && tlsSecretName !== undefined ? { tlsSecretName } : {}),
-    ...(mode === "gateway" && gatewayName !== undefined
-      ? {
-        gateway: {
-          name: gatewayName,
-          namespace: gatewayNamespace ?? sessionNamespace,
-          ...(gatewaySection !== undefined ? { sectionName: gatewaySection } : {})
-        }
-      }
-      : {}),
-    routeReadyTimeoutMs,
-    routePollIntervalMs,
-    apiTimeoutMs,
-    statusSource,
-    sessionNamespace,
-    managedBy,
-    // Only the exception is spelled out: a configuration without `events` records them.
-    ...(events ? {} : { events: false }),
-    ...(routeProbe !== "off" ? { routeProbe } : {}),
-    ...(routeProbe !== "off" && routeProbeAddress !== undefined ? { routeProbeAddress } : {}),
-    ...(routeProbe !== "off" && routeProbePort !== undefined ? { routeProbePort } : {}),
-    warnings
-  }
-  return Either.right(service)
-}
 
 /** Raw values from code, named by their field names. */
 const sourcedFromValues = (values: RouterConfigValues): SourcedValues => {
@@ -389,10 +169,6 @@ const overlay = (base: SourcedValues, overrides: RouterConfigOverrides): Sourced
   }
   return out
 }
-
-// ---------------------------------------------------------------------------
-// Constructors and layers
-// ---------------------------------------------------------------------------
 
 /** The configuration from values, validated like the environment; problems name the fields. */
 export const make = (values: RouterConfigValues): Effect.Effect<RouterConfig.Service, RouterConfigError> =>

@@ -8,19 +8,15 @@ import { Clock, Effect, Either, Stream } from "effect"
 import { causeReason } from "../domain/Diagnosis.js"
 import { buildSessionObjects, sessionSelector, type SessionSpec } from "../domain/Manifests.js"
 import type { HttpRoute, Ingress, KubeObject, Service } from "../domain/Objects.js"
-import { describeNeed, featureNeeds, grantHint, type Need, needResource, routingNeeds } from "../domain/Requirements.js"
-import {
-  HttpRouteResource,
-  IngressResource,
-  NamespaceResource,
-  qualifiedName,
-  ServiceResource
-} from "../domain/Resources.js"
+import { featureNeeds, routingNeeds } from "../domain/Requirements.js"
+import { HttpRouteResource, IngressResource, NamespaceResource, ServiceResource } from "../domain/Resources.js"
 import { hostForPort } from "../domain/Routes.js"
-import { type ClusterQueries, KubeClient } from "../services/KubeClient.js"
+import { KubeClient } from "../services/KubeClient.js"
 import type { KubeError } from "../services/KubeError.js"
 import { manifestSettingsOf, RouterConfig } from "../services/RouterConfig.js"
 import { SessionRouter } from "../services/SessionRouter.js"
+import { apiCheck, permissionChecks, serverCheck } from "./internal/ApiServerChecks.js"
+import { result } from "./internal/CheckResults.js"
 import { publishSession, type SessionEvent, unpublishSession } from "./SessionRunner.js"
 
 /**
@@ -89,13 +85,6 @@ const probeSpec = (owner: ProbeOwner | undefined): SessionSpec => ({
   ports: [{ port: PROBE_PORT, protocol: "tcp" }]
 })
 
-const result = (id: string, status: CheckStatus, line: string, hint?: string): CheckResult => ({
-  id,
-  status,
-  line,
-  ...(hint !== undefined ? { hint } : {})
-})
-
 /** Makes a report from its checks. */
 export const reportOf = (checks: ReadonlyArray<CheckResult>): CheckReport => ({
   checks,
@@ -161,71 +150,6 @@ export const checkRouting = (
     return reportOf(checks)
   })
 
-const serverCheck = (queries: ClusterQueries | undefined): Effect.Effect<CheckResult> =>
-  queries === undefined
-    ? Effect.succeed(
-      result(
-        "server",
-        "warn",
-        "this client cannot ask the API server about itself: server, APIs and permissions not checked"
-      )
-    )
-    : queries.version.pipe(
-      Effect.map((v) =>
-        result(
-          "server",
-          "ok",
-          `the kubeconfig${
-            queries.context !== undefined ? `'s context "${queries.context}"` : ""
-          } reaches ${queries.server}: Kubernetes ${v.gitVersion}`
-        )
-      ),
-      Effect.catchAll((error) =>
-        Effect.succeed(
-          result(
-            "server",
-            "fail",
-            `the kubeconfig does not reach an API server: ${error.reason}`,
-            "check --kubeconfig and --context (or KUBECONFIG), the server address, and the credentials"
-          )
-        )
-      )
-    )
-
-const apiCheck = (
-  queries: ClusterQueries | undefined,
-  needs: ReadonlyArray<Need>,
-  mode: "ingress" | "gateway"
-): Effect.Effect<CheckResult> =>
-  Effect.gen(function*() {
-    if (queries === undefined) return result("api", "warn", "served APIs not checked")
-    const groups = [...new Set(needs.map((n) => `${n.resource.group}|${n.resource.version}`))]
-    const missing: Array<string> = []
-    for (const key of groups) {
-      const [group = "", version = ""] = key.split("|")
-      const served = yield* Effect.either(queries.servedResources(group, version))
-      const wanted = needs.filter((n) => n.resource.group === group && n.resource.version === version)
-      if (Either.isLeft(served) && served.left._tag !== "NotServed") {
-        return result("api", "warn", `could not ask which APIs are served: ${served.left.reason}`)
-      }
-      const plurals = Either.getOrElse(served, (): ReadonlyArray<string> => [])
-      for (const need of wanted) {
-        if (!plurals.includes(need.resource.plural)) missing.push(`${qualifiedName(need.resource)}/${version}`)
-      }
-    }
-    if (missing.length === 0) {
-      return result("api", "ok", `the API server serves ${needs.map((n) => qualifiedName(n.resource)).join(", ")}`)
-    }
-    return result(
-      "api",
-      "fail",
-      `the API server does not serve ${missing.join(", ")}`,
-      mode === "gateway"
-        ? "install the Gateway API CRDs (standard channel), or set SESSION_ROUTING_MODE=ingress"
-        : "this cluster has no Ingress API (networking.k8s.io/v1, Kubernetes 1.19 or later): upgrade it, or set SESSION_ROUTING_MODE=gateway"
-    )
-  })
-
 const namespaceCheck = (kube: KubeClient.Service, namespace: string): Effect.Effect<CheckResult> =>
   kube.get(NamespaceResource, "", namespace).pipe(
     Effect.map(() => result("namespace", "ok", `namespace "${namespace}" exists`)),
@@ -242,58 +166,6 @@ const namespaceCheck = (kube: KubeClient.Service, namespace: string): Effect.Eff
       )
     )
   )
-
-/** Why no access review could be made: the server does not serve them, or refuses this identity. */
-const reviewUnavailable = (error: KubeError): string =>
-  error._tag === "NotServed"
-    ? "the API server does not answer SelfSubjectAccessReview"
-    : `SelfSubjectAccessReview failed: ${error.reason}`
-
-const permissionChecks = (
-  queries: ClusterQueries | undefined,
-  needs: ReadonlyArray<Need>
-): Effect.Effect<ReadonlyArray<CheckResult>> =>
-  Effect.gen(function*() {
-    if (queries === undefined) return [result("permissions", "warn", "permissions not checked")]
-    const checks: Array<CheckResult> = []
-    for (const need of needs) {
-      const id = `permissions:${needResource(need)}`
-      const answers = yield* Effect.forEach(need.verbs, (verb) =>
-        Effect.either(queries.accessReview({
-          verb,
-          group: need.resource.group,
-          resource: need.resource.plural,
-          ...(need.subresource !== undefined ? { subresource: need.subresource } : {}),
-          ...(need.namespace !== undefined ? { namespace: need.namespace } : {})
-        })).pipe(Effect.map((answer) => ({ verb, answer }))), { concurrency: 4 })
-      const failed = answers.find((a) => Either.isLeft(a.answer))
-      if (failed !== undefined && Either.isLeft(failed.answer)) {
-        // Without reviews nothing can be said about any verb: one line, not one per resource.
-        return [
-          result(
-            "permissions",
-            "warn",
-            `permissions not checked: ${reviewUnavailable(failed.answer.left)}`,
-            "check them by hand: kubectl auth can-i --list -n <namespace>"
-          )
-        ]
-      }
-      const denied = answers.filter((a) => Either.isRight(a.answer) && !a.answer.right.allowed).map((a) => a.verb)
-      if (denied.length === 0) {
-        checks.push(result(id, "ok", `may ${need.verbs.join(", ")} ${describeNeed(need)}`))
-      } else {
-        checks.push(
-          result(
-            id,
-            need.required ? "fail" : "warn",
-            `may not ${denied.join(", ")} ${describeNeed(need)}${need.required ? "" : ` (used only for ${need.use})`}`,
-            grantHint(need, denied)
-          )
-        )
-      }
-    }
-    return checks
-  })
 
 const pathCheck = (
   router: SessionRouter.Service,
