@@ -1,19 +1,23 @@
 /**
  * The options the session commands share (`--kubeconfig`, `--context`, `-n/--namespace`,
- * `--mode`), declared once and spread into each subcommand's own options. They are
- * not put on the root command: @effect/cli hands options that follow a subcommand's
- * arguments to the parent only at the very end of the line, so `render --mode none
- * -o json` would fail with "unknown argument '-o'". On the subcommand they go anywhere.
+ * `--mode`), declared once and spread into each subcommand's own options, and what
+ * every session command does with them: read the configuration they override, say its
+ * warnings, and run over the layers it picks. They are not put on the root command:
+ * @effect/cli hands options that follow a subcommand's arguments to the parent only at
+ * the very end of the line, so `render --mode none -o json` would fail with "unknown
+ * argument '-o'". On the subcommand they go anywhere.
  */
 import { Options } from "@effect/cli"
-import { Layer, Option } from "effect"
+import { Console, Effect, Layer, Option } from "effect"
 import type { RoutingMode } from "../domain/Routes.js"
 import * as KubeClientLive from "../layers/KubeClientLive.js"
 import * as RouterConfigLive from "../layers/RouterConfigLive.js"
 import { SessionRouter } from "../layers/SessionRouter.js"
 import type { KubeClient } from "../services/KubeClient.js"
-import { RouterConfig } from "../services/RouterConfig.js"
+import { RouterConfig, type RouterConfigError } from "../services/RouterConfig.js"
 import type { RouterSetupError } from "../services/SessionRouter.js"
+import type { CliError } from "./CliError.js"
+import { asCliError } from "./present/Presenter.js"
 
 /** The values of `--mode`, as the environment's SESSION_ROUTING_MODE takes them. */
 const ROUTING_MODES: ReadonlyArray<RoutingMode> = ["ingress", "gateway", "none"]
@@ -79,6 +83,14 @@ export const routerConfigOverrides = (options: RoutingOptions): RouterConfigLive
   })
 })
 
+/** The configuration the environment gives, with the routing flags winning: read first, before any flag is checked. */
+export const routerConfigFrom = (options: RoutingOptions): Effect.Effect<RouterConfig.Service, RouterConfigError> =>
+  RouterConfigLive.fromEnv(routerConfigOverrides(options))
+
+/** The configuration's warnings on stderr, one `warning:` line each. */
+export const warnAbout = (config: RouterConfig.Service): Effect.Effect<void> =>
+  Effect.forEach(config.warnings, (warning) => Console.error(`warning: ${warning}`), { discard: true })
+
 /** The kubeconfig location the cluster flags name (unset ones: the default chain). */
 export const kubeConfigOptions = (options: ClusterOptions): KubeClientLive.KubeConfigOptions => ({
   ...Option.match(options.kubeconfig, { onNone: () => ({}), onSome: (kubeconfigPath) => ({ kubeconfigPath }) }),
@@ -97,6 +109,24 @@ export const kubeClientLayer = (options: ClusterOptions): Layer.Layer<KubeClient
 export const routesSessions = (config: RouterConfig.Service): boolean =>
   config.mode !== "none" && config.baseDomain !== undefined
 
+/** What `publish` and `render` say when no base domain is set: the variable to set. */
+export const noBaseDomainNote =
+  `note: nothing is published without a base domain: set ${RouterConfigLive.ENV.baseDomain} (e.g. sessions.example.com)`
+
+/**
+ * Why a command that reads or deletes a session's objects (`what`) has nothing to do,
+ * or undefined when the configuration routes sessions. The none layer touches
+ * nothing, so its silence would say nothing about the cluster.
+ */
+export const nothingToNote = (config: RouterConfig.Service, what: "read" | "delete"): string | undefined =>
+  routesSessions(config) ?
+    undefined :
+    `note: nothing to ${what}: ${
+      config.mode === "none"
+        ? "mode none publishes nothing"
+        : `no base domain is set (${RouterConfigLive.ENV.baseDomain})`
+    }; pass the --mode the session was published with`
+
 /**
  * `RouterConfig` (already read and validated) and the `SessionRouter` it picks, over
  * the live `KubeClient`. A configuration that routes nothing gets the none layer
@@ -112,3 +142,14 @@ export const sessionLayer = (
     : SessionRouter.layerNone
   return Layer.provideMerge(router, configLayer)
 }
+
+/**
+ * Runs a session program over `sessionLayer(options, config)`, any failure (the
+ * kubeconfig, the routing layer, the program's own) as the CLI's one line.
+ */
+export const withSessionLayer =
+  (options: ClusterOptions, config: RouterConfig.Service) =>
+  <A, E extends { readonly message: string }, R>(
+    self: Effect.Effect<A, E, R>
+  ): Effect.Effect<A, CliError, Exclude<R, SessionRouter | RouterConfig>> =>
+    self.pipe(Effect.provide(sessionLayer(options, config)), Effect.mapError(asCliError))

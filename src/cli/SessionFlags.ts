@@ -1,11 +1,28 @@
 /**
- * The flags that name a session's Pod and ports, checked the same way by every
- * command that takes them (`render`, `publish`): the first bad one is named, with
- * what would be valid, in one line.
+ * The flags that name a session, its Pod and its ports, declared and checked the same
+ * way by every command that takes them (`render`, `publish`, `status`, `check`): the
+ * first bad one is named, with what would be valid, in one line.
  */
+import { Options } from "@effect/cli"
 import { Either } from "effect"
 import { parsePorts, parsePortSpec, type PortMapping } from "../domain/Session.js"
 import { isDns1123Subdomain } from "../domain/Validation.js"
+
+/** `--session ID`, described as the command uses it. */
+export const sessionFlag = (description: string): Options.Options<string> =>
+  Options.text("session").pipe(Options.withPseudoName("ID"), Options.withDescription(description))
+
+/** `--port PORT[/tcp|/udp]`, one value; the command says how often it may repeat. */
+export const portFlag = (description: string): Options.Options<string> =>
+  Options.text("port").pipe(Options.withPseudoName("PORT[/tcp|/udp]"), Options.withDescription(description))
+
+/** `--pod NAME`, described as the command uses it. */
+export const podFlag = (description: string): Options.Options<string> =>
+  Options.text("pod").pipe(Options.withPseudoName("NAME"), Options.withDescription(description))
+
+/** `--pod-uid UID`, described as the command uses it. */
+export const podUidFlag = (description: string): Options.Options<string> =>
+  Options.text("pod-uid").pipe(Options.withPseudoName("UID"), Options.withDescription(description))
 
 /** `--port` values (`8080`, `9090/tcp`, `5000/udp`) as mappings: range, protocol and duplicates checked. */
 export const parsePortFlags = (specs: ReadonlyArray<string>): Either.Either<ReadonlyArray<PortMapping>, string> =>

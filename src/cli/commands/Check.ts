@@ -5,16 +5,15 @@
  */
 import { Command, Options } from "@effect/cli"
 import { Console, Effect, Either, Layer, Option } from "effect"
-import * as RouterConfigLive from "../../layers/RouterConfigLive.js"
 import { SessionRouter } from "../../layers/SessionRouter.js"
 import { type CheckReport, checkRouting, nothingToCheck, reportOf } from "../../runner/Check.js"
 import { RouterConfig } from "../../services/RouterConfig.js"
 import { cliError, ExitCode } from "../CliError.js"
-import { kubeClientLayer, routerConfigOverrides, routesSessions, sharedOptions } from "../GlobalOptions.js"
+import { kubeClientLayer, routerConfigFrom, routesSessions, sharedOptions, warnAbout } from "../GlobalOptions.js"
 import type { CommandHelp } from "../internal/Help.js"
 import { reportJson, reportLines } from "../present/CheckView.js"
 import { outputOption, stdoutColor } from "../present/Presenter.js"
-import { parsePodFlags } from "../SessionFlags.js"
+import { parsePodFlags, podFlag, podUidFlag } from "../SessionFlags.js"
 
 /** `--pod` and `--pod-uid` together, checked as `publish` checks them; neither is fine too. */
 const probeOwnerOf = (pod: Option.Option<string>, podUid: Option.Option<string>) => {
@@ -56,23 +55,15 @@ export const checkCommand = Command.make(
     roundTrip: Options.boolean("round-trip").pipe(
       Options.withDescription("Also publish a probe session, wait for its verdict and unpublish it")
     ),
-    pod: Options.text("pod").pipe(
-      Options.withPseudoName("NAME"),
-      Options.withDescription("With --round-trip: a running Pod to own the probe's objects (with --pod-uid)"),
-      Options.optional
-    ),
-    podUid: Options.text("pod-uid").pipe(
-      Options.withPseudoName("UID"),
-      Options.withDescription("The metadata.uid of --pod"),
-      Options.optional
-    ),
+    pod: podFlag("With --round-trip: a running Pod to own the probe's objects (with --pod-uid)").pipe(Options.optional),
+    podUid: podUidFlag("The metadata.uid of --pod").pipe(Options.optional),
     ...sharedOptions
   },
   (flags) =>
     Effect.gen(function*() {
-      const config = yield* RouterConfigLive.fromEnv(routerConfigOverrides(flags))
+      const config = yield* routerConfigFrom(flags)
       const probeOwner = yield* probeOwnerOf(flags.pod, flags.podUid)
-      for (const warning of config.warnings) yield* Console.error(`warning: ${warning}`)
+      yield* warnAbout(config)
       const report: CheckReport = routesSessions(config)
         ? yield* checkRouting({ roundTrip: flags.roundTrip, ...(probeOwner !== undefined ? { probeOwner } : {}) }).pipe(
           Effect.provide(

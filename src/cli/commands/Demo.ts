@@ -13,11 +13,18 @@ import { Clock, Console, Duration, Effect, Layer, Option } from "effect"
 import * as Http from "node:http"
 import type { IngressClass } from "../../domain/Objects.js"
 import { apiVersionOf, GatewayClassResource, GatewayResource, IngressClassResource } from "../../domain/Resources.js"
-import type { PortMapping } from "../../domain/Session.js"
 import * as RouterConfigLive from "../../layers/RouterConfigLive.js"
 import { publishSession, unpublishSession } from "../../runner/SessionRunner.js"
 import { cliError } from "../CliError.js"
 import { sessionLayer } from "../GlobalOptions.js"
+import {
+  DEMO_TIMING,
+  type DemoMode,
+  type Scenario,
+  scenariosFor,
+  UNSERVED_GATEWAY,
+  UNSERVED_INGRESS_CLASS
+} from "../internal/DemoScenarios.js"
 import { podEvents, startSessionPod, workloadAnswer } from "../internal/DemoWorkload.js"
 import type { CommandHelp } from "../internal/Help.js"
 import { asCliError, type Presentation, presentationFor, presentWatch } from "../present/Presenter.js"
@@ -25,136 +32,14 @@ import type { HostRow } from "../present/SessionView.js"
 import { loadSessionCluster } from "./Cluster.js"
 
 /** The routing layers the demo can show. */
-export type DemoMode = "ingress" | "gateway"
+export type { DemoMode }
 
 /** `--mode`: one layer, or (absent) ingress then gateway. */
 export const demoModes = (flag: Option.Option<DemoMode>): ReadonlyArray<DemoMode> =>
   Option.match(flag, { onNone: () => ["ingress", "gateway"], onSome: (mode) => [mode] })
 
-/**
- * The demo's clock. Controllers are slow enough that `pending` is seen, polls quick
- * enough that `programmed` shows within a poll of it, and the failing host's deadline
- * short enough to wait for (a real runner waits a minute).
- */
-export const DEMO_TIMING = {
-  controllerDelayMs: 700,
-  pollIntervalMs: 200,
-  routeDeadlineMs: 10_000,
-  failureDeadlineMs: 2_500
-} as const
-
-/** The session's ports: two HTTP ports, so the table has more than one row. */
-const DEMO_PORTS: ReadonlyArray<PortMapping> = [
-  { port: 8080, protocol: "tcp" },
-  { port: 9090, protocol: "tcp" }
-]
-
-/** The failing session's port: one is enough to show the reason (every host gets the same). */
-const FAILURE_PORTS: ReadonlyArray<PortMapping> = [{ port: 8080, protocol: "tcp" }]
-
-/** The IngressClass of the failure: present in the cluster, served by no controller. */
-export const UNSERVED_INGRESS_CLASS = "nginx"
-/** The Gateway of the failure, of a GatewayClass no controller implements. */
-export const UNSERVED_GATEWAY = "external"
-
 /** What the workload answers; the test and the demo's own check expect exactly this. */
 export { workloadAnswer }
-
-/** One step of the demo: a session published in one mode, and what must come of it. */
-interface Scenario {
-  readonly title: string
-  /** Lines explaining the step, printed under its title. */
-  readonly notes: ReadonlyArray<string>
-  readonly mode: DemoMode
-  readonly sessionId: string
-  readonly ports: ReadonlyArray<PortMapping>
-  readonly config: RouterConfigLive.RouterConfigValues
-  /** Every host programmed and answering, or every host unprogrammed and 404 at the data plane. */
-  readonly expect: "served" | "unclaimed"
-}
-
-/** The demo's scenarios for the chosen modes: each mode served, then one unclaimed route. */
-export const scenariosFor = (
-  sc: SessionCluster.SessionCluster,
-  modes: ReadonlyArray<DemoMode>
-): ReadonlyArray<Scenario> => {
-  const base: RouterConfigLive.RouterConfigValues = {
-    baseDomain: sc.baseDomain,
-    sessionNamespace: sc.namespace,
-    routePollIntervalMs: DEMO_TIMING.pollIntervalMs,
-    routeReadyTimeoutMs: DEMO_TIMING.routeDeadlineMs,
-    // Each programmed host is requested through the address its controller published
-    // (127.0.0.1 here), on the data plane's port.
-    routeProbe: "http",
-    // The local data plane is on loopback, which an address taken from a status never is.
-    routeProbeAddress: "127.0.0.1",
-    ...(sc.dataPlane !== undefined ? { routeProbePort: sc.dataPlane.port } : {})
-  }
-  const served = (mode: DemoMode): Scenario =>
-    mode === "ingress"
-      ? {
-        title: `ingress mode: one Ingress for session demo-ingress, class "${sc.ingressClassName}"`,
-        notes: [],
-        mode,
-        sessionId: "demo-ingress",
-        ports: DEMO_PORTS,
-        config: { ...base, mode, ingressClassName: sc.ingressClassName },
-        expect: "served"
-      }
-      : {
-        title:
-          `gateway mode: one HTTPRoute per port for session demo-gateway, on Gateway ${sc.gateway.namespace}/${sc.gateway.name}`,
-        notes: [],
-        mode,
-        sessionId: "demo-gateway",
-        ports: DEMO_PORTS,
-        config: { ...base, mode, gatewayName: sc.gateway.name, gatewayNamespace: sc.gateway.namespace },
-        expect: "served"
-      }
-  // The failure is shown in ingress mode unless only gateway mode was asked for:
-  // an Ingress nobody claims is the common silent 404 (it has no rejection signal).
-  const failureMode: DemoMode = modes.includes("ingress") ? "ingress" : "gateway"
-  const deadline = `${DEMO_TIMING.failureDeadlineMs / 1000} s`
-  const unclaimed: Scenario = failureMode === "ingress"
-    ? {
-      title: `what it catches: an Ingress no controller claims (session demo-unclaimed)`,
-      notes: [
-        `The runner is configured for IngressClass "${UNSERVED_INGRESS_CLASS}". The class exists, but no controller for it runs here,`,
-        `so the API server stores the Ingress and nothing else happens: the hosts answer 404 and nothing says why.`,
-        `session-routing waits for the controller's status and, at the route deadline (${deadline} here), says so.`
-      ],
-      mode: failureMode,
-      sessionId: "demo-unclaimed",
-      ports: FAILURE_PORTS,
-      config: {
-        ...base,
-        mode: failureMode,
-        ingressClassName: UNSERVED_INGRESS_CLASS,
-        routeReadyTimeoutMs: DEMO_TIMING.failureDeadlineMs
-      },
-      expect: "unclaimed"
-    }
-    : {
-      title: `what it catches: HTTPRoutes no controller accepts (session demo-unclaimed)`,
-      notes: [
-        `The runner is configured for Gateway ${sc.namespace}/${UNSERVED_GATEWAY}. It exists, but no controller implements its class,`,
-        `so the API server stores the HTTPRoutes and nothing else happens: the hosts answer 404 and nothing says why.`,
-        `session-routing waits for the controller's status and, at the route deadline (${deadline} here), says so.`
-      ],
-      mode: failureMode,
-      sessionId: "demo-unclaimed",
-      ports: FAILURE_PORTS,
-      config: {
-        ...base,
-        mode: failureMode,
-        gatewayName: UNSERVED_GATEWAY,
-        gatewayNamespace: sc.namespace,
-        routeReadyTimeoutMs: DEMO_TIMING.failureDeadlineMs
-      },
-      expect: "unclaimed"
-    }
-  return [...modes.map(served), unclaimed]
-}
 
 // ---------------------------------------------------------------------------
 // The cluster's extra objects, the workload, and requests through the data plane

@@ -11,11 +11,10 @@ import { followSession } from "../../runner/FollowSession.js"
 import { publishSession } from "../../runner/SessionRunner.js"
 import type { RouterConfig } from "../../services/RouterConfig.js"
 import { cliError, ExitCode } from "../CliError.js"
-import { routerConfigOverrides, sessionLayer, sharedOptions } from "../GlobalOptions.js"
+import { noBaseDomainNote, routerConfigFrom, sharedOptions, warnAbout, withSessionLayer } from "../GlobalOptions.js"
 import type { CommandHelp } from "../internal/Help.js"
 import { metricsOptions, withMetricsServer } from "../MetricsFlags.js"
 import {
-  asCliError,
   type OutputFormat,
   outputOption,
   type Presentation,
@@ -24,7 +23,7 @@ import {
   presentWatch
 } from "../present/Presenter.js"
 import { applyEvent, emptyView, publishExitCode } from "../present/SessionView.js"
-import { parsePodFlags, parsePortFlags } from "../SessionFlags.js"
+import { parsePodFlags, parsePortFlags, podFlag, podUidFlag, portFlag, sessionFlag } from "../SessionFlags.js"
 
 /** The publish flags as @effect/cli parses them: raw text, checked by `parsePublishInput`. */
 export interface PublishFlags {
@@ -62,9 +61,7 @@ export const nothingRoutedNote = (
   ports: ReadonlyArray<PortMapping>
 ): string | undefined => {
   if (config.mode === "none") return "note: mode none publishes nothing for a session: there is no host to watch"
-  if (config.baseDomain === undefined) {
-    return `note: nothing is published without a base domain: set ${RouterConfigLive.ENV.baseDomain} (e.g. sessions.example.com)`
-  }
+  if (config.baseDomain === undefined) return noBaseDomainNote
   if (!ports.some((port) => port.protocol === "tcp")) {
     return "note: no tcp port: HTTP routing carries tcp ports only, so only the Service is published and there is no host to watch"
   }
@@ -139,23 +136,10 @@ export const publishHelp: CommandHelp = {
 export const publishCommand = Command.make(
   "publish",
   {
-    session: Options.text("session").pipe(
-      Options.withPseudoName("ID"),
-      Options.withDescription("Session id: lower-case letters, digits and '-' (e.g. hzyayvabgyvz)")
-    ),
-    pod: Options.text("pod").pipe(
-      Options.withPseudoName("NAME"),
-      Options.withDescription("Name of the session Pod that owns the objects")
-    ),
-    podUid: Options.text("pod-uid").pipe(
-      Options.withPseudoName("UID"),
-      Options.withDescription("metadata.uid of that Pod: the objects are collected with it")
-    ),
-    port: Options.text("port").pipe(
-      Options.withPseudoName("PORT[/tcp|/udp]"),
-      Options.withDescription("A session port, e.g. 8080 or 5000/udp; repeat the option for each port"),
-      Options.atLeast(1)
-    ),
+    session: sessionFlag("Session id: lower-case letters, digits and '-' (e.g. hzyayvabgyvz)"),
+    pod: podFlag("Name of the session Pod that owns the objects"),
+    podUid: podUidFlag("metadata.uid of that Pod: the objects are collected with it"),
+    port: portFlag("A session port, e.g. 8080 or 5000/udp; repeat the option for each port").pipe(Options.atLeast(1)),
     watch: Options.boolean("watch").pipe(
       Options.withDescription("Wait until every host is programmed or unprogrammed; exit 3 if any is unprogrammed")
     ),
@@ -173,15 +157,14 @@ export const publishCommand = Command.make(
   (flags) =>
     Effect.gen(function*() {
       // Configuration first: a bad environment is a start-up failure whatever the flags say.
-      const config = yield* RouterConfigLive.fromEnv(routerConfigOverrides(flags))
+      const config = yield* routerConfigFrom(flags)
       const input = yield* Either.mapLeft(parsePublishInput(flags), (line) => cliError(line))
       const presentation = yield* presentationFor(input.format)
-      for (const warning of config.warnings) yield* Console.error(`warning: ${warning}`)
+      yield* warnAbout(config)
       const note = nothingRoutedNote(config, input.ports)
       if (note !== undefined) yield* Console.error(note)
       const code = yield* runPublish(input, presentation, flags).pipe(
-        Effect.provide(sessionLayer(flags, config)),
-        Effect.mapError(asCliError),
+        withSessionLayer(flags, config),
         withMetricsServer(flags)
       )
       // The events already said which hosts failed: nothing more to print.

@@ -14,9 +14,9 @@ import { parseSessionId, type PortMapping } from "../../domain/Session.js"
 import * as RouterConfigLive from "../../layers/RouterConfigLive.js"
 import { manifestSettingsOf, type RouterConfig } from "../../services/RouterConfig.js"
 import { cliError } from "../CliError.js"
-import { routerConfigOverrides, routingOptions } from "../GlobalOptions.js"
+import { noBaseDomainNote, routerConfigFrom, routingOptions, warnAbout } from "../GlobalOptions.js"
 import type { CommandHelp } from "../internal/Help.js"
-import { parsePodFlags, parsePortFlags } from "../SessionFlags.js"
+import { parsePodFlags, parsePortFlags, podFlag, podUidFlag, portFlag, sessionFlag } from "../SessionFlags.js"
 
 /** The output formats of `render`. */
 export type RenderFormat = "yaml" | "json"
@@ -83,12 +83,7 @@ export const renderObjects = (
   }
   const settings = manifestSettingsOf(config)
   if (settings === undefined) {
-    return Either.right({
-      objects: [],
-      notes: [
-        `note: nothing is published without a base domain: set ${RouterConfigLive.ENV.baseDomain} (e.g. sessions.example.com)`
-      ]
-    })
+    return Either.right({ objects: [], notes: [noBaseDomainNote] })
   }
   // The configuration already leaves room for the longest id; this guards a
   // RouterConfig.Service built some other way, before any object is built.
@@ -164,32 +159,16 @@ export const renderHelp: CommandHelp = {
 export const renderCommand = Command.make(
   "render",
   {
-    session: Options.text("session").pipe(
-      Options.withPseudoName("ID"),
-      Options.withDescription(
-        "Session id: lower-case letters, digits and '-' (e.g. hzyayvabgyvz); required unless --rbac"
-      ),
-      Options.optional
-    ),
-    port: Options.text("port").pipe(
-      Options.withPseudoName("PORT[/tcp|/udp]"),
-      Options.withDescription(
-        "A session port, e.g. 8080 or 5000/udp; repeat the option for each port; at least one unless --rbac"
-      ),
-      Options.repeated
-    ),
-    pod: Options.text("pod").pipe(
-      Options.withPseudoName("NAME"),
-      Options.withDescription("Name of the session Pod that owns the objects (default: telo-run-<session>)"),
-      Options.optional
-    ),
-    podUid: Options.text("pod-uid").pipe(
-      Options.withPseudoName("UID"),
-      Options.withDescription(
-        `metadata.uid of that Pod (default: the placeholder ${PLACEHOLDER_POD_UID}, which the garbage collector deletes objects for)`
-      ),
-      Options.optional
-    ),
+    session: sessionFlag(
+      "Session id: lower-case letters, digits and '-' (e.g. hzyayvabgyvz); required unless --rbac"
+    ).pipe(Options.optional),
+    port: portFlag(
+      "A session port, e.g. 8080 or 5000/udp; repeat the option for each port; at least one unless --rbac"
+    ).pipe(Options.repeated),
+    pod: podFlag("Name of the session Pod that owns the objects (default: telo-run-<session>)").pipe(Options.optional),
+    podUid: podUidFlag(
+      `metadata.uid of that Pod (default: the placeholder ${PLACEHOLDER_POD_UID}, which the garbage collector deletes objects for)`
+    ).pipe(Options.optional),
     rbac: Options.boolean("rbac").pipe(
       Options.withDescription(
         "Print instead the RBAC objects a runner with this configuration needs (no --session or --port)"
@@ -205,7 +184,7 @@ export const renderCommand = Command.make(
   (flags) =>
     Effect.gen(function*() {
       // Configuration first: a bad environment is a start-up failure whatever the flags say.
-      const config = yield* RouterConfigLive.fromEnv(routerConfigOverrides(flags))
+      const config = yield* routerConfigFrom(flags)
       if (flags.rbac) {
         const rbac = renderRbac(config)
         for (const note of rbac.notes) yield* Console.error(note)
@@ -218,7 +197,7 @@ export const renderCommand = Command.make(
         cliError(line))
       const { objects, notes } = yield* Either.mapLeft(renderObjects(config, input), (line) =>
         cliError(line))
-      for (const warning of config.warnings) yield* Console.error(`warning: ${warning}`)
+      yield* warnAbout(config)
       for (const note of notes) yield* Console.error(note)
       const text = formatObjects(objects, input.format)
       // Console.log adds the final newline; an empty stream prints nothing at all.

@@ -3,16 +3,16 @@
  * in the same event shapes `publish` prints, for a process that did not publish it
  * (a runner restarted, a person on call). Exit 0 only when every host is programmed.
  */
-import { Command, Options } from "@effect/cli"
+import { Command } from "@effect/cli"
 import { Console, Effect, Either } from "effect"
 import { parseSessionId } from "../../domain/Session.js"
-import * as RouterConfigLive from "../../layers/RouterConfigLive.js"
 import { sessionStatus } from "../../runner/SessionRunner.js"
 import { cliError, ExitCode } from "../CliError.js"
-import { routerConfigOverrides, routesSessions, sessionLayer, sharedOptions } from "../GlobalOptions.js"
+import { nothingToNote, routerConfigFrom, sharedOptions, warnAbout, withSessionLayer } from "../GlobalOptions.js"
 import type { CommandHelp } from "../internal/Help.js"
-import { asCliError, outputOption, presentationFor, presentSnapshot } from "../present/Presenter.js"
+import { outputOption, presentationFor, presentSnapshot } from "../present/Presenter.js"
 import { statusExitCode } from "../present/SessionView.js"
+import { sessionFlag } from "../SessionFlags.js"
 
 /** What `status --help` says beyond the options. */
 export const statusHelp: CommandHelp = {
@@ -38,34 +38,20 @@ export const statusHelp: CommandHelp = {
 export const statusCommand = Command.make(
   "status",
   {
-    session: Options.text("session").pipe(
-      Options.withPseudoName("ID"),
-      Options.withDescription("Session id: lower-case letters, digits and '-'")
-    ),
+    session: sessionFlag("Session id: lower-case letters, digits and '-'"),
     output: outputOption,
     ...sharedOptions
   },
   (flags) =>
     Effect.gen(function*() {
-      const config = yield* RouterConfigLive.fromEnv(routerConfigOverrides(flags))
+      const config = yield* routerConfigFrom(flags)
       const sessionId = yield* Either.mapLeft(parseSessionId(flags.session), (line) => cliError(line))
       const presentation = yield* presentationFor(flags.output)
-      for (const warning of config.warnings) yield* Console.error(`warning: ${warning}`)
-      if (!routesSessions(config)) {
-        // The none layer reads nothing, so "no hosts" would say nothing about the cluster.
-        yield* Console.error(
-          `note: nothing to read: ${
-            config.mode === "none"
-              ? "mode none publishes nothing"
-              : `no base domain is set (${RouterConfigLive.ENV.baseDomain})`
-          }; pass the --mode the session was published with`
-        )
-        return
-      }
-      const events = yield* sessionStatus(sessionId).pipe(
-        Effect.provide(sessionLayer(flags, config)),
-        Effect.mapError(asCliError)
-      )
+      yield* warnAbout(config)
+      const idle = nothingToNote(config, "read")
+      // The none layer reads nothing, so "no hosts" would say nothing about the cluster.
+      if (idle !== undefined) return yield* Console.error(idle)
+      const events = yield* sessionStatus(sessionId).pipe(withSessionLayer(flags, config))
       const view = yield* presentSnapshot(presentation, events)
       if (view.rows.length === 0) {
         yield* Console.error(

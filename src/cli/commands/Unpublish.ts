@@ -3,15 +3,14 @@
  * the Ingress or HTTPRoutes of the configured mode) before the Pod goes, e.g. when a
  * session is closed but its Pod is kept. Deleting what is already gone succeeds.
  */
-import { Command, Options } from "@effect/cli"
+import { Command } from "@effect/cli"
 import { Console, Effect, Either } from "effect"
 import { parseSessionId } from "../../domain/Session.js"
-import * as RouterConfigLive from "../../layers/RouterConfigLive.js"
 import { unpublishSession } from "../../runner/SessionRunner.js"
 import { cliError } from "../CliError.js"
-import { routerConfigOverrides, routesSessions, sessionLayer, sharedOptions } from "../GlobalOptions.js"
+import { nothingToNote, routerConfigFrom, sharedOptions, warnAbout, withSessionLayer } from "../GlobalOptions.js"
 import type { CommandHelp } from "../internal/Help.js"
-import { asCliError } from "../present/Presenter.js"
+import { sessionFlag } from "../SessionFlags.js"
 
 /** What `unpublish --help` says beyond the options. */
 export const unpublishHelp: CommandHelp = {
@@ -36,30 +35,19 @@ export const unpublishHelp: CommandHelp = {
 export const unpublishCommand = Command.make(
   "unpublish",
   {
-    session: Options.text("session").pipe(
-      Options.withPseudoName("ID"),
-      Options.withDescription("Session id: lower-case letters, digits and '-'")
-    ),
+    session: sessionFlag("Session id: lower-case letters, digits and '-'"),
     ...sharedOptions
   },
   (flags) =>
     Effect.gen(function*() {
-      const config = yield* RouterConfigLive.fromEnv(routerConfigOverrides(flags))
+      const config = yield* routerConfigFrom(flags)
       const sessionId = yield* Either.mapLeft(parseSessionId(flags.session), (line) => cliError(line))
-      for (const warning of config.warnings) yield* Console.error(`warning: ${warning}`)
-      if (!routesSessions(config)) {
-        // The none layer deletes nothing: saying "unpublished" would hide objects an
-        // earlier publish in another mode left behind.
-        yield* Console.error(
-          `note: nothing to delete: ${
-            config.mode === "none"
-              ? "mode none publishes nothing"
-              : `no base domain is set (${RouterConfigLive.ENV.baseDomain})`
-          }; pass the --mode the session was published with`
-        )
-        return
-      }
-      yield* unpublishSession(sessionId).pipe(Effect.provide(sessionLayer(flags, config)), Effect.mapError(asCliError))
+      yield* warnAbout(config)
+      const idle = nothingToNote(config, "delete")
+      // The none layer deletes nothing: saying "unpublished" would hide objects an
+      // earlier publish in another mode left behind.
+      if (idle !== undefined) return yield* Console.error(idle)
+      yield* unpublishSession(sessionId).pipe(withSessionLayer(flags, config))
       yield* Console.log(`unpublished session ${sessionId} (${config.mode}, namespace ${config.sessionNamespace})`)
     })
 ).pipe(Command.withDescription("Delete a session's routing objects"))
