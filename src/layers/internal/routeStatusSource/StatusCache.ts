@@ -98,69 +98,175 @@ export interface StatusCache {
   ) => Effect.Effect<void>
 }
 
+/** Waiters' instants, and one timer armed for the earliest of them. */
+interface Alarms {
+  readonly add: (alarm: Alarm) => void
+  readonly remove: (alarm: Alarm) => void
+  /** Arms the timer for `at`, unless it rings by then anyway (or `at` is never). */
+  readonly arm: (at: number) => Effect.Effect<void>
+}
+
+/**
+ * One timer for every waiter's instant, armed for the earliest: a session waiting for
+ * its deadline costs an entry in a set, not a sleeping fiber. The timer lives in the
+ * current scope.
+ */
+const makeAlarms: Effect.Effect<Alarms, never, Scope.Scope> = Effect.map(Effect.scope, (scope) => {
+  const alarms = new Set<Alarm>()
+  let armedAt = Number.POSITIVE_INFINITY
+  let alarmFiber: Fiber.RuntimeFiber<void> | undefined
+
+  const ring: Effect.Effect<void> = Effect.suspend(() => {
+    armedAt = Number.POSITIVE_INFINITY
+    alarmFiber = undefined
+    return Effect.flatMap(Clock.currentTimeMillis, (now) => {
+      let earliest = Number.POSITIVE_INFINITY
+      for (const alarm of alarms) {
+        if (alarm.at <= now) alarm.waiter.wake()
+        else earliest = Math.min(earliest, alarm.at)
+      }
+      return arm(earliest)
+    })
+  })
+
+  const arm = (at: number): Effect.Effect<void> =>
+    Effect.suspend(() => {
+      if (at >= armedAt) return Effect.void
+      armedAt = at
+      const previous = alarmFiber
+      return Clock.currentTimeMillis.pipe(
+        Effect.flatMap((now) => Effect.sleep(Duration.millis(Math.max(0, at - now)))),
+        Effect.zipRight(ring),
+        Effect.forkIn(scope),
+        Effect.flatMap((fiber) => {
+          alarmFiber = fiber
+          return previous === undefined ? Effect.void : Fiber.interruptFork(previous)
+        })
+      )
+    })
+
+  return { add: (alarm) => void alarms.add(alarm), remove: (alarm) => void alarms.delete(alarm), arm }
+})
+
+/**
+ * The entries by name, counted in the cache's gauge. The entry of a deleted object is
+ * dropped, so that sessions that come and go do not grow the map for ever. A host that
+ * last saw the object present must still learn that it is gone: an entry made afresh
+ * starts at the newest change ever dropped (`droppedUpTo`), so it reads as newer than
+ * anything seen before that deletion.
+ */
+interface Entries {
+  readonly map: Map<string, Entry>
+  droppedUpTo: number
+  /** The entry of `name`, made (empty) if there is none. */
+  readonly of: (name: string) => Entry
+  readonly drop: (name: string) => void
+}
+
+const makeEntries = (count: (gauge: Metric.Metric.Gauge<number>, by: number) => void): Entries => {
+  const map = new Map<string, Entry>()
+  const entries: Entries = {
+    map,
+    droppedUpTo: 0,
+    of: (name) => {
+      const existing = map.get(name)
+      if (existing !== undefined) return existing
+      const created: Entry = { object: undefined, seq: entries.droppedUpTo, waiting: undefined }
+      map.set(name, created)
+      count(statusCacheEntries, 1)
+      return created
+    },
+    drop: (name) => {
+      if (map.delete(name)) count(statusCacheEntries, -1)
+    }
+  }
+  return entries
+}
+
+/**
+ * Waits for a wake on the named entries or at `until`: no fiber, one waiter shared by
+ * the entries, and the shared alarm for the instant. `waiting` hears +1 and -1.
+ */
+const waitOn = (
+  entries: Entries,
+  alarms: Alarms,
+  names: ReadonlyArray<string>,
+  until: number,
+  waiting: (by: number) => void
+): Effect.Effect<void> => {
+  const wait = Effect.async<void>((resume) => {
+    let open = true
+    const waiter: Waiter = { wake: () => leave() && resume(Effect.void) }
+    const alarm: Alarm = { at: until, waiter }
+    const leave = () => {
+      if (!open) return false
+      open = false
+      waiting(-1)
+      alarms.remove(alarm)
+      for (const name of names) {
+        // An entry dropped meanwhile (its object deleted) was cleared when it woke us.
+        const entry = entries.map.get(name)
+        if (entry === undefined) continue
+        entry.waiting?.delete(waiter)
+        // A name with no object is kept only for those who wait on it.
+        if (entry.object === undefined && (entry.waiting?.size ?? 0) === 0) entries.drop(name)
+      }
+      return true
+    }
+    waiting(1)
+    for (const name of names) (entries.of(name).waiting ??= new Set()).add(waiter)
+    alarms.add(alarm)
+    return Effect.sync(leave)
+  })
+  return Effect.zipRight(alarms.arm(until), wait)
+}
+
+/** Wakes every host waiting on `entry`, once. */
+const wake = (entry: Entry): void => {
+  const waiting = entry.waiting
+  entry.waiting = undefined
+  if (waiting !== undefined) { for (const waiter of waiting) waiter.wake() }
+}
+
 /** An empty cache for `resource`, its metrics labelled with it; it is cleared with the scope. */
 export const makeStatusCache = (
   resource: ResourceType<StatusObject>
 ): Effect.Effect<StatusCache, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const scope = yield* Effect.scope
-    const entries = new Map<string, Entry>()
     // One label array for every update: the metric finds its series by the array itself.
     const labels = [MetricLabel.make("resource", qualifiedName(resource))]
     const count = (gauge: Metric.Metric.Gauge<number>, by: number) => gauge.unsafeModify(by, labels)
+    const entries = makeEntries(count)
     // Hosts still waiting leave when their fibers end.
     yield* Effect.addFinalizer(() =>
       Effect.sync(() => {
-        count(statusCacheEntries, -entries.size)
-        entries.clear()
+        count(statusCacheEntries, -entries.map.size)
+        entries.map.clear()
       })
     )
+    const alarms = yield* makeAlarms
     let changes = 0
     let phase: Phase = { _tag: "Starting", since: yield* Clock.currentTimeMillis }
     let phaseSeq = ++changes
-
-    const wake = (entry: Entry): void => {
-      const waiting = entry.waiting
-      entry.waiting = undefined
-      if (waiting !== undefined) { for (const waiter of waiting) waiter.wake() }
-    }
+    let waiters = 0
 
     const enter = (next: Phase) =>
       Effect.sync(() => {
         if (phase._tag === "Polling") return
         phase = next
         phaseSeq = ++changes
-        for (const entry of entries.values()) wake(entry)
+        for (const entry of entries.map.values()) wake(entry)
       })
-
-    // The entry of a deleted object is dropped, so that sessions that come and go do
-    // not grow the map for ever. A host that last saw the object present must still
-    // learn that it is gone: an entry made afresh starts at the newest change ever
-    // dropped, so it reads as newer than anything seen before that deletion.
-    let droppedUpTo = 0
-
-    const entryOf = (name: string): Entry => {
-      const existing = entries.get(name)
-      if (existing !== undefined) return existing
-      const created: Entry = { object: undefined, seq: droppedUpTo, waiting: undefined }
-      entries.set(name, created)
-      count(statusCacheEntries, 1)
-      return created
-    }
-
-    const drop = (name: string): void => {
-      if (entries.delete(name)) count(statusCacheEntries, -1)
-    }
 
     const record = (name: string, object: StatusObject | undefined) =>
       Effect.sync(() => {
-        const entry = entryOf(name)
+        const entry = entries.of(name)
         entry.object = object
         entry.seq = ++changes
         if (object === undefined) {
           // Hosts waiting on it hold the entry itself and still see the deletion.
-          drop(name)
-          droppedUpTo = entry.seq
+          entries.drop(name)
+          entries.droppedUpTo = entry.seq
         }
         wake(entry)
       })
@@ -168,88 +274,27 @@ export const makeStatusCache = (
     const replaceAll = (items: ReadonlyArray<StatusObject>) =>
       Effect.gen(function*() {
         const listedNames = new Set(items.map(nameOf))
-        for (const [name, entry] of entries) {
+        for (const [name, entry] of entries.map) {
           if (entry.object !== undefined && !listedNames.has(name)) yield* record(name, undefined)
         }
         for (const item of items) {
           const name = nameOf(item)
-          const cached = entries.get(name)?.object
+          const cached = entries.map.get(name)?.object
           if (cached?.metadata?.resourceVersion !== item.metadata?.resourceVersion) yield* record(name, item)
         }
       })
 
-    let waiters = 0
-
-    // One timer for every waiter's instant, armed for the earliest: a session waiting
-    // for its deadline costs an entry in this set, not a sleeping fiber.
-    const alarms = new Set<Alarm>()
-    let armedAt = Number.POSITIVE_INFINITY
-    let alarmFiber: Fiber.RuntimeFiber<void> | undefined
-
-    const ring: Effect.Effect<void> = Effect.suspend(() => {
-      armedAt = Number.POSITIVE_INFINITY
-      alarmFiber = undefined
-      return Effect.flatMap(Clock.currentTimeMillis, (now) => {
-        let earliest = Number.POSITIVE_INFINITY
-        for (const alarm of alarms) {
-          if (alarm.at <= now) alarm.waiter.wake()
-          else earliest = Math.min(earliest, alarm.at)
-        }
-        return arm(earliest)
-      })
-    })
-
-    /** Arms the timer for `at`, unless it rings by then anyway (or `at` is never). */
-    const arm = (at: number): Effect.Effect<void> =>
-      Effect.suspend(() => {
-        if (at >= armedAt) return Effect.void
-        armedAt = at
-        const previous = alarmFiber
-        return Clock.currentTimeMillis.pipe(
-          Effect.flatMap((now) => Effect.sleep(Duration.millis(Math.max(0, at - now)))),
-          Effect.zipRight(ring),
-          Effect.forkIn(scope),
-          Effect.flatMap((fiber) => {
-            alarmFiber = fiber
-            return previous === undefined ? Effect.void : Fiber.interruptFork(previous)
-          })
-        )
-      })
-
-    const seqOf = (name: string) => Math.max(entries.get(name)?.seq ?? droppedUpTo, phaseSeq)
+    const seqOf = (name: string) => Math.max(entries.map.get(name)?.seq ?? entries.droppedUpTo, phaseSeq)
 
     const awaitAny = (names: ReadonlyArray<string>, seen: (i: number) => number, until: number) =>
       Effect.clockWith((clock) => {
         // Entering polling is a change of phase too: a host never waits on a watch that is gone.
         if (names.some((name, i) => seqOf(name) > seen(i))) return Effect.void
         if (clock.unsafeCurrentTimeMillis() >= until) return Effect.void
-        const wait = Effect.async<void>((resume) => {
-          let waiting = true
-          const waiter: Waiter = { wake: () => leave() && resume(Effect.void) }
-          const alarm: Alarm = { at: until, waiter }
-          const leave = () => {
-            if (!waiting) return false
-            waiting = false
-            waiters--
-            count(statusWaiters, -1)
-            alarms.delete(alarm)
-            for (const name of names) {
-              // An entry dropped meanwhile (its object deleted) was cleared when it woke us.
-              const entry = entries.get(name)
-              if (entry === undefined) continue
-              entry.waiting?.delete(waiter)
-              // A name with no object is kept only for those who wait on it.
-              if (entry.object === undefined && (entry.waiting?.size ?? 0) === 0) drop(name)
-            }
-            return true
-          }
-          waiters++
-          count(statusWaiters, 1)
-          for (const name of names) (entryOf(name).waiting ??= new Set()).add(waiter)
-          alarms.add(alarm)
-          return Effect.sync(leave)
+        return waitOn(entries, alarms, names, until, (by) => {
+          waiters += by
+          count(statusWaiters, by)
         })
-        return Effect.zipRight(arm(until), wait)
       })
 
     return {
@@ -257,7 +302,7 @@ export const makeStatusCache = (
       enter,
       record,
       replaceAll,
-      objectOf: (name) => entries.get(name)?.object,
+      objectOf: (name) => entries.map.get(name)?.object,
       seqOf,
       latest: () => changes,
       waiting: () => waiters,
