@@ -43,6 +43,15 @@ const watchOnce = (url: string) =>
     return yield* client.watchFrom(IngressResource, NS, { resourceVersion: "1" }).pipe(Stream.runDrain, Effect.either)
   })
 
+/** A server answering 200 with each body in turn, twice (a get, then a list), over and over. */
+const answeringInTurn = (bodies: ReadonlyArray<string>) => {
+  let sent = 0
+  return loopbackServer((_, res) => {
+    res.writeHead(200, { "content-type": "application/json" })
+    res.end(bodies[Math.floor(sent++ / 2) % bodies.length])
+  })
+}
+
 describe("the live client against a hostile server", () => {
   it.scopedLive("fails a watch whose line never ends with a Transport error, holding at most one bounded line", () =>
     Effect.gen(function*() {
@@ -243,11 +252,7 @@ describe("the live client against a hostile server", () => {
     Effect.gen(function*() {
       // A login page a proxy put in front of the API server, and an answer cut short but ended.
       const bodies = ["<html>login required</html>", "{\"kind\":\"IngressList\",\"items\":["]
-      let sent = 0
-      const { url } = yield* loopbackServer((_, res) => {
-        res.writeHead(200, { "content-type": "application/json" })
-        res.end(bodies[Math.floor(sent++ / 2) % bodies.length])
-      })
+      const { url } = yield* answeringInTurn(bodies)
       const client = yield* limitedClient(url)
       for (const _ of bodies) {
         const read = yield* Effect.flip(client.get(IngressResource, NS, "a"))
@@ -267,11 +272,7 @@ describe("the live client against a hostile server", () => {
   it.scopedLive("fails a get and a list answered 200 with JSON that is not an object of their kind with an Unexpected error", () =>
     Effect.gen(function*() {
       const bodies = ["null", "\"a string\"", "[1, 2]", "{\"items\": 3}", "{\"items\": {}}"]
-      let sent = 0
-      const { url } = yield* loopbackServer((_, res) => {
-        res.writeHead(200, { "content-type": "application/json" })
-        res.end(bodies[Math.floor(sent++ / 2) % bodies.length])
-      })
+      const { url } = yield* answeringInTurn(bodies)
       const client = yield* limitedClient(url)
       for (const _ of bodies) {
         const read = yield* Effect.either(client.get(IngressResource, NS, "a"))
