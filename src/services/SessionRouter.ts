@@ -67,14 +67,24 @@ export interface StatusObjects {
   readonly selector: string
   /** The object that carries `route`'s status. */
   readonly objectName: (sessionId: string, route: PublishedRoute) => string
-  /** The verdict on `route` from its object as it is (undefined: absent). Never fails. */
-  readonly verdictOf: (object: StatusObject | undefined, route: PublishedRoute) => Effect.Effect<RouteVerdict>
   /**
-   * Reads ahead what `verdictOf` needs besides the object (the Gateway's controller
-   * name), so that a verdict from the cache never waits on a request. Run by a
-   * watching source when it syncs, and again on its liveness interval. Never fails.
+   * The verdict on `route` from its object as it is (undefined: absent), given what
+   * `context` last read: a pure rule of `src/domain/Verdict.ts`, so a source judges
+   * what it holds without calling back into the router.
    */
-  readonly prepare?: Effect.Effect<void>
+  readonly verdict: (object: StatusObject | undefined, route: PublishedRoute, context: VerdictContext) => RouteVerdict
+  /**
+   * Reads what `verdict` needs besides the object (the Gateway's controller name), best
+   * effort: it never fails. A watching source reads it when it syncs and again on its
+   * liveness interval, so that a verdict from the cache never waits on a request; a
+   * polling source with each read.
+   */
+  readonly context: Effect.Effect<VerdictContext>
+}
+
+/** What a verdict rule knows besides the object: the controller of the Gateway, once learned. */
+export interface VerdictContext {
+  readonly controllerName?: string
 }
 
 export declare namespace SessionRouter {

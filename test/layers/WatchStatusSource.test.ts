@@ -102,9 +102,9 @@ describe("what its cache keeps, and when it reads", () => {
       const { kube, router, sc, source } = yield* watchingSource({
         adapt: (objects) => ({
           ...objects,
-          verdictOf: (object, route) => {
+          verdict: (object, route, known) => {
             given.push(object)
-            return objects.verdictOf(object, route)
+            return objects.verdict(object, route, known)
           }
         })
       })
@@ -146,11 +146,20 @@ describe("what its cache keeps, and when it reads", () => {
 
   it.scoped("reads ahead what verdicts need before it syncs, and again on the liveness interval while hosts wait", () =>
     Effect.gen(function*() {
-      // What the gateway router reads ahead (its Gateway's controller name), counted.
+      // What the gateway router reads ahead (its Gateway's controller name), counted, and
+      // what each verdict was given of it.
       let prepared = 0
+      const judgedWith: Array<string | undefined> = []
       const { router, source } = yield* watchingSource({
         config: { routePollIntervalMs: 100 },
-        adapt: (objects) => ({ ...objects, prepare: Effect.sync(() => void prepared++) })
+        adapt: (objects) => ({
+          ...objects,
+          context: Effect.sync(() => ({ controllerName: `controller-${++prepared}` })),
+          verdict: (object, route, known) => {
+            judgedWith.push(known.controllerName)
+            return objects.verdict(object, route, known)
+          }
+        })
       })
       yield* router.publish(spec)
       const starting = yield* source.next(sessionId, r8080, 0)
@@ -158,6 +167,7 @@ describe("what its cache keeps, and when it reads", () => {
       expect(synced.observation).toEqual(Observation.seen(RouteVerdict.pending, true))
       // Read before the first verdict from the cache, so that no verdict waits on it.
       expect(prepared).toBe(1)
+      expect(judgedWith).toEqual(["controller-1"])
       const feed = source.changes!
       const waiting = yield* Effect.fork(
         feed.awaitAny(sessionId, [{ route: r8080, seen: feed.seqOf(sessionId, r8080) }], 250)

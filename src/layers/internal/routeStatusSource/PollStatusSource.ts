@@ -83,11 +83,14 @@ export const make: Effect.Effect<RouteStatusSource.Service, never, KubeClient | 
         )
       ).pipe(
         Effect.mapError((error) => new RouteReadError({ route, error })),
+        // An absent object is judged without its context: nothing to read ahead for it.
         Effect.flatMap((object) =>
-          Effect.map(
-            objects.verdictOf(object, route),
-            (verdict): StatusRead => ({ verdict, present: object !== undefined })
-          )
+          object === undefined
+            ? Effect.succeed<StatusRead>({ verdict: objects.verdict(undefined, route, {}), present: false })
+            : Effect.map(objects.context, (known): StatusRead => ({
+              verdict: objects.verdict(object, route, known),
+              present: true
+            }))
         )
       )
     }

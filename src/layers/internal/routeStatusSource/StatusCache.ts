@@ -3,12 +3,13 @@
  * sequence number of its last change, who waits on it), the phase of the watch, and
  * waiting without a fiber: a host waits on its objects' entries and on one shared
  * alarm for its instant. Every change (of an object, or of the phase) takes the next
- * number, so a host's observation is as new as the later of the two.
+ * number, so a host's observation is as new as the later of the two. Beside the
+ * objects it keeps what the verdict rule needs of the cluster (the Gateway's controller).
  */
 import { Clock, Duration, Effect, Fiber, type Metric, MetricLabel, type Scope } from "effect"
 import { qualifiedName, type ResourceType } from "../../../domain/Resources.js"
 import type { KubeError } from "../../../services/KubeError.js"
-import type { StatusObject } from "../../../services/SessionRouter.js"
+import type { StatusObject, VerdictContext } from "../../../services/SessionRouter.js"
 import { statusCacheEntries, statusWaiters } from "../../../services/Telemetry.js"
 
 /** What the source knows of the whole watch: every host's observation starts from it. */
@@ -81,6 +82,9 @@ export interface StatusCache {
   /** Takes a full list as the truth: what it lacks is gone, what changed is recorded. */
   readonly replaceAll: (items: ReadonlyArray<StatusObject>) => Effect.Effect<void>
   readonly objectOf: (name: string) => StatusObject | undefined
+  /** What the verdict rule knows besides the objects, as last read (`StatusObjects.context`). */
+  readonly known: () => VerdictContext
+  readonly learn: (context: VerdictContext) => void
   /** The sequence number of what a read of the named object would answer now. */
   readonly seqOf: (name: string) => number
   /** The number of the latest change of any kind. */
@@ -249,6 +253,7 @@ export const makeStatusCache = (
     let phase: Phase = { _tag: "Starting", since: yield* Clock.currentTimeMillis }
     let phaseSeq = ++changes
     let waiters = 0
+    let known: VerdictContext = {}
 
     const enter = (next: Phase) =>
       Effect.sync(() => {
@@ -303,6 +308,10 @@ export const makeStatusCache = (
       record,
       replaceAll,
       objectOf: (name) => entries.map.get(name)?.object,
+      known: () => known,
+      learn: (context) => {
+        known = context
+      },
       seqOf,
       latest: () => changes,
       waiting: () => waiters,

@@ -69,7 +69,7 @@ const inform = (
     )
     // The list is the truth now: what it lacks is gone.
     yield* cache.replaceAll(items)
-    if (objects.prepare !== undefined) yield* objects.prepare
+    cache.learn(yield* objects.context)
     yield* cache.enter({ _tag: "Synced" })
     yield* kube.watch(resource, objects.namespace, {
       labelSelector: objects.selector,
@@ -127,10 +127,7 @@ const sourceOver = (
       case "Synced":
       case "Polling": {
         const object = cache.objectOf(name)
-        return Effect.map(
-          objects.verdictOf(object, route),
-          (verdict) => Observation.seen(verdict, object !== undefined)
-        )
+        return Effect.succeed(Observation.seen(objects.verdict(object, route, cache.known()), object !== undefined))
       }
     }
   }
@@ -200,7 +197,7 @@ const livenessCheck = (
     // Liveness is checked only while someone waits for a change.
     if (cache.waiting() === 0) return
     // Refreshed here, off every session's path, before it expires for one of them.
-    if (objects.prepare !== undefined) yield* objects.prepare
+    cache.learn(yield* objects.context)
     const outcome = yield* Effect.either(probe)
     const now = cache.phase()
     if (outcome._tag === "Left") {

@@ -30,7 +30,8 @@ import {
   PublishError,
   RouteReadError,
   RouterSetupError,
-  SessionRouter
+  SessionRouter,
+  type VerdictContext
 } from "../../../services/SessionRouter.js"
 import { pathsFrom, readGatewayFacts } from "./DiagnosisReads.js"
 import { runPublish } from "./PublishPlan.js"
@@ -144,13 +145,13 @@ export const make = Effect.gen(function*() {
   }`
 
   const learnControllerName = yield* controllerNameOf(kube, gateway)
-
-  /** The verdict from an HTTPRoute as read (undefined: absent). */
-  const verdictOf = (object: HttpRoute | undefined) =>
-    object === undefined
-      ? Effect.succeed(httpRouteVerdict(undefined, { target }))
-      : Effect.map(learnControllerName, (owner) =>
-        httpRouteVerdict(object, { target, ...(owner !== undefined ? { controllerName: owner } : {}) }))
+  const context: Effect.Effect<VerdictContext> = Effect.map(
+    learnControllerName,
+    (owner) => (owner !== undefined ? { controllerName: owner } : {})
+  )
+  /** The verdict from an HTTPRoute as read (undefined: absent), with what `context` read. */
+  const verdict = (object: HttpRoute | undefined, known: VerdictContext) =>
+    httpRouteVerdict(object, { target, ...known })
 
   const notServed = (sessionId: string) => (error: PublishError) => {
     const reason = notServedReason(error.error)
@@ -167,8 +168,8 @@ export const make = Effect.gen(function*() {
       namespace,
       selector: managedBySelector(settings.managedBy),
       objectName: (sessionId, route) => httpRouteName(sessionId, route.port),
-      verdictOf: (object) => verdictOf(object as HttpRoute | undefined),
-      prepare: Effect.asVoid(learnControllerName)
+      verdict: (object, _route, known) => verdict(object as HttpRoute | undefined, known),
+      context
     },
 
     verdictFor: (sessionId, route) =>
@@ -176,7 +177,12 @@ export const make = Effect.gen(function*() {
         Effect.map((object): HttpRoute | undefined => object),
         Effect.catchTag("NotFound", () => Effect.succeed(undefined)),
         Effect.mapError((error) => new RouteReadError({ route, error })),
-        Effect.flatMap(verdictOf)
+        // An absent route needs no controller to be judged: no lookup for it.
+        Effect.flatMap((object) =>
+          object === undefined
+            ? Effect.succeed(verdict(undefined, {}))
+            : Effect.map(context, (known) => verdict(object, known))
+        )
       ),
 
     unclaimedReason: (route) =>

@@ -77,7 +77,8 @@ export const make = Effect.gen(function*() {
       namespace,
       selector: managedBySelector(settings.managedBy),
       objectName: (sessionId) => sessionObjectName(sessionId),
-      verdictOf: (object) => Effect.succeed(ingressVerdict(object as Ingress | undefined))
+      verdict: (object) => ingressVerdict(object as Ingress | undefined),
+      context: Effect.succeed({})
     },
 
     verdictFor: (sessionId, route) =>
