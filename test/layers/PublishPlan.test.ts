@@ -166,7 +166,12 @@ describe("runPublish, fields another manager set", () => {
   it.effect("reports a conflict that is not about fields as it is, without reading the object", () =>
     Effect.gen(function*() {
       const { log, write } = world()
-      const failure = yield* failureOf(plan([write("Service", "web", { dryRun: conflict("web") })]))
+      // A conflict with causes, none of them another manager's fields.
+      const changed = new Conflict({
+        reason: "web was changed meanwhile",
+        causes: [{ type: "FieldValueInvalid", message: "the object has been modified", field: "metadata" }]
+      })
+      const failure = yield* failureOf(plan([write("Service", "web", { dryRun: changed })]))
       expect(failure.reason).toBe("could not apply Service ns/web: web was changed meanwhile; nothing was changed")
       expect(log).toEqual(["dry-run Service web"])
     }))
