@@ -232,6 +232,24 @@ const wake = (entry: Entry): void => {
   if (waiting !== undefined) { for (const waiter of waiting) waiter.wake() }
 }
 
+/** `items` as the truth: what the entries hold that it lacks is gone, what changed is recorded. */
+const replaceAll = (
+  entries: Entries,
+  record: StatusCache["record"],
+  items: ReadonlyArray<StatusObject>
+): Effect.Effect<void> =>
+  Effect.gen(function*() {
+    const listedNames = new Set(items.map(nameOf))
+    for (const [name, entry] of entries.map) {
+      if (entry.object !== undefined && !listedNames.has(name)) yield* record(name, undefined)
+    }
+    for (const item of items) {
+      const name = nameOf(item)
+      const cached = entries.map.get(name)?.object
+      if (cached?.metadata?.resourceVersion !== item.metadata?.resourceVersion) yield* record(name, item)
+    }
+  })
+
 /** An empty cache for `resource`, its metrics labelled with it; it is cleared with the scope. */
 export const makeStatusCache = (
   resource: ResourceType<StatusObject>
@@ -276,19 +294,6 @@ export const makeStatusCache = (
         wake(entry)
       })
 
-    const replaceAll = (items: ReadonlyArray<StatusObject>) =>
-      Effect.gen(function*() {
-        const listedNames = new Set(items.map(nameOf))
-        for (const [name, entry] of entries.map) {
-          if (entry.object !== undefined && !listedNames.has(name)) yield* record(name, undefined)
-        }
-        for (const item of items) {
-          const name = nameOf(item)
-          const cached = entries.map.get(name)?.object
-          if (cached?.metadata?.resourceVersion !== item.metadata?.resourceVersion) yield* record(name, item)
-        }
-      })
-
     const seqOf = (name: string) => Math.max(entries.map.get(name)?.seq ?? entries.droppedUpTo, phaseSeq)
 
     const awaitAny = (names: ReadonlyArray<string>, seen: (i: number) => number, until: number) =>
@@ -306,7 +311,7 @@ export const makeStatusCache = (
       phase: () => phase,
       enter,
       record,
-      replaceAll,
+      replaceAll: (items) => replaceAll(entries, record, items),
       objectOf: (name) => entries.map.get(name)?.object,
       known: () => known,
       learn: (context) => {

@@ -123,6 +123,14 @@ const unpublishGateway = (kube: KubeClient.Service, settings: ManifestSettings, 
   ])
 }
 
+/** What to tell a person when nothing more is known of a host still pending at its deadline. */
+const unclaimedAdvice = (settings: ManifestSettings, target: ParentTarget, host: string): string => {
+  const gateway = `${target.namespace}/${target.name}${
+    target.sectionName !== undefined ? ` (listener "${target.sectionName}")` : ""
+  }`
+  return `no Gateway controller accepted the HTTPRoute for ${host} on Gateway ${gateway}: check that the Gateway exists and is Programmed, that its listeners allow routes from namespace "${settings.sessionNamespace}" (allowedRoutes.namespaces.from defaults to Same), and that a listener hostname covers *.${settings.baseDomain}`
+}
+
 /** Builds the gateway router from the client and the configuration. */
 export const make = Effect.gen(function*() {
   const kube = yield* KubeClient
@@ -140,10 +148,6 @@ export const make = Effect.gen(function*() {
     name: gateway.name,
     ...(gateway.sectionName !== undefined ? { sectionName: gateway.sectionName } : {})
   }
-  const gatewayLabel = `${gateway.namespace}/${gateway.name}${
-    gateway.sectionName !== undefined ? ` (listener "${gateway.sectionName}")` : ""
-  }`
-
   const learnControllerName = yield* controllerNameOf(kube, gateway)
   const context: Effect.Effect<VerdictContext> = Effect.map(
     learnControllerName,
@@ -185,8 +189,7 @@ export const make = Effect.gen(function*() {
         )
       ),
 
-    unclaimedReason: (route) =>
-      `no Gateway controller accepted the HTTPRoute for ${route.host} on Gateway ${gatewayLabel}: check that the Gateway exists and is Programmed, that its listeners allow routes from namespace "${namespace}" (allowedRoutes.namespaces.from defaults to Same), and that a listener hostname covers *.${settings.baseDomain}`,
+    unclaimedReason: (route) => unclaimedAdvice(settings, target, route.host),
 
     diagnose: () =>
       Effect.map(
