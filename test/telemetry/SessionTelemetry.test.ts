@@ -140,16 +140,16 @@ describe("following a session's hosts", () => {
     }))
 })
 
+/** The tracker of session s1 in ingress mode, that published one host (port 8080) at `publishedAt`. */
+const oneIngressHost = (publishedAt = 0) =>
+  trackHosts({ mode: "ingress", sessionId: "s1", publish: { routes: [{ host: host(8080), port: 8080 }], publishedAt } })
+
 describe("what a host span carries, and when it ends", () => {
   it.effect("names the session, mode, host and port on each host span, and the reason on its events and verdict", () =>
     Effect.gen(function*() {
       const recorder = recordingTracer()
       yield* Effect.scoped(Effect.gen(function*() {
-        const tracker = yield* trackHosts({
-          mode: "ingress",
-          sessionId: "s1",
-          publish: { routes: [{ host: host(8080), port: 8080 }], publishedAt: 0 }
-        })
+        const tracker = yield* oneIngressHost()
         yield* tracker.observe(route(8080, "pending"))
         yield* tracker.observe({ type: "read-error", reason: "forbidden" })
         yield* tracker.observe(route(8080, "unprogrammed", "NotAllowedByListeners"))
@@ -175,11 +175,7 @@ describe("what a host span carries, and when it ends", () => {
     Effect.gen(function*() {
       const recorder = recordingTracer()
       yield* Effect.scoped(Effect.gen(function*() {
-        const tracker = yield* trackHosts({
-          mode: "ingress",
-          sessionId: "s1",
-          publish: { routes: [{ host: host(8080), port: 8080 }], publishedAt: 0 }
-        })
+        const tracker = yield* oneIngressHost()
         yield* tracker.observe(route(8080, "programmed"))
       })).pipe(recorder.traced)
       const [span] = recorder.named("session-routing.host")
@@ -194,11 +190,7 @@ describe("what a host span carries, and when it ends", () => {
       const recorder = recordingTracer()
       const before = yield* timed
       yield* Effect.scoped(Effect.gen(function*() {
-        const tracker = yield* trackHosts({
-          mode: "ingress",
-          sessionId: "s1",
-          publish: { routes: [{ host: host(8080), port: 8080 }], publishedAt: 0 }
-        })
+        const tracker = yield* oneIngressHost()
         yield* tracker.observe(route(8080, "programmed"))
         yield* tracker.observe(route(8080, "unprogrammed", "lost"))
         yield* tracker.observe(route(8080, "programmed"))
@@ -217,11 +209,7 @@ describe("what a host span carries, and when it ends", () => {
     Effect.gen(function*() {
       const recorder = recordingTracer()
       const scope = yield* Scope.make()
-      const tracker = yield* trackHosts({
-        mode: "ingress",
-        sessionId: "s1",
-        publish: { routes: [{ host: host(8080), port: 8080 }], publishedAt: 0 }
-      }).pipe(Scope.extend(scope), recorder.traced)
+      const tracker = yield* oneIngressHost().pipe(Scope.extend(scope), recorder.traced)
       // Pending from the publish on, before any event says so.
       expect(yield* ingressGauge).toEqual([1, 0, 0])
       yield* tracker.observe(route(8080, "pending"))
@@ -241,11 +229,7 @@ describe("the publish-to-programmed time and read errors", () => {
       const before = yield* timed
       yield* Effect.scoped(Effect.gen(function*() {
         // Published 2 s ago (at 8 s), programmed now (at 10 s).
-        const tracker = yield* trackHosts({
-          mode: "ingress",
-          sessionId: "s1",
-          publish: { routes: [{ host: host(8080), port: 8080 }], publishedAt: 8000 }
-        })
+        const tracker = yield* oneIngressHost(8000)
         yield* tracker.observe(route(8080, "programmed"))
       }))
       const after = yield* timed
