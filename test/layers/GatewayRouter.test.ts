@@ -187,6 +187,19 @@ describe("a session's routes and Service", () => {
     ))
 })
 
+/** Our Gateway's entries on the route: another controller accepts it, our controller refuses it. */
+const othersAcceptOursRejects = (sc: SessionCluster.SessionCluster) => {
+  const parentRef = { name: sc.gateway.name }
+  return writeParents(sc, (g) => [
+    { parentRef, controllerName: "example.com/another-controller", conditions: [accepted("True", g)] },
+    {
+      parentRef,
+      controllerName: GatewayController.DEFAULT_GATEWAY_CONTROLLER_NAME,
+      conditions: [accepted("False", g, "NotAllowedByListeners")]
+    }
+  ])
+}
+
 describe("the verdict: its target, the controller filter and the Gateway reads", () => {
   it.live("decides by the entry for the listener SESSION_GATEWAY_SECTION names, and names that listener when unclaimed", () =>
     withRouter(
@@ -231,15 +244,7 @@ describe("the verdict: its target, the controller filter and the Gateway reads",
       ({ router, sc }) =>
         Effect.gen(function*() {
           yield* router.publish(spec)
-          const parentRef = { name: sc.gateway.name }
-          yield* writeParents(sc, (g) => [
-            { parentRef, controllerName: "example.com/another-controller", conditions: [accepted("True", g)] },
-            {
-              parentRef,
-              controllerName: GatewayController.DEFAULT_GATEWAY_CONTROLLER_NAME,
-              conditions: [accepted("False", g, "NotAllowedByListeners")]
-            }
-          ])
+          yield* othersAcceptOursRejects(sc)
           expect(yield* router.verdictFor(sessionId, route8080)).toEqual({
             kind: "rejected",
             reason: "NotAllowedByListeners",
@@ -253,15 +258,7 @@ describe("the verdict: its target, the controller filter and the Gateway reads",
       ({ router, sc }) =>
         Effect.gen(function*() {
           yield* router.publish(spec)
-          const parentRef = { name: sc.gateway.name }
-          yield* writeParents(sc, (g) => [
-            { parentRef, controllerName: "example.com/another-controller", conditions: [accepted("True", g)] },
-            {
-              parentRef,
-              controllerName: GatewayController.DEFAULT_GATEWAY_CONTROLLER_NAME,
-              conditions: [accepted("False", g, "NotAllowedByListeners")]
-            }
-          ])
+          yield* othersAcceptOursRejects(sc)
           yield* sc.cluster.faults.add({ resource: GatewayResource, verbs: ["get"], action: Fault.forbid(), times: 1 })
           // Controller unknown: any current acceptance decides.
           expect(yield* router.verdictFor(sessionId, route8080)).toEqual({ kind: "programmed" })
