@@ -6,8 +6,7 @@
  * no telemetry, no health. The scale bench runs it beside the runner, at the same size.
  */
 import * as http from "node:http"
-import { sessionSelector } from "../src/domain/Manifests.js"
-import { buildSessionIngress, buildSessionService, type ManifestSettings } from "../src/index.js"
+import { buildSessionIngress, buildSessionService, LABEL_SESSION_ID, type ManifestSettings } from "session-routing"
 
 export interface BarePublishTarget {
   readonly server: string
@@ -70,7 +69,10 @@ export const barePublish = async (
     const service = buildSessionService(target.settings, spec)
     const { ingress } = buildSessionIngress(target.settings, spec)
     const name = service.metadata!.name!
-    await send("GET", `${routes}?limit=500&labelSelector=${encodeURIComponent(sessionSelector(spec.sessionId))}`)
+    await send(
+      "GET",
+      `${routes}?limit=500&labelSelector=${encodeURIComponent(`${LABEL_SESSION_ID}=${spec.sessionId}`)}`
+    )
     await apply(services, name, service, true)
     await apply(ingresses, name, ingress, true)
     await apply(services, name, service, false)

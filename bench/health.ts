@@ -93,6 +93,11 @@ export interface ClusterProcessOptions {
    * from the start.
    */
   readonly controllers?: "on-go" | "at-once"
+  /**
+   * bench/clusterProcess.ts as built into a project that installed the packed packages
+   * (bench/installed.ts), run by plain Node; the sources through tsx when absent.
+   */
+  readonly script?: string
 }
 
 /** A running cluster process. */
@@ -111,9 +116,9 @@ export const clusterProcess = (writes: Map<string, number>, options: ClusterProc
     Effect.async<ClusterProcess>((resume) => {
       const child = spawn(process.execPath, [
         ...(options.nodeFlags ?? []),
-        "--import",
-        "tsx",
-        path.join(here, "clusterProcess.ts"),
+        ...(options.script !== undefined
+          ? [options.script]
+          : ["--import", "tsx", path.join(here, "clusterProcess.ts")]),
         String(options.controllerDelayMs ?? CONTROLLER_DELAY_MS),
         options.controllers ?? "on-go"
       ], {

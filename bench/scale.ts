@@ -3,7 +3,8 @@
  * runner (bench/scaleRunner.ts) through the README's composition with every default, with
  * Kubernetes Events on and off, each run in a fresh runner and a fresh LocalCluster process
  * (built as `session-routing cluster` builds it, status written 5 s after each object is
- * seen). Prints one table and checks the targets; `BENCH_SCALE=1000` (or a comma list)
+ * seen). Both processes run the packed packages as a consumer installs them
+ * (bench/installed.ts). Prints one table and checks the targets; `BENCH_SCALE=1000` (or a comma list)
  * limits the sizes run, `BENCH_SCALE_TIMEOUT_MS` bounds each runner's wait for its hosts.
  */
 import { Effect, Either } from "effect"
@@ -12,11 +13,11 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as readline from "node:readline"
-import { fileURLToPath } from "node:url"
 import { RouterConfigLive } from "../src/index.js"
 import type { BarePublished } from "./barePublish.js"
 import { type ClusterInfo, clusterProcess, difference, requestsByVerb } from "./health.js"
 import { type Check, printChecks, verbs } from "./healthReport.js"
+import { type InstalledScripts, installedScripts } from "./installed.js"
 import { percentile } from "./processStats.js"
 import type { RunnerResult } from "./scaleRunner.js"
 
@@ -55,8 +56,6 @@ export interface ScaleMeasured {
   /** Sessions published a second, from the first publish's start to the last one's return. */
   readonly publishPerSecond: number
 }
-
-const here = path.dirname(fileURLToPath(import.meta.url))
 
 /** `BENCH_SCALE`: the session counts to run, comma-separated; both sizes when unset. */
 export const scaleSizes = (text: string | undefined): Either.Either<ReadonlyArray<number>, string> => {
@@ -98,7 +97,12 @@ const runnerEnv = (scenario: ScaleScenario, info: ClusterInfo, kubeconfig: strin
  * Runs the runner process to its report, within its own settle bound and a minute more.
  * Fails with why when it exits or falls silent first; the process is killed either way.
  */
-const runnerProcess = <A = RunnerResult>(scenario: ScaleScenario, env: NodeJS.ProcessEnv, floor = false) => {
+const runnerProcess = <A = RunnerResult>(
+  installed: InstalledScripts,
+  scenario: ScaleScenario,
+  env: NodeJS.ProcessEnv,
+  floor = false
+) => {
   const timeoutMs = settleTimeoutMs(scenario.sessions)
   return Effect.acquireUseRelease(
     Effect.sync(() =>
@@ -106,13 +110,11 @@ const runnerProcess = <A = RunnerResult>(scenario: ScaleScenario, env: NodeJS.Pr
         // A diagnostic hook for node flags of the runner, e.g. BENCH_RUNNER_FLAGS="--max-old-space-size=768".
         ...(process.env.BENCH_RUNNER_FLAGS ?? "").split(" ").filter((flag) => flag !== ""),
         "--expose-gc",
-        "--import",
-        "tsx",
-        path.join(here, "scaleRunner.ts"),
+        installed.scripts.runner!,
         String(scenario.sessions),
         String(timeoutMs),
         ...(floor ? ["floor"] : [])
-      ], { env, stdio: ["pipe", "pipe", "inherit"] })
+      ], { cwd: installed.dir, env, stdio: ["pipe", "pipe", "inherit"] })
     ),
     (child) =>
       Effect.async<A, string>((resume) => {
@@ -133,7 +135,18 @@ const runnerProcess = <A = RunnerResult>(scenario: ScaleScenario, env: NodeJS.Pr
           onTimeout: () => `the runner did not report within ${(timeoutMs + 60_000) / 1_000} s`
         })
       ),
-    (child) => Effect.sync(() => child.kill("SIGKILL"))
+    // Closing its stdin ends the runner (and writes the profile that BENCH_RUNNER_FLAGS may
+    // have asked for); one that does not exit within 10 s is killed.
+    (child) =>
+      Effect.async<void>((resume) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resume(Effect.void)
+        const kill = setTimeout(() => child.kill("SIGKILL"), 10_000)
+        child.on("exit", () => {
+          clearTimeout(kill)
+          resume(Effect.void)
+        })
+        child.stdin.end()
+      })
   )
 }
 
@@ -151,15 +164,21 @@ const kubeconfigFile = (text: string) =>
 const objectOf = (sessionId: string) => `Ingress/telo-run-${sessionId}`
 
 /** One scenario, in a fresh cluster process and a fresh runner process. */
-export const runScaleScenario = (scenario: ScaleScenario): Effect.Effect<ScaleMeasured> =>
+export const runScaleScenario = (installed: InstalledScripts, scenario: ScaleScenario): Effect.Effect<ScaleMeasured> =>
   Effect.scoped(
     Effect.gen(function*() {
       const writes = new Map<string, number>()
-      const cluster = yield* clusterProcess(writes, { controllers: "at-once", controllerDelayMs: CONTROLLER_DELAY_MS })
+      const cluster = yield* clusterProcess(writes, {
+        controllers: "at-once",
+        controllerDelayMs: CONTROLLER_DELAY_MS,
+        script: installed.scripts.cluster!
+      })
       const kubeconfig = yield* kubeconfigFile(cluster.info.kubeconfig)
       const cpuBefore = yield* cluster.cpuMs
       const requestsBefore = yield* requestsByVerb(cluster.info.server)
-      const outcome = yield* Effect.either(runnerProcess(scenario, runnerEnv(scenario, cluster.info, kubeconfig)))
+      const outcome = yield* Effect.either(
+        runnerProcess(installed, scenario, runnerEnv(scenario, cluster.info, kubeconfig))
+      )
       const clusterCpuMs = (yield* cluster.cpuMs) - cpuBefore
       const requests = difference(yield* requestsByVerb(cluster.info.server), requestsBefore)
       const routes = scenario.sessions * PORTS_PER_SESSION
@@ -212,17 +231,18 @@ export const runScaleScenario = (scenario: ScaleScenario): Effect.Effect<ScaleMe
  * The floor at `sessions`: the same publishes over bare node:http (bench/barePublish.ts)
  * in a runner process of its own, against a fresh cluster. What any publish costs here.
  */
-const publishFloor = (sessions: number): Effect.Effect<BarePublished | string> =>
+const publishFloor = (installed: InstalledScripts, sessions: number): Effect.Effect<BarePublished | string> =>
   Effect.scoped(
     Effect.gen(function*() {
       const cluster = yield* clusterProcess(new Map(), {
         controllers: "at-once",
-        controllerDelayMs: CONTROLLER_DELAY_MS
+        controllerDelayMs: CONTROLLER_DELAY_MS,
+        script: installed.scripts.cluster!
       })
       const kubeconfig = yield* kubeconfigFile(cluster.info.kubeconfig)
       const scenario = { sessions, events: false }
       return yield* Effect.merge(
-        runnerProcess<BarePublished>(scenario, runnerEnv(scenario, cluster.info, kubeconfig), true)
+        runnerProcess<BarePublished>(installed, scenario, runnerEnv(scenario, cluster.info, kubeconfig), true)
       )
     })
   )
@@ -382,6 +402,9 @@ const checks = (all: ReadonlyArray<ScaleMeasured>, sizes: ReadonlyArray<number>)
 /** Runs every size with Events on and off, each in fresh processes; prints the table and the targets. */
 export const scale: Effect.Effect<boolean> = Effect.gen(function*() {
   const sizes = yield* Effect.orDieWith(scaleSizes(process.env.BENCH_SCALE), (line) => new Error(line))
+  const installed = yield* installedScripts({ runner: "scaleRunner.ts", cluster: "clusterProcess.ts" }).pipe(
+    Effect.orDieWith((why) => new Error(`installing the packed packages for the scale run failed: ${why}`))
+  )
   console.log(
     `\nthe default path at scale: N sessions x 3 ports published at once by one runner process, every default,` +
       ` status written ${CONTROLLER_DELAY_MS / 1_000} s after each object; LocalCluster in its own process, HTTP;` +
@@ -391,14 +414,14 @@ export const scale: Effect.Effect<boolean> = Effect.gen(function*() {
   const all: Array<ScaleMeasured> = []
   for (const sessions of sizes) {
     for (const events of [true, false]) {
-      const measured = yield* runScaleScenario({ sessions, events })
+      const measured = yield* runScaleScenario(installed, { sessions, events })
       all.push(measured)
       console.log(row(measured))
     }
   }
   for (const line of all.map(notes)) if (line !== undefined) console.log(`info ${line}`)
   for (const sessions of sizes) {
-    const floor = yield* publishFloor(sessions)
+    const floor = yield* publishFloor(installed, sessions)
     console.log(
       typeof floor === "string"
         ? `info ${sizeOf(sessions)} floor: the bare node:http publish failed: ${floor}`
@@ -409,4 +432,4 @@ export const scale: Effect.Effect<boolean> = Effect.gen(function*() {
     )
   }
   return printChecks(checks(all, sizes))
-})
+}).pipe(Effect.scoped)

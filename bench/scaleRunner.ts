@@ -1,14 +1,17 @@
 /**
  * One run of the scale bench (bench/scale.ts) as a runner process of its own, so that its
- * peak RSS and heap are its own: `argv[2]` sessions of three ports published at once through
- * the README's composition, configured by the environment alone, each session's events read
- * to their end. Prints what it measured as one JSON line, `{"scale": RunnerResult}`.
+ * peak RSS and heap are its own. It is built into a project that installed the packed
+ * packages (bench/installed.ts) and run there by plain Node: `argv[2]` sessions of three
+ * ports published at once through the README's composition, configured by the
+ * environment alone, each session's events read to their end. Prints what it measured
+ * as one JSON line, `{"scale": RunnerResult}`.
  */
 import { NodeRuntime } from "@effect/platform-node"
 import * as k8s from "@kubernetes/client-node"
 import { Effect, Layer, Metric, MetricState, Option, Stream } from "effect"
-// The package as a runner installs it: its compiled build, through its exports map.
+// The package as a runner installs it: the packed build, from the project's node_modules.
 import { KubeClientLive, publishSession, RouterConfig, RouterConfigLive, SessionRouter } from "session-routing"
+import { barePublish } from "./barePublish.js"
 import { gc, mainThreadCpuMs } from "./processStats.js"
 
 /** The ports of every session. */
@@ -161,8 +164,6 @@ const floor = (sessions: number) =>
     const kc = new k8s.KubeConfig()
     kc.loadFromDefault()
     const config = yield* Effect.orDie(Effect.provide(RouterConfig, RouterConfigLive.layer))
-    // Loaded only here: it builds its objects with the sources, which a runner process must not load.
-    const { barePublish } = yield* Effect.promise(() => import("./barePublish.js"))
     const result = yield* Effect.promise(() =>
       barePublish({
         server: kc.getCurrentCluster()!.server,

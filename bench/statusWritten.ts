@@ -3,7 +3,7 @@
  * Ingress, a parent entry for an HTTPRoute. Shared by the cluster process, which
  * reports each first write, and the bare watch, which waits for every one.
  */
-import type { HttpRoute, Ingress } from "../src/domain/Objects.js"
+import type { HttpRoute, Ingress } from "session-routing/kubernetes"
 
 export const statusWritten = (kind: "Ingress" | "HTTPRoute", object: Ingress | HttpRoute): boolean =>
   kind === "Ingress"
