@@ -1,8 +1,9 @@
 /**
  * The live client's connections, counted by the server: calls and watches reuse
  * keep-alive connections from bounded pools (client-node alone opens one per request),
- * an interrupted call still closes its own, and over TLS the CA, the client
- * certificate and a token refreshed for every request all keep applying.
+ * an interrupted call still closes its own, credentials that cannot change are applied
+ * once, and over TLS the CA, the client certificate and a token refreshed for every
+ * request all keep applying.
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as k8s from "@kubernetes/client-node"
@@ -17,6 +18,7 @@ import * as path from "node:path"
 import type * as tls from "node:tls"
 import type { Ingress } from "../../src/domain/Objects.js"
 import { IngressResource } from "../../src/domain/Resources.js"
+import { credentialsMayChange } from "../../src/layers/internal/kubeClient/RestTransport.js"
 import { KubeClientLive } from "../../src/layers/KubeClientLive.js"
 
 const NS = "demo"
@@ -111,6 +113,84 @@ describe("KubeClientLive connections", () => {
         open: 1
       })
     }))
+})
+
+describe("KubeClientLive credentials", () => {
+  /** `kc` with every `applyToHTTPSOptions` counted. */
+  const counting = (kc: k8s.KubeConfig) => {
+    const calls = { count: 0 }
+    const own = kc.applyToHTTPSOptions.bind(kc)
+    kc.applyToHTTPSOptions = (opts) => {
+      calls.count++
+      return own(opts)
+    }
+    return calls
+  }
+
+  it.scopedLive("a kubeconfig whose credentials are all inline has them applied once, and every call still carries them", () =>
+    Effect.gen(function*() {
+      const cluster = yield* LocalCluster.make({ namespaces: [NS] })
+      const kc = new k8s.KubeConfig()
+      kc.loadFromString(cluster.kubeconfig())
+      expect(kc.getCurrentUser()?.token).toBeDefined()
+      const applied = counting(kc)
+      const client = yield* KubeClientLive.make(kc)
+      yield* client.apply(IngressResource, ingress("web"))
+      yield* Effect.forEach(Array.from({ length: 20 }), () => client.get(IngressResource, NS, "web"), {
+        concurrency: 4,
+        discard: true
+      })
+      expect(applied.count).toBe(1)
+      // The server authenticates each one by its token: none was refused.
+      expect(yield* cluster.metrics.count({ verb: "GET", code: 200 })).toBe(20)
+    }))
+
+  it.scopedLive("credentials an authenticator may refresh are applied for every call", () =>
+    Effect.gen(function*() {
+      const cluster = yield* LocalCluster.make({ namespaces: [NS] })
+      const kc = new k8s.KubeConfig()
+      kc.loadFromString(cluster.kubeconfig())
+      const token = kc.getCurrentUser()!.token!
+      let asked = 0
+      kc.addAuthenticator({
+        isAuthProvider: () => true,
+        applyAuthentication: (_user, opts) => {
+          asked++
+          opts.headers = { ...opts.headers, Authorization: `Bearer ${token}` }
+          return Promise.resolve()
+        }
+      })
+      const client = yield* KubeClientLive.make(kc)
+      for (let i = 0; i < 10; i++) yield* client.apply(IngressResource, ingress("web"))
+      expect(asked).toBe(10)
+      // The first created the object, the rest found it: each one authenticated.
+      expect(yield* cluster.metrics.count({ verb: "APPLY", code: 201 })).toBe(1)
+      expect(yield* cluster.metrics.count({ verb: "APPLY", code: 200 })).toBe(9)
+    }))
+
+  it("only a kubeconfig with nothing read again or refreshed counts as fixed", () => {
+    const kubeconfig = (user: Record<string, unknown>, cluster: Record<string, unknown> = {}) => {
+      const kc = new k8s.KubeConfig()
+      kc.loadFromOptions({
+        clusters: [{ name: "c", server: "https://127.0.0.1:6443", skipTLSVerify: false, ...cluster }],
+        users: [{ name: "u", ...user }],
+        contexts: [{ name: "x", cluster: "c", user: "u" }],
+        currentContext: "x"
+      })
+      return kc
+    }
+    expect(credentialsMayChange(kubeconfig({ token: "t" }, { caData: "Y2E=" }))).toBe(false)
+    expect(credentialsMayChange(kubeconfig({ certData: "Y2VydA==", keyData: "a2V5" }))).toBe(false)
+    expect(credentialsMayChange(kubeconfig({ username: "a", password: "b" }))).toBe(false)
+    expect(credentialsMayChange(kubeconfig({ exec: { command: "x" } }))).toBe(true)
+    expect(credentialsMayChange(kubeconfig({ authProvider: { name: "oidc", config: {} } }))).toBe(true)
+    expect(credentialsMayChange(kubeconfig({ certFile: "/c.crt", keyData: "a2V5" }))).toBe(true)
+    expect(credentialsMayChange(kubeconfig({ certData: "Y2VydA==", keyFile: "/c.key" }))).toBe(true)
+    expect(credentialsMayChange(kubeconfig({ token: "t" }, { caFile: "/ca.crt" }))).toBe(true)
+    const added = kubeconfig({ token: "t" })
+    added.addAuthenticator({ isAuthProvider: () => false, applyAuthentication: () => Promise.resolve() })
+    expect(credentialsMayChange(added)).toBe(true)
+  })
 })
 
 // ---------------------------------------------------------------------------

@@ -144,14 +144,67 @@ const readAnswer = (
 }
 
 /**
+ * Whether what `applyToHTTPSOptions` gives a request may differ from one request to
+ * the next: a file client-node reads again each time (a rotated client certificate,
+ * key or CA), or an authenticator that may refresh the token (an exec plugin, a token
+ * file, an auth provider, one the caller added). A kubeconfig with none of them holds
+ * everything inline, and its options are the same for every request.
+ */
+export const credentialsMayChange = (kc: k8s.KubeConfig): boolean => {
+  const user = kc.getCurrentUser()
+  const cluster = kc.getCurrentCluster()
+  const added = (kc as unknown as { readonly custom_authenticators?: ReadonlyArray<unknown> }).custom_authenticators
+  return user?.exec !== undefined || user?.authProvider !== undefined || user?.certFile !== undefined ||
+    user?.keyFile !== undefined || cluster?.caFile !== undefined || !Array.isArray(added) || added.length > 0
+}
+
+/** A request's connection settings: what client-node applies, with its agent swapped for a pooled one. */
+interface Applied {
+  readonly options: https.RequestOptions
+  readonly agent: http.Agent | undefined
+}
+
+/**
+ * Applies the kubeconfig's credentials to a request and hands them to `use`, or why
+ * they could not be applied to `fail`. Credentials that may change are applied anew
+ * for each request; fixed ones once, after which `use` is called at once: client-node
+ * would otherwise build an agent and decode the certificates again for every request.
+ */
+const credentialsFor = (kc: k8s.KubeConfig, pools: ConnectionPools) => {
+  const apply = (): Promise<Applied> => {
+    const options: https.RequestOptions = {}
+    return kc.applyToHTTPSOptions(options).then(() => ({
+      options,
+      agent: pools.forCall(options.agent as http.Agent | undefined)
+    }))
+  }
+  if (credentialsMayChange(kc)) {
+    return (use: (applied: Applied) => void, fail: (error: unknown) => void): void => {
+      apply().then(use, fail)
+    }
+  }
+  let fixed: Applied | undefined
+  let applying: Promise<Applied> | undefined
+  return (use: (applied: Applied) => void, fail: (error: unknown) => void): void => {
+    if (fixed !== undefined) return use(fixed)
+    applying ??= apply().then((applied) => (fixed = applied), (error: unknown) => {
+      // A failure is not kept: the next request tries again.
+      applying = undefined
+      throw error
+    })
+    applying.then(use, fail)
+  }
+}
+
+/**
  * Sends one request to `server` and hands over the whole answer, whatever its status,
  * to `onAnswer`; `onFailure` gets the socket's error when no answer came (or it was cut
  * short), or `OversizedAnswer` past the bound. Exactly one of them is called, once,
  * unless the function returned cancels the request first: then neither is, and the
- * connection is closed. The same credentials path as a watch: `applyToHTTPSOptions`
- * per request (a token or an exec plugin refreshed when due, a rotated client
- * certificate read again), then a pooled connection with those TLS settings. The body
- * is written with the headers in one piece.
+ * connection is closed. The credentials as a watch applies them (`applyToHTTPSOptions`:
+ * a token or an exec plugin refreshed when due, a rotated client certificate read
+ * again; once for a kubeconfig whose credentials cannot change), then a pooled
+ * connection with those TLS settings. The body is written with the headers in one piece.
  *
  * Callbacks rather than a promise and an AbortSignal: at thousands of calls a second
  * the signal's listeners and a promise per call were a visible share of the client's CPU.
@@ -161,6 +214,7 @@ export const makeRestTransport = (kc: k8s.KubeConfig, pools: ConnectionPools, se
   const base = urlToHttpOptions(serverUrl)
   const prefix = (base.path ?? "/").replace(/\/+$/, "")
   const secure = base.protocol === "https:"
+  const withCredentials = credentialsFor(kc, pools)
   return (call, onAnswer, onFailure) => {
     let request: http.ClientRequest | undefined
     /** Set once a callback has been called or the request cancelled: nothing is said after. */
@@ -175,9 +229,7 @@ export const makeRestTransport = (kc: k8s.KubeConfig, pools: ConnectionPools, se
       over = true
       onFailure(error)
     }
-    const options: https.RequestOptions = {}
-    kc.applyToHTTPSOptions(options).then(() => {
-      if (over) return
+    const send = (agent: http.Agent | undefined, options: https.RequestOptions) => {
       const headers = requestHeaders(options, call)
       request = (secure ? https : http).request({
         ...options,
@@ -187,7 +239,7 @@ export const makeRestTransport = (kc: k8s.KubeConfig, pools: ConnectionPools, se
         path: prefix + call.path,
         method: call.method,
         headers,
-        agent: pools.forCall(options.agent as http.Agent | undefined)
+        agent
       }, (response) =>
         readAnswer(
           response,
@@ -198,6 +250,15 @@ export const makeRestTransport = (kc: k8s.KubeConfig, pools: ConnectionPools, se
         ))
       request.on("error", fail)
       request.end(call.body)
+    }
+    withCredentials(({ agent, options }) => {
+      if (over) return
+      try {
+        send(agent, options)
+      } catch (error) {
+        // node:http refuses a request it cannot form (a header it will not send) by throwing.
+        fail(error)
+      }
     }, fail)
     return () => {
       if (over) return
