@@ -5,10 +5,11 @@
  * recorder, never waited for; each probe runs on its own fiber, so neither holds back
  * the route events.
  */
-import { Effect, Fiber, Option, type Scope } from "effect"
+import { Clock, Context, Duration, Effect, Fiber, Option, Runtime, type Scope } from "effect"
 import { EventReason, type Occurrence, podReference } from "../domain/KubeEvents.js"
 import { notReadyReason } from "../domain/RouteProbe.js"
 import type { PublishedRoute } from "../domain/Routes.js"
+import { type Deadline, type Deadlines, makeDeadlines, runtimeOfFiber } from "../layers/internal/Deadlines.js"
 import { EventRecorder, noEvents } from "../services/EventRecorder.js"
 import { RouteProbe } from "../services/RouteProbe.js"
 import { RouterConfig } from "../services/RouterConfig.js"
@@ -48,13 +49,46 @@ export interface FollowedSession {
   readonly podUid: string
 }
 
-/** The Event an event is recorded as, if any: pending hosts are not news. */
+/**
+ * How long a publish's Event waits for the session's verdicts. When every host has
+ * settled by then, its verdicts tell the publish too (each says how long after it
+ * came), and the publish costs no write of its own: Events are requests to the API
+ * server, and a second write per session was most of what Events cost a runner
+ * publishing thousands of sessions. A session still unsettled then gets its
+ * `RoutesPublished`, saying how many hosts are still waiting; so does one whose
+ * follow-ups end first.
+ */
+export const PUBLISHED_EVENT_WAIT = Duration.seconds(10)
+
+/** The publish waits of each recorder's sessions: one sweeper for them all, every wait of one length. */
+const publishWaits = new WeakMap<EventRecorder.Service, Deadlines>()
+
+const publishWaitsOf = (recorder: EventRecorder.Service): Deadlines => {
+  const found = publishWaits.get(recorder)
+  if (found !== undefined) return found
+  const made = makeDeadlines(Duration.toMillis(PUBLISHED_EVENT_WAIT))
+  publishWaits.set(recorder, made)
+  return made
+}
+
+/** `ms` as a person reads a wait: tenths of a second under a minute, whole seconds past it. */
+const elapsed = (ms: number): string => {
+  const seconds = Math.max(0, ms) / 1000
+  return seconds < 60 ? `${seconds.toFixed(1)} s` : `${Math.round(seconds)} s`
+}
+
+/**
+ * The Event an event is recorded as, if any: pending hosts are not news. With
+ * `afterPublishMs`, a host's verdict says how long after the publish it came.
+ */
 export const occurrenceFor = (
   session: FollowedSession,
   namespace: string,
-  event: FollowedEvent | FollowUpEvent
+  event: FollowedEvent | FollowUpEvent,
+  afterPublishMs?: number
 ): Occurrence | undefined => {
   const regarding = podReference(namespace, session.podName, session.podUid)
+  const after = afterPublishMs === undefined ? "" : `, ${elapsed(afterPublishMs)} after publish`
   switch (event.type) {
     case "published":
       return event.routes.length === 0 ? undefined : {
@@ -73,7 +107,7 @@ export const occurrenceFor = (
           type: "Normal",
           reason: EventReason.RouteProgrammed,
           action: "WatchRoute",
-          note: `${event.host} (port ${event.port}) is programmed`
+          note: `${event.host} (port ${event.port}) is programmed${after}`
         }
       }
       if (event.state === "unprogrammed") {
@@ -82,7 +116,7 @@ export const occurrenceFor = (
           type: "Warning",
           reason: EventReason.RouteUnprogrammed,
           action: "WatchRoute",
-          note: `${event.host} (port ${event.port}) is not programmed: ${event.reason ?? "no reason given"}`
+          note: `${event.host} (port ${event.port}) is not programmed${after}: ${event.reason ?? "no reason given"}`
         }
       }
       return undefined
@@ -99,12 +133,27 @@ export const occurrenceFor = (
   }
 }
 
+/** A publish's Event when it is written after all: how many hosts were still waiting, and for how long. */
+export const latePublishOccurrence = (
+  published: Occurrence,
+  waiting: number,
+  hosts: number,
+  afterMs: number
+): Occurrence => ({
+  ...published,
+  note: `${published.note}; ${waiting === hosts ? "none" : `${hosts - waiting} of ${hosts}`} settled after ${
+    elapsed(afterMs)
+  }`
+})
+
 /** A session's follow-ups, fed one event at a time. */
 export interface FollowUps {
   /** Starts what `event` calls for: an Event queued at once, a probe on a fiber of its own. */
   readonly onEvent: (event: FollowedEvent | FollowUpEvent) => Effect.Effect<void>
   /** Waits for every probe started so far. */
   readonly done: Effect.Effect<void>
+  /** Writes what is still held: the publish of a session whose hosts did not all settle. */
+  readonly end: Effect.Effect<void>
 }
 
 /**
@@ -139,11 +188,61 @@ export const makeFollowUps = (
     // Queued, never awaited: a slow or refused events API holds back no route event. A
     // problem comes back as an event-error while this session's stream still listens.
     const problems = (reason: string) => emit({ type: "event-error", reason })
-    const record = (event: FollowedEvent | FollowUpEvent): Effect.Effect<void> => {
-      const occurrence = Option.isSome(recorder) ? occurrenceFor(session, namespace, event) : undefined
-      if (occurrence === undefined || Option.isNone(recorder)) return Effect.void
-      return recorder.value.record(occurrence, problems)
-    }
+    const write = (occurrence: Occurrence | undefined): Effect.Effect<void> =>
+      occurrence === undefined || Option.isNone(recorder) ? Effect.void : recorder.value.record(occurrence, problems)
+
+    // The publish's Event, held until every host has settled (then its verdicts tell it)
+    // or `PUBLISHED_EVENT_WAIT` passes (then it is written, saying who still waits), or
+    // the follow-ups end first (`end`: written then).
+    let publishedAt: number | undefined
+    let held:
+      | {
+        readonly occurrence: Occurrence
+        readonly waiting: Set<number>
+        readonly hosts: number
+        readonly deadline: Deadline
+      }
+      | undefined
+    const release = Effect.suspend(() => {
+      const late = held
+      held = undefined
+      if (late === undefined || publishedAt === undefined) return Effect.void
+      late.deadline.disarm()
+      const since = publishedAt
+      return Effect.flatMap(
+        Clock.currentTimeMillis,
+        (now) => write(latePublishOccurrence(late.occurrence, late.waiting.size, late.hosts, now - since))
+      )
+    })
+    const hold = (event: Extract<FollowedEvent, { readonly type: "published" }>, recording: EventRecorder.Service) =>
+      Effect.withFiberRuntime<void>((fiber, status) => {
+        const clock = Context.get(fiber.currentDefaultServices, Clock.Clock)
+        publishedAt = clock.unsafeCurrentTimeMillis()
+        const occurrence = occurrenceFor(session, namespace, event)
+        if (occurrence === undefined) return Effect.void
+        const runtime = runtimeOfFiber(fiber, status)
+        const deadline = publishWaitsOf(recording).unsafeArm(clock, runtime, () => Runtime.runFork(runtime())(release))
+        held = { occurrence, waiting: new Set(event.routes.map((r) => r.port)), hosts: event.routes.length, deadline }
+        return Effect.void
+      })
+    const settle = (event: Extract<FollowedEvent, { readonly type: "route" }>) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) => {
+        if (held !== undefined && held.waiting.delete(event.port) && held.waiting.size === 0) {
+          held.deadline.disarm()
+          held = undefined
+        }
+        return write(
+          occurrenceFor(session, namespace, event, publishedAt === undefined ? undefined : now - publishedAt)
+        )
+      })
+    const record = (event: FollowedEvent | FollowUpEvent): Effect.Effect<void> =>
+      Option.isNone(recorder)
+        ? Effect.void
+        : event.type === "published"
+        ? hold(event, recorder.value)
+        : event.type === "route" && event.state !== "pending"
+        ? settle(event)
+        : write(occurrenceFor(session, namespace, event))
 
     const check = (route: PublishedRoute): Effect.Effect<ReadonlyArray<FollowUpEvent>> =>
       Option.isNone(probe) ? Effect.succeed([]) : Effect.all(
@@ -170,5 +269,6 @@ export const makeFollowUps = (
           : Effect.void
       )
 
-    return { onEvent, done: Effect.suspend(() => Effect.asVoid(Fiber.joinAll(running))) }
+    // One join at a time: `Fiber.joinAll` builds a composite fiber even for none.
+    return { onEvent, done: Effect.suspend(() => Effect.forEach(running, Fiber.join, { discard: true })), end: release }
   })

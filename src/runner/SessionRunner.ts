@@ -156,7 +156,10 @@ export const publishSession = (
       return Effect.zipRight(tracker.observe(event), emit(event))
     }).pipe(
       Effect.zipRight(followUps === undefined ? Effect.void : followUps.done),
-      Effect.onExit((exit) => out.done(Exit.asVoid(exit))),
+      // Also when the scope closes first: what the follow-ups still hold is written then.
+      Effect.onExit((exit) =>
+        Effect.zipRight(followUps === undefined ? Effect.void : followUps.end, out.done(Exit.asVoid(exit)))
+      ),
       Effect.forkScoped
     )
     return { layer: router.layer, routes, endpoints, events: Mailbox.toStream(out) }

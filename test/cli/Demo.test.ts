@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Option } from "effect"
-import { answerLine, demoModes, unexpected } from "../../src/cli/commands/Demo.js"
+import { answerLine, demoModes, unexpected, unexpectedFollowUps } from "../../src/cli/commands/Demo.js"
 import { runCli } from "./TestCli.js"
 
 const DOMAIN = "sessions.localtest.me"
@@ -127,6 +127,19 @@ describe("demo checks", () => {
     expect(unexpected("unclaimed", [], [])).toBe("no host was published")
     expect(unexpected("unclaimed", [row], [{ row, answer: { status: 404, body: "404 Not Found" }, expected: "hi" }]))
       .toBeUndefined()
+  })
+
+  it("asks the Pod's Events for the verdict's reason, not for the publish its verdict already tells", () => {
+    const programmed = { port: 8080, host: "8080-x.example.test", state: "programmed" as const, probe: "200" }
+    expect(unexpectedFollowUps("served", [programmed], ["RouteProgrammed"])).toBeUndefined()
+    expect(unexpectedFollowUps("served", [programmed], ["RoutesPublished"])).toBe(
+      "the session Pod has no RouteProgrammed Event"
+    )
+    expect(unexpectedFollowUps("unclaimed", [], ["RouteUnprogrammed"])).toBeUndefined()
+    expect(unexpectedFollowUps("unclaimed", [], [])).toBe("the session Pod has no RouteUnprogrammed Event")
+    expect(unexpectedFollowUps("served", [{ ...programmed, probe: "503" }], ["RouteProgrammed"])).toBe(
+      "8080-x.example.test's probe said 503, expected 200"
+    )
   })
 
   it("prints the data plane's own answers without repeating their status", () => {

@@ -8,12 +8,18 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Fault, LocalCluster } from "@session-routing/local-cluster"
-import { Chunk, Context, Duration, Effect, Fiber, Layer, Option, Ref, Stream, TestClock } from "effect"
+import { Chunk, Context, Duration, Effect, Fiber, Layer, Option, Queue, Ref, Stream, TestClock } from "effect"
 import type { Occurrence } from "../../src/domain/KubeEvents.js"
 import { EventV1Resource } from "../../src/domain/Resources.js"
 import * as EventRecorderLive from "../../src/layers/EventRecorderLive.js"
 import * as RouterConfigLive from "../../src/layers/RouterConfigLive.js"
-import { type FollowedEvent, type FollowUpEvent, occurrenceFor } from "../../src/runner/RouteFollowUps.js"
+import {
+  type FollowedEvent,
+  type FollowUpEvent,
+  latePublishOccurrence,
+  occurrenceFor,
+  PUBLISHED_EVENT_WAIT
+} from "../../src/runner/RouteFollowUps.js"
 import { EventRecorder, noEvents } from "../../src/services/EventRecorder.js"
 import { RouteProbe } from "../../src/services/RouteProbe.js"
 import { withFollowUps } from "../support/FollowUpsStream.js"
@@ -163,11 +169,98 @@ describe("the Event each session event becomes", () => {
     for (const event of followUps) expect(occurrenceFor(session, "sessions", event)).toBeUndefined()
   })
 
+  it("says, when it knows, how long after the publish a host's verdict came", () => {
+    expect(occurrenceFor(session, "sessions", programmed(8080), 5_040)?.note).toBe(
+      "8080-s1.example.com (port 8080) is programmed, 5.0 s after publish"
+    )
+    expect(occurrenceFor(session, "sessions", route(8080, "unprogrammed", "NoClass"), 75_400)?.note).toBe(
+      "8080-s1.example.com (port 8080) is not programmed, 75 s after publish: NoClass"
+    )
+  })
+
+  it("words a publish written late with how many of its hosts had settled", () => {
+    const publish = occurrenceFor(session, "sessions", published([8080, 9090]))!
+    expect(latePublishOccurrence(publish, 1, 2, 10_000)).toEqual({
+      ...publish,
+      note: "published 2 hosts of session s1 via gateway: 8080-s1.example.com, 9090-s1.example.com; " +
+        "1 of 2 settled after 10.0 s"
+    })
+    expect(latePublishOccurrence(publish, 2, 2, 2_500).note).toMatch(/; none settled after 2\.5 s$/)
+  })
+
   it.effect("records Events on the Pod in the configured session namespace", () =>
     Effect.gen(function*() {
       const kept = yield* recorder()
-      yield* collect([published([8080]), route(8080, "programmed")], Layer.merge(kept.layer, probesOff))
-      expect((yield* kept.seen).map((o) => o.regarding)).toEqual([regarding, regarding])
+      yield* collect([published([8080]), route(8080, "unprogrammed", "r")], Layer.merge(kept.layer, probesOff))
+      expect((yield* kept.seen).map((o) => o.regarding)).toEqual([regarding])
+    }))
+})
+
+describe("the publish's Event, held for the session's verdicts", () => {
+  /** The follow-ups of events offered one at a time, while the test moves the clock. */
+  const driven = Effect.gen(function*() {
+    const kept = yield* recorder()
+    const events = yield* Queue.unbounded<FollowedEvent>()
+    const collected = yield* Stream.fromQueue(events).pipe(
+      Stream.takeUntil((event) => event.type === "read-error"),
+      withFollowUps(session),
+      Stream.runCollect,
+      Effect.provide(Layer.merge(kept.layer, probesOff)),
+      Effect.fork
+    )
+    const at = (seconds: number, ...offered: ReadonlyArray<FollowedEvent>) =>
+      Effect.gen(function*() {
+        yield* TestClock.setTime(seconds * 1000)
+        yield* Queue.offerAll(events, offered)
+        // The follow-ups take what was offered before the clock moves again.
+        yield* Effect.yieldNow().pipe(Effect.repeatN(20))
+      })
+    const notes = Effect.map(kept.seen, (all) => all.map((o) => `${o.reason}: ${o.note}`))
+    const end = Effect.zipRight(Queue.offer(events, { type: "read-error", reason: "end" }), Fiber.join(collected))
+    return { at, notes, end }
+  })
+
+  it.effect("writes nothing for a publish whose hosts all settle within the wait: their verdicts tell it", () =>
+    Effect.gen(function*() {
+      const { at, end, notes } = yield* driven
+      yield* at(0, published([8080, 9090]))
+      yield* at(5, programmed(8080), route(9090, "unprogrammed", "NoClass"))
+      yield* at(60)
+      expect(yield* notes).toEqual([
+        "RouteProgrammed: 8080-s1.example.com (port 8080) is programmed, 5.0 s after publish",
+        "RouteUnprogrammed: 9090-s1.example.com (port 9090) is not programmed, 5.0 s after publish: NoClass"
+      ])
+      yield* end
+      expect(yield* notes).toHaveLength(3)
+    }))
+
+  it.effect("writes the publish once the wait is over, saying how many hosts had settled", () =>
+    Effect.gen(function*() {
+      const { at, end, notes } = yield* driven
+      yield* at(0, published([8080, 9090]))
+      yield* at(3, programmed(8080))
+      yield* at(Duration.toSeconds(PUBLISHED_EVENT_WAIT))
+      yield* at(15, programmed(9090))
+      yield* end
+      expect((yield* notes).slice(0, 3)).toEqual([
+        "RouteProgrammed: 8080-s1.example.com (port 8080) is programmed, 3.0 s after publish",
+        "RoutesPublished: published 2 hosts of session s1 via gateway: 8080-s1.example.com, 9090-s1.example.com; " +
+        "1 of 2 settled after 10.0 s",
+        "RouteProgrammed: 9090-s1.example.com (port 9090) is programmed, 15.0 s after publish"
+      ])
+    }))
+
+  it.effect("writes the publish when the session's follow-ups end before its hosts settle", () =>
+    Effect.gen(function*() {
+      const { at, end, notes } = yield* driven
+      yield* at(0, published([8080]))
+      yield* at(2)
+      yield* end
+      // The last event (how the test ends the stream), then the publish as the follow-ups close.
+      expect(yield* notes).toEqual([
+        "RouteStatusUnreadable: route status could not be read: end",
+        "RoutesPublished: published 1 host of session s1 via gateway: 8080-s1.example.com; none settled after 2.0 s"
+      ])
     }))
 })
 

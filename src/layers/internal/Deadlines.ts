@@ -1,8 +1,9 @@
 /**
- * The time limit of each attempt the live client sends, without a fiber per attempt.
- * `Effect.timeoutFail` forks two fibers and races them, which cost more CPU than the
- * request itself when thousands of sessions publish at once. Here every attempt of a
- * client has the same limit, so their deadlines come in the order they were armed: one
+ * Many deadlines of one length without a fiber each: the time limit of every attempt
+ * the live client sends, and how long each session's publish Event waits for its
+ * verdicts. `Effect.timeoutFail` forks two fibers and races them, and a sleeping fiber
+ * per session cost more CPU than its session's follow-ups, when thousands of sessions
+ * publish at once. Deadlines of one length come in the order they were armed: one
  * sweeper fiber, alive only while some deadline is armed, sleeps on the Clock until the
  * oldest one and expires what is due. On TestClock the deadlines move with the test's
  * time like any other sleep.
