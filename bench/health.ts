@@ -108,6 +108,8 @@ export interface ClusterProcess {
   /** The cluster process's own CPU so far (user + system, every thread), ms. */
   readonly cpuMs: Effect.Effect<number>
   readonly kill: () => void
+  /** Ends it by closing its stdin, and waits for it to exit: false when it had not within 10 s. */
+  readonly exited: Effect.Effect<boolean>
 }
 
 /** Starts the cluster process; its status writes land in `writes` as they are printed. */
@@ -151,12 +153,18 @@ export const clusterProcess = (writes: Map<string, number>, options: ClusterProc
               }),
               Effect.orDie
             ),
-            kill: () => child.kill("SIGTERM")
+            kill: () => child.kill("SIGTERM"),
+            exited: Effect.async<void>((done) => {
+              if (child.exitCode !== null || child.signalCode !== null) return done(Effect.void)
+              child.on("exit", () => done(Effect.void))
+              // Closing its stdin ends it (and writes a profile its node flags asked for).
+              child.stdin.end()
+            }).pipe(Effect.timeoutTo({ duration: "10 seconds", onSuccess: () => true, onTimeout: () => false }))
           }))
         }
       })
     }),
-    (cluster) => Effect.sync(() => cluster.kill())
+    (cluster) => Effect.flatMap(cluster.exited, (ended) => Effect.sync(() => ended || cluster.kill()))
   )
 
 /**

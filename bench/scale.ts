@@ -171,7 +171,9 @@ export const runScaleScenario = (installed: InstalledScripts, scenario: ScaleSce
       const cluster = yield* clusterProcess(writes, {
         controllers: "at-once",
         controllerDelayMs: CONTROLLER_DELAY_MS,
-        script: installed.scripts.cluster!
+        script: installed.scripts.cluster!,
+        // A diagnostic hook, as BENCH_RUNNER_FLAGS: e.g. "--cpu-prof --cpu-prof-dir=/tmp/cluster".
+        nodeFlags: (process.env.BENCH_CLUSTER_FLAGS ?? "").split(" ").filter((flag) => flag !== "")
       })
       const kubeconfig = yield* kubeconfigFile(cluster.info.kubeconfig)
       const cpuBefore = yield* cluster.cpuMs

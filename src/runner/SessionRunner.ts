@@ -143,6 +143,9 @@ export const publishSession = (
     // event is tracked, handed to the runner, then followed up (an Event, a probe).
     const out = yield* Mailbox.make<SessionEvent>()
     const followUps = yield* makeFollowUps(spec, (event) => out.offer(event))
+    // When the scope closes, also before the hosts settle (a publish without a watch),
+    // what the follow-ups still hold is written.
+    if (followUps !== undefined) yield* Effect.addFinalizer(() => followUps.end)
     const emit = (event: SessionEvent) =>
       Effect.zipRight(out.offer(event), followUps === undefined ? Effect.void : followUps.onEvent(event))
     yield* emit(published)
@@ -156,10 +159,7 @@ export const publishSession = (
       return Effect.zipRight(tracker.observe(event), emit(event))
     }).pipe(
       Effect.zipRight(followUps === undefined ? Effect.void : followUps.done),
-      // Also when the scope closes first: what the follow-ups still hold is written then.
-      Effect.onExit((exit) =>
-        Effect.zipRight(followUps === undefined ? Effect.void : followUps.end, out.done(Exit.asVoid(exit)))
-      ),
+      Effect.onExit((exit) => out.done(Exit.asVoid(exit))),
       Effect.forkScoped
     )
     return { layer: router.layer, routes, endpoints, events: Mailbox.toStream(out) }

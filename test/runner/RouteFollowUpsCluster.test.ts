@@ -5,12 +5,15 @@
  * (503, no ready endpoint). What kubectl shows of them is in RouteFollowUpsKubectl.test.ts.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { createSessionPod } from "@session-routing/local-cluster"
-import { Duration, Effect } from "effect"
+import { createSessionPod, SessionCluster } from "@session-routing/local-cluster"
+import { Duration, Effect, Layer } from "effect"
+import { EventV1Resource } from "../../src/domain/Resources.js"
 import { judgeAnswer } from "../../src/domain/RouteProbe.js"
 import { httpProbe } from "../../src/layers/internal/routeProbe/HttpProbe.js"
+import { SessionRouter } from "../../src/layers/SessionRouter.js"
+import { publishSession } from "../../src/runner/SessionRunner.js"
 import { publishProbed, startCluster, workload } from "../support/ProbedSession.js"
-import { BASE_DOMAIN } from "../support/RouterHarness.js"
+import { BASE_DOMAIN, kubeClientLayer, routerConfigLayer } from "../support/RouterHarness.js"
 
 describe("a session's Events and probes over LocalCluster", () => {
   it.scopedLive(
@@ -59,6 +62,43 @@ describe("a session's Events and probes over LocalCluster", () => {
         const unrouted = judgeAnswer(target, yield* httpProbe(target, Duration.seconds(5)))
         expect(unrouted).toMatchObject({ ok: false, status: 404 })
         expect(unrouted.reason).toContain("404 from the routing layer")
+      }),
+    { timeout: 30_000 }
+  )
+
+  it.scopedLive(
+    "records the publish of a session whose runner stops following it before any verdict",
+    () =>
+      Effect.gen(function*() {
+        // Controllers that take a minute: no verdict comes while the session is followed.
+        const sc = yield* SessionCluster.make({ baseDomain: BASE_DOMAIN, ingress: { delay: Duration.minutes(1) } })
+          .pipe(
+            Effect.orDie
+          )
+        const pod = yield* Effect.orDie(
+          createSessionPod(sc.cluster.store, { namespace: sc.namespace, sessionId: "brief", ports: [8080] })
+        )
+        // Published and left at once, as `publish` without --watch does.
+        yield* Effect.scoped(
+          publishSession({
+            sessionId: "brief",
+            podName: pod.name,
+            podUid: pod.uid,
+            ports: [{ port: 8080, protocol: "tcp" }]
+          })
+        ).pipe(
+          Effect.provide(SessionRouter.layerConfig.pipe(
+            Layer.provideMerge(kubeClientLayer("over HTTP", sc.cluster)),
+            Layer.provideMerge(routerConfigLayer(sc))
+          )),
+          Effect.orDie
+        )
+        const events = yield* Effect.orDie(sc.cluster.store.list(EventV1Resource, sc.namespace))
+        expect(events.items.map((e) => [e.reason, e.regarding?.name, e.note])).toEqual([[
+          "RoutesPublished",
+          pod.name,
+          `published 1 host of session brief via ingress: 8080-brief.${BASE_DOMAIN}; none settled after 0.0 s`
+        ]])
       }),
     { timeout: 30_000 }
   )
