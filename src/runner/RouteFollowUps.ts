@@ -5,7 +5,7 @@
  * recorder, never waited for; each probe runs on its own fiber, so neither holds back
  * the route events.
  */
-import { Clock, Context, Duration, Effect, Fiber, Option, Runtime, type Scope } from "effect"
+import { Clock, Context, Duration, Effect, ExecutionStrategy, Exit, Fiber, Option, Runtime, Scope } from "effect"
 import { EventReason, type Occurrence, podReference } from "../domain/KubeEvents.js"
 import { notReadyReason } from "../domain/RouteProbe.js"
 import type { PublishedRoute } from "../domain/Routes.js"
@@ -152,8 +152,6 @@ export interface FollowUps {
   readonly onEvent: (event: FollowedEvent | FollowUpEvent) => Effect.Effect<void>
   /** Waits for every probe started so far. */
   readonly done: Effect.Effect<void>
-  /** Writes what is still held: the publish of a session whose hosts did not all settle. */
-  readonly end: Effect.Effect<void>
 }
 
 /**
@@ -193,7 +191,7 @@ export const makeFollowUps = (
 
     // The publish's Event, held until every host has settled (then its verdicts tell it)
     // or `PUBLISHED_EVENT_WAIT` passes (then it is written, saying who still waits), or
-    // the follow-ups end first (`end`: written then).
+    // the scope closes first (written then, as for a publish nobody watches).
     let publishedAt: number | undefined
     let held:
       | {
@@ -201,6 +199,8 @@ export const makeFollowUps = (
         readonly waiting: Set<number>
         readonly hosts: number
         readonly deadline: Deadline
+        /** The hold's part of the session's scope: closing it writes what is still held. */
+        readonly closing: Scope.CloseableScope
       }
       | undefined
     const release = Effect.suspend(() => {
@@ -222,18 +222,28 @@ export const makeFollowUps = (
         if (occurrence === undefined) return Effect.void
         const runtime = runtimeOfFiber(fiber, status)
         const deadline = publishWaitsOf(recording).unsafeArm(clock, runtime, () => Runtime.runFork(runtime())(release))
-        held = { occurrence, waiting: new Set(event.routes.map((r) => r.port)), hosts: event.routes.length, deadline }
-        return Effect.void
+        // Closed when the hosts settle, so a settled session keeps nothing of the hold.
+        return Effect.flatMap(Scope.fork(scope, ExecutionStrategy.sequential), (closing) => {
+          held = {
+            occurrence,
+            waiting: new Set(event.routes.map((r) => r.port)),
+            hosts: event.routes.length,
+            deadline,
+            closing
+          }
+          return Scope.addFinalizer(closing, release)
+        })
       })
     const settle = (event: Extract<FollowedEvent, { readonly type: "route" }>) =>
       Effect.flatMap(Clock.currentTimeMillis, (now) => {
-        if (held !== undefined && held.waiting.delete(event.port) && held.waiting.size === 0) {
-          held.deadline.disarm()
-          held = undefined
-        }
-        return write(
+        const verdict = write(
           occurrenceFor(session, namespace, event, publishedAt === undefined ? undefined : now - publishedAt)
         )
+        if (held === undefined || !held.waiting.delete(event.port) || held.waiting.size > 0) return verdict
+        const { closing, deadline } = held
+        held = undefined
+        deadline.disarm()
+        return Effect.zipRight(verdict, Scope.close(closing, Exit.void))
       })
     const record = (event: FollowedEvent | FollowUpEvent): Effect.Effect<void> =>
       Option.isNone(recorder)
@@ -270,5 +280,5 @@ export const makeFollowUps = (
       )
 
     // One join at a time: `Fiber.joinAll` builds a composite fiber even for none.
-    return { onEvent, done: Effect.suspend(() => Effect.forEach(running, Fiber.join, { discard: true })), end: release }
+    return { onEvent, done: Effect.suspend(() => Effect.forEach(running, Fiber.join, { discard: true })) }
   })

@@ -143,9 +143,6 @@ export const publishSession = (
     // event is tracked, handed to the runner, then followed up (an Event, a probe).
     const out = yield* Mailbox.make<SessionEvent>()
     const followUps = yield* makeFollowUps(spec, (event) => out.offer(event))
-    // When the scope closes, also before the hosts settle (a publish without a watch),
-    // what the follow-ups still hold is written.
-    if (followUps !== undefined) yield* Effect.addFinalizer(() => followUps.end)
     const emit = (event: SessionEvent) =>
       Effect.zipRight(out.offer(event), followUps === undefined ? Effect.void : followUps.onEvent(event))
     yield* emit(published)

@@ -27,7 +27,7 @@ export const withFollowUps = (session: FollowedSession) =>
       Stream.runForEach((event) => Effect.zipRight(out.offer(event), followUps.onEvent(event))),
       Effect.zipRight(followUps.done),
       Effect.exit,
-      Effect.flatMap((exit) => Effect.zipRight(followUps.end, out.done(exit))),
+      Effect.flatMap((exit) => out.done(exit)),
       Effect.forkScoped
     )
     return Mailbox.toStream(out)
