@@ -3,7 +3,8 @@
  * Pod, and for a programmed host, when probes are on, a request through the public
  * path and a look at its Service port's endpoints. Events are only queued with the
  * recorder, never waited for; each probe runs on its own fiber, so neither holds back
- * the route events.
+ * the route events. The publish's own Event waits a little for the hosts' verdicts,
+ * which tell it when they come in time.
  */
 import { Clock, Context, Duration, Effect, ExecutionStrategy, Exit, Fiber, Option, Runtime, Scope } from "effect"
 import { EventReason, type Occurrence, podReference } from "../domain/KubeEvents.js"
@@ -55,8 +56,8 @@ export interface FollowedSession {
  * came), and the publish costs no write of its own: Events are requests to the API
  * server, and a second write per session was most of what Events cost a runner
  * publishing thousands of sessions. A session still unsettled then gets its
- * `RoutesPublished`, saying how many hosts are still waiting; so does one whose
- * follow-ups end first.
+ * `RoutesPublished`, saying how many hosts had settled; so does one whose scope closes
+ * first (a publish nobody watches).
  */
 export const PUBLISHED_EVENT_WAIT = Duration.seconds(10)
 
@@ -196,6 +197,7 @@ export const makeFollowUps = (
     let held:
       | {
         readonly occurrence: Occurrence
+        readonly at: number
         readonly waiting: Set<number>
         readonly hosts: number
         readonly deadline: Deadline
@@ -203,21 +205,21 @@ export const makeFollowUps = (
         readonly closing: Scope.CloseableScope
       }
       | undefined
-    const release = Effect.suspend(() => {
+    const release: Effect.Effect<void> = Effect.suspend(() => {
       const late = held
+      if (late === undefined) return Effect.void
       held = undefined
-      if (late === undefined || publishedAt === undefined) return Effect.void
       late.deadline.disarm()
-      const since = publishedAt
       return Effect.flatMap(
         Clock.currentTimeMillis,
-        (now) => write(latePublishOccurrence(late.occurrence, late.waiting.size, late.hosts, now - since))
-      )
+        (now) => write(latePublishOccurrence(late.occurrence, late.waiting.size, late.hosts, now - late.at))
+      ).pipe(Effect.zipRight(Scope.close(late.closing, Exit.void)))
     })
     const hold = (event: Extract<FollowedEvent, { readonly type: "published" }>, recording: EventRecorder.Service) =>
       Effect.withFiberRuntime<void>((fiber, status) => {
         const clock = Context.get(fiber.currentDefaultServices, Clock.Clock)
-        publishedAt = clock.unsafeCurrentTimeMillis()
+        const at = clock.unsafeCurrentTimeMillis()
+        publishedAt = at
         const occurrence = occurrenceFor(session, namespace, event)
         if (occurrence === undefined) return Effect.void
         const runtime = runtimeOfFiber(fiber, status)
@@ -226,6 +228,7 @@ export const makeFollowUps = (
         return Effect.flatMap(Scope.fork(scope, ExecutionStrategy.sequential), (closing) => {
           held = {
             occurrence,
+            at,
             waiting: new Set(event.routes.map((r) => r.port)),
             hosts: event.routes.length,
             deadline,
