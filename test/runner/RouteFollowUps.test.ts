@@ -17,6 +17,7 @@ import {
   type FollowedEvent,
   type FollowUpEvent,
   latePublishOccurrence,
+  makeFollowUps,
   occurrenceFor,
   PUBLISHED_EVENT_WAIT
 } from "../../src/runner/RouteFollowUps.js"
@@ -176,6 +177,9 @@ describe("the Event each session event becomes", () => {
     expect(occurrenceFor(session, "sessions", route(8080, "unprogrammed", "NoClass"), 75_400)?.note).toBe(
       "8080-s1.example.com (port 8080) is not programmed, 75 s after publish: NoClass"
     )
+    // Whole seconds from a minute on.
+    expect(occurrenceFor(session, "sessions", programmed(8080), 59_940)?.note).toMatch(/, 59\.9 s after publish$/)
+    expect(occurrenceFor(session, "sessions", programmed(8080), 60_000)?.note).toMatch(/, 60 s after publish$/)
   })
 
   it("words a publish written late with how many of its hosts had settled", () => {
@@ -223,8 +227,8 @@ describe("the publish's Event, held for the session's verdicts", () => {
   it.effect("writes nothing for a publish whose hosts all settle within the wait: their verdicts tell it", () =>
     Effect.gen(function*() {
       const { at, end, notes } = yield* driven
-      yield* at(0, published([8080, 9090]))
-      yield* at(5, programmed(8080), route(9090, "unprogrammed", "NoClass"))
+      yield* at(1, published([8080, 9090]), route(8080, "pending"), route(9090, "pending"))
+      yield* at(6, programmed(8080), route(9090, "unprogrammed", "NoClass"))
       yield* at(60)
       expect(yield* notes).toEqual([
         "RouteProgrammed: 8080-s1.example.com (port 8080) is programmed, 5.0 s after publish",
@@ -237,10 +241,11 @@ describe("the publish's Event, held for the session's verdicts", () => {
   it.effect("writes the publish once the wait is over, saying how many hosts had settled", () =>
     Effect.gen(function*() {
       const { at, end, notes } = yield* driven
-      yield* at(0, published([8080, 9090]))
-      yield* at(3, programmed(8080))
-      yield* at(Duration.toSeconds(PUBLISHED_EVENT_WAIT))
-      yield* at(15, programmed(9090))
+      // As route health emits them: every host pending first, which settles none of them.
+      yield* at(1, published([8080, 9090]), route(8080, "pending"), route(9090, "pending"))
+      yield* at(4, programmed(8080))
+      yield* at(1 + Duration.toSeconds(PUBLISHED_EVENT_WAIT))
+      yield* at(16, programmed(9090))
       yield* end
       expect((yield* notes).slice(0, 3)).toEqual([
         "RouteProgrammed: 8080-s1.example.com (port 8080) is programmed, 3.0 s after publish",
@@ -377,6 +382,16 @@ describe("with Events or probes off", () => {
         Effect.provide(Layer.succeed(EventRecorder, noEvents))
       )
       expect(Chunk.toReadonlyArray(events)).toEqual([programmed(8080)])
+    }))
+
+  it.scoped("makes no follow-ups at all then: a session's events go straight through", () =>
+    Effect.gen(function*() {
+      const none = (layer: Layer.Layer<never>) =>
+        makeFollowUps(session, () => Effect.succeed(true)).pipe(Effect.provide(layer))
+      expect(yield* none(Layer.succeed(EventRecorder, noEvents))).toBeUndefined()
+      expect(yield* none(Layer.merge(Layer.succeed(EventRecorder, noEvents), probesOff))).toBeUndefined()
+      const kept = yield* recorder()
+      expect(yield* none(kept.layer)).toBeDefined()
     }))
 
   it.effect("does not probe when the configuration turns probes off, even with a probe in context", () =>
