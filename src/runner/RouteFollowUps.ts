@@ -191,7 +191,7 @@ export const makeFollowUps = (
       occurrence === undefined || Option.isNone(recorder) ? Effect.void : recorder.value.record(occurrence, problems)
 
     // The publish's Event, held until every host has settled (then its verdicts tell it)
-    // or `PUBLISHED_EVENT_WAIT` passes (then it is written, saying who still waits), or
+    // or `PUBLISHED_EVENT_WAIT` passes (then it is written, saying how many had settled), or
     // the scope closes first (written then, as for a publish nobody watches).
     let publishedAt: number | undefined
     let held:
@@ -222,16 +222,15 @@ export const makeFollowUps = (
         publishedAt = at
         const occurrence = occurrenceFor(session, namespace, event)
         if (occurrence === undefined) return Effect.void
-        const runtime = runtimeOfFiber(fiber, status)
-        const deadline = publishWaitsOf(recording).unsafeArm(clock, runtime, () => Runtime.runFork(runtime())(release))
         // Closed when the hosts settle, so a settled session keeps nothing of the hold.
         return Effect.flatMap(Scope.fork(scope, ExecutionStrategy.sequential), (closing) => {
+          const runtime = runtimeOfFiber(fiber, status)
           held = {
             occurrence,
             at,
             waiting: new Set(event.routes.map((r) => r.port)),
             hosts: event.routes.length,
-            deadline,
+            deadline: publishWaitsOf(recording).unsafeArm(clock, runtime, () => Runtime.runFork(runtime())(release)),
             closing
           }
           return Scope.addFinalizer(closing, release)
