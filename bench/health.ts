@@ -11,7 +11,7 @@
  */
 import * as k8s from "@kubernetes/client-node"
 import { Clock, Effect, Fiber, Layer, Ref } from "effect"
-import { spawn } from "node:child_process"
+import { type ChildProcess, spawn } from "node:child_process"
 import * as path from "node:path"
 import * as readline from "node:readline"
 import { fileURLToPath } from "node:url"
@@ -108,9 +108,28 @@ export interface ClusterProcess {
   /** The cluster process's own CPU so far (user + system, every thread), ms. */
   readonly cpuMs: Effect.Effect<number>
   readonly kill: () => void
-  /** Ends it by closing its stdin, and waits for it to exit: false when it had not within 10 s. */
-  readonly exited: Effect.Effect<boolean>
+  /** Ends it as `endByStdin` does. */
+  readonly end: Effect.Effect<void>
 }
+
+/**
+ * Ends a bench child process by closing its stdin (each ends itself then, writing a
+ * profile its node flags asked for), and kills it with `signal` if it has not exited
+ * within 10 s.
+ */
+export const endByStdin = (child: ChildProcess, signal: NodeJS.Signals) =>
+  Effect.async<void>((done) => {
+    if (child.exitCode !== null || child.signalCode !== null) return done(Effect.void)
+    child.on("exit", () => done(Effect.void))
+    child.stdin?.end()
+  }).pipe(
+    Effect.timeoutTo({
+      duration: "10 seconds",
+      onSuccess: () => Effect.void,
+      onTimeout: () => Effect.sync(() => void child.kill(signal))
+    }),
+    Effect.flatten
+  )
 
 /** Starts the cluster process; its status writes land in `writes` as they are printed. */
 export const clusterProcess = (writes: Map<string, number>, options: ClusterProcessOptions = {}) =>
@@ -154,17 +173,12 @@ export const clusterProcess = (writes: Map<string, number>, options: ClusterProc
               Effect.orDie
             ),
             kill: () => child.kill("SIGTERM"),
-            exited: Effect.async<void>((done) => {
-              if (child.exitCode !== null || child.signalCode !== null) return done(Effect.void)
-              child.on("exit", () => done(Effect.void))
-              // Closing its stdin ends it (and writes a profile its node flags asked for).
-              child.stdin.end()
-            }).pipe(Effect.timeoutTo({ duration: "10 seconds", onSuccess: () => true, onTimeout: () => false }))
+            end: endByStdin(child, "SIGTERM")
           }))
         }
       })
     }),
-    (cluster) => Effect.flatMap(cluster.exited, (ended) => Effect.sync(() => ended || cluster.kill()))
+    (cluster) => cluster.end
   )
 
 /**

@@ -4,8 +4,9 @@
  * Kubernetes Events on and off, each run in a fresh runner and a fresh LocalCluster process
  * (built as `session-routing cluster` builds it, status written 5 s after each object is
  * seen). Both processes run the packed packages as a consumer installs them
- * (bench/installed.ts). Prints one table and checks the targets; `BENCH_SCALE=1000` (or a comma list)
- * limits the sizes run, `BENCH_SCALE_TIMEOUT_MS` bounds each runner's wait for its hosts.
+ * (bench/installed.ts). Prints one table and checks the targets; `BENCH_SCALE=1000` (or
+ * a comma list) limits the sizes run, `BENCH_SCALE_TIMEOUT_MS` bounds each runner's wait
+ * for its hosts.
  */
 import { Effect, Either } from "effect"
 import { spawn } from "node:child_process"
@@ -15,7 +16,7 @@ import * as path from "node:path"
 import * as readline from "node:readline"
 import { RouterConfigLive } from "../src/index.js"
 import type { BarePublished } from "./barePublish.js"
-import { type ClusterInfo, clusterProcess, difference, requestsByVerb } from "./health.js"
+import { type ClusterInfo, clusterProcess, difference, endByStdin, requestsByVerb } from "./health.js"
 import { type Check, printChecks, verbs } from "./healthReport.js"
 import { type InstalledScripts, installedScripts } from "./installed.js"
 import { percentile } from "./processStats.js"
@@ -95,7 +96,7 @@ const runnerEnv = (scenario: ScaleScenario, info: ClusterInfo, kubeconfig: strin
 
 /**
  * Runs the runner process to its report, within its own settle bound and a minute more.
- * Fails with why when it exits or falls silent first; the process is killed either way.
+ * Fails with why when it exits or falls silent first; the process is ended either way.
  */
 const runnerProcess = <A = RunnerResult>(
   installed: InstalledScripts,
@@ -135,18 +136,7 @@ const runnerProcess = <A = RunnerResult>(
           onTimeout: () => `the runner did not report within ${(timeoutMs + 60_000) / 1_000} s`
         })
       ),
-    // Closing its stdin ends the runner (and writes the profile that BENCH_RUNNER_FLAGS may
-    // have asked for); one that does not exit within 10 s is killed.
-    (child) =>
-      Effect.async<void>((resume) => {
-        if (child.exitCode !== null || child.signalCode !== null) return resume(Effect.void)
-        const kill = setTimeout(() => child.kill("SIGKILL"), 10_000)
-        child.on("exit", () => {
-          clearTimeout(kill)
-          resume(Effect.void)
-        })
-        child.stdin.end()
-      })
+    (child) => endByStdin(child, "SIGKILL")
   )
 }
 
