@@ -14,8 +14,7 @@ import { NodeRuntime } from "@effect/platform-node"
 import { GatewayController, IngressController, SessionCluster } from "@session-routing/local-cluster"
 import { Deferred, Duration, Effect, Exit, Stream } from "effect"
 import * as readline from "node:readline"
-import type { HttpRoute, Ingress } from "session-routing/kubernetes"
-import { HttpRouteResource, IngressResource } from "session-routing/kubernetes"
+import { type HttpRoute, HttpRouteResource, type Ingress, IngressResource } from "session-routing/kubernetes"
 import { statusWritten } from "./statusWritten.js"
 
 const delay = Duration.millis(Number(process.argv[2] ?? "1000"))

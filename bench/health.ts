@@ -107,7 +107,6 @@ export interface ClusterProcess {
   readonly go: () => void
   /** The cluster process's own CPU so far (user + system, every thread), ms. */
   readonly cpuMs: Effect.Effect<number>
-  readonly kill: () => void
   /** Ends it as `endByStdin` does. */
   readonly end: Effect.Effect<void>
 }
@@ -172,7 +171,6 @@ export const clusterProcess = (writes: Map<string, number>, options: ClusterProc
               }),
               Effect.orDie
             ),
-            kill: () => child.kill("SIGTERM"),
             end: endByStdin(child, "SIGTERM")
           }))
         }
