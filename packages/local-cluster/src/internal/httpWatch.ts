@@ -109,8 +109,14 @@ export const makeWatch = (
           )
         }))
         : Effect.succeed(event)
+    // The events that are ready together go out in one write: a socket write costs more
+    // than the JSON, and a burst of store writes would otherwise cost one each.
     yield* events.pipe(
-      Stream.runForEach((event) => Effect.flatMap(render(event), (wire) => write(`${JSON.stringify(wire)}\n`))),
+      Stream.runForEachChunk((chunk) =>
+        Effect.forEach(chunk, render).pipe(
+          Effect.flatMap((wires) => write(wires.map((wire) => `${JSON.stringify(wire)}\n`).join("")))
+        )
+      ),
       Effect.catchAll((status) => write(`${JSON.stringify({ type: "ERROR", object: status })}\n`)),
       Effect.timeoutOption(Duration.seconds(timeoutSeconds))
     )
