@@ -24,6 +24,7 @@ export {
   HttpRouteResource,
   IngressClassResource,
   IngressResource,
+  LeaseResource,
   NamespaceResource,
   PodResource,
   qualifiedName,
@@ -41,6 +42,8 @@ export {
   FIELD_MANAGER,
   KubeClient,
   type KubeClientPrimitives,
+  type LeaseCalls,
+  type PodWrites,
   type RawWatchEvent,
   type ReadableObject,
   type WatchEvent

@@ -231,12 +231,28 @@ export interface Pod extends KubeObject {
     }>
     readonly nodeName?: string
     readonly restartPolicy?: "Always" | "OnFailure" | "Never"
+    /** Conditions besides its containers' readiness that the Pod's Ready waits for. */
+    readonly readinessGates?: ReadonlyArray<{ readonly conditionType: string }>
   }
   readonly status?: {
     readonly phase?: "Pending" | "Running" | "Succeeded" | "Failed" | "Unknown"
     readonly conditions?: ReadonlyArray<PodCondition>
     readonly podIP?: string
     readonly podIPs?: ReadonlyArray<{ readonly ip: string }>
+  }
+}
+
+/**
+ * A `coordination.k8s.io/v1` Lease: who holds a lock, since when, for how long. Leader
+ * election writes it; times are MicroTime (`2006-01-02T15:04:05.000000Z`).
+ */
+export interface Lease extends KubeObject {
+  readonly spec?: {
+    readonly holderIdentity?: string
+    readonly leaseDurationSeconds?: number
+    readonly acquireTime?: string
+    readonly renewTime?: string
+    readonly leaseTransitions?: number
   }
 }
 

@@ -12,6 +12,7 @@ import type {
   HttpRoute,
   Ingress,
   IngressClass,
+  Lease,
   Namespace,
   Pod,
   Role,
@@ -103,6 +104,14 @@ export const PodResource = make<Pod>({
   namespaced: true
 })
 
+export const LeaseResource = make<Lease>({
+  kind: "Lease",
+  group: "coordination.k8s.io",
+  version: "v1",
+  plural: "leases",
+  namespaced: true
+})
+
 /** Events as core/v1 serves them; `EventV1Resource` is another view of the same objects. */
 export const EventResource = make<CoreEvent>({
   kind: "Event",
@@ -172,7 +181,8 @@ export const allResources: ReadonlyArray<ResourceType<unknown>> = [
   ClusterRoleBindingResource,
   GatewayClassResource,
   GatewayResource,
-  HttpRouteResource
+  HttpRouteResource,
+  LeaseResource
 ]
 
 /** `apiVersion` as objects carry it: `v1` or `<group>/<version>`. */

@@ -13,6 +13,7 @@ import type { KubeError } from "../services/KubeError.js"
 import { RouterConfig } from "../services/RouterConfig.js"
 import { clusterQueries } from "./internal/kubeClient/ClusterQueries.js"
 import { type ConnectionPools, makeConnectionPools } from "./internal/kubeClient/ConnectionPool.js"
+import { liveLeaseCalls, livePodWrites } from "./internal/kubeClient/ControllerWrites.js"
 import { liveEventWrites } from "./internal/kubeClient/EventWrites.js"
 import { cacheExecCredentials } from "./internal/kubeClient/ExecCredentialCache.js"
 import {
@@ -95,7 +96,10 @@ const makeOver = (
       cluster: clusterQueries(kc, server, request),
       // The recorder bounds its own writes (a few at a time): they do not queue behind a
       // burst of publishes, whose sessions' Events would otherwise be dropped by the thousand.
-      events: liveEventWrites((ctx, call) => request(ctx, call, { unadmitted: true }))
+      events: liveEventWrites((ctx, call) => request(ctx, call, { unadmitted: true })),
+      pods: livePodWrites(request),
+      // A renewal that waited behind a burst of publishes could outlive the lease it renews.
+      leases: liveLeaseCalls((ctx, call) => request(ctx, call, { unadmitted: true }))
     }
   })
 

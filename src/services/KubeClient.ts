@@ -14,8 +14,10 @@ import type {
   Ingress,
   IngressClass,
   KubeObject,
+  Lease,
   Namespace,
   ObjectList,
+  Pod,
   Service
 } from "../domain/Objects.js"
 import type { ResourceType } from "../domain/Resources.js"
@@ -31,7 +33,14 @@ export type WritableObject = Service | Ingress | HttpRoute
  * The types we read. Cluster-scoped ones (GatewayClass, IngressClass, Namespace) ignore
  * the namespace argument; the last two only for a diagnosis and `check`.
  */
-export type ReadableObject = WritableObject | Gateway | GatewayClass | IngressClass | Namespace | EndpointSlice
+export type ReadableObject =
+  | WritableObject
+  | Gateway
+  | GatewayClass
+  | IngressClass
+  | Namespace
+  | EndpointSlice
+  | Pod
 
 /** An Event in either API: the one type we create and patch rather than apply. */
 export type EventObject = CoreEvent | EventV1
@@ -170,6 +179,38 @@ export interface KubeClientPrimitives {
 }
 
 /** The API server's own version (`GET /version`). */
+/**
+ * The writes a controller makes to the Pods it routes: the routes' condition on the
+ * Pod's status, and the endpoints annotation. Each is a patch, so what other writers
+ * (the kubelet, the runner) set on the same Pod stays.
+ */
+export interface PodWrites {
+  /**
+   * A strategic merge patch of `pods/status`: `status.conditions` merge by `type`, so
+   * the patch sets one condition and leaves the kubelet's.
+   */
+  readonly patchStatus: (
+    namespace: string,
+    name: string,
+    patch: Record<string, unknown>
+  ) => Effect.Effect<Pod, KubeError>
+  /** A JSON merge patch of the Pod (its annotations): `null` removes a key. */
+  readonly patch: (namespace: string, name: string, patch: Record<string, unknown>) => Effect.Effect<Pod, KubeError>
+}
+
+/**
+ * `coordination.k8s.io/v1` Leases, with the API's optimistic concurrency: what leader
+ * election reads and writes. A write made from a stale read fails with `Conflict`,
+ * and a create of a Lease that exists with `AlreadyExists`, so two candidates never
+ * both think they took it.
+ */
+export interface LeaseCalls {
+  readonly get: (namespace: string, name: string) => Effect.Effect<Lease, KubeError>
+  readonly create: (namespace: string, lease: Lease) => Effect.Effect<Lease, KubeError>
+  /** Replaces the Lease; its `metadata.resourceVersion` must be the one last read. */
+  readonly replace: (namespace: string, lease: Lease) => Effect.Effect<Lease, KubeError>
+}
+
 export interface ServerVersion {
   readonly gitVersion: string
   readonly platform?: string
@@ -223,6 +264,10 @@ export declare namespace KubeClient {
     readonly cluster?: ClusterQueries
     /** Event writes; a client without them records no Events. */
     readonly events?: EventWrites
+    /** Pod condition and annotation writes (controller mode); unset when the client cannot make them. */
+    readonly pods?: PodWrites
+    /** Lease reads and writes (leader election); unset when the client cannot make them. */
+    readonly leases?: LeaseCalls
     /**
      * Follows changes for as long as it is consumed: resumes from the last seen
      * resourceVersion when a connection ends, and relists on 410 Expired, emitting

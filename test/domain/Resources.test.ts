@@ -38,7 +38,8 @@ const served: ReadonlyArray<Row> = [
   ["ClusterRoleBinding", "ClusterRoleBindingList", "rbac.authorization.k8s.io/v1", "clusterrolebindings", false],
   ["GatewayClass", "GatewayClassList", "gateway.networking.k8s.io/v1", "gatewayclasses", false],
   ["Gateway", "GatewayList", "gateway.networking.k8s.io/v1", "gateways", true],
-  ["HTTPRoute", "HTTPRouteList", "gateway.networking.k8s.io/v1", "httproutes", true]
+  ["HTTPRoute", "HTTPRouteList", "gateway.networking.k8s.io/v1", "httproutes", true],
+  ["Lease", "LeaseList", "coordination.k8s.io/v1", "leases", true]
 ]
 
 describe("resource descriptors", () => {

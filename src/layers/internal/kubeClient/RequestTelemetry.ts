@@ -19,6 +19,9 @@ import type { RequestContext } from "./KubeErrorParsing.js"
 /** The HTTP method of each verb: server-side apply is a PATCH, list and watch are GETs. */
 const METHODS: Readonly<Record<string, string>> = {
   apply: "PATCH",
+  create: "POST",
+  update: "PUT",
+  patch: "PATCH",
   get: "GET",
   delete: "DELETE",
   list: "GET",

@@ -24,7 +24,7 @@ export const MAX_ERROR_BODY_BYTES = 256 * 1024
 
 /** One request: method, path (with its query) below the server URL, and the body if any. */
 export interface RestCall {
-  readonly method: "GET" | "POST" | "PATCH" | "DELETE"
+  readonly method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE"
   /** Appended to the server URL, which may carry a path of its own (a proxy's prefix). */
   readonly path: string
   readonly body?: string
