@@ -1,0 +1,240 @@
+/**
+ * Controller mode's rules, as pure values: which Pod is which session, the ports it
+ * asks for, which shard routes it, and the condition its routes' state becomes on
+ * the Pod (so a Pod that lists it among its readiness gates is Ready only when its
+ * public hosts answer).
+ */
+import { Either } from "effect"
+import type { Pod, PodCondition } from "./Objects.js"
+import type { RouteState } from "./Routes.js"
+import { parsePorts, parsePortSpec, parseSessionId, type PortMapping } from "./Session.js"
+
+/**
+ * The label that marks a Pod as a session; its value is the session id.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const SESSION_LABEL = "session-routing.dev/session"
+
+/**
+ * The annotation that lists a session's ports (`8080,9090,5000/udp`); without it the
+ * Pod's declared container ports are routed.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const PORTS_ANNOTATION = "session-routing.dev/ports"
+
+/**
+ * The annotation the controller writes: the session's endpoints as JSON.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const ENDPOINTS_ANNOTATION = "session-routing.dev/endpoints"
+
+/**
+ * The Pod condition the controller writes, for `spec.readinessGates`.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const ROUTES_CONDITION = "session-routing.dev/RoutesProgrammed"
+
+/**
+ * A session as its Pod declares it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface PodSession {
+  readonly namespace: string
+  readonly podName: string
+  readonly podUid: string
+  readonly sessionId: string
+  readonly ports: ReadonlyArray<PortMapping>
+}
+
+/**
+ * Why a Pod cannot be routed as it is: a reason code and a sentence naming the bad value.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface PodProblem {
+  readonly code: "InvalidSessionLabel" | "InvalidPortsAnnotation" | "NoPorts"
+  readonly message: string
+}
+
+const declaredPorts = (pod: Pod): ReadonlyArray<PortMapping> => {
+  const seen = new Set<string>()
+  const ports: Array<PortMapping> = []
+  for (const container of pod.spec?.containers ?? []) {
+    for (const declared of container.ports ?? []) {
+      const protocol = (declared.protocol ?? "TCP") === "UDP" ? "udp" : "tcp"
+      // SCTP has no HTTP route and no Service port we publish.
+      if (declared.protocol === "SCTP" || seen.has(`${declared.containerPort}/${protocol}`)) continue
+      seen.add(`${declared.containerPort}/${protocol}`)
+      ports.push({ port: declared.containerPort, protocol })
+    }
+  }
+  return ports
+}
+
+const annotatedPorts = (text: string): Either.Either<ReadonlyArray<PortMapping>, string> =>
+  Either.flatMap(
+    Either.all(text.split(",").filter((part) => part.trim() !== "").map(parsePortSpec)),
+    (ports) => parsePorts(ports)
+  )
+
+/**
+ * The session a Pod declares through `label`, or what is wrong with it. The ports come
+ * from `PORTS_ANNOTATION` when it is set, else from the containers' declared ports.
+ *
+ * @since 0.1.0
+ * @category rules
+ */
+export const podSession = (pod: Pod, label: string = SESSION_LABEL): Either.Either<PodSession, PodProblem> => {
+  const metadata = pod.metadata ?? {}
+  const where = `Pod ${metadata.namespace ?? ""}/${metadata.name ?? ""}`
+  const id = parseSessionId(metadata.labels?.[label] ?? "")
+  if (Either.isLeft(id)) {
+    return Either.left({
+      code: "InvalidSessionLabel",
+      message: `${where}: label ${label}=${JSON.stringify(metadata.labels?.[label] ?? "")}: ${id.left}`
+    })
+  }
+  const annotation = metadata.annotations?.[PORTS_ANNOTATION]
+  const ports = annotation !== undefined ? annotatedPorts(annotation) : Either.right(declaredPorts(pod))
+  if (Either.isLeft(ports)) {
+    return Either.left({
+      code: "InvalidPortsAnnotation",
+      message: `${where}: annotation ${PORTS_ANNOTATION}=${JSON.stringify(annotation)}: ${ports.left}`
+    })
+  }
+  if (ports.right.length === 0) {
+    return Either.left({
+      code: "NoPorts",
+      message: `${where} declares no container port and has no ${PORTS_ANNOTATION} annotation` +
+        ` (e.g. ${PORTS_ANNOTATION}: "8080,5000/udp"): there is nothing to route`
+    })
+  }
+  return Either.right({
+    namespace: metadata.namespace ?? "",
+    podName: metadata.name ?? "",
+    podUid: metadata.uid ?? "",
+    sessionId: id.right,
+    ports: ports.right
+  })
+}
+
+/**
+ * Whether two declarations route the same ports, in any order.
+ *
+ * @since 0.1.0
+ * @category rules
+ */
+export const samePorts = (a: ReadonlyArray<PortMapping>, b: ReadonlyArray<PortMapping>): boolean => {
+  const key = (ports: ReadonlyArray<PortMapping>) => ports.map((p) => `${p.port}/${p.protocol}`).sort().join(",")
+  return key(a) === key(b)
+}
+
+/**
+ * The shard (0 ≤ shard < `shards`) that routes a session: FNV-1a of its id, so every
+ * replica, in any language, agrees without talking to the others.
+ *
+ * @since 0.1.0
+ * @category rules
+ */
+export const shardOf = (sessionId: string, shards: number): number => {
+  let hash = 0x811c9dc5
+  for (const byte of new TextEncoder().encode(sessionId)) {
+    hash ^= byte
+    hash = Math.imul(hash, 0x01000193) >>> 0
+  }
+  return hash % shards
+}
+
+/**
+ * One host as the controller last heard of it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface HostReport {
+  readonly host: string
+  readonly state: RouteState
+  readonly reason?: string
+  readonly code?: string
+}
+
+/**
+ * What the controller knows of a Pod's routes.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type PodRoutes =
+  | { readonly _tag: "Invalid"; readonly problem: PodProblem }
+  | { readonly _tag: "Taken"; readonly sessionId: string; readonly byPod: string }
+  | { readonly _tag: "PublishFailed"; readonly reason: string }
+  | { readonly _tag: "Hosts"; readonly hosts: ReadonlyArray<HostReport> }
+
+/** The status and words of `ROUTES_CONDITION`, without its transition time. */
+export type RoutesCondition = Pick<PodCondition, "type" | "status" | "reason" | "message">
+
+/** A status read that failed says nothing of the route: Unknown, never False. */
+const UNREADABLE = "RouteStatusUnreadable"
+
+const condition = (status: PodCondition["status"], reason: string, message: string): RoutesCondition => ({
+  type: ROUTES_CONDITION,
+  status,
+  reason,
+  message
+})
+
+/**
+ * The condition a Pod's routes give it: True once every tcp host is programmed (or
+ * there is none to route), False with the first unprogrammed host's code and every
+ * such host's reason, Unknown while a host is pending or its status cannot be read.
+ *
+ * @since 0.1.0
+ * @category rules
+ */
+export const routesCondition = (routes: PodRoutes): RoutesCondition => {
+  switch (routes._tag) {
+    case "Invalid":
+      return condition("False", routes.problem.code, routes.problem.message)
+    case "Taken":
+      return condition(
+        "False",
+        "SessionTaken",
+        `session ${routes.sessionId} is already routed for Pod ${routes.byPod}: give each Pod its own session id`
+      )
+    case "PublishFailed":
+      return condition("False", "PublishFailed", routes.reason)
+    case "Hosts":
+      return hostsCondition(routes.hosts)
+  }
+}
+
+const hostsCondition = (hosts: ReadonlyArray<HostReport>): RoutesCondition => {
+  if (hosts.length === 0) return condition("True", "NoHttpPorts", "no tcp port: there is no public host to program")
+  const said = (list: ReadonlyArray<HostReport>) => list.map((h) => `${h.host}: ${h.reason ?? h.state}`).join("; ")
+  const failed = hosts.filter((h) => h.state === "unprogrammed" && h.code !== UNREADABLE)
+  if (failed.length > 0) return condition("False", failed[0]!.code ?? "Unprogrammed", said(failed))
+  const unreadable = hosts.filter((h) => h.state === "unprogrammed")
+  if (unreadable.length > 0) return condition("Unknown", UNREADABLE, said(unreadable))
+  const pending = hosts.filter((h) => h.state === "pending")
+  if (pending.length > 0) {
+    return condition(
+      "Unknown",
+      "RoutesPending",
+      `${hosts.length - pending.length} of ${hosts.length} hosts programmed; waiting for ${
+        pending.map((h) => h.host).join(", ")
+      }`
+    )
+  }
+  return condition("True", "RoutesProgrammed", `every host is programmed: ${hosts.map((h) => h.host).join(", ")}`)
+}

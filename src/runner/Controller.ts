@@ -1,0 +1,173 @@
+/**
+ * Controller mode: routes for every session Pod a label selects, whoever started it.
+ * One watch of the Pods; per Pod one fiber that publishes its session (the same
+ * all-or-nothing publish as the runner's), follows its hosts, and writes what they
+ * are as the Pod's `session-routing.dev/RoutesProgrammed` condition. A Pod whose
+ * ports change is published again (the publish removes what a dropped port no longer
+ * needs); a deleted Pod's fiber stops, and its owner references let the cluster
+ * collect its objects. A route deleted under it is put back.
+ */
+import { Data, Duration, Effect, Either, FiberMap, Option, Schedule, Stream } from "effect"
+import { type Occurrence, podReference } from "../domain/KubeEvents.js"
+import type { Pod } from "../domain/Objects.js"
+import { type PodSession, podSession, samePorts, SESSION_LABEL, shardOf } from "../domain/PodRouting.js"
+import { PodResource } from "../domain/Resources.js"
+import { EventRecorder } from "../services/EventRecorder.js"
+import { KubeClient } from "../services/KubeClient.js"
+import type { KubeError } from "../services/KubeError.js"
+import { RouterConfig } from "../services/RouterConfig.js"
+import { SessionRouter } from "../services/SessionRouter.js"
+import { makeConditionWriter, type PodReport } from "./internal/PodConditions.js"
+import { followPod } from "./internal/PodFollow.js"
+
+/**
+ * How the controller picks its Pods.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ControllerOptions {
+  /** The label whose value is the session id. Default `session-routing.dev/session`. */
+  readonly sessionLabel?: string
+  /** Route only the sessions of shard `index` of `count` (by `shardOf`); unset: every session. */
+  readonly shard?: { readonly count: number; readonly index: number }
+  /** How often every Pod's objects are applied again, to put back what drifted. Default 10 minutes. */
+  readonly resync?: Duration.DurationInput
+  /** Told each Pod report as it is written (for logs). */
+  readonly onReport?: (report: PodReport) => Effect.Effect<void>
+}
+
+/**
+ * The controller cannot run with this client.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ControllerSetupError extends Data.TaggedError("ControllerSetupError")<{ readonly reason: string }> {
+  override get message(): string {
+    return this.reason
+  }
+}
+
+/** A restarted Pod watch starts from what was seen, so a Pod deleted meanwhile is still seen to go. */
+const WATCH_RESTART = Schedule.exponential("1 second").pipe(Schedule.either(Schedule.spaced("30 seconds")))
+
+interface Routed {
+  readonly session: PodSession
+}
+
+/**
+ * Runs the controller until interrupted: watches the session namespace's Pods that
+ * carry the session label and routes each. Fails only when the client cannot write
+ * Pods; a watch that breaks is started again from what it had seen.
+ *
+ * @since 0.1.0
+ * @category programs
+ */
+export const runController = (
+  options: ControllerOptions = {}
+): Effect.Effect<never, ControllerSetupError, KubeClient | SessionRouter | RouterConfig> =>
+  Effect.scoped(
+    Effect.gen(function*() {
+      const kube = yield* KubeClient
+      const config = yield* RouterConfig
+      if (kube.pods === undefined) {
+        return yield* new ControllerSetupError({
+          reason: "this KubeClient cannot patch Pods, so the controller could not write their condition"
+        })
+      }
+      const label = options.sessionLabel ?? SESSION_LABEL
+      const namespace = config.sessionNamespace
+      const recorder = Option.getOrUndefined(yield* Effect.serviceOption(EventRecorder))
+      const writer = yield* makeConditionWriter(kube.pods, options.onReport)
+      const fibers = yield* FiberMap.make<string>()
+      const routed = new Map<string, Routed>()
+      const owners = new Map<string, string>()
+      const seen = new Map<string, Pod>()
+      const resync = Duration.decode(options.resync ?? Duration.minutes(10))
+
+      const warn = (pod: Pod, reason: string, note: string) =>
+        recorder === undefined ? Effect.void : recorder.record(podOccurrence(pod, reason, note))
+
+      /** Stops routing a Pod; a Pod that waited for its session id is routed now. */
+      const forget = (uid: string): Effect.Effect<void, never, KubeClient | SessionRouter | RouterConfig> =>
+        Effect.gen(function*() {
+          const was = routed.get(uid)
+          routed.delete(uid)
+          yield* FiberMap.remove(fibers, uid)
+          if (was === undefined || owners.get(was.session.sessionId) !== uid) return
+          owners.delete(was.session.sessionId)
+          const waiting = [...seen.values()].find((pod) =>
+            pod.metadata?.uid !== uid && pod.metadata?.labels?.[label] === was.session.sessionId
+          )
+          if (waiting !== undefined) yield* reconcile(waiting)
+        })
+
+      const ours = (sessionId: string) =>
+        options.shard === undefined || shardOf(sessionId, options.shard.count) === options.shard.index
+
+      const reconcile = (pod: Pod): Effect.Effect<void, never, KubeClient | SessionRouter | RouterConfig> =>
+        Effect.gen(function*() {
+          const uid = pod.metadata?.uid ?? ""
+          if (pod.metadata?.deletionTimestamp !== undefined) {
+            return yield* Effect.zipRight(forget(uid), writer.forget(uid))
+          }
+          const declared = podSession(pod, label)
+          if (Either.isLeft(declared)) {
+            yield* forget(uid)
+            if (!ours(pod.metadata?.labels?.[label] ?? "")) {
+              return
+            }
+            const problem = declared.left
+            yield* writer.report(pod, { _tag: "Invalid", problem })
+            return yield* warn(pod, problem.code, problem.message)
+          }
+          const session = declared.right
+          if (!ours(session.sessionId)) return yield* forget(uid)
+          const owner = owners.get(session.sessionId)
+          if (owner !== undefined && owner !== uid && routed.has(owner)) {
+            yield* forget(uid)
+            const byPod = routed.get(owner)!.session.podName
+            return yield* writer.report(pod, { _tag: "Taken", sessionId: session.sessionId, byPod })
+          }
+          const before = routed.get(uid)
+          if (before !== undefined && samePorts(before.session.ports, session.ports)) return
+          routed.set(uid, { session })
+          owners.set(session.sessionId, uid)
+          yield* FiberMap.run(fibers, uid, followPod(session, pod, writer, resync))
+        })
+
+      const watchPods = Stream.suspend(() =>
+        kube.watch(PodResource, namespace, { labelSelector: label, known: [...seen.values()] })
+      ).pipe(
+        Stream.runForEach((event) =>
+          Effect.suspend(() => {
+            const uid = event.object.metadata?.uid ?? ""
+            if (event.type === "DELETED") {
+              seen.delete(uid)
+              return Effect.zipRight(forget(uid), writer.forget(uid))
+            }
+            seen.set(uid, event.object)
+            return reconcile(event.object)
+          })
+        ),
+        Effect.tapError((error: KubeError) =>
+          Effect.logWarning(`the watch of Pods in namespace "${namespace}" broke, starting it again: ${error.reason}`)
+        ),
+        // The schedule never ends: the watch is started again for as long as the controller runs.
+        Effect.retry(WATCH_RESTART),
+        Effect.orDie
+      )
+      return yield* Effect.zipRight(watchPods, Effect.never)
+    })
+  )
+
+const podOccurrence = (pod: Pod, reason: string, note: string): Occurrence => ({
+  regarding: podReference(pod.metadata?.namespace ?? "", pod.metadata?.name ?? "", pod.metadata?.uid ?? ""),
+  type: "Warning",
+  reason: reason as Occurrence["reason"],
+  note,
+  action: "Route"
+})
+
+export type { PodReport } from "./internal/PodConditions.js"

@@ -1,0 +1,249 @@
+/**
+ * Controller mode end to end: the controller runs with the live client over HTTP
+ * against LocalCluster, Pods are created, changed and deleted in the cluster as a
+ * runner in any language would, and what the controller did is read back from the
+ * cluster: the routing objects, and the condition and annotation on each Pod.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { type LocalCluster, SessionCluster } from "@session-routing/local-cluster"
+import { Duration, Effect, Layer } from "effect"
+import type { Pod, PodCondition } from "../../src/domain/Objects.js"
+import { ENDPOINTS_ANNOTATION, PORTS_ANNOTATION, ROUTES_CONDITION, SESSION_LABEL } from "../../src/domain/PodRouting.js"
+import { EventV1Resource, HttpRouteResource, IngressResource, PodResource } from "../../src/domain/Resources.js"
+import { SessionRouter } from "../../src/layers/SessionRouter.js"
+import { runController } from "../../src/runner/Controller.js"
+import {
+  BASE_DOMAIN,
+  eventually,
+  kubeClientLayer,
+  routerConfigLayer,
+  type TestConfig
+} from "../support/RouterHarness.js"
+
+/** A session Pod as a runner would create it: the label, and its ports declared or annotated. */
+const sessionPod = (
+  name: string,
+  sessionId: string,
+  options: { readonly ports?: ReadonlyArray<number>; readonly annotation?: string } = {}
+): Pod => ({
+  apiVersion: "v1",
+  kind: "Pod",
+  metadata: {
+    name,
+    labels: { [SESSION_LABEL]: sessionId },
+    ...(options.annotation !== undefined ? { annotations: { [PORTS_ANNOTATION]: options.annotation } } : {})
+  },
+  spec: {
+    containers: [{
+      name: "session",
+      image: "registry.example/session:1",
+      ports: (options.ports ?? []).map((port) => ({ containerPort: port, protocol: "TCP" as const }))
+    }]
+  }
+})
+
+const conditionOf = (pod: Pod): PodCondition | undefined =>
+  pod.status?.conditions?.find((c) => c.type === ROUTES_CONDITION)
+
+/** A cluster whose controllers program routes at once, and the controller running against it over HTTP. */
+const withController = (
+  options: { readonly mode?: "ingress" | "gateway"; readonly config?: TestConfig; readonly gc?: boolean } = {}
+) =>
+  Effect.gen(function*() {
+    const sc = yield* Effect.orDie(SessionCluster.make({
+      baseDomain: BASE_DOMAIN,
+      ingress: { delay: Duration.millis(20) },
+      gateway: { delay: Duration.millis(20) },
+      dataPlane: false,
+      controllerManager: options.gc ?? false
+    }))
+    const layer = SessionRouter.layerConfig.pipe(
+      Layer.provideMerge(kubeClientLayer("over HTTP", sc.cluster)),
+      Layer.provideMerge(routerConfigLayer(sc, {
+        mode: options.mode ?? "ingress",
+        routeReadyTimeoutMs: 1_500,
+        ...options.config
+      }))
+    )
+    const fiber = yield* Effect.forkScoped(Effect.provide(runController(), layer))
+    return { sc, fiber }
+  })
+
+const readPod = (cluster: LocalCluster.Service, namespace: string, name: string) =>
+  Effect.orDie(cluster.store.get(PodResource, namespace, name))
+
+const create = (cluster: LocalCluster.Service, namespace: string, pod: Pod) =>
+  Effect.orDie(cluster.store.create(PodResource, namespace, pod))
+
+describe("controller mode over HTTP", () => {
+  it.scopedLive(
+    "routes a labelled Pod's declared ports and sets its condition True with its endpoints",
+    () =>
+      Effect.gen(function*() {
+        const { sc } = yield* withController()
+        yield* create(sc.cluster, sc.namespace, sessionPod("alpha-pod", "alpha", { ports: [8080, 9090] }))
+        const pod = yield* eventually(
+          readPod(sc.cluster, sc.namespace, "alpha-pod"),
+          (p) => conditionOf(p)?.status === "True"
+        )
+        expect(conditionOf(pod)).toMatchObject({
+          status: "True",
+          reason: "RoutesProgrammed",
+          message: `every host is programmed: 8080-alpha.${BASE_DOMAIN}, 9090-alpha.${BASE_DOMAIN}`
+        })
+        expect(JSON.parse(pod.metadata?.annotations?.[ENDPOINTS_ANNOTATION] ?? "[]")).toEqual([
+          { host: `8080-alpha.${BASE_DOMAIN}`, port: 8080, protocol: "tcp", url: `https://8080-alpha.${BASE_DOMAIN}` },
+          { host: `9090-alpha.${BASE_DOMAIN}`, port: 9090, protocol: "tcp", url: `https://9090-alpha.${BASE_DOMAIN}` }
+        ])
+        const ingress = yield* Effect.orDie(sc.cluster.store.get(IngressResource, sc.namespace, "telo-run-alpha"))
+        expect(ingress.metadata?.ownerReferences?.[0]).toMatchObject({ kind: "Pod", name: "alpha-pod" })
+        expect(ingress.metadata?.ownerReferences?.[0]?.uid).toBe(pod.metadata?.uid)
+      }),
+    { timeout: 30_000 }
+  )
+
+  it.scopedLive("takes the ports from the annotation over the declared ones", () =>
+    Effect.gen(function*() {
+      const { sc } = yield* withController({ mode: "gateway" })
+      yield* create(
+        sc.cluster,
+        sc.namespace,
+        sessionPod("beta-pod", "beta", { ports: [80], annotation: "8080,5000/udp" })
+      )
+      yield* eventually(readPod(sc.cluster, sc.namespace, "beta-pod"), (p) => conditionOf(p)?.status === "True")
+      const routes = yield* Effect.orDie(sc.cluster.store.list(HttpRouteResource, sc.namespace))
+      expect(routes.items.map((r) => r.metadata?.name)).toEqual(["telo-run-beta-8080"])
+    }), { timeout: 30_000 })
+
+  it.scopedLive(
+    "sets the condition False with the diagnosis code when the IngressClass does not exist",
+    () =>
+      Effect.gen(function*() {
+        const { sc } = yield* withController({ config: { ingressClassName: "missing" } })
+        yield* create(sc.cluster, sc.namespace, sessionPod("gamma-pod", "gamma", { ports: [8080] }))
+        const pod = yield* eventually(
+          readPod(sc.cluster, sc.namespace, "gamma-pod"),
+          (p) => conditionOf(p)?.status === "False"
+        )
+        expect(conditionOf(pod)?.reason).toBe("IngressClassNotFound")
+        expect(conditionOf(pod)?.message).toContain(`8080-gamma.${BASE_DOMAIN}: IngressClassNotFound`)
+      }),
+    { timeout: 30_000 }
+  )
+
+  it.scopedLive(
+    "publishes again when the ports change, removing what a dropped port no longer needs",
+    () =>
+      Effect.gen(function*() {
+        const { sc } = yield* withController({ mode: "gateway" })
+        yield* create(sc.cluster, sc.namespace, sessionPod("delta-pod", "delta", { annotation: "8080,9090,7070" }))
+        yield* eventually(readPod(sc.cluster, sc.namespace, "delta-pod"), (p) => conditionOf(p)?.status === "True")
+        const pod = yield* readPod(sc.cluster, sc.namespace, "delta-pod")
+        yield* Effect.orDie(sc.cluster.store.replace(PodResource, sc.namespace, "delta-pod", {
+          ...pod,
+          metadata: { ...pod.metadata, annotations: { ...pod.metadata?.annotations, [PORTS_ANNOTATION]: "9090" } }
+        }))
+        const names = yield* eventually(
+          Effect.map(
+            Effect.orDie(sc.cluster.store.list(HttpRouteResource, sc.namespace)),
+            (list) => list.items.map((r) => r.metadata?.name)
+          ),
+          (list) => list.length === 1
+        )
+        expect(names).toEqual(["telo-run-delta-9090"])
+        const after = yield* eventually(
+          readPod(sc.cluster, sc.namespace, "delta-pod"),
+          (p) => conditionOf(p)?.message === `every host is programmed: 9090-delta.${BASE_DOMAIN}`
+        )
+        expect(conditionOf(after)?.status).toBe("True")
+      }),
+    { timeout: 30_000 }
+  )
+
+  it.scopedLive(
+    "says what is wrong with a Pod's annotation on the Pod, and keeps routing the others",
+    () =>
+      Effect.gen(function*() {
+        const { fiber, sc } = yield* withController()
+        yield* create(sc.cluster, sc.namespace, sessionPod("bad-pod", "bad", { annotation: "8080,http" }))
+        yield* create(sc.cluster, sc.namespace, sessionPod("good-pod", "good", { ports: [8080] }))
+        const bad = yield* eventually(readPod(sc.cluster, sc.namespace, "bad-pod"), (p) => conditionOf(p) !== undefined)
+        expect(conditionOf(bad)).toMatchObject({
+          status: "False",
+          reason: "InvalidPortsAnnotation",
+          message:
+            `Pod ${sc.namespace}/bad-pod: annotation ${PORTS_ANNOTATION}="8080,http": port "http" is not of the form` +
+            ` PORT or PORT/tcp or PORT/udp (e.g. 8080, 5000/udp)`
+        })
+        yield* eventually(readPod(sc.cluster, sc.namespace, "good-pod"), (p) => conditionOf(p)?.status === "True")
+        const events = yield* eventually(
+          Effect.orDie(sc.cluster.store.list(EventV1Resource, sc.namespace)),
+          (list) => list.items.some((e) => e.reason === "InvalidPortsAnnotation")
+        )
+        expect(events.items.find((e) => e.reason === "InvalidPortsAnnotation")).toMatchObject({
+          type: "Warning",
+          regarding: { kind: "Pod", name: "bad-pod" }
+        })
+        expect(fiber.unsafePoll()).toBeNull()
+      }),
+    { timeout: 30_000 }
+  )
+
+  it.scopedLive(
+    "routes a session for one Pod at a time, and for the next once the first is gone",
+    () =>
+      Effect.gen(function*() {
+        const { sc } = yield* withController()
+        yield* create(sc.cluster, sc.namespace, sessionPod("first-pod", "shared", { ports: [8080] }))
+        yield* eventually(readPod(sc.cluster, sc.namespace, "first-pod"), (p) => conditionOf(p)?.status === "True")
+        yield* create(sc.cluster, sc.namespace, sessionPod("second-pod", "shared", { ports: [8080] }))
+        const second = yield* eventually(
+          readPod(sc.cluster, sc.namespace, "second-pod"),
+          (p) => conditionOf(p) !== undefined
+        )
+        expect(conditionOf(second)).toMatchObject({ status: "False", reason: "SessionTaken" })
+        expect(conditionOf(second)?.message).toContain("first-pod")
+
+        yield* Effect.orDie(sc.cluster.store.delete(PodResource, sc.namespace, "first-pod"))
+        yield* eventually(readPod(sc.cluster, sc.namespace, "second-pod"), (p) => conditionOf(p)?.status === "True")
+        const ingress = yield* eventually(
+          Effect.orDie(sc.cluster.store.get(IngressResource, sc.namespace, "telo-run-shared")),
+          (i) => i.metadata?.ownerReferences?.[0]?.name === "second-pod"
+        )
+        expect(ingress.metadata?.ownerReferences).toHaveLength(1)
+      }),
+    { timeout: 30_000 }
+  )
+
+  it.scopedLive("puts back a route deleted under a live Pod", () =>
+    Effect.gen(function*() {
+      const { sc } = yield* withController({ mode: "gateway" })
+      yield* create(sc.cluster, sc.namespace, sessionPod("eps-pod", "eps", { ports: [8080] }))
+      yield* eventually(readPod(sc.cluster, sc.namespace, "eps-pod"), (p) => conditionOf(p)?.status === "True")
+      const before = yield* Effect.orDie(sc.cluster.store.get(HttpRouteResource, sc.namespace, "telo-run-eps-8080"))
+      yield* Effect.orDie(sc.cluster.store.delete(HttpRouteResource, sc.namespace, "telo-run-eps-8080"))
+      const after = yield* eventually(
+        Effect.either(sc.cluster.store.get(HttpRouteResource, sc.namespace, "telo-run-eps-8080")),
+        (read) => read._tag === "Right" && read.right.metadata?.uid !== before.metadata?.uid
+      )
+      expect(after._tag).toBe("Right")
+      yield* eventually(readPod(sc.cluster, sc.namespace, "eps-pod"), (p) => conditionOf(p)?.status === "True")
+    }), { timeout: 30_000 })
+
+  it.scopedLive("stops routing a deleted Pod, whose objects the cluster collects", () =>
+    Effect.gen(function*() {
+      const { sc } = yield* withController({ gc: true })
+      yield* create(sc.cluster, sc.namespace, sessionPod("zeta-pod", "zeta", { ports: [8080] }))
+      yield* eventually(readPod(sc.cluster, sc.namespace, "zeta-pod"), (p) => conditionOf(p)?.status === "True")
+      yield* Effect.orDie(sc.cluster.store.delete(PodResource, sc.namespace, "zeta-pod"))
+      const left = yield* eventually(
+        Effect.map(Effect.orDie(sc.cluster.store.list(IngressResource, sc.namespace)), (list) => list.items.length),
+        (count) => count === 0
+      )
+      expect(left).toBe(0)
+      // Nothing puts the collected objects back.
+      yield* Effect.sleep(Duration.millis(500))
+      const still = yield* Effect.orDie(sc.cluster.store.list(IngressResource, sc.namespace))
+      expect(still.items).toEqual([])
+    }), { timeout: 30_000 })
+})
