@@ -2,9 +2,9 @@
  * The resource types the cluster serves: the library's descriptors (where each type
  * lives on the wire) with what only an API server needs to know of it: which writes
  * keep status, whether `metadata.generation` is kept, whether it is a custom resource,
- * and the names discovery gives it. Every part of the cluster reads these, so the
- * HTTP API, the store and discovery cannot disagree; a descriptor a client passes in
- * is looked up here by its group and plural.
+ * what a PUT may do, and the names discovery gives it. Every part of the cluster reads
+ * these, so the HTTP API, the store and discovery cannot disagree; a descriptor a
+ * client passes in is looked up here by its group and plural.
  */
 import * as Kube from "session-routing/kubernetes"
 import type { ResourceType } from "session-routing/kubernetes"
@@ -17,8 +17,15 @@ export interface ServedResource<A = unknown> extends ResourceType<A> {
   readonly statusSubresource: boolean
   /** `metadata.generation` is kept (Services have none). */
   readonly hasGeneration: boolean
-  /** A custom resource (CRD-backed): list items carry kind/apiVersion, PUT needs a resourceVersion. */
+  /** A custom resource (CRD-backed): list items carry kind/apiVersion. */
   readonly custom: boolean
+  /** A PUT of a missing object creates it (the registry's `AllowCreateOnUpdate`); otherwise it is a 404. */
+  readonly createOnUpdate: boolean
+  /**
+   * A PUT without `metadata.resourceVersion` overwrites whatever is stored (the registry's
+   * `AllowUnconditionalUpdate`); otherwise it is a 422 naming the field.
+   */
+  readonly unconditionalUpdate: boolean
   readonly shortNames: ReadonlyArray<string>
 }
 
@@ -28,16 +35,24 @@ const serve = <A>(
     readonly statusSubresource: boolean
     readonly hasGeneration: boolean
     readonly shortNames?: ReadonlyArray<string>
+    readonly createOnUpdate?: boolean
+    readonly unconditionalUpdate?: boolean
   }
-): ServedResource<A> => ({
-  ...resource,
-  singular: resource.kind.toLowerCase(),
-  statusSubresource: fields.statusSubresource,
-  hasGeneration: fields.hasGeneration,
+): ServedResource<A> => {
   // Gateway API is installed as CRDs; everything else here is built in.
-  custom: resource.group === "gateway.networking.k8s.io",
-  shortNames: fields.shortNames ?? []
-})
+  const custom = resource.group === "gateway.networking.k8s.io"
+  return {
+    ...resource,
+    singular: resource.kind.toLowerCase(),
+    statusSubresource: fields.statusSubresource,
+    hasGeneration: fields.hasGeneration,
+    custom,
+    createOnUpdate: fields.createOnUpdate ?? false,
+    // Custom resources are never updated unconditionally; built-in types are unless their registry says otherwise.
+    unconditionalUpdate: fields.unconditionalUpdate ?? !custom,
+    shortNames: fields.shortNames ?? []
+  }
+}
 
 export const NamespaceResource = serve(Kube.NamespaceResource, {
   statusSubresource: true,
@@ -47,7 +62,8 @@ export const NamespaceResource = serve(Kube.NamespaceResource, {
 export const ServiceResource = serve(Kube.ServiceResource, {
   statusSubresource: true,
   hasGeneration: false,
-  shortNames: ["svc"]
+  shortNames: ["svc"],
+  createOnUpdate: true
 })
 export const PodResource = serve(Kube.PodResource, {
   statusSubresource: true,
@@ -97,6 +113,16 @@ export const GatewayResource = serve(Kube.GatewayResource, {
   shortNames: ["gtw"]
 })
 export const HttpRouteResource = serve(Kube.HttpRouteResource, { statusSubresource: true, hasGeneration: true })
+/**
+ * Leases: a PUT may create one, and every update must name the version it read, so
+ * two candidates writing from the same read cannot both win.
+ */
+export const LeaseResource = serve(Kube.LeaseResource, {
+  statusSubresource: false,
+  hasGeneration: false,
+  createOnUpdate: true,
+  unconditionalUpdate: false
+})
 
 /** Every type the cluster serves, in the order discovery lists them. */
 export const servedResources: ReadonlyArray<ServedResource> = [
@@ -113,6 +139,7 @@ export const servedResources: ReadonlyArray<ServedResource> = [
   ClusterRoleResource,
   RoleBindingResource,
   ClusterRoleBindingResource,
+  LeaseResource,
   GatewayClassResource,
   GatewayResource,
   HttpRouteResource

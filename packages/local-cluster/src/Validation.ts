@@ -1,7 +1,7 @@
 /**
  * What a real API server refuses, and how it says so. The checks mirror the
  * apiserver's own: apimachinery's name, label and metadata rules, the Service,
- * Ingress, IngressClass and Namespace validators, and the Gateway API v1 CRD
+ * Ingress, IngressClass, Namespace and Lease validators, and the Gateway API v1 CRD
  * schemas with their CEL rules. Each returns field errors worded as the server
  * words them, so the local cluster answers the 422 a real one would; they are
  * right on their own terms, not tuned to what our builders happen to produce.
@@ -11,6 +11,7 @@ import { validateIngress, validateIngressClass, validateNamespace, validateServi
 import { applyDefaults, validateCustomResource } from "./internal/crdSchema.js"
 import { schemaFor } from "./internal/describedTypes.js"
 import { type FieldError, fieldErrorText, goQuote } from "./internal/fieldErrors.js"
+import { validateLease } from "./internal/leaseValidation.js"
 import { asRecord, nameIsDnsSubdomain, validateObjectMeta } from "./internal/objectMeta.js"
 import { validateRbac } from "./internal/rbacValidation.js"
 import { validateWorkload } from "./internal/workloadValidation.js"
@@ -58,6 +59,7 @@ export const validateObject = (descriptor: ResourceType<unknown>, object: KubeOb
     if (resource.kind === "Ingress") return validateIngress(body)
     if (resource.kind === "IngressClass") return validateIngressClass(body)
   }
+  if (resource.group === "coordination.k8s.io" && resource.kind === "Lease") return validateLease(body)
   return validateObjectMeta(body.metadata as ObjectMeta | undefined, {
     namespaced: resource.namespaced,
     name: nameIsDnsSubdomain

@@ -1,7 +1,7 @@
 /**
  * @session-routing/local-cluster: an embedded Kubernetes API server on loopback, for
  * tests, demos and `session-routing cluster`. It serves what session routing touches
- * (core, networking, discovery, RBAC, Events, Gateway API) as the real API server
+ * (core, networking, discovery, RBAC, Events, Leases, Gateway API) as the real API server
  * does on the wire, runs stand-in controllers for Ingress, Gateway, EndpointSlices
  * and garbage collection, and routes traffic for programmed hosts. It reaches the
  * library only through `session-routing/kubernetes`, as any KubeClient

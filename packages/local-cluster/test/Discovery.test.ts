@@ -47,6 +47,7 @@ describe("aggregated discovery", () => {
         "events.k8s.io",
         "discovery.k8s.io",
         "rbac.authorization.k8s.io",
+        "coordination.k8s.io",
         "authorization.k8s.io",
         "gateway.networking.k8s.io"
       ])
@@ -80,6 +81,21 @@ describe("aggregated discovery", () => {
           subresource: "status",
           responseKind: { group: "", version: "", kind: "Ingress" },
           verbs: ["get", "patch", "update"]
+        }]
+      })
+      // Leases as `kubectl api-resources` lists them: namespaced, no short name, no status.
+      expect(apis.body.items.find((item: Json) => item.metadata.name === "coordination.k8s.io")).toEqual({
+        metadata: { name: "coordination.k8s.io", creationTimestamp: null },
+        versions: [{
+          version: "v1",
+          resources: [{
+            resource: "leases",
+            responseKind: { group: "", version: "", kind: "Lease" },
+            scope: "Namespaced",
+            singularResource: "lease",
+            verbs: ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
+          }],
+          freshness: "Current"
         }]
       })
       // A custom resource's discovery names the group version it answers with.
@@ -124,6 +140,9 @@ describe("aggregated discovery", () => {
       ]
       expect(both.sort()).toEqual(legacy.sort())
       expect(both).toContain("authorization.k8s.io/v1 selfsubjectaccessreviews [create]")
+      expect(both).toContain(
+        "coordination.k8s.io/v1 leases [create,delete,deletecollection,get,list,patch,update,watch]"
+      )
     }))
 
   it.scopedLive("answers the legacy lists to a client that does not ask for v2", () =>

@@ -31,6 +31,7 @@ describe("HttpApi discovery", () => {
         "events.k8s.io",
         "discovery.k8s.io",
         "rbac.authorization.k8s.io",
+        "coordination.k8s.io",
         "authorization.k8s.io",
         "gateway.networking.k8s.io"
       ])
@@ -98,6 +99,7 @@ describe("HttpApi discovery", () => {
         "events.k8s.io",
         "discovery.k8s.io",
         "rbac.authorization.k8s.io",
+        "coordination.k8s.io",
         "authorization.k8s.io"
       ])
       expect((yield* send(url, "POST", "/apis", {})).status).toBe(405)

@@ -32,6 +32,7 @@ const served: ReadonlyArray<Row> = [
   ["rbac.authorization.k8s.io", "clusterroles", "clusterrole", false, false, false, []],
   ["rbac.authorization.k8s.io", "rolebindings", "rolebinding", false, false, false, []],
   ["rbac.authorization.k8s.io", "clusterrolebindings", "clusterrolebinding", false, false, false, []],
+  ["coordination.k8s.io", "leases", "lease", false, false, false, []],
   ["gateway.networking.k8s.io", "gatewayclasses", "gatewayclass", true, true, true, ["gc"]],
   ["gateway.networking.k8s.io", "gateways", "gateway", true, true, true, ["gtw"]],
   ["gateway.networking.k8s.io", "httproutes", "httproute", true, true, true, []]
@@ -50,6 +51,19 @@ describe("the served resource types", () => {
         r.shortNames
       ])
     ).toEqual(served)
+  })
+
+  // The registries' AllowCreateOnUpdate and AllowUnconditionalUpdate.
+  it("let a PUT create only Services and Leases, and update unconditionally all but Leases and custom resources", () => {
+    const puts = (pick: (r: Served.ServedResource) => boolean) =>
+      Served.servedResources.filter(pick).map((r) => `${r.plural}${r.group === "" ? "" : `.${r.group}`}`)
+    expect(puts((r) => r.createOnUpdate)).toEqual(["services", "leases.coordination.k8s.io"])
+    expect(puts((r) => !r.unconditionalUpdate)).toEqual([
+      "leases.coordination.k8s.io",
+      "gatewayclasses.gateway.networking.k8s.io",
+      "gateways.gateway.networking.k8s.io",
+      "httproutes.gateway.networking.k8s.io"
+    ])
   })
 
   it("serve every type the library names, and find each from the library's descriptor", () => {

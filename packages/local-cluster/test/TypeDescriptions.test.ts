@@ -1,5 +1,5 @@
 /**
- * The Gateway API types, Ingress, IngressClass, Pod, Event and EndpointSlice are
+ * The Gateway API types, Ingress, IngressClass, Pod, Event, EndpointSlice and Lease are
  * described once (`typeDescription.ts`); their SSA shapes, CRD schemas, OpenAPI
  * schemas and field docs are derived. What the derived values do: each list merges in
  * apply as its type declares it, and the published OpenAPI says so; every field apply
@@ -22,6 +22,7 @@ import {
   HttpRouteResource,
   IngressClassResource,
   IngressResource,
+  LeaseResource,
   PodResource,
   type ServedResource
 } from "../src/ServedResources.js"
@@ -42,7 +43,8 @@ const resources: ReadonlyArray<ServedResource<KubeObject>> = [
   PodResource,
   EventResource,
   EventV1Resource,
-  EndpointSliceResource
+  EndpointSliceResource,
+  LeaseResource
 ] as never
 
 const byKind = (kind: string) => resources.find((r) => r.kind === kind && r !== EventV1Resource)!
@@ -133,7 +135,8 @@ const LISTS: Record<string, Record<string, ListType>> = {
     ".endpoints": "atomic",
     ".endpoints[].addresses": "set",
     ".ports": "atomic"
-  }
+  },
+  Lease: {}
 }
 
 /** The item a keyed list on the way to a nested list holds, the same in the live object and the config. */
@@ -228,7 +231,13 @@ describe("lists in apply", () => {
 })
 
 /** The JSON type a Go scalar is published and checked as. */
-const JSON_TYPES: Record<string, string> = { string: "string", bool: "boolean", int32: "integer", int64: "integer" }
+const JSON_TYPES: Record<string, string> = {
+  string: "string",
+  bool: "boolean",
+  int32: "integer",
+  int64: "integer",
+  microTime: "string"
+}
 
 /** The paths where the published schema and the shape disagree on a field or its JSON type. */
 const disagreements = (shape: Json, schema: Json | undefined, path: string): Array<string> => {
@@ -278,6 +287,16 @@ describe("the published OpenAPI", () => {
     expect(rule.retry.properties.attempts).toMatchObject(int32)
     expect(rule.retry.properties.codes.items).toMatchObject(int32)
     expect(rule.filters.items.properties.requestMirror.properties.percent).toMatchObject(int32)
+  })
+
+  it("publishes a Lease's times as the date-times MicroTime is, and its counts as int32", () => {
+    const spec = plain(kindSchema(LeaseResource)).properties.spec.properties
+    for (const time of ["acquireTime", "renewTime"]) {
+      expect(spec[time], time).toMatchObject({ type: "string", format: "date-time" })
+    }
+    for (const count of ["leaseDurationSeconds", "leaseTransitions"]) {
+      expect(spec[count], count).toMatchObject({ type: "integer", format: "int32" })
+    }
   })
 
   it("publishes the defaults a real server's schema shows, and not those only its defaulting code fills in", () => {
@@ -570,7 +589,7 @@ describe("field docs", () => {
       return object?.properties?.[name]
     }, schema)
 
-  it.each([IngressResource, HttpRouteResource].map((r) => [r.kind, r] as const))(
+  it.each([IngressResource, HttpRouteResource, LeaseResource].map((r) => [r.kind, r] as const))(
     "shows each documented field of %s's in its published schema",
     (_kind, resource) => {
       const docs = docsFor(qualifiedName(resource))
@@ -645,6 +664,7 @@ describe("the CRD schemas and the built-in types", () => {
     expect(schemaFor(PodResource)).toBeUndefined()
     expect(schemaFor(EventResource)).toBeUndefined()
     expect(schemaFor(EndpointSliceResource)).toBeUndefined()
+    expect(schemaFor(LeaseResource)).toBeUndefined()
   })
 
   // The events.k8s.io/v1 Event is the core Event's description under the newer names,

@@ -11,6 +11,7 @@ import {
   HttpRouteResource,
   IngressClassResource,
   IngressResource,
+  LeaseResource,
   NamespaceResource,
   ServiceResource
 } from "../src/ServedResources.js"
@@ -1515,9 +1516,16 @@ describe("validateObject on arbitrary bodies", () => {
     IngressClassResource,
     NamespaceResource,
     HttpRouteResource,
-    GatewayResource
+    GatewayResource,
+    LeaseResource
   ]
-  const bases: ReadonlyArray<object> = [service, ingress, ingressClass, namespace, httpRoute, gateway]
+  const lease = {
+    apiVersion: "coordination.k8s.io/v1",
+    kind: "Lease",
+    metadata: { name: "leader", namespace: "telo-sessions" },
+    spec: { holderIdentity: "a", leaseDurationSeconds: 15, leaseTransitions: 0 }
+  }
+  const bases: ReadonlyArray<object> = [service, ingress, ingressClass, namespace, httpRoute, gateway, lease]
 
   it.prop("returns field errors for any JSON value", { body: fc.jsonValue() }, ({ body }) => {
     for (const resource of resources) {

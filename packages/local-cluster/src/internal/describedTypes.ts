@@ -9,6 +9,7 @@ import type { ObjectSchema } from "./crdSchema.js"
 import { gatewayClassDescription, gatewayDescription } from "./gatewayDescriptions.js"
 import { httpRouteDescription } from "./httpRouteDescription.js"
 import { ingressClassDescription, ingressDescription } from "./ingressDescriptions.js"
+import { leaseDescription } from "./leaseDescription.js"
 import type { Shape } from "./shape.js"
 import { type KindDescription, kindDocs, kindSchema, kindShape } from "./typeDescription.js"
 import {
@@ -27,7 +28,8 @@ const descriptions: ReadonlyArray<readonly [string, KindDescription]> = [
   ["endpointslices.discovery.k8s.io", endpointSliceDescription],
   ["gateways.gateway.networking.k8s.io", gatewayDescription],
   ["gatewayclasses.gateway.networking.k8s.io", gatewayClassDescription],
-  ["httproutes.gateway.networking.k8s.io", httpRouteDescription]
+  ["httproutes.gateway.networking.k8s.io", httpRouteDescription],
+  ["leases.coordination.k8s.io", leaseDescription]
 ]
 
 /** The shape of each described type, by `<plural>[.<group>]`. */

@@ -43,6 +43,8 @@ const scalarSchema = (shape: Extract<Shape, { _tag: "Scalar" }>): Json => {
       return { type: "boolean" }
     case "intstr":
       return { "x-kubernetes-int-or-string": true, anyOf: [{ type: "integer" }, { type: "string" }] }
+    case "microTime":
+      return { type: "string", format: "date-time" }
     default:
       return { type: "string" }
   }

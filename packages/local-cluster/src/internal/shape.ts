@@ -4,8 +4,11 @@
  * with, and the object metadata and top-level layout they all share.
  */
 
-/** The Go type a built-in field decodes into; a JSON value of another type is a 400. */
-export type GoType = "string" | "int32" | "int64" | "bool" | "intstr"
+/**
+ * The Go type a built-in field decodes into; a JSON value of another type is a 400.
+ * `microTime` is `metav1.MicroTime`: a string in its one layout, stored in UTC.
+ */
+export type GoType = "string" | "int32" | "int64" | "bool" | "intstr" | "microTime"
 
 /** How the server sees one node of an object: what to keep, default, merge and own. */
 export type Shape =

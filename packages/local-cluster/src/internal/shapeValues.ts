@@ -4,6 +4,7 @@
  * of the wrong Go type with a 400.
  */
 import { clone, isObject } from "./json.js"
+import { canonicalMicroTime, parseMicroTime } from "./microTime.js"
 import { childShape, type GoType, type Shape } from "./shape.js"
 
 /**
@@ -14,6 +15,8 @@ import { childShape, type GoType, type Shape } from "./shape.js"
 export const prune = (value: unknown, shape: Shape, omitEmpty: boolean): unknown => {
   switch (shape._tag) {
     case "Scalar":
+      // Decoding into a MicroTime and encoding it again gives the time in UTC.
+      return shape.goType === "microTime" && typeof value === "string" ? canonicalMicroTime(value) : value
     case "Unknown":
       return value
     case "Struct":
@@ -79,6 +82,7 @@ export const jsonTypeName = (value: unknown): string =>
 export const scalarFits = (value: unknown, goType: GoType): boolean => {
   switch (goType) {
     case "string":
+    case "microTime":
       return typeof value === "string"
     case "bool":
       return typeof value === "boolean"
@@ -95,7 +99,9 @@ export const GO_TYPE_NAMES: Readonly<Record<GoType, string>> = {
   bool: "bool",
   int32: "int32",
   int64: "int64",
-  intstr: "intstr.IntOrString"
+  intstr: "intstr.IntOrString",
+  // MicroTime reads its JSON into a string first: a number fails as a string would.
+  microTime: "string"
 }
 
 /**
@@ -112,6 +118,10 @@ export const decodeProblem = (value: unknown, shape: Shape, kind: string): strin
       case "Unknown":
         return undefined
       case "Scalar":
+        if (s.goType === "microTime" && typeof v === "string") {
+          const parsed = parseMicroTime(v)
+          return parsed._tag === "Refused" ? parsed.message : undefined
+        }
         if (s.goType === undefined || scalarFits(v, s.goType)) return undefined
         if (typeof v === "number" && (s.goType === "int32" || s.goType === "int64")) {
           return `json: cannot unmarshal number ${v} into Go struct field ${kind}${path} of type ${s.goType}`

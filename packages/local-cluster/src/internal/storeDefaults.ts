@@ -3,8 +3,9 @@
  * server fills in, from the CRD schema and from the built-in types' own rules.
  */
 import { type KubeObject } from "session-routing/kubernetes"
-import { NamespaceResource, type ServedResource, ServiceResource } from "../ServedResources.js"
+import { LeaseResource, NamespaceResource, type ServedResource, ServiceResource } from "../ServedResources.js"
 import { applyDefaults, isObject, prune, shapeOf } from "../ServerSideApply.js"
+import { withoutGatedFields } from "./leaseDescription.js"
 import { asJson, type Json, metaOf } from "./storeObjects.js"
 import { workloadDefaults } from "./workloadDefaults.js"
 
@@ -20,12 +21,14 @@ export const pruned = (resource: ServedResource<KubeObject>, object: Json): Json
 
 /**
  * The defaults the server fills in: those its type's description declares (a custom
- * resource's CRD defaults among them), in one pass, then the built-in types' own rules.
+ * resource's CRD defaults among them), in one pass, then the built-in types' own rules
+ * (a Lease also loses the fields of a feature gate that is off, as its strategy clears them).
  */
 export const defaulted = (resource: ServedResource<KubeObject>, object: KubeObject): KubeObject => {
   let out = applyDefaults(object, shapeOf(resource)) as KubeObject
   if (resource === ServiceResource) out = serviceDefaults(out)
   if (resource === NamespaceResource) out = namespaceDefaults(out)
+  if (resource === LeaseResource) out = withoutGatedFields(out)
   return workloadDefaults(resource, out)
 }
 

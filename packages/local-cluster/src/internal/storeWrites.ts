@@ -1,5 +1,5 @@
 /**
- * The store's creates and updates: POST, PUT (to create a Service too) and the
+ * The store's creates and updates: POST, PUT (to create a Service or a Lease too) and the
  * status subresource, with the server's identity, generation, version and
  * managed-fields bookkeeping. Apply builds on the same steps.
  */
@@ -259,7 +259,7 @@ export const makeWrites = (state: StoreState, buckets: Buckets, allocator: Retur
     const meta = isObject(incoming.metadata) ? incoming.metadata : {}
     const requested = typeof meta.resourceVersion === "string" ? meta.resourceVersion : ""
     if (requested === "") {
-      if (resource.custom) {
+      if (!resource.unconditionalUpdate) {
         // The registry names the resource where it means the kind here: the message reads `httproutes.<group>`.
         refuse(
           failure(
@@ -311,8 +311,8 @@ export const makeWrites = (state: StoreState, buckets: Buckets, allocator: Retur
         const manager = options?.fieldManager ?? state.defaultManager
         const dryRun = options?.dryRun === true
         if (live === undefined) {
-          // Of our types only Services may be created by PUT; the rest answer 404.
-          if (resource !== ServiceResource) refuse(notFoundStatus(resource, name))
+          // Of our types only Services and Leases may be created by PUT; the rest answer 404.
+          if (!resource.createOnUpdate) refuse(notFoundStatus(resource, name))
           const prepared = prepareCreate(
             resource,
             ns,

@@ -209,6 +209,13 @@ const columnsFor = (resource: ServedResource<unknown>): ReadonlyArray<Column> =>
         },
         ageColumn
       ]
+    case "Lease":
+      return [nameColumn, {
+        name: "Holder",
+        type: "string",
+        description: "Who holds the lease now.",
+        cell: (o) => path(o, "spec", "holderIdentity") ?? ""
+      }, ageColumn]
     case "HTTPRoute":
       return [
         nameColumn,

@@ -73,6 +73,12 @@ export const string = (options: ScalarOptions = {}): Description => ({ _tag: "Sc
 export const int32 = (options: ScalarOptions = {}): Description => ({ _tag: "Scalar", goType: "int32", ...options })
 export const int64 = (options: ScalarOptions = {}): Description => ({ _tag: "Scalar", goType: "int64", ...options })
 export const bool = (options: ScalarOptions = {}): Description => ({ _tag: "Scalar", goType: "bool", ...options })
+/** A `metav1.MicroTime`: RFC 3339 with microseconds. */
+export const microTime = (options: ScalarOptions = {}): Description => ({
+  _tag: "Scalar",
+  goType: "microTime",
+  ...options
+})
 export const unknown: Description = { _tag: "Unknown" }
 /** A value kept whole, with a default of its own. */
 export const untyped = (options: Declared): Description => ({ _tag: "Unknown", ...options })
@@ -190,7 +196,8 @@ const JSON_TYPES: Readonly<Record<GoType, "string" | "integer" | "boolean" | und
   int32: "integer",
   int64: "integer",
   bool: "boolean",
-  intstr: undefined
+  intstr: undefined,
+  microTime: "string"
 }
 
 /** The CRD's structural schema: JSON types, every check and default, and the list-map keys. */

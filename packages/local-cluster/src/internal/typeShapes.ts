@@ -1,7 +1,7 @@
 /**
  * The structural schema of each served type: Namespace and Service here; Ingress,
- * IngressClass, Pod, Event, EndpointSlice and the Gateway API's (v1) derived from
- * their one description each, defaults included (`describedTypes.ts`).
+ * IngressClass, Pod, Event, EndpointSlice, Lease and the Gateway API's (v1) derived
+ * from their one description each, defaults included (`describedTypes.ts`).
  */
 import type { ServedResource } from "../ServedResources.js"
 import { describedShapes } from "./describedTypes.js"
