@@ -1,7 +1,8 @@
 /**
  * The `kubectl get` columns of the workload types, as the API server's table printers
- * define them: Pods (ready containers, status, restarts), Events in either API (last
- * seen, type, reason, object, message) and EndpointSlices (address type, ports, endpoints).
+ * define them: Pods (ready containers, status, restarts; with `-o wide` the address,
+ * node and readiness gates), Events in either API (last seen, type, reason, object,
+ * message) and EndpointSlices (address type, ports, endpoints).
  */
 import type { Column } from "./tables.js"
 
@@ -27,16 +28,28 @@ const column = (name: string, description: string, cell: Column["cell"], priorit
   cell
 })
 
+/** The status of the Pod's condition of `type`, if it has one. */
+const conditionStatus = (pod: Json, type: string): string | undefined => {
+  const found = list(record(pod.status).conditions).map(record).find((c) => c.type === type)
+  return found === undefined ? undefined : text(found.status)
+}
+
 const podReady = (pod: Json): string => {
   const containers = list(record(pod.spec).containers).length
   const statuses = list(record(pod.status).containerStatuses).map(record)
-  // Without container statuses (no kubelet here), the Ready condition speaks for every container.
-  const ready = statuses.length > 0
-    ? statuses.filter((s) => s.ready === true).length
-    : list(record(pod.status).conditions).some((c) => record(c).type === "Ready" && record(c).status === "True")
-    ? containers
-    : 0
+  // Without container statuses (no kubelet here), ContainersReady speaks for every container; it
+  // is not Ready, which a readiness gate holds False while the containers are ready.
+  const allReady = (conditionStatus(pod, "ContainersReady") ?? conditionStatus(pod, "Ready")) === "True"
+  const ready = statuses.length > 0 ? statuses.filter((s) => s.ready === true).length : allReady ? containers : 0
   return `${ready}/${containers}`
+}
+
+/** `<true>/<gates>`: how many readiness gates have their condition True; `<none>` for a Pod without gates. */
+const readinessGates = (pod: Json): string => {
+  const gates = list(record(pod.spec).readinessGates).map((g) => text(record(g).conditionType))
+  if (gates.length === 0) return "<none>"
+  // The printer takes the first condition of each gate's type, as the API keeps one per type.
+  return `${gates.filter((type) => conditionStatus(pod, type) === "True").length}/${gates.length}`
 }
 
 const podStatus = (pod: Json): string => {
@@ -59,7 +72,13 @@ const podColumns = (base: TableBase): ReadonlyArray<Column> => [
       )
   ),
   base.age,
-  column("IP", "The IP address assigned to the pod", (o) => text(record(o.status).podIP) || "<none>", 1),
+  // The printer reads the first of podIPs, not podIP.
+  column(
+    "IP",
+    "The IP address assigned to the pod",
+    (o) => text(record(list(record(o.status).podIPs)[0]).ip) || "<none>",
+    1
+  ),
   column("Node", "The name of the node assigned to the pod", (o) => text(record(o.spec).nodeName) || "<none>", 1),
   column(
     "Nominated Node",
@@ -67,10 +86,12 @@ const podColumns = (base: TableBase): ReadonlyArray<Column> => [
     (o) => text(record(o.status).nominatedNodeName) || "<none>",
     1
   ),
-  column("Readiness Gates", "The readiness gates of the pod", (o) => {
-    const gates = list(record(o.spec).readinessGates)
-    return gates.length === 0 ? "<none>" : `0/${gates.length}`
-  }, 1)
+  column(
+    "Readiness Gates",
+    "The conditions besides its containers' readiness that the pod's readiness waits for",
+    readinessGates,
+    1
+  )
 ]
 
 /**
