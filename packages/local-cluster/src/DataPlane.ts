@@ -21,7 +21,7 @@ import {
 } from "session-routing/kubernetes"
 import { makeRecorder } from "./ControllerEvents.js"
 import { DEFAULT_GATEWAY_CONTROLLER_NAME } from "./GatewayController.js"
-import { KUBELET_MANAGER, setPodReady } from "./internal/podReadiness.js"
+import { followReadinessGates, KUBELET_MANAGER, setPodReady } from "./internal/podReadiness.js"
 import { type EndpointChoice, type ReadyEndpoint, readyEndpoints } from "./internal/readyEndpoints.js"
 import {
   decideRoute,
@@ -79,7 +79,9 @@ export interface DataPlane {
   /**
    * Serves a Pod at `address` as its workload would: the Pod turns Running and Ready
    * (podIP the address's host, as its kubelet reports once a readiness probe passes), so
-   * its Services' EndpointSlices list it ready and traffic for it comes to `address`.
+   * its Services' EndpointSlices list it ready and traffic for it comes to `address`. A
+   * Pod with readiness gates turns Ready only once each gate's condition is True, and
+   * follows those conditions whoever writes them.
    */
   readonly registerPod: (pod: PodRef, address: BackendAddress) => Effect.Effect<void, Status>
   /** The Pod's workload stopped: it turns not Ready, and its Services answer 503 if it was their last. */
@@ -265,6 +267,8 @@ export const make = (
 
     const pods = yield* Ref.make(HashMap.empty<string, BackendAddress>())
     const kubelet = yield* makeRecorder(store, KUBELET_MANAGER)
+    // Another writer's condition for a readiness gate decides Ready as soon as it is written.
+    yield* followReadinessGates(store)
     const podKey = (pod: PodRef): string => `${pod.namespace}/${pod.name}`
 
     /** When Pods stand behind the Service, only its ready endpoints take traffic (read from its EndpointSlices). */
