@@ -2,7 +2,9 @@
  * KubeClient over a ClusterStore, without sockets: the same failures the HTTP face
  * would produce (Status bodies mapped by `fromStatus`, plain-text 404 for an unserved
  * type, faults included), so code under test cannot tell the two apart. Its calls are
- * counted in the cluster's metrics under the verbs the HTTP face would see.
+ * counted in the cluster's metrics under the verbs the HTTP face would see. Besides the
+ * primitives it makes Event writes, Pod patches (of the Pod and of its status) and
+ * Lease reads and writes, as the live client does.
  */
 import { Cause, Effect, Exit, Layer, Option, Stream } from "effect"
 import {
@@ -15,7 +17,13 @@ import {
   type KubeClientPrimitives,
   type KubeError,
   type KubeObject,
+  type Lease,
+  type LeaseCalls,
+  LeaseResource,
   makeKubeClient,
+  type Pod,
+  PodResource,
+  type PodWrites,
   type RawWatchEvent,
   type ReadableObject,
   type RequestContext,
@@ -26,8 +34,12 @@ import {
   Transport
 } from "session-routing/kubernetes"
 import { type Decision, type Faults, shapeWatch, type Verb } from "./Faults.js"
-import { mergePatch } from "./internal/patches.js"
+import { Refused } from "./internal/httpReply.js"
+import { mergePatch, patchOnce } from "./internal/patches.js"
+import { strategicMerge } from "./internal/strategicMerge.js"
+import { shapeOf } from "./internal/typeShapes.js"
 import { type ClusterMetrics, type RequestLabels, resourceRequestLabels } from "./Metrics.js"
+import { servedOf, type ServedResource } from "./ServedResources.js"
 import type { ClusterStore, StoreWatchEvent } from "./Store.js"
 
 /** The in-memory client's settings: faults to honour, and the resuming watch's schedule. */
@@ -48,29 +60,33 @@ export const make = (store: ClusterStore, options: InMemoryKubeClientOptions = {
 export const layer = (store: ClusterStore, options: InMemoryKubeClientOptions = {}): Layer.Layer<KubeClient> =>
   Layer.effect(KubeClient, make(store, options))
 
+const APPLY_PATCH = "application/apply-patch+yaml"
+const MERGE_PATCH = "application/merge-patch+json"
+const STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
+
 /** The request the HTTP face would receive for a call: its method and content type decide the verb. */
 const labelsOf = (
-  method: "GET" | "POST" | "PATCH" | "DELETE",
+  method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE",
   resource: ResourceType<unknown>,
   namespace: string | undefined,
   name: string | undefined,
-  options: { readonly watch?: boolean; readonly apply?: boolean; readonly dryRun?: boolean; readonly merge?: boolean } =
-    {}
+  options: {
+    readonly watch?: boolean
+    readonly contentType?: string
+    readonly dryRun?: boolean
+    readonly subresource?: string
+  } = {}
 ): RequestLabels =>
   resourceRequestLabels({
     method,
-    contentType: options.apply === true
-      ? "application/apply-patch+yaml"
-      : options.merge === true
-      ? "application/merge-patch+json"
-      : "application/json",
+    contentType: options.contentType ?? "application/json",
     watch: options.watch === true,
     group: resource.group,
     version: resource.version,
     resource: resource.plural,
     namespace: resource.namespaced ? namespace : undefined,
     name,
-    subresource: undefined,
+    subresource: options.subresource,
     dryRun: options.dryRun === true ? ["All"] : []
   })
 
@@ -92,7 +108,11 @@ const primitives = (
   store: ClusterStore,
   faults: Faults | undefined,
   metrics: ClusterMetrics | undefined
-): KubeClientPrimitives & { readonly events: EventWrites } => {
+): KubeClientPrimitives & {
+  readonly events: EventWrites
+  readonly pods: PodWrites
+  readonly leases: LeaseCalls
+} => {
   const record = <A>(labels: RequestLabels, exit: Exit.Exit<A, KubeError>, ok: (a: A) => number) =>
     Effect.sync(() => {
       const code = codeOf(exit, ok)
@@ -110,7 +130,8 @@ const primitives = (
     resource: ResourceType<unknown>,
     namespace: string | undefined,
     name: string | undefined,
-    ctx: RequestContext
+    ctx: RequestContext,
+    subresource?: string
   ): Effect.Effect<Decision, KubeError> =>
     Effect.gen(function*() {
       const decision: Decision = faults === undefined
@@ -119,7 +140,8 @@ const primitives = (
           verb,
           resource,
           ...(namespace !== undefined ? { namespace } : {}),
-          ...(name !== undefined ? { name } : {})
+          ...(name !== undefined ? { name } : {}),
+          ...(subresource !== undefined ? { subresource } : {})
         })
       switch (decision._tag) {
         case "Respond":
@@ -159,10 +181,11 @@ const primitives = (
     namespace: string | undefined,
     name: string | undefined,
     ctx: RequestContext,
-    effect: Effect.Effect<A, Status>
+    effect: Effect.Effect<A, Status>,
+    subresource?: string
   ): Effect.Effect<A, KubeError> =>
     Effect.zipRight(
-      admit(verb, resource, namespace, name, ctx),
+      admit(verb, resource, namespace, name, ctx, subresource),
       Effect.mapError(effect, (status) => fromStatus(ctx, status))
     )
 
@@ -205,7 +228,106 @@ const primitives = (
         ctx,
         once.pipe(Effect.retry({ while: (status) => status.code === 409, times: 5 }))
       ).pipe(
-        counted(labelsOf("PATCH", resource, namespace, name, { merge: true }), () => 200),
+        counted(labelsOf("PATCH", resource, namespace, name, { contentType: MERGE_PATCH }), () => 200),
+        Effect.map((result) => result.object)
+      )
+    }
+  }
+
+  /**
+   * A merge or strategic merge patch as the HTTP face runs it: read, patch, write back
+   * on the version read (or the one the patch names), again from a fresh read when
+   * another write got in first. A patch the merge cannot apply is its 422.
+   */
+  const patched = (
+    name: string,
+    namespace: string,
+    subresource: "status" | undefined,
+    patch: (live: KubeObject) => KubeObject
+  ): Effect.Effect<Pod, Status> =>
+    patchOnce(
+      store,
+      { resource: servedOf(PodResource) as ServedResource<KubeObject>, namespace, name, subresource },
+      patch,
+      (body) =>
+        subresource === "status"
+          ? store.replaceStatus(PodResource, namespace, name, body as Pod)
+          : Effect.map(store.replace(PodResource, namespace, name, body as Pod), (r) => r.object)
+    ).pipe(
+      Effect.catchAllDefect((defect) => defect instanceof Refused ? Effect.fail(defect.status) : Effect.die(defect))
+    ) as Effect.Effect<Pod, Status>
+
+  const pods: PodWrites = {
+    patchStatus: (namespace, name, patch) => {
+      // Named as the live client and RBAC name it: `pods/status`, apart from `pods`.
+      const ctx = { ...requestContext("patch", PodResource, namespace, name), resource: "pods/status" }
+      return call(
+        "patch",
+        PodResource,
+        namespace,
+        name,
+        ctx,
+        patched(
+          name,
+          namespace,
+          "status",
+          (live) => strategicMerge(live, patch, shapeOf(servedOf(PodResource))) as Pod
+        ),
+        "status"
+      ).pipe(
+        counted(
+          labelsOf("PATCH", PodResource, namespace, name, {
+            contentType: STRATEGIC_MERGE_PATCH,
+            subresource: "status"
+          }),
+          () => 200
+        )
+      )
+    },
+    patch: (namespace, name, patch) =>
+      call(
+        "patch",
+        PodResource,
+        namespace,
+        name,
+        requestContext("patch", PodResource, namespace, name),
+        patched(name, namespace, undefined, (live) => mergePatch(live, patch) as Pod)
+      ).pipe(counted(labelsOf("PATCH", PodResource, namespace, name, { contentType: MERGE_PATCH }), () => 200))
+  }
+
+  const withTypeMeta = (lease: Lease): Lease => ({ ...lease, apiVersion: "coordination.k8s.io/v1", kind: "Lease" })
+
+  const leases: LeaseCalls = {
+    get: (namespace, name) =>
+      call(
+        "get",
+        LeaseResource,
+        namespace,
+        name,
+        requestContext("get", LeaseResource, namespace, name),
+        store.get(LeaseResource, namespace, name)
+      ).pipe(counted(labelsOf("GET", LeaseResource, namespace, name), () => 200)),
+    create: (namespace, lease) =>
+      call(
+        "create",
+        LeaseResource,
+        namespace,
+        undefined,
+        requestContext("create", LeaseResource, namespace),
+        store.create(LeaseResource, namespace, withTypeMeta(lease))
+      ).pipe(counted(labelsOf("POST", LeaseResource, namespace, undefined), () => 201)),
+    // A PUT: the store refuses a stale resourceVersion with 409 and a missing one with 422.
+    replace: (namespace, lease) => {
+      const name = lease.metadata?.name ?? ""
+      return call(
+        "update",
+        LeaseResource,
+        namespace,
+        name,
+        requestContext("update", LeaseResource, namespace, lease.metadata?.name),
+        store.replace(LeaseResource, namespace, name, withTypeMeta(lease))
+      ).pipe(
+        counted(labelsOf("PUT", LeaseResource, namespace, name), (result) => (result.created ? 201 : 200)),
         Effect.map((result) => result.object)
       )
     }
@@ -213,6 +335,8 @@ const primitives = (
 
   return {
     events,
+    pods,
+    leases,
     apply: (resource, object, options) => {
       const namespace = object.metadata?.namespace
       const name = object.metadata?.name ?? ""
@@ -230,7 +354,7 @@ const primitives = (
         })
       ).pipe(
         counted(
-          labelsOf("PATCH", resource, namespace, name, { apply: true, dryRun: options?.dryRun === true }),
+          labelsOf("PATCH", resource, namespace, name, { contentType: APPLY_PATCH, dryRun: options?.dryRun === true }),
           (result) => result.created ? 201 : 200
         ),
         Effect.map((result) => result.object)
