@@ -70,6 +70,23 @@ describe("Pods", () => {
       expect(bad.message).toContain("Invalid value: 70000: must be between 1 and 65535, inclusive")
     }))
 
+  it.effect("refuses a readiness gate whose condition type is not a qualified name", () =>
+    Effect.gen(function*() {
+      const store = yield* fresh
+      const gated = (conditionType: string): Pod => ({
+        ...pod("a"),
+        spec: { ...pod("a").spec!, readinessGates: [{ conditionType }] }
+      })
+      yield* store.create(PodResource, NS, gated("session-routing.dev/RoutesProgrammed"))
+      const bad = yield* Effect.flip(
+        store.create(PodResource, NS, { ...gated("routes programmed"), metadata: { name: "b" } })
+      )
+      expect(bad.details?.causes?.map((c) => [c.field, c.message])).toEqual([[
+        "spec.readinessGates[0].conditionType",
+        expect.stringMatching(/^Invalid value: "routes programmed": name part must consist of alphanumeric characters/)
+      ]])
+    }))
+
   it.effect("changes status only through the status subresource", () =>
     Effect.gen(function*() {
       const store = yield* fresh

@@ -122,6 +122,12 @@ export const validatePod = (object: JsonRecord): Array<FieldError> => {
   errs.push(...oneOf("spec.dnsPolicy", asString(spec.dnsPolicy), DNS_POLICIES))
   const nodeName = asString(spec.nodeName)
   if (nodeName !== "") errs.push(...isDns1123Subdomain(nodeName).map((m) => invalid("spec.nodeName", nodeName, m)))
+  // A gate names a condition type, which other writers set in the Pod's status: a qualified name.
+  asArray(spec.readinessGates).map(asRecord).forEach((gate, i) => {
+    const type = asString(gate.conditionType)
+    const at = child(index("spec.readinessGates", i), "conditionType")
+    errs.push(...isQualifiedName(type).map((m) => invalid(at, type, m)))
+  })
   const status = asRecord(object.status)
   asArray(status.podIPs).map(asRecord).forEach((entry, i) => {
     const ip = asString(entry.ip)
