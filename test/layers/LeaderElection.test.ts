@@ -1,0 +1,533 @@
+/**
+ * Leader election on TestClock over Leases in memory: taking a missing, empty or expired
+ * Lease, waiting out another holder by this candidate's own clock, renewing, losing
+ * leadership at the renew deadline (lead interrupted then, not later), releasing on a
+ * stop, races between candidates, hung calls, and the settings it refuses.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Cause, Clock, Duration, Effect, Exit, Fiber, Option, Random, TestClock } from "effect"
+import type { Lease } from "../../src/domain/Objects.js"
+import {
+  type LeaderElectionSettings,
+  type LeadershipChange,
+  LeadershipLost,
+  runElected
+} from "../../src/layers/internal/controller/LeaderElection.js"
+import { Unavailable } from "../../src/services/KubeError.js"
+import { type LeaseClient, makeMemoryLeases, type MemoryLeases } from "../support/MemoryLeases.js"
+
+const T0 = Date.parse("2026-03-01T12:00:00Z")
+const NS = "controllers"
+const NAME = "session-routing"
+
+/** MicroTime `seconds` after T0. */
+const micro = (seconds: number) => new Date(T0 + seconds * 1_000).toISOString().replace("Z", "000Z")
+
+/** Seconds since T0 on the test's clock. */
+const since = Effect.map(Clock.currentTimeMillis, (now) => (now - T0) / 1_000)
+
+/** Moves the clock on by `seconds` in steps of `step` seconds, letting every fiber run at each. */
+const advance = (seconds: number, step = 0.1) =>
+  Effect.gen(function*() {
+    for (let i = 0; i < Math.round(seconds / step); i++) yield* TestClock.adjust(Duration.seconds(step))
+  })
+
+/** Who led when; `overlaps` counts starts while another candidate still led. */
+const makeTimeline = () => {
+  const leading = new Set<string>()
+  const events: Array<{ readonly who: string; readonly what: "start" | "stop"; readonly at: number }> = []
+  let overlaps = 0
+  return {
+    lead: (who: string) =>
+      Effect.gen(function*() {
+        if (leading.size > 0) overlaps++
+        leading.add(who)
+        events.push({ who, what: "start", at: yield* since })
+        return yield* Effect.never
+      }).pipe(
+        Effect.onExit(() =>
+          Effect.map(since, (at) => {
+            leading.delete(who)
+            events.push({ who, what: "stop", at })
+          })
+        )
+      ),
+    events: () => events,
+    starts: (who: string) => events.filter((e) => e.who === who && e.what === "start").map((e) => e.at),
+    stops: (who: string) => events.filter((e) => e.who === who && e.what === "stop").map((e) => e.at),
+    overlaps: () => overlaps,
+    /** Who leads now, if anyone. */
+    leader: (): string | undefined => leading.values().next().value
+  }
+}
+
+type Timeline = ReturnType<typeof makeTimeline>
+
+interface Running {
+  readonly client: LeaseClient
+  readonly changes: Array<LeadershipChange>
+  readonly fiber: Fiber.RuntimeFiber<unknown, unknown>
+}
+
+/** Starts candidate `who` over its own client of `memory`, leading as `timeline` records. */
+const start = (
+  memory: MemoryLeases,
+  timeline: Timeline,
+  who: string,
+  options: { readonly settings?: Partial<LeaderElectionSettings>; readonly latency?: Duration.DurationInput } = {}
+) =>
+  Effect.gen(function*() {
+    const client = memory.client(who, options.latency)
+    const changes: Array<LeadershipChange> = []
+    const fiber = yield* Effect.fork(
+      runElected(
+        client.calls,
+        { namespace: NS, name: NAME, identity: who, ...options.settings },
+        timeline.lead(who),
+        (change) => Effect.sync(() => changes.push(change))
+      )
+    )
+    return { client, changes, fiber } satisfies Running
+  })
+
+const lease = (spec: NonNullable<Lease["spec"]>, resourceVersion?: string): Lease => ({
+  metadata: { name: NAME, namespace: NS, ...(resourceVersion !== undefined ? { resourceVersion } : {}) },
+  spec
+})
+
+/** Writes by `who`, in seconds since T0. */
+const writesBy = (memory: MemoryLeases, who: string) =>
+  memory.writes().filter((w) => w.by === who).map((w) => (w.at - T0) / 1_000)
+
+/**
+ * Interrupts `fibers` with the clock moving: a leader's release takes TestClock time when
+ * its calls are slow, up to the renew deadline when they hang.
+ */
+const stopAll = (fibers: ReadonlyArray<Fiber.RuntimeFiber<unknown, unknown>>) =>
+  Effect.gen(function*() {
+    const stopping = yield* Effect.fork(Fiber.interruptAll(fibers))
+    yield* advance(10.1)
+    yield* Fiber.join(stopping)
+  })
+
+const failureOf = <A, E>(exit: Exit.Exit<A, E>) =>
+  Exit.isFailure(exit) ? Option.getOrUndefined(Cause.failureOption(exit.cause)) : undefined
+
+describe("runElected", () => {
+  it.effect("creates a missing Lease naming this candidate, acquired and renewed now, with no transitions, and leads", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(T0)
+      const memory = makeMemoryLeases()
+      const timeline = makeTimeline()
+      const a = yield* start(memory, timeline, "a")
+      yield* advance(0.1)
+      expect(memory.read(NS, NAME)).toEqual(lease({
+        holderIdentity: "a",
+        leaseDurationSeconds: 15,
+        acquireTime: micro(0),
+        renewTime: micro(0),
+        leaseTransitions: 0
+      }, "1"))
+      expect(memory.writes().map((w) => w.verb)).toEqual(["create"])
+      expect(timeline.starts("a")).toEqual([0])
+      expect(a.changes).toEqual([{ _tag: "Leading" }])
+    }))
+
+  it.effect("renews every retryPeriod while it leads, keeping its acquireTime and transitions", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(T0)
+      const memory = makeMemoryLeases()
+      const timeline = makeTimeline()
+      yield* start(memory, timeline, "a")
+      yield* advance(6.5)
+      expect(writesBy(memory, "a")).toEqual([0, 2, 4, 6])
+      expect(memory.read(NS, NAME)?.spec).toEqual({
+        holderIdentity: "a",
+        leaseDurationSeconds: 15,
+        acquireTime: micro(0),
+        renewTime: micro(6),
+        leaseTransitions: 0
+      })
+      expect(timeline.stops("a")).toEqual([])
+    }))
+
+  // client-go measures a holder's lease from when this candidate saw its record change,
+  // never from the renewTime the holder wrote by its own clock: an old renewTime does not
+  // make it take the Lease early, a renewTime ahead does not make it wait longer.
+  for (const [skew, offset] of [["an hour behind", -3_600], ["an hour ahead", 3_600]] as const) {
+    it.effect(`takes a Lease another holds only once it has seen it unchanged for leaseDuration, its holder's clock ${skew}`, () =>
+      Effect.gen(function*() {
+        yield* TestClock.setTime(T0)
+        const memory = makeMemoryLeases()
+        yield* memory.put(lease({
+          holderIdentity: "old",
+          leaseDurationSeconds: 15,
+          acquireTime: micro(offset - 60),
+          renewTime: micro(offset),
+          leaseTransitions: 3
+        }))
+        const timeline = makeTimeline()
+        const b = yield* start(memory, timeline, "b")
+        yield* advance(14.9)
+        expect(timeline.starts("b")).toEqual([])
+        // The next try comes within one jittered retryPeriod (2 s to 4.4 s) of the expiry.
+        yield* advance(4.5)
+        const [at] = timeline.starts("b")
+        expect(at).toBeGreaterThanOrEqual(15)
+        expect(at).toBeLessThanOrEqual(19.4)
+        expect(memory.writes().find((w) => w.by === "b")?.lease.spec).toEqual({
+          holderIdentity: "b",
+          leaseDurationSeconds: 15,
+          acquireTime: micro(at!),
+          renewTime: micro(at!),
+          leaseTransitions: 4
+        })
+        expect(b.changes).toEqual([{ _tag: "Following", holder: "old" }, { _tag: "Leading" }])
+      }))
+  }
+
+  it.effect("waits leaseDuration again from each change of the record it sees", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(T0)
+      const memory = makeMemoryLeases()
+      const held = { holderIdentity: "old", leaseDurationSeconds: 15, acquireTime: micro(0), leaseTransitions: 0 }
+      yield* memory.put(lease({ ...held, renewTime: micro(0) }))
+      const timeline = makeTimeline()
+      yield* start(memory, timeline, "b")
+      yield* advance(10)
+      const current = memory.read(NS, NAME)!
+      yield* memory.put({ ...current, spec: { ...held, renewTime: micro(10) } })
+      // b sees the renewal at its next try, within 4.4 s: never before 10 + 15.
+      yield* advance(14.9)
+      expect(timeline.starts("b")).toEqual([])
+      yield* advance(9)
+      expect(timeline.starts("b")).toHaveLength(1)
+      expect(timeline.starts("b")[0]).toBeGreaterThanOrEqual(25)
+    }))
+
+  it.effect("takes a Lease with no holder at once, with one more transition and acquireTime now", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(T0)
+      const memory = makeMemoryLeases()
+      yield* memory.put(lease({
+        holderIdentity: "",
+        leaseDurationSeconds: 1,
+        acquireTime: micro(-5),
+        renewTime: micro(-5),
+        leaseTransitions: 2
+      }))
+      const timeline = makeTimeline()
+      yield* start(memory, timeline, "b")
+      yield* advance(0.1)
+      expect(timeline.starts("b")).toEqual([0])
+      expect(memory.read(NS, NAME)?.spec).toEqual({
+        holderIdentity: "b",
+        leaseDurationSeconds: 15,
+        acquireTime: micro(0),
+        renewTime: micro(0),
+        leaseTransitions: 3
+      })
+    }))
+
+  it.effect("takes over from a holder whose calls hang only leaseDuration after its last renewal, never while it leads", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(T0)
+      const memory = makeMemoryLeases()
+      const timeline = makeTimeline()
+      const a = yield* start(memory, timeline, "a")
+      yield* advance(0.1)
+      const b = yield* start(memory, timeline, "b")
+      yield* advance(4.9)
+      // a renewed at 0, 2 and 4; from now on none of its calls answers.
+      a.client.failNext(Infinity, "hang")
+      yield* advance(8.9)
+      expect(timeline.stops("a")).toEqual([])
+      yield* advance(0.1)
+      // Its renew deadline: 10 s after the last renewal it sent.
+      expect(timeline.stops("a")).toEqual([14])
+      yield* advance(4.9)
+      expect(timeline.starts("b")).toEqual([])
+      yield* advance(9)
+      const [at] = timeline.starts("b")
+      // b saw the renewal of 4 s within 4.4 s, and tries again within 4.4 s of 15 s later.
+      expect(at).toBeGreaterThanOrEqual(19)
+      expect(at).toBeLessThanOrEqual(27.8)
+      expect(timeline.overlaps()).toBe(0)
+      expect(b.changes).toEqual([{ _tag: "Following", holder: "a" }, { _tag: "Leading" }])
+      const lost = failureOf(yield* Fiber.await(a.fiber))
+      expect(lost).toBeInstanceOf(LeadershipLost)
+      expect((lost as LeadershipLost).message).toEqual(
+        `candidate "a" lost Lease controllers/session-routing: no renewal succeeded within the renew deadline of 10s; the last try: no answer about Lease controllers/session-routing within 3s`
+      )
+    }))
+
+  it.effect("interrupts lead at the renew deadline when renewals keep failing, and writes nothing after", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(T0)
+      const memory = makeMemoryLeases()
+      const timeline = makeTimeline()
+      const a = yield* start(memory, timeline, "a")
+      yield* advance(2.5)
+      a.client.failNext(Infinity, new Unavailable({ reason: "the server is unavailable", code: 503 }))
+      yield* advance(9.4)
+      expect(timeline.stops("a")).toEqual([])
+      yield* advance(0.1)
+      expect(timeline.stops("a")).toEqual([12])
+      const calls = a.client.callsMade()
+      a.client.heal()
+      yield* advance(30)
+      expect(a.client.callsMade()).toBe(calls)
+      expect(writesBy(memory, "a")).toEqual([0, 2])
+      const lost = failureOf(yield* Fiber.await(a.fiber)) as LeadershipLost
+      expect(lost.reason).toBe("RenewDeadline")
+      expect(lost.cause?._tag).toBe("Unavailable")
+      expect(a.changes).toEqual([{ _tag: "Leading" }, { _tag: "Lost", error: lost }])
+    }))
+
+  it.effect("stops leading at once when the Lease names someone else", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(T0)
+      const memory = makeMemoryLeases()
+      const timeline = makeTimeline()
+      const a = yield* start(memory, timeline, "a")
+      yield* advance(3)
+      const current = memory.read(NS, NAME)!
+      yield* memory.put({ ...current, spec: { ...current.spec, holderIdentity: "intruder" } })
+      yield* advance(1.1)
+      // The renewal at 4 s met a Conflict, read the Lease, and found it taken.
+      expect(timeline.stops("a")).toEqual([4])
+      const lost = failureOf(yield* Fiber.await(a.fiber)) as LeadershipLost
+      expect(lost.message).toEqual(`candidate "a" lost Lease controllers/session-routing: it names "intruder" now`)
+      expect(writesBy(memory, "a")).toEqual([0, 2])
+    }))
+
+  it.effect("renews again at once after a Conflict from a change that still names it", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(T0)
+      const memory = makeMemoryLeases()
+      const timeline = makeTimeline()
+      yield* start(memory, timeline, "a")
+      yield* advance(3)
+      const current = memory.read(NS, NAME)!
+      yield* memory.put({ ...current, metadata: { ...current.metadata, labels: { team: "routing" } } })
+      yield* advance(3.5)
+      expect(writesBy(memory, "a")).toEqual([0, 2, 4, 6])
+      expect(memory.read(NS, NAME)?.metadata?.labels).toEqual({ team: "routing" })
+      expect(timeline.stops("a")).toEqual([])
+    }))
+
+  it.effect("abandons a hung renewal after half the renew deadline and renews with the next try", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(T0)
+      const memory = makeMemoryLeases()
+      const timeline = makeTimeline()
+      const a = yield* start(memory, timeline, "a")
+      yield* advance(3)
+      a.client.failNext(1, "hang")
+      yield* advance(17)
+      expect(writesBy(memory, "a")).toEqual([0, 2, 9, 11, 13, 15, 17, 19])
+      expect(timeline.stops("a")).toEqual([])
+    }))
+
+  it.effect("renews from a fresh read when its last renewal was written but its answer never came", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(T0)
+      const memory = makeMemoryLeases()
+      const timeline = makeTimeline()
+      const a = yield* start(memory, timeline, "a")
+      yield* advance(3)
+      a.client.failNext(1, "hang-after-write")
+      yield* advance(7)
+      // Written at 4 s; at 9 s the Lease's resourceVersion is newer than the last one a knew.
+      expect(writesBy(memory, "a")).toEqual([0, 2, 4, 9])
+      expect(memory.read(NS, NAME)?.spec?.renewTime).toBe(micro(9))
+      expect(timeline.stops("a")).toEqual([])
+    }))
+
+  it.effect("abandons a hung call while waiting after its limit and tries again", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(T0)
+      const memory = makeMemoryLeases()
+      yield* memory.put(lease({ holderIdentity: "", leaseDurationSeconds: 1, leaseTransitions: 0 }))
+      const timeline = makeTimeline()
+      const client = memory.client("b")
+      client.failNext(1, "hang")
+      const fiber = yield* Effect.fork(
+        runElected(client.calls, { namespace: NS, name: NAME, identity: "b" }, timeline.lead("b"))
+      )
+      yield* advance(9.5)
+      const [at] = timeline.starts("b")
+      expect(at).toBeGreaterThanOrEqual(7)
+      expect(at).toBeLessThanOrEqual(9.4)
+      yield* Fiber.interrupt(fiber)
+    }))
+
+  it.effect("releases the Lease when stopped, and the other candidate takes over within one jittered retryPeriod", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(T0)
+      const memory = makeMemoryLeases()
+      const timeline = makeTimeline()
+      const a = yield* start(memory, timeline, "a")
+      yield* advance(0.1)
+      const b = yield* start(memory, timeline, "b")
+      yield* advance(4.9)
+      yield* Fiber.interrupt(a.fiber)
+      expect(timeline.stops("a")).toEqual([5])
+      expect(memory.read(NS, NAME)?.spec).toEqual({
+        holderIdentity: "",
+        leaseDurationSeconds: 1,
+        acquireTime: micro(5),
+        renewTime: micro(5),
+        leaseTransitions: 0
+      })
+      expect(a.changes).toEqual([{ _tag: "Leading" }, { _tag: "SteppedDown", released: true }])
+      yield* advance(4.5)
+      const [at] = timeline.starts("b")
+      expect(at).toBeGreaterThan(5)
+      expect(at).toBeLessThanOrEqual(5 + 2 * 2.2)
+      expect(memory.read(NS, NAME)?.spec?.leaseTransitions).toBe(1)
+      expect(timeline.overlaps()).toBe(0)
+      expect(b.changes).toEqual([{ _tag: "Following", holder: "a" }, { _tag: "Leading" }])
+    }))
+
+  it.effect("returns what lead returns, and releases the Lease, when lead ends on its own", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(T0)
+      const memory = makeMemoryLeases()
+      const client = memory.client("a")
+      const fiber = yield* Effect.fork(runElected(
+        client.calls,
+        { namespace: NS, name: NAME, identity: "a" },
+        Effect.as(Effect.sleep("3 seconds"), "done")
+      ))
+      yield* advance(3)
+      expect(yield* Fiber.join(fiber)).toBe("done")
+      expect(memory.read(NS, NAME)?.spec?.holderIdentity).toBe("")
+    }))
+
+  it.effect("gives up the release after the renew deadline when it hangs, and stops", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(T0)
+      const memory = makeMemoryLeases()
+      const timeline = makeTimeline()
+      const a = yield* start(memory, timeline, "a")
+      yield* advance(1)
+      a.client.failNext(Infinity, "hang")
+      const stopping = yield* Effect.fork(Fiber.interrupt(a.fiber))
+      yield* advance(9.9)
+      expect(stopping.unsafePoll()).toBeNull()
+      yield* advance(0.1)
+      expect(Exit.isInterrupted(yield* Fiber.join(stopping))).toBe(true)
+      expect(a.changes).toEqual([{ _tag: "Leading" }, { _tag: "SteppedDown", released: false }])
+      expect(memory.read(NS, NAME)?.spec?.holderIdentity).toBe("a")
+    }))
+
+  // Each call waits 50 ms before the store acts, so both candidates read before either writes.
+  for (
+    const [what, existing] of [
+      ["a missing Lease (one create fails with AlreadyExists)", undefined],
+      ["a released Lease (one replace fails with Conflict)", { holderIdentity: "", leaseDurationSeconds: 1 }]
+    ] as const
+  ) {
+    it.effect(`lets exactly one of two candidates started together take ${what}`, () =>
+      Effect.gen(function*() {
+        yield* TestClock.setTime(T0)
+        const memory = makeMemoryLeases()
+        if (existing !== undefined) yield* memory.put(lease(existing))
+        const timeline = makeTimeline()
+        const a = yield* start(memory, timeline, "a", { latency: "50 millis" })
+        const b = yield* start(memory, timeline, "b", { latency: "50 millis" })
+        yield* advance(60)
+        const leaders = ["a", "b"].filter((who) => timeline.starts(who).length > 0)
+        const [winner, loser] = leaders[0] === "a" ? [a, b] : [b, a]
+        const changes = [[...winner.changes], [...loser.changes]]
+        // Stopped before asserting: a stop left to the end of the test would wait on a clock nobody moves.
+        yield* stopAll([a.fiber, b.fiber])
+        expect(leaders).toHaveLength(1)
+        expect(timeline.starts(leaders[0]!)).toEqual([0.1])
+        expect(changes).toEqual([[{ _tag: "Leading" }], [{ _tag: "Following", holder: leaders[0] }]])
+        expect(writesBy(memory, leaders[0] === "a" ? "b" : "a")).toEqual([])
+      }))
+  }
+
+  it.effect("never lets two candidates lead at once while their calls fail, hang and lose answers at random", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(T0)
+      const memory = makeMemoryLeases()
+      const timeline = makeTimeline()
+      const who = ["a", "b", "c"]
+      const clients = who.map((name) => memory.client(name, "20 millis"))
+      // A candidate that loses stands again, as a controller's would.
+      const fibers: Array<Fiber.RuntimeFiber<unknown, unknown>> = []
+      for (const [i, name] of who.entries()) {
+        fibers[i] = yield* Effect.fork(
+          Effect.forever(
+            Effect.either(
+              runElected(clients[i]!.calls, { namespace: NS, name: NAME, identity: name }, timeline.lead(name))
+            )
+          )
+        )
+      }
+      const faults = [
+        "hang",
+        "hang-after-write",
+        new Unavailable({ reason: "the server is unavailable", code: 503 })
+      ] as const
+      for (let second = 0; second < 300; second++) {
+        const roll = yield* Random.nextIntBetween(0, 20)
+        // Mostly the leader's calls, so that leadership changes hands often.
+        const leader = timeline.leader()
+        const target = roll < 3 && leader !== undefined ? who.indexOf(leader) : roll % 3
+        if (roll < 6) clients[target]!.failNext(yield* Random.nextIntBetween(1, 8), faults[roll % 3]!)
+        yield* advance(1, 0.5)
+      }
+      yield* stopAll(fibers)
+      expect(timeline.overlaps()).toBe(0)
+      // Leadership changed hands often, so the faults did reach the leaders.
+      expect(timeline.events().filter((e) => e.what === "start").length).toBeGreaterThan(5)
+    }).pipe(Effect.withRandom(Random.make("leader-election"))))
+
+  describe("settings", () => {
+    const refused = (settings: Partial<LeaderElectionSettings>) =>
+      Effect.gen(function*() {
+        const memory = makeMemoryLeases()
+        const client = memory.client("a")
+        yield* TestClock.setTime(T0)
+        const exit = yield* Effect.exit(
+          runElected(client.calls, { namespace: NS, name: NAME, identity: "a", ...settings }, Effect.void)
+        )
+        const message = (failureOf(exit) as { readonly message: string } | undefined)?.message
+        // Refused before any call.
+        if (message !== undefined) expect(client.callsMade()).toBe(0)
+        return message
+      })
+
+    it.effect("refuses a leaseDuration no longer than the renewDeadline, naming both", () =>
+      Effect.gen(function*() {
+        expect(yield* refused({ leaseDuration: "10 seconds" })).toEqual(
+          "invalid leader election settings: leaseDuration 10s must be longer than renewDeadline 10s, or another candidate may take the Lease while the holder still leads: lengthen leaseDuration or shorten renewDeadline"
+        )
+      }))
+
+    it.effect("refuses a renewDeadline no longer than 1.2 × retryPeriod, naming both", () =>
+      Effect.gen(function*() {
+        expect(yield* refused({ renewDeadline: "2400 millis" })).toEqual(
+          "invalid leader election settings: renewDeadline 2s 400ms must be longer than 1.2 × retryPeriod 2s (2s 400ms), or a failed renewal is not tried again before the deadline: lengthen renewDeadline or shorten retryPeriod"
+        )
+      }))
+
+    it.effect("names every bad value in one message", () =>
+      Effect.gen(function*() {
+        expect(yield* refused({ identity: "", name: "", retryPeriod: 0, leaseDuration: Duration.infinity })).toEqual(
+          "invalid leader election settings: name is empty: name the Lease every candidate competes for; identity is empty: give each candidate its own, such as its Pod name; leaseDuration Infinity must be a positive, finite duration; retryPeriod 0 must be a positive, finite duration"
+        )
+      }))
+
+    it.effect("accepts the defaults and durations just inside the rules", () =>
+      Effect.gen(function*() {
+        expect(yield* refused({})).toBeUndefined()
+        expect(yield* refused({ leaseDuration: "1001 millis", renewDeadline: "1 second", retryPeriod: "833 millis" }))
+          .toBeUndefined()
+      }))
+  })
+})
