@@ -75,6 +75,16 @@ export const startCluster = (
   )
 
 /**
+ * A value as JSON over several lines, cut at 4,000 characters: vitest parses a
+ * failure's message with its stack, and one line of a few thousand characters stalls
+ * it for minutes (the run then never ends).
+ */
+const shortJson = (value: unknown): string => {
+  const text = JSON.stringify(value, null, 1) ?? String(value)
+  return text.length <= 4_000 ? text : `${text.slice(0, 4_000)}\n... (${text.length} characters)`
+}
+
+/**
  * Repeats `check` until it holds, up to a few seconds of real time: the cluster's
  * controllers run on the live clock in socket tests. Fails with the last value seen.
  */
@@ -83,7 +93,7 @@ export const eventually = <A, E, R>(
   holds: (a: A) => boolean
 ): Effect.Effect<A, E | string, R> =>
   read.pipe(
-    Effect.filterOrFail(holds, (a) => `condition not met; last value: ${JSON.stringify(a)}`),
+    Effect.filterOrFail(holds, (a) => `condition not met; last value: ${shortJson(a)}`),
     Effect.retry({
       schedule: Schedule.spaced(Duration.millis(20)).pipe(Schedule.upTo(Duration.seconds(5))),
       while: (e) => typeof e === "string"
