@@ -167,6 +167,11 @@ export interface HostReport {
   readonly state: RouteState
   readonly reason?: string
   readonly code?: string
+  /**
+   * When probes are on: how many probes in a row reached the session through the
+   * host, of the `required` that make a programmed host count, and why the last failed.
+   */
+  readonly probe?: { readonly passed: number; readonly required: number; readonly reason?: string }
 }
 
 /**
@@ -195,9 +200,10 @@ const condition = (status: PodCondition["status"], reason: string, message: stri
 })
 
 /**
- * The condition a Pod's routes give it: True once every tcp host is programmed (or
- * there is none to route), False with the first unprogrammed host's code and every
- * such host's reason, Unknown while a host is pending or its status cannot be read.
+ * The condition a Pod's routes give it: True once every tcp host is programmed (and,
+ * with probes on, reached by enough probes in a row) or there is none to route; False
+ * with the first unprogrammed host's code and every such host's reason; Unknown while
+ * a host is pending, unproven by its probes, or its status cannot be read.
  *
  * @since 0.1.0
  * @category rules
@@ -227,6 +233,20 @@ const hostsCondition = (hosts: ReadonlyArray<HostReport>): RoutesCondition => {
   const unreadable = hosts.filter((h) => h.state === "unprogrammed")
   if (unreadable.length > 0) return condition("Unknown", UNREADABLE, said(unreadable))
   const pending = hosts.filter((h) => h.state === "pending")
+  const unproven = hosts.filter((h) =>
+    h.state === "programmed" && h.probe !== undefined && h.probe.passed < h.probe.required
+  )
+  if (pending.length === 0 && unproven.length > 0) {
+    return condition(
+      "Unknown",
+      "ProbePending",
+      unproven.map((h) =>
+        `${h.host}: ${h.probe!.passed} of ${h.probe!.required} probes in a row reached it${
+          h.probe!.reason !== undefined ? `; the last: ${h.probe!.reason}` : ""
+        }`
+      ).join("; ")
+    )
+  }
   if (pending.length > 0) {
     return condition(
       "Unknown",

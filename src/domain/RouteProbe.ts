@@ -51,7 +51,8 @@ export interface ProbeTarget {
 const via = (target: ProbeTarget): string => `${target.scheme}://${target.host} via ${target.address}:${target.port}`
 
 /**
- * Any answer below 400 is the workload's (or a redirect to it): served. A 404 or a
+ * Any answer below 400 is the workload's (or a redirect to it): served; so is a 401 or
+ * 403, an auth proxy's answer on the workload's behalf. A 404 or a
  * 5xx is, at this point, most likely the routing layer's own: a controller that
  * wrote status before its proxy took the route, or a Service with no ready endpoint.
  */
@@ -59,7 +60,9 @@ export const judgeAnswer = (target: ProbeTarget, answer: ProbeAnswer): ProbeOutc
   switch (answer._tag) {
     case "Answered": {
       const status = answer.status
-      if (status < 400) return { ok: true, status }
+      // Below 400 the workload (or a redirect to it) answered; a 401 or 403 is an auth
+      // proxy in front of it: either way the route reaches the session.
+      if (status < 400 || status === 401 || status === 403) return { ok: true, status }
       const why = status === 404
         ? "404 from the routing layer: it does not route this host, although its status says programmed (a proxy behind its controller, or another address than the one it serves on)"
         : status === 503

@@ -15,6 +15,7 @@ import { PodResource } from "../domain/Resources.js"
 import { EventRecorder } from "../services/EventRecorder.js"
 import { KubeClient } from "../services/KubeClient.js"
 import type { KubeError } from "../services/KubeError.js"
+import { RouteProbe } from "../services/RouteProbe.js"
 import { RouterConfig } from "../services/RouterConfig.js"
 import { SessionRouter } from "../services/SessionRouter.js"
 import { makeConditionWriter, type PodReport } from "./internal/PodConditions.js"
@@ -33,6 +34,14 @@ export interface ControllerOptions {
   readonly shard?: { readonly count: number; readonly index: number }
   /** How often every Pod's objects are applied again, to put back what drifted. Default 10 minutes. */
   readonly resync?: Duration.DurationInput
+  /**
+   * With probes on (`SESSION_ROUTE_PROBE`), how many probes in a row must reach the
+   * session through a programmed host before it counts. Default 3, as the Gateway API
+   * conformance suite asks.
+   */
+  readonly probeSuccesses?: number
+  /** Pause between two probes of a host. Default 1 second. */
+  readonly probeInterval?: Duration.DurationInput
   /** Told each Pod report as it is written (for logs). */
   readonly onReport?: (report: PodReport) => Effect.Effect<void>
 }
@@ -85,6 +94,14 @@ export const runController = (
       const owners = new Map<string, string>()
       const seen = new Map<string, Pod>()
       const resync = Duration.decode(options.resync ?? Duration.minutes(10))
+      const probe = yield* Effect.serviceOption(RouteProbe)
+      const probing = Option.isSome(probe) && config.routeProbe !== undefined
+        ? {
+          probe: probe.value,
+          required: options.probeSuccesses ?? 3,
+          interval: Duration.decode(options.probeInterval ?? Duration.seconds(1))
+        }
+        : undefined
 
       const warn = (pod: Pod, reason: string, note: string) =>
         recorder === undefined ? Effect.void : recorder.record(podOccurrence(pod, reason, note))
@@ -134,7 +151,7 @@ export const runController = (
           if (before !== undefined && samePorts(before.session.ports, session.ports)) return
           routed.set(uid, { session })
           owners.set(session.sessionId, uid)
-          yield* FiberMap.run(fibers, uid, followPod(session, pod, writer, resync))
+          yield* FiberMap.run(fibers, uid, followPod(session, pod, writer, resync, probing))
         })
 
       const watchPods = Stream.suspend(() =>

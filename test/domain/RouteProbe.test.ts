@@ -78,6 +78,13 @@ describe("judging what the probe got", () => {
     expect(judgeAnswer(target, { _tag: "Answered", status: 502 }).ok).toBe(false)
   })
 
+  it("calls a 401 or 403 reachable: an auth proxy answered for the workload", () => {
+    expect(judgeAnswer(target, { _tag: "Answered", status: 401 })).toEqual({ ok: true, status: 401 })
+    expect(judgeAnswer(target, { _tag: "Answered", status: 403 })).toEqual({ ok: true, status: 403 })
+    expect(judgeAnswer(target, { _tag: "Answered", status: 400 }).ok).toBe(false)
+    expect(judgeAnswer(target, { _tag: "Answered", status: 402 }).ok).toBe(false)
+  })
+
   it("names the failure before an answer: refused, timed out, TLS with the certificate's names", () => {
     expect(judgeAnswer(target, { _tag: "Refused" })).toEqual({
       ok: false,

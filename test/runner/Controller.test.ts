@@ -7,11 +7,13 @@
 import { describe, expect, it } from "@effect/vitest"
 import { type LocalCluster, SessionCluster } from "@session-routing/local-cluster"
 import { Duration, Effect, Layer } from "effect"
+import { LABEL_SESSION_ID } from "../../src/domain/Manifests.js"
 import type { Pod, PodCondition } from "../../src/domain/Objects.js"
 import { ENDPOINTS_ANNOTATION, PORTS_ANNOTATION, ROUTES_CONDITION, SESSION_LABEL } from "../../src/domain/PodRouting.js"
 import { EventV1Resource, HttpRouteResource, IngressResource, PodResource } from "../../src/domain/Resources.js"
 import { SessionRouter } from "../../src/layers/SessionRouter.js"
-import { runController } from "../../src/runner/Controller.js"
+import { type ControllerOptions, runController } from "../../src/runner/Controller.js"
+import { workload } from "../support/ProbedSession.js"
 import {
   BASE_DOMAIN,
   eventually,
@@ -47,25 +49,32 @@ const conditionOf = (pod: Pod): PodCondition | undefined =>
 
 /** A cluster whose controllers program routes at once, and the controller running against it over HTTP. */
 const withController = (
-  options: { readonly mode?: "ingress" | "gateway"; readonly config?: TestConfig; readonly gc?: boolean } = {}
+  options: {
+    readonly mode?: "ingress" | "gateway"
+    readonly config?: TestConfig | ((sc: SessionCluster.SessionCluster) => TestConfig)
+    readonly gc?: boolean
+    readonly dataPlane?: boolean
+    readonly controller?: ControllerOptions
+  } = {}
 ) =>
   Effect.gen(function*() {
     const sc = yield* Effect.orDie(SessionCluster.make({
       baseDomain: BASE_DOMAIN,
       ingress: { delay: Duration.millis(20) },
       gateway: { delay: Duration.millis(20) },
-      dataPlane: false,
+      dataPlane: options.dataPlane ?? false,
       controllerManager: options.gc ?? false
     }))
+    const config = typeof options.config === "function" ? options.config(sc) : options.config
     const layer = SessionRouter.layerConfig.pipe(
       Layer.provideMerge(kubeClientLayer("over HTTP", sc.cluster)),
       Layer.provideMerge(routerConfigLayer(sc, {
         mode: options.mode ?? "ingress",
         routeReadyTimeoutMs: 1_500,
-        ...options.config
+        ...config
       }))
     )
-    const fiber = yield* Effect.forkScoped(Effect.provide(runController(), layer))
+    const fiber = yield* Effect.forkScoped(Effect.provide(runController(options.controller), layer))
     return { sc, fiber }
   })
 
@@ -95,6 +104,8 @@ describe("controller mode over HTTP", () => {
           { host: `8080-alpha.${BASE_DOMAIN}`, port: 8080, protocol: "tcp", url: `https://8080-alpha.${BASE_DOMAIN}` },
           { host: `9090-alpha.${BASE_DOMAIN}`, port: 9090, protocol: "tcp", url: `https://9090-alpha.${BASE_DOMAIN}` }
         ])
+        // The label the session Service selects its Pod by.
+        expect(pod.metadata?.labels?.[LABEL_SESSION_ID]).toBe("alpha")
         const ingress = yield* Effect.orDie(sc.cluster.store.get(IngressResource, sc.namespace, "telo-run-alpha"))
         expect(ingress.metadata?.ownerReferences?.[0]).toMatchObject({ kind: "Pod", name: "alpha-pod" })
         expect(ingress.metadata?.ownerReferences?.[0]?.uid).toBe(pod.metadata?.uid)
@@ -246,4 +257,48 @@ describe("controller mode over HTTP", () => {
       const still = yield* Effect.orDie(sc.cluster.store.list(IngressResource, sc.namespace))
       expect(still.items).toEqual([])
     }), { timeout: 30_000 })
+
+  it.scopedLive(
+    "with probes on, counts a host only once probes in a row reach the session through it",
+    () =>
+      Effect.gen(function*() {
+        const { sc } = yield* withController({
+          dataPlane: true,
+          // The EndpointSlice controller: without it the Service has no ready endpoint to probe.
+          gc: true,
+          config: (sc) => ({ routeProbe: "http", routeProbeAddress: "127.0.0.1", routeProbePort: sc.dataPlane!.port }),
+          controller: { probeSuccesses: 3, probeInterval: Duration.millis(100) }
+        })
+        const plane = sc.dataPlane!
+        yield* create(sc.cluster, sc.namespace, sessionPod("served-pod", "served", { ports: [8080] }))
+        yield* Effect.orDie(plane.registerPod(
+          { namespace: sc.namespace, name: "served-pod" },
+          { host: "127.0.0.1", port: yield* workload }
+        ))
+        yield* create(sc.cluster, sc.namespace, sessionPod("idle-pod", "idle", { ports: [8080] }))
+
+        const seen = new Set<string>()
+        const proven = yield* eventually(
+          Effect.tap(readPod(sc.cluster, sc.namespace, "served-pod"), (p) =>
+            Effect.sync(() => {
+              const c = conditionOf(p)
+              if (c !== undefined) seen.add(`${c.status} ${c.reason}`)
+            })),
+          (p) => conditionOf(p)?.status === "True"
+        )
+        expect(conditionOf(proven)?.reason).toBe("RoutesProgrammed")
+        // Programmed, then three probes: it was Unknown while they ran.
+        expect([...seen]).toContain("Unknown ProbePending")
+
+        const idle = yield* eventually(
+          readPod(sc.cluster, sc.namespace, "idle-pod"),
+          (p) => conditionOf(p)?.reason === "ProbePending" && (conditionOf(p)?.message ?? "").includes("503")
+        )
+        expect(conditionOf(idle)).toMatchObject({ status: "Unknown", reason: "ProbePending" })
+        expect(conditionOf(idle)?.message).toContain(
+          `8080-idle.${BASE_DOMAIN}: 0 of 3 probes in a row reached it; the last:`
+        )
+      }),
+    { timeout: 30_000 }
+  )
 })

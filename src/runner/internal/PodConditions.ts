@@ -1,11 +1,13 @@
 /**
  * Writing what a Pod's routes are onto the Pod: the `RoutesProgrammed` condition
- * through `pods/status` and the endpoints annotation. The last word wins: a write
+ * through `pods/status`, and the label the session Service selects it by with the
+ * endpoints annotation. The last word wins: a write
  * still being retried is dropped for a newer one, and nothing is written when the
  * Pod already says it (after a restart, or when only the words of a host changed
  * back). A write that fails is retried until it lands or is superseded, and said.
  */
 import { Clock, Effect, FiberMap, Schedule, type Scope } from "effect"
+import { LABEL_SESSION_ID } from "../../domain/Manifests.js"
 import type { Pod, PodCondition } from "../../domain/Objects.js"
 import {
   ENDPOINTS_ANNOTATION,
@@ -33,8 +35,11 @@ export interface PodReport {
 export interface ConditionWriter {
   /** Sets the Pod's condition from what its routes are, unless it already says so. */
   readonly report: (pod: Pod, routes: PodRoutes) => Effect.Effect<void>
-  /** Sets the Pod's endpoints annotation, unless it already holds them. */
-  readonly annotate: (pod: Pod, endpoints: ReadonlyArray<Endpoint>) => Effect.Effect<void>
+  /**
+   * Labels the Pod with its session id as the session Service selects it, and sets its
+   * endpoints annotation, unless it already carries both.
+   */
+  readonly annotate: (pod: Pod, sessionId: string, endpoints: ReadonlyArray<Endpoint>) => Effect.Effect<void>
   /** Drops what is remembered of a Pod that is gone, and any write still pending for it. */
   readonly forget: (uid: string) => Effect.Effect<void>
 }
@@ -98,12 +103,12 @@ export const makeConditionWriter = (
         yield* FiberMap.run(writes, uid, write(pod, condition))
       })
 
-    const annotate = (pod: Pod, endpoints: ReadonlyArray<Endpoint>) =>
+    const annotate = (pod: Pod, sessionId: string, endpoints: ReadonlyArray<Endpoint>) =>
       Effect.suspend(() => {
         const uid = pod.metadata?.uid ?? ""
         const text = JSON.stringify(endpoints)
         const before = annotated.get(uid) ?? pod.metadata?.annotations?.[ENDPOINTS_ANNOTATION]
-        if (before === text) return Effect.void
+        if (before === text && pod.metadata?.labels?.[LABEL_SESSION_ID] === sessionId) return Effect.void
         annotated.set(uid, text)
         const namespace = pod.metadata?.namespace ?? ""
         const name = pod.metadata?.name ?? ""
@@ -111,7 +116,11 @@ export const makeConditionWriter = (
           annotations,
           uid,
           pods.patch(namespace, name, {
-            metadata: { uid: pod.metadata?.uid, annotations: { [ENDPOINTS_ANNOTATION]: text } }
+            metadata: {
+              uid: pod.metadata?.uid,
+              labels: { [LABEL_SESSION_ID]: sessionId },
+              annotations: { [ENDPOINTS_ANNOTATION]: text }
+            }
           }).pipe(
             Effect.tapError((error) =>
               Effect.logWarning(`could not set ${ENDPOINTS_ANNOTATION} on Pod ${namespace}/${name}: ${error.reason}`)

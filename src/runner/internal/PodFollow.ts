@@ -4,12 +4,13 @@
  * that fails is said on the Pod and tried again later; a route deleted under a live
  * Pod, and whatever else drifted by the resync, is applied again.
  */
-import { type Duration, Effect, Either, Schedule, Stream } from "effect"
+import { type Duration, Effect, Either, FiberMap, Schedule, Stream } from "effect"
 import type { Pod } from "../../domain/Objects.js"
 import type { HostReport, PodSession } from "../../domain/PodRouting.js"
 import { PodResource } from "../../domain/Resources.js"
-import { UnprogrammedCode } from "../../domain/Routes.js"
+import { type PublishedRoute, UnprogrammedCode } from "../../domain/Routes.js"
 import { KubeClient } from "../../services/KubeClient.js"
+import type { RouteProbe } from "../../services/RouteProbe.js"
 import type { RouterConfig } from "../../services/RouterConfig.js"
 import { SessionRouter } from "../../services/SessionRouter.js"
 import { followSession } from "../FollowSession.js"
@@ -19,20 +20,21 @@ import type { ConditionWriter } from "./PodConditions.js"
 /** A publish that failed is tried again soon, then at most every five minutes. */
 const REPUBLISH = Schedule.exponential("2 seconds").pipe(Schedule.either(Schedule.spaced("5 minutes")))
 
-/** What a route event changes in the hosts as last heard of. */
-const heard = (hosts: ReadonlyArray<HostReport>, event: SessionEvent): ReadonlyArray<HostReport> =>
-  event.type !== "route"
-    ? hosts
-    : hosts.map((host) =>
-      host.host !== event.host
-        ? host
-        : {
-          host: host.host,
-          state: event.state,
-          ...(event.reason !== undefined ? { reason: event.reason } : {}),
-          ...(event.code !== undefined ? { code: event.code } : {})
-        }
-    )
+/** Probes through each programmed host until enough in a row reach the session. */
+export interface PodProbing {
+  readonly probe: RouteProbe.Service
+  readonly required: number
+  readonly interval: Duration.Duration
+}
+
+/** What a route event says of its host now; a host that leaves programmed starts its probes over. */
+const heard = (host: HostReport, event: Extract<SessionEvent, { readonly type: "route" }>): HostReport => ({
+  host: host.host,
+  state: event.state,
+  ...(event.reason !== undefined ? { reason: event.reason } : {}),
+  ...(event.code !== undefined ? { code: event.code } : {}),
+  ...(event.state === "programmed" && host.probe !== undefined ? { probe: host.probe } : {})
+})
 
 /**
  * Routes one Pod until interrupted: the Pod's fiber in the controller, replaced when
@@ -42,7 +44,8 @@ export const followPod = (
   session: PodSession,
   pod: Pod,
   writer: ConditionWriter,
-  resync: Duration.Duration
+  resync: Duration.Duration,
+  probing: PodProbing | undefined
 ): Effect.Effect<never, never, KubeClient | SessionRouter | RouterConfig> => {
   const spec = { sessionId: session.sessionId, podName: session.podName, podUid: session.podUid, ports: session.ports }
 
@@ -64,10 +67,37 @@ export const followPod = (
   const routeOnce = Effect.scoped(
     Effect.gen(function*() {
       const published = yield* publishSession(spec)
-      yield* writer.annotate(pod, published.endpoints)
-      let hosts: ReadonlyArray<HostReport> = published.routes.map((route) => ({ host: route.host, state: "pending" }))
+      yield* writer.annotate(pod, session.sessionId, published.endpoints)
+      const fresh = (route: PublishedRoute): HostReport => ({
+        host: route.host,
+        state: "pending",
+        ...(probing !== undefined ? { probe: { passed: 0, required: probing.required } } : {})
+      })
+      let hosts: ReadonlyArray<HostReport> = published.routes.map(fresh)
+      const update = (name: string, change: (host: HostReport) => HostReport) =>
+        Effect.suspend(() => {
+          hosts = hosts.map((host) => (host.host === name ? change(host) : host))
+          return writer.report(pod, { _tag: "Hosts", hosts })
+        })
       yield* writer.report(pod, { _tag: "Hosts", hosts })
       yield* Effect.forkScoped(Effect.schedule(reapply, Schedule.spaced(resync)))
+      const probes = yield* FiberMap.make<string>()
+      /** Probes `route` until `required` probes in a row reach the session through it. */
+      const proveHost = (route: PublishedRoute, settings: PodProbing) =>
+        Effect.gen(function*() {
+          let passed = 0
+          while (passed < settings.required) {
+            const outcome = yield* settings.probe.probe(session.sessionId, route)
+            passed = outcome.ok ? passed + 1 : 0
+            const probe = {
+              passed,
+              required: settings.required,
+              ...(outcome.ok || outcome.reason === undefined ? {} : { reason: outcome.reason })
+            }
+            yield* update(route.host, (host) => ({ ...host, probe }))
+            if (passed < settings.required) yield* Effect.sleep(settings.interval)
+          }
+        })
       const followed = Stream.suspend(() =>
         followSession(
           session.sessionId,
@@ -78,17 +108,27 @@ export const followPod = (
         )
       )
       return yield* Stream.concat(published.events, followed).pipe(
-        Stream.runForEach((event) =>
-          Effect.suspend(() => {
-            const next = heard(hosts, event)
-            if (next === hosts) return Effect.void
-            hosts = next
-            const report = writer.report(pod, { _tag: "Hosts", hosts })
-            return event.type === "route" && event.code === UnprogrammedCode.deleted
-              ? Effect.zipRight(report, reapply)
-              : report
-          })
-        ),
+        Stream.runForEach((event) => {
+          if (event.type !== "route") return Effect.void
+          const route = published.routes.find((r) => r.host === event.host)
+          if (route === undefined) return Effect.void
+          const probe = probing === undefined
+            ? Effect.void
+            : event.state === "programmed"
+            ? Effect.suspend(() => {
+              // A host already proven stays so while it stays programmed.
+              const known = hosts.find((host) => host.host === route.host)?.probe
+              return known !== undefined && known.passed >= known.required
+                ? Effect.void
+                : FiberMap.run(probes, route.host, proveHost(route, probing), { onlyIfMissing: true })
+            })
+            : Effect.zipRight(
+              FiberMap.remove(probes, route.host),
+              update(route.host, (host) => ({ ...host, probe: { passed: 0, required: probing.required } }))
+            )
+          const report = Effect.zipRight(update(route.host, (host) => heard(host, event)), probe)
+          return event.code === UnprogrammedCode.deleted ? Effect.zipRight(report, reapply) : report
+        }),
         Effect.zipRight(Effect.never)
       )
     })
