@@ -3,7 +3,7 @@
  * session namespace with exactly the verbs the routers use (server-side apply is
  * `patch`, and also `create` when the object does not exist yet, dry runs included), read access
  * to what the gateway verdict and diagnosis read, Events in both groups, and the
- * Pod's finalizers for the blocking owner reference.
+ * Pod's finalizers for the blocking owner reference. Controller mode adds its Pods and its Lease.
  */
 import type { KubeObject, PolicyRule, Role, RoleBinding, ServiceAccount } from "./Objects.js"
 
@@ -24,6 +24,8 @@ export interface RbacSettings {
   readonly serviceAccount?: string
   /** Programmed hosts are probed (`SESSION_ROUTE_PROBE`), which reads the Service's EndpointSlices. */
   readonly probe?: boolean
+  /** Grant controller mode's own verbs too (`controllerRules`): it finds the Pods itself and elects a leader. */
+  readonly controller?: boolean
 }
 
 const RBAC_API = "rbac.authorization.k8s.io/v1"
@@ -102,9 +104,29 @@ export const sessionRules = (settings: RbacSettings): ReadonlyArray<PolicyRule> 
       ? [rule("gateway.networking.k8s.io", "gateways", ["get"])]
       : []),
     // The probe reports a programmed host whose Service has no ready endpoint.
-    ...(settings.probe === true ? [rule("discovery.k8s.io", "endpointslices", ["list"])] : [])
+    ...(settings.probe === true ? [rule("discovery.k8s.io", "endpointslices", ["list"])] : []),
+    ...(settings.controller === true ? controllerRules : [])
   ]
 }
+
+/**
+ * What controller mode does beyond a runner's routing, in the session namespace: it
+ * reads and watches the labelled Pods (a relist after a broken watch is `list`), merges
+ * the session-id label and the endpoints annotation into each Pod (`patch`), writes
+ * the RoutesProgrammed condition through `pods/status`, which a grant on `pods` does
+ * not cover, and elects a leader on a Lease: `get` to read the holder, `create` the
+ * first time, `update` (a PUT naming the version read) to take or renew it. The
+ * Lease's name is not pinned with `resourceNames`: `create` cannot be, and each shard
+ * stands for a Lease of its own.
+ *
+ * @since 0.1.0
+ * @category rules
+ */
+export const controllerRules: ReadonlyArray<PolicyRule> = [
+  rule("", "pods", ["get", "list", "patch", "watch"]),
+  rule("", "pods/status", ["patch"]),
+  rule("coordination.k8s.io", "leases", ["create", "get", "update"])
+]
 
 /**
  * The cluster-scoped reads: IngressClasses (which one is default, which controller), or GatewayClasses (the Gateway's controller).

@@ -12,6 +12,7 @@ import {
   HttpRouteResource,
   IngressClassResource,
   IngressResource,
+  LeaseResource,
   PodResource,
   qualifiedName,
   type ResourceType,
@@ -69,6 +70,35 @@ export const featureNeeds = (settings: NeedsSettings): ReadonlyArray<Need> => [
       use: "probing programmed hosts"
     }]
     : [])
+]
+
+/**
+ * What controller mode needs beyond routing, all required: without any one it cannot
+ * find its Pods, report on them, or know it is the one replica that routes.
+ */
+export const controllerNeeds = (sessionNamespace: string): ReadonlyArray<Need> => [
+  {
+    resource: PodResource,
+    verbs: ["get", "list", "watch", "patch"],
+    namespace: sessionNamespace,
+    required: true,
+    use: "finding the session Pods and writing their session label and endpoints annotation"
+  },
+  {
+    resource: PodResource,
+    subresource: "status",
+    verbs: ["patch"],
+    namespace: sessionNamespace,
+    required: true,
+    use: "the Pods' RoutesProgrammed condition"
+  },
+  {
+    resource: LeaseResource,
+    verbs: ["get", "create", "update"],
+    namespace: sessionNamespace,
+    required: true,
+    use: "electing the replica that routes"
+  }
 ]
 
 /** The resource types and verbs routing in `mode` uses, required ones first. */
@@ -143,12 +173,15 @@ export const needResource = (need: Need): string =>
 export const describeNeed = (need: Need): string =>
   `${needResource(need)}${need.namespace !== undefined ? ` in namespace "${need.namespace}"` : " (cluster-wide)"}`
 
-/** The `kubectl create role` line that grants a set of verbs on one need's resource. */
-export const grantHint = (need: Need, verbs: ReadonlyArray<string>): string =>
+/**
+ * The `kubectl create role` line that grants a set of verbs on one need's resource, in
+ * a Role named `role` (a ClusterRole `<role>-read` for a cluster-scoped need).
+ */
+export const grantHint = (need: Need, verbs: ReadonlyArray<string>, role: string = "session-routing"): string =>
   need.namespace !== undefined
-    ? `grant them in a Role bound to this identity: kubectl create role session-routing -n ${need.namespace} --verb=${
+    ? `grant them in a Role bound to this identity: kubectl create role ${role} -n ${need.namespace} --verb=${
       verbs.join(",")
     } --resource=${needResource(need)}`
-    : `grant them in a ClusterRole bound to this identity: kubectl create clusterrole session-routing-read --verb=${
+    : `grant them in a ClusterRole bound to this identity: kubectl create clusterrole ${role}-read --verb=${
       verbs.join(",")
     } --resource=${needResource(need)}`

@@ -5,7 +5,7 @@
  * enough against a cluster with RBAC on.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { clusterRules, RBAC_NAME, rbacManifest, sessionRules } from "../../src/domain/RbacManifest.js"
+import { clusterRules, controllerRules, RBAC_NAME, rbacManifest, sessionRules } from "../../src/domain/RbacManifest.js"
 
 const NS = "telo-sessions"
 const LABELS = { "app.kubernetes.io/name": "session-routing", "app.kubernetes.io/component": "rbac" }
@@ -203,5 +203,26 @@ describe("rbacManifest", () => {
     const b = clusterNames("team-b", "gateway")
     const c = clusterNames("team-a", "ingress")
     expect(a.filter((name) => b.includes(name) || c.includes(name))).toStrictEqual([])
+  })
+
+  it("adds controller mode's Pods, their status and its Lease to the session Role, and nothing else", () => {
+    const runner = {
+      mode: "gateway",
+      sessionNamespace: NS,
+      gateway: { name: "gw", namespace: "infra" },
+      statusSource: "poll"
+    } as const
+    const controller = { ...runner, controller: true }
+    expect(controllerRules).toStrictEqual([
+      { apiGroups: [""], resources: ["pods"], verbs: ["get", "list", "patch", "watch"] },
+      { apiGroups: [""], resources: ["pods/status"], verbs: ["patch"] },
+      { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["create", "get", "update"] }
+    ])
+    expect(sessionRules(controller)).toStrictEqual([...sessionRules(runner), ...controllerRules])
+    expect(clusterRules(controller)).toStrictEqual(clusterRules(runner))
+    // The Gateway's namespace is read as before; the controller's grants stay in the session namespace.
+    expect(rbacManifest(controller).filter((o) => o.kind !== "Role" || o.metadata?.namespace !== NS)).toStrictEqual(
+      rbacManifest(runner).filter((o) => o.kind !== "Role" || o.metadata?.namespace !== NS)
+    )
   })
 })

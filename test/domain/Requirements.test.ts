@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { clusterRules, sessionRules } from "../../src/domain/RbacManifest.js"
-import { describeNeed, featureNeeds, grantHint, routingNeeds } from "../../src/domain/Requirements.js"
+import { controllerNeeds, describeNeed, featureNeeds, grantHint, routingNeeds } from "../../src/domain/Requirements.js"
 import {
   EndpointSliceResource,
   EventResource,
@@ -16,6 +16,7 @@ import {
   HttpRouteResource,
   IngressClassResource,
   IngressResource,
+  LeaseResource,
   PodResource,
   ServiceResource
 } from "../../src/domain/Resources.js"
@@ -139,8 +140,17 @@ describe("featureNeeds", () => {
 
 describe("the needs against the least-privilege manifest", () => {
   for (const mode of ["ingress", "gateway"] as const) {
-    for (const [statusSource, probe] of [["watch", false], ["poll", false], ["watch", true]] as const) {
-      it(`asks for exactly the verbs the ${mode} manifest grants (${statusSource}${probe ? ", probing" : ""})`, () => {
+    for (
+      const [statusSource, probe, controller] of [
+        ["watch", false, false],
+        ["poll", false, false],
+        ["watch", true, false],
+        ["watch", false, true],
+        ["poll", true, true]
+      ] as const
+    ) {
+      const what = `${statusSource}${probe ? ", probing" : ""}${controller ? ", controller mode" : ""}`
+      it(`asks for exactly the verbs the ${mode} manifest grants (${what})`, () => {
         const settings = {
           sessionNamespace: NS,
           gatewayNamespace: NS,
@@ -148,8 +158,12 @@ describe("the needs against the least-privilege manifest", () => {
           events: true,
           probe
         }
-        const rbac = { mode, sessionNamespace: NS, gateway: { name: "sessions" }, statusSource, probe }
-        const asked = [...routingNeeds(mode, settings), ...featureNeeds(settings)].map((need) => ({
+        const rbac = { mode, sessionNamespace: NS, gateway: { name: "sessions" }, statusSource, probe, controller }
+        const asked = [
+          ...routingNeeds(mode, settings),
+          ...(controller ? controllerNeeds(NS) : []),
+          ...featureNeeds(settings)
+        ].map((need) => ({
           group: need.resource.group,
           resource: need.subresource === undefined
             ? need.resource.plural
@@ -179,6 +193,35 @@ describe("the needs against the least-privilege manifest", () => {
   }
 })
 
+describe("controllerNeeds", () => {
+  it("asks for the Pods, their status and the Lease in the session namespace, all required", () => {
+    expect(controllerNeeds(NS)).toEqual([
+      {
+        resource: PodResource,
+        verbs: ["get", "list", "watch", "patch"],
+        namespace: NS,
+        required: true,
+        use: "finding the session Pods and writing their session label and endpoints annotation"
+      },
+      {
+        resource: PodResource,
+        subresource: "status",
+        verbs: ["patch"],
+        namespace: NS,
+        required: true,
+        use: "the Pods' RoutesProgrammed condition"
+      },
+      {
+        resource: LeaseResource,
+        verbs: ["get", "create", "update"],
+        namespace: NS,
+        required: true,
+        use: "electing the replica that routes"
+      }
+    ])
+  })
+})
+
 describe("how a need is named and granted", () => {
   it("names a subresource need and grants it by its resource/subresource", () => {
     const finalizers = routingNeeds("ingress", { sessionNamespace: NS, watch: false }).at(-1)!
@@ -202,6 +245,16 @@ describe("how a need is named and granted", () => {
     )
     expect(grantHint(ingressClass!, ["list"])).toBe(
       "grant them in a ClusterRole bound to this identity: kubectl create clusterrole session-routing-read --verb=list --resource=ingressclasses.networking.k8s.io"
+    )
+  })
+
+  it("names the Role a grant goes in when told, and its ClusterRole after it", () => {
+    const [, status] = controllerNeeds(NS)
+    expect(grantHint(status!, ["patch"], "session-routing-controller")).toBe(
+      `grant them in a Role bound to this identity: kubectl create role session-routing-controller -n ${NS} --verb=patch --resource=pods/status`
+    )
+    expect(grantHint(ingressClass!, ["list"], "session-routing-controller")).toBe(
+      "grant them in a ClusterRole bound to this identity: kubectl create clusterrole session-routing-controller-read --verb=list --resource=ingressclasses.networking.k8s.io"
     )
   })
 })
