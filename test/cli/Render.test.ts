@@ -206,6 +206,20 @@ describe("session-routing render", () => {
       ])
     }))
 
+  // kubectl reads YAML 1.1, where a bare `on` is true: the label value reached the API
+  // server as a bool and the apply was refused, for a session id the CLI itself accepts.
+  it.effect("quotes a value YAML 1.1 reads as a boolean, so kubectl reads the session id it was given", () =>
+    Effect.gen(function*() {
+      const result = yield* runCli(["render", "--session", "on", "--port", "8080", "--pod-uid", podUid], env)
+      expect(result.exitCode).toBe(0)
+      const asKubectlReads = YAML.parseAllDocuments(result.stdout, { version: "1.1" }).map((doc) => doc.toJSON())
+      expect(asKubectlReads).toEqual(yamlDocuments(result.stdout))
+      expect(asKubectlReads[0]).toMatchObject({
+        metadata: { labels: { "telo.run/session-id": "on" } },
+        spec: { selector: { "telo.run/session-id": "on" } }
+      })
+    }))
+
   it.effect("renders only the Service when no port is tcp", () =>
     Effect.gen(function*() {
       const result = yield* runCli(["render", "--session", sessionId, "--port", "5000/udp", "--pod-uid", podUid], env)

@@ -28,6 +28,16 @@ export type RenderFormat = "yaml" | "json"
  */
 export const PLACEHOLDER_POD_UID = "00000000-0000-0000-0000-000000000000"
 
+const YAML_OPTIONS = {
+  // Never fold a long value, so hosts and names stay greppable.
+  lineWidth: 0,
+  // No anchors: a value two fields share (a Deployment's labels) is written out each time.
+  aliasDuplicateObjects: false,
+  // kubectl reads YAML 1.1, where a bare off, on, yes or y is a boolean: quote them, or
+  // an env value "off" or a session id "on" reaches the API server as a bool and is refused.
+  version: "1.1"
+} as const
+
 /**
  * The objects as text. YAML: one document per object separated by `---` (empty when
  * there is none). JSON: one `v1` `List`, the shape `kubectl get -o json` prints.
@@ -35,8 +45,7 @@ export const PLACEHOLDER_POD_UID = "00000000-0000-0000-0000-000000000000"
 export const formatObjects = (objects: ReadonlyArray<KubeObject>, format: RenderFormat): string =>
   format === "json"
     ? JSON.stringify({ apiVersion: "v1", kind: "List", items: objects }, null, 2) + "\n"
-    // lineWidth 0: never fold a long value, so hosts and names stay greppable.
-    : objects.map((object) => YAML.stringify(object, { lineWidth: 0 })).join("---\n")
+    : objects.map((object) => YAML.stringify(object, YAML_OPTIONS)).join("---\n")
 
 /** What `render` needs, after every flag is checked. */
 export interface RenderInput {
