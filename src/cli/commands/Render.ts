@@ -1,16 +1,20 @@
 /**
  * `session-routing render`: prints the objects a publish would apply for a session,
- * Service first, as a YAML stream or one JSON List. Nothing touches a cluster, so it
- * shows what the configuration produces and feeds `kubectl apply -f -`.
+ * Service first, as a YAML stream or one JSON List; with `--rbac` a runner's RBAC
+ * objects, with `--controller` what deploys controller mode. Nothing touches a cluster,
+ * so it shows what the configuration produces and feeds `kubectl apply -f -`.
  */
 import { Command, Options } from "@effect/cli"
 import { Console, Effect, Either, Option } from "effect"
+import packageJson from "session-routing/package.json" with { type: "json" }
 import * as YAML from "yaml"
+import { CONTROLLER_IMAGE_REPOSITORY, controllerManifest } from "../../domain/ControllerManifest.js"
 import { buildSessionObjects, sessionObjectName } from "../../domain/Manifests.js"
 import type { KubeObject } from "../../domain/Objects.js"
-import { rbacManifest } from "../../domain/RbacManifest.js"
+import { rbacManifest, type RbacSettings } from "../../domain/RbacManifest.js"
 import { hostProblem } from "../../domain/Routes.js"
 import { parseSessionId, type PortMapping } from "../../domain/Session.js"
+import { environmentOf } from "../../layers/internal/routerConfig/Environment.js"
 import * as RouterConfigLive from "../../layers/RouterConfigLive.js"
 import { manifestSettingsOf, type RouterConfig } from "../../services/RouterConfig.js"
 import { cliError } from "../CliError.js"
@@ -112,6 +116,17 @@ export const renderObjects = (
   return Either.right({ objects, notes })
 }
 
+/** What the grants of a configuration that routes in `mode` derive from. */
+const rbacSettingsOf = (config: RouterConfig.Service, mode: "ingress" | "gateway"): RbacSettings => ({
+  mode,
+  sessionNamespace: config.sessionNamespace,
+  ...(config.gateway !== undefined
+    ? { gateway: { name: config.gateway.name, namespace: config.gateway.namespace } }
+    : {}),
+  statusSource: config.statusSource,
+  ...(config.routeProbe !== undefined ? { probe: true } : {})
+})
+
 /**
  * The RBAC objects a runner with this configuration needs, or why there are none: the
  * ServiceAccount `session-routing` in the session namespace, its Role and binding there
@@ -122,25 +137,61 @@ export const renderRbac = (
 ): { readonly objects: ReadonlyArray<KubeObject>; readonly notes: ReadonlyArray<string> } =>
   config.mode === "none"
     ? { objects: [], notes: ["note: mode none publishes nothing, so it needs no permissions"] }
+    : { objects: rbacManifest(rbacSettingsOf(config, config.mode)), notes: [] }
+
+/** The image `render --controller` runs unless `--image` names another: this release's. */
+export const DEFAULT_CONTROLLER_IMAGE = `${CONTROLLER_IMAGE_REPOSITORY}:${packageJson.version}`
+
+/**
+ * What deploys controller mode with this configuration, or why there is nothing to
+ * deploy: the controller's RBAC objects (the runner's grants plus its own) and its
+ * Deployment, whose environment holds the configuration.
+ */
+export const renderController = (
+  config: RouterConfig.Service,
+  image: string
+): { readonly objects: ReadonlyArray<KubeObject>; readonly notes: ReadonlyArray<string> } =>
+  config.mode === "none"
+    ? { objects: [], notes: ["note: mode none publishes nothing, so there is no controller to deploy"] }
     : {
-      objects: rbacManifest({
-        mode: config.mode,
-        sessionNamespace: config.sessionNamespace,
-        ...(config.gateway !== undefined
-          ? { gateway: { name: config.gateway.name, namespace: config.gateway.namespace } }
-          : {}),
-        statusSource: config.statusSource,
-        ...(config.routeProbe !== undefined ? { probe: true } : {})
-      }),
-      notes: []
+      objects: controllerManifest({ ...rbacSettingsOf(config, config.mode), image, env: environmentOf(config) }),
+      // Deployed without one, the controller runs and publishes nothing.
+      notes: config.baseDomain === undefined
+        ? [
+          `warning: no base domain is set, so the controller would publish nothing: set ${RouterConfigLive.ENV.baseDomain} before rendering, or in the Deployment's env`
+        ]
+        : []
     }
+
+/** `--image`, or this release's image; one word, since the Deployment runs it as given. */
+const parseImage = (image: Option.Option<string>): Either.Either<string, string> => {
+  const value = Option.getOrElse(image, () => DEFAULT_CONTROLLER_IMAGE)
+  return value === "" || /\s/.test(value)
+    ? Either.left(`--image ${JSON.stringify(value)} must name an image, e.g. ${DEFAULT_CONTROLLER_IMAGE}`)
+    : Either.right(value)
+}
+
+/** The notes on stderr, then the objects on stdout. */
+const printRendered = (
+  rendered: { readonly objects: ReadonlyArray<KubeObject>; readonly notes: ReadonlyArray<string> },
+  format: RenderFormat
+): Effect.Effect<void> =>
+  Effect.gen(function*() {
+    for (const note of rendered.notes) yield* Console.error(note)
+    const text = formatObjects(rendered.objects, format)
+    // Console.log adds the final newline; an empty stream prints nothing at all.
+    if (text.length > 0) yield* Console.log(text.replace(/\n$/, ""))
+  })
 
 /** What `render --help` says beyond the options. */
 export const renderHelp: CommandHelp = {
   details: [
     "Touches no cluster: it shows what the configuration produces and feeds kubectl apply -f -. " +
     `Everything but the flags comes from the environment (${RouterConfigLive.ENV.baseDomain}, ` +
-    `${RouterConfigLive.ENV.ingressClassName}, ...); without a base domain nothing is rendered.`
+    `${RouterConfigLive.ENV.ingressClassName}, ...); without a base domain nothing is rendered.`,
+    "--controller prints what deploys controller mode (the controller command) with this configuration: " +
+    "its ServiceAccount, a Role with the runner's grants plus Pods, pods/status and Leases, the bindings, " +
+    "and a Deployment whose environment holds the configuration. deploy/controller.yaml is that for the defaults."
   ],
   examples: [
     {
@@ -149,16 +200,20 @@ export const renderHelp: CommandHelp = {
         "SESSION_ROUTING_BASE_DOMAIN=sessions.example.com session-routing render --session hzyayvabgyvz --port 8080 --port 5000/udp"
     },
     {
-      comment: "Gateway mode in namespace dev, owned by the running Pod, applied at once",
-      command:
-        "SESSION_ROUTING_BASE_DOMAIN=sessions.example.com SESSION_GATEWAY_NAME=sessions session-routing render --mode gateway -n dev --session hzyayvabgyvz --port 8080 --pod-uid \"$(kubectl -n dev get pod telo-run-hzyayvabgyvz -o jsonpath='{.metadata.uid}')\" | kubectl apply -f -"
-    },
-    {
       comment: "The ServiceAccount, Roles and bindings a runner in namespace telo-sessions needs",
       command: "session-routing render --rbac -n telo-sessions | kubectl apply -f -"
+    },
+    {
+      comment: "Deploy controller mode for gateway mode in namespace dev",
+      command:
+        "SESSION_ROUTING_BASE_DOMAIN=sessions.example.com SESSION_GATEWAY_NAME=sessions session-routing render --controller --mode gateway -n dev | kubectl apply -f -"
     }
   ],
-  usage: ["--session ID --port PORT[/tcp|/udp]... [options]", "--rbac [options]"]
+  usage: [
+    "--session ID --port PORT[/tcp|/udp]... [options]",
+    "--rbac [options]",
+    "--controller [--image IMAGE] [options]"
+  ]
 }
 
 /**
@@ -169,10 +224,10 @@ export const renderCommand = Command.make(
   "render",
   {
     session: sessionFlag(
-      "Session id: lower-case letters, digits and '-' (e.g. hzyayvabgyvz); required unless --rbac"
+      "Session id: lower-case letters, digits and '-' (e.g. hzyayvabgyvz); required unless --rbac or --controller"
     ).pipe(Options.optional),
     port: portFlag(
-      "A session port, e.g. 8080 or 5000/udp; repeat the option for each port; at least one unless --rbac"
+      "A session port, e.g. 8080 or 5000/udp; repeat the option for each port; at least one unless --rbac or --controller"
     ).pipe(Options.repeated),
     pod: podFlag("Name of the session Pod that owns the objects (default: telo-run-<session>)").pipe(Options.optional),
     podUid: podUidFlag(
@@ -182,6 +237,16 @@ export const renderCommand = Command.make(
       Options.withDescription(
         "Print instead the RBAC objects a runner with this configuration needs (no --session or --port)"
       )
+    ),
+    controller: Options.boolean("controller").pipe(
+      Options.withDescription(
+        "Print instead the RBAC objects and Deployment of controller mode with this configuration (no --session or --port)"
+      )
+    ),
+    image: Options.text("image").pipe(
+      Options.withPseudoName("IMAGE"),
+      Options.withDescription(`With --controller: the image the Deployment runs (default ${DEFAULT_CONTROLLER_IMAGE})`),
+      Options.optional
     ),
     output: Options.choice("output", ["yaml", "json"] as const).pipe(
       Options.withAlias("o"),
@@ -194,22 +259,22 @@ export const renderCommand = Command.make(
     Effect.gen(function*() {
       // Configuration first: a bad environment is a start-up failure whatever the flags say.
       const config = yield* routerConfigFrom(flags)
-      if (flags.rbac) {
-        const rbac = renderRbac(config)
-        for (const note of rbac.notes) yield* Console.error(note)
-        const text = formatObjects(rbac.objects, flags.output)
-        if (text.length > 0) yield* Console.log(text.replace(/\n$/, ""))
-        return
+      if (flags.rbac && flags.controller) {
+        return yield* cliError("--rbac and --controller go apart: --controller already prints the controller's RBAC")
       }
+      if (Option.isSome(flags.image) && !flags.controller) return yield* cliError("--image goes with --controller")
+      if (flags.controller) {
+        const image = yield* Either.mapLeft(parseImage(flags.image), (line) => cliError(line))
+        yield* warnAbout(config)
+        return yield* printRendered(renderController(config, image), flags.output)
+      }
+      if (flags.rbac) return yield* printRendered(renderRbac(config), flags.output)
       if (Option.isNone(flags.session)) return yield* cliError("missing option --session for render")
       const input = yield* Either.mapLeft(parseRenderInput({ ...flags, session: flags.session.value }), (line) =>
         cliError(line))
-      const { objects, notes } = yield* Either.mapLeft(renderObjects(config, input), (line) =>
+      const rendered = yield* Either.mapLeft(renderObjects(config, input), (line) =>
         cliError(line))
       yield* warnAbout(config)
-      for (const note of notes) yield* Console.error(note)
-      const text = formatObjects(objects, input.format)
-      // Console.log adds the final newline; an empty stream prints nothing at all.
-      if (text.length > 0) yield* Console.log(text.replace(/\n$/, ""))
+      yield* printRendered(rendered, input.format)
     })
 ).pipe(Command.withDescription("Print the objects a publish would apply for a session, Service first"))
