@@ -5,10 +5,11 @@
  * probe session's round trip). Each check passes, fails, or warns that it could not tell.
  */
 import { Clock, Effect, Either, Stream } from "effect"
+import { CONTROLLER_NAME } from "../domain/ControllerManifest.js"
 import { causeReason } from "../domain/Diagnosis.js"
 import { buildSessionObjects, sessionSelector, type SessionSpec } from "../domain/Manifests.js"
 import type { HttpRoute, Ingress, KubeObject, Service } from "../domain/Objects.js"
-import { featureNeeds, routingNeeds } from "../domain/Requirements.js"
+import { controllerNeeds, featureNeeds, routingNeeds } from "../domain/Requirements.js"
 import { HttpRouteResource, IngressResource, NamespaceResource, ServiceResource } from "../domain/Resources.js"
 import { hostForPort } from "../domain/Routes.js"
 import { KubeClient } from "../services/KubeClient.js"
@@ -72,6 +73,11 @@ export interface CheckOptions {
    * controller programs them.
    */
   readonly probeOwner?: ProbeOwner
+  /**
+   * Check for controller mode: also ask for what it does beyond routing (the Pods, their
+   * status, the Lease), and name its Role (`session-routing-controller`) in the grants.
+   */
+  readonly controller?: boolean
 }
 
 /** The probe session's id: the dry run and the round trip use it. */
@@ -139,7 +145,14 @@ export const checkRouting = (
     // A subresource need (the Pod's finalizers) rides on a core type every server serves.
     checks.push(yield* apiCheck(queries, needs.filter((need) => need.subresource === undefined), mode))
     checks.push(yield* namespaceCheck(kube, config.sessionNamespace))
-    checks.push(...(yield* permissionChecks(queries, [...needs, ...featureNeeds(needsSettings)])))
+    const controller = options.controller === true
+    checks.push(
+      ...(yield* permissionChecks(
+        queries,
+        [...needs, ...(controller ? controllerNeeds(config.sessionNamespace) : []), ...featureNeeds(needsSettings)],
+        controller ? CONTROLLER_NAME : undefined
+      ))
+    )
 
     const host = hostForPort(settings.baseDomain, PROBE_SESSION_ID, PROBE_PORT)
     checks.push(yield* pathCheck(router, mode, host))

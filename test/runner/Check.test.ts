@@ -277,6 +277,53 @@ describe("permissions", () => {
       expect(probing.ok).toBe(true)
     }))
 
+  it.live("asks for the controller's Pods, their status and its Lease, required, and grants them in its own Role", () =>
+    Effect.gen(function*() {
+      const asked: Array<AccessQuestion> = []
+      const { report, sc } = yield* run({
+        options: { controller: true },
+        queries: openQueries({
+          accessReview: (question) =>
+            Effect.sync(() => {
+              asked.push(question)
+              return { allowed: !(question.verb === "watch" && question.resource === "pods") }
+            })
+        })
+      })
+      expect(permissions(report).map((c) => [c.id, c.status])).toEqual([
+        ["permissions:services", "ok"],
+        ["permissions:ingresses.networking.k8s.io", "ok"],
+        ["permissions:ingressclasses.networking.k8s.io", "ok"],
+        ["permissions:pods/finalizers", "ok"],
+        ["permissions:pods", "fail"],
+        ["permissions:pods/status", "ok"],
+        ["permissions:leases.coordination.k8s.io", "ok"],
+        ["permissions:events.events.k8s.io", "ok"],
+        ["permissions:events", "ok"]
+      ])
+      expect(check(report, "permissions:pods")).toEqual({
+        id: "permissions:pods",
+        status: "fail",
+        line: `may not watch pods in ${NS}`,
+        hint:
+          `grant them in a Role bound to this identity: kubectl create role session-routing-controller -n ${sc.namespace} --verb=watch --resource=pods`
+      })
+      expect(report.ok).toBe(false)
+      // pods/status is asked as the subresource it is, all of them in the session namespace.
+      const inNamespace = { namespace: sc.namespace }
+      expect(asked.filter((q) => q.resource === "pods" || q.resource === "leases")).toEqual([
+        { verb: "update", group: "", resource: "pods", subresource: "finalizers", ...inNamespace },
+        ...["get", "list", "watch", "patch"].map((verb) => ({ verb, group: "", resource: "pods", ...inNamespace })),
+        { verb: "patch", group: "", resource: "pods", subresource: "status", ...inNamespace },
+        ...["get", "create", "update"].map((verb) => ({
+          verb,
+          group: "coordination.k8s.io",
+          resource: "leases",
+          ...inNamespace
+        }))
+      ])
+    }))
+
   it.live("says the permissions were not checked, once, when access reviews are refused", () =>
     Effect.gen(function*() {
       const refused: Reviewer = () =>

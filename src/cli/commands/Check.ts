@@ -27,7 +27,10 @@ const probeOwnerOf = (pod: Option.Option<string>, podUid: Option.Option<string>)
 /** What `check --help` says beyond the options. */
 export const checkHelp: CommandHelp = {
   details: [
-    "Prints each check (✓, ✗ or !) with what to do about a failure. Exit status 0 when no check failed, 1 otherwise."
+    "Prints each check (✓, ✗ or !) with what to do about a failure. Exit status 0 when no check failed, 1 otherwise.",
+    "With --controller it also asks whether this identity may do what controller mode does beyond routing: " +
+    "get, list, watch and patch Pods, patch pods/status, and get, create and update Leases (render --controller " +
+    "grants them)."
   ],
   examples: [
     {
@@ -40,14 +43,14 @@ export const checkHelp: CommandHelp = {
         "SESSION_ROUTING_BASE_DOMAIN=sessions.example.com session-routing check --round-trip --pod runner-0 --pod-uid \"$(kubectl get pod runner-0 -o jsonpath='{.metadata.uid}')\""
     },
     {
-      comment: "Check gateway mode against another context, as JSON",
+      comment: "Check controller mode in gateway mode, as its ServiceAccount on context staging, as JSON",
       command:
-        "SESSION_ROUTING_BASE_DOMAIN=sessions.example.com SESSION_GATEWAY_NAME=sessions session-routing check --mode gateway --context staging -o json"
+        "SESSION_ROUTING_BASE_DOMAIN=sessions.example.com SESSION_GATEWAY_NAME=sessions session-routing check --controller --mode gateway --context staging -o json"
     }
   ]
 }
 
-/** `session-routing check [--round-trip [--pod NAME --pod-uid UID]] [-o table|json] [--kubeconfig PATH] [--context NAME] [-n NS] [--mode MODE]`. */
+/** `session-routing check [--round-trip [--pod NAME --pod-uid UID]] [--controller] [-o table|json] [--kubeconfig PATH] [--context NAME] [-n NS] [--mode MODE]`. */
 export const checkCommand = Command.make(
   "check",
   {
@@ -57,6 +60,9 @@ export const checkCommand = Command.make(
     ),
     pod: podFlag("With --round-trip: a running Pod to own the probe's objects (with --pod-uid)").pipe(Options.optional),
     podUid: podUidFlag("The metadata.uid of --pod").pipe(Options.optional),
+    controller: Options.boolean("controller").pipe(
+      Options.withDescription("Also check what controller mode needs: Pods, pods/status and Leases")
+    ),
     ...sharedOptions
   },
   (flags) =>
@@ -65,7 +71,11 @@ export const checkCommand = Command.make(
       const probeOwner = yield* probeOwnerOf(flags.pod, flags.podUid)
       yield* warnAbout(config)
       const report: CheckReport = routesSessions(config)
-        ? yield* checkRouting({ roundTrip: flags.roundTrip, ...(probeOwner !== undefined ? { probeOwner } : {}) }).pipe(
+        ? yield* checkRouting({
+          roundTrip: flags.roundTrip,
+          controller: flags.controller,
+          ...(probeOwner !== undefined ? { probeOwner } : {})
+        }).pipe(
           Effect.provide(
             SessionRouter.layerConfig.pipe(
               Layer.provideMerge(kubeClientLayer(flags)),

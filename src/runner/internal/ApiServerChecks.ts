@@ -84,10 +84,14 @@ const reviewUnavailable = (error: KubeError): string =>
     ? "the API server does not answer SelfSubjectAccessReview"
     : `SelfSubjectAccessReview failed: ${error.reason}`
 
-/** One check per need, by access review: a required verb denied fails, an optional one warns. */
+/**
+ * One check per need, by access review: a required verb denied fails, an optional one
+ * warns. A refusal's hint grants the verbs in a Role named `role`.
+ */
 export const permissionChecks = (
   queries: ClusterQueries | undefined,
-  needs: ReadonlyArray<Need>
+  needs: ReadonlyArray<Need>,
+  role?: string
 ): Effect.Effect<ReadonlyArray<CheckResult>> =>
   Effect.gen(function*() {
     if (queries === undefined) return [result("permissions", "warn", "permissions not checked")]
@@ -123,7 +127,7 @@ export const permissionChecks = (
             id,
             need.required ? "fail" : "warn",
             `may not ${denied.join(", ")} ${describeNeed(need)}${need.required ? "" : ` (used only for ${need.use})`}`,
-            grantHint(need, denied)
+            grantHint(need, denied, role)
           )
         )
       }
