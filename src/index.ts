@@ -122,6 +122,35 @@ export {
   type CheckStatus
 } from "./runner/Check.js"
 /** Why a host is still pending at its deadline: the first broken link of its routing, with a stable code. */
+/** Controller mode: routes for every labelled session Pod, its condition on the Pod, one leader of many replicas. */
+export {
+  ENDPOINTS_ANNOTATION,
+  type PodHost,
+  type PodProblem,
+  type PodRoutes,
+  type PodSession,
+  podSession,
+  PORTS_ANNOTATION,
+  ROUTES_CONDITION,
+  routesCondition,
+  SESSION_LABEL,
+  shardOf
+} from "./domain/PodRouting.js"
+export {
+  InvalidLeaderElectionSettings,
+  type LeaderElectionSettings,
+  type LeadershipChange,
+  LeadershipLost
+} from "./layers/internal/controller/LeaderElection.js"
+export {
+  type ControllerElection,
+  controllerLeaseName,
+  type ControllerOptions,
+  ControllerSetupError,
+  type PodReport,
+  runController
+} from "./runner/Controller.js"
+
 export { type Cause, DIAGNOSIS_CODES, type DiagnosisCode, ingressPath, RoutingPath } from "./domain/Diagnosis.js"
 export { gatewayPath } from "./domain/GatewayPath.js"
 

@@ -12,6 +12,7 @@ import { RouterConfigError } from "../services/RouterConfig.js"
 import { CliError, ExitCode } from "./CliError.js"
 import { checkCommand, checkHelp } from "./commands/Check.js"
 import { clusterCommand, clusterHelp } from "./commands/Cluster.js"
+import { controllerCommand, controllerHelp } from "./commands/Controller.js"
 import { demoCommand, demoHelp } from "./commands/Demo.js"
 import { publishCommand, publishHelp } from "./commands/Publish.js"
 import { renderCommand, renderHelp } from "./commands/Render.js"
@@ -44,6 +45,7 @@ export const command = Command.make(NAME).pipe(
     statusCommand,
     unpublishCommand,
     checkCommand,
+    controllerCommand,
     clusterCommand,
     demoCommand
   ]),
@@ -72,6 +74,7 @@ const helpTexts: Readonly<Record<string, CommandHelp>> = {
   status: statusHelp,
   unpublish: unpublishHelp,
   check: checkHelp,
+  controller: controllerHelp,
   cluster: clusterHelp,
   demo: demoHelp
 }

@@ -36,7 +36,8 @@ export interface MetricsFlags {
  * cannot be bound fails before `self` starts.
  */
 export const withMetricsServer =
-  (flags: MetricsFlags) => <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | CliError, R> =>
+  (flags: MetricsFlags, health?: { readonly ready: Effect.Effect<boolean> }) =>
+  <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | CliError, R> =>
     Option.match(flags.metricsPort, {
       onNone: () => self,
       onSome: (port) =>
@@ -45,7 +46,9 @@ export const withMetricsServer =
           : Effect.scoped(
             // Loaded only here: the HTTP server it runs is of no use to any other start.
             Effect.promise(() => import("./MetricsServer.js")).pipe(
-              Effect.flatMap((server) => server.serve({ port, host: flags.metricsHost })),
+              Effect.flatMap((server) =>
+                server.serve({ port, host: flags.metricsHost, ...(health !== undefined ? { health } : {}) })
+              ),
               Effect.mapError((error) =>
                 cliError(
                   `cannot serve metrics on ${flags.metricsHost} port ${port}: ${

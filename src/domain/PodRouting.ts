@@ -162,7 +162,7 @@ export const shardOf = (sessionId: string, shards: number): number => {
  * @since 0.1.0
  * @category models
  */
-export interface HostReport {
+export interface PodHost {
   readonly host: string
   readonly state: RouteState
   readonly reason?: string
@@ -184,7 +184,7 @@ export type PodRoutes =
   | { readonly _tag: "Invalid"; readonly problem: PodProblem }
   | { readonly _tag: "Taken"; readonly sessionId: string; readonly byPod: string }
   | { readonly _tag: "PublishFailed"; readonly reason: string }
-  | { readonly _tag: "Hosts"; readonly hosts: ReadonlyArray<HostReport> }
+  | { readonly _tag: "Hosts"; readonly hosts: ReadonlyArray<PodHost> }
 
 /** The status and words of `ROUTES_CONDITION`, without its transition time. */
 export type RoutesCondition = Pick<PodCondition, "type" | "status" | "reason" | "message">
@@ -225,9 +225,9 @@ export const routesCondition = (routes: PodRoutes): RoutesCondition => {
   }
 }
 
-const hostsCondition = (hosts: ReadonlyArray<HostReport>): RoutesCondition => {
+const hostsCondition = (hosts: ReadonlyArray<PodHost>): RoutesCondition => {
   if (hosts.length === 0) return condition("True", "NoHttpPorts", "no tcp port: there is no public host to program")
-  const said = (list: ReadonlyArray<HostReport>) => list.map((h) => `${h.host}: ${h.reason ?? h.state}`).join("; ")
+  const said = (list: ReadonlyArray<PodHost>) => list.map((h) => `${h.host}: ${h.reason ?? h.state}`).join("; ")
   const failed = hosts.filter((h) => h.state === "unprogrammed" && h.code !== UNREADABLE)
   if (failed.length > 0) return condition("False", failed[0]!.code ?? "Unprogrammed", said(failed))
   const unreadable = hosts.filter((h) => h.state === "unprogrammed")

@@ -12,6 +12,13 @@ import { type Occurrence, podReference } from "../domain/KubeEvents.js"
 import type { Pod } from "../domain/Objects.js"
 import { type PodSession, podSession, samePorts, SESSION_LABEL, shardOf } from "../domain/PodRouting.js"
 import { PodResource } from "../domain/Resources.js"
+import {
+  InvalidLeaderElectionSettings,
+  isLeadershipLost,
+  type LeaderElectionSettings,
+  type LeadershipChange,
+  runElected
+} from "../layers/internal/controller/LeaderElection.js"
 import { EventRecorder } from "../services/EventRecorder.js"
 import { KubeClient } from "../services/KubeClient.js"
 import type { KubeError } from "../services/KubeError.js"
@@ -44,7 +51,35 @@ export interface ControllerOptions {
   readonly probeInterval?: Duration.DurationInput
   /** Told each Pod report as it is written (for logs). */
   readonly onReport?: (report: PodReport) => Effect.Effect<void>
+  /**
+   * Route only while this replica holds a Lease in the session namespace, so several
+   * replicas can run and one routes; unset: route at once (run one replica only).
+   */
+  readonly leaderElection?: ControllerElection
 }
+
+/**
+ * How a replica stands for leadership: its identity, and the Lease's timing (client-go's
+ * defaults: 15 s lease, 10 s renew deadline, 2 s retry period).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ControllerElection extends Omit<LeaderElectionSettings, "namespace" | "name"> {
+  /** Default `session-routing-controller`, with `-shard-<index>` when sharded. */
+  readonly leaseName?: string
+  /** Told each change of leadership (for logs and readiness). */
+  readonly onChange?: (change: LeadershipChange) => Effect.Effect<void>
+}
+
+/**
+ * The Lease a controller replica stands for.
+ *
+ * @since 0.1.0
+ * @category rules
+ */
+export const controllerLeaseName = (shard: ControllerOptions["shard"]): string =>
+  shard === undefined ? "session-routing-controller" : `session-routing-controller-shard-${shard.index}`
 
 /**
  * The controller cannot run with this client.
@@ -75,6 +110,36 @@ interface Routed {
  */
 export const runController = (
   options: ControllerOptions = {}
+): Effect.Effect<
+  never,
+  ControllerSetupError | InvalidLeaderElectionSettings,
+  KubeClient | SessionRouter | RouterConfig
+> =>
+  Effect.gen(function*() {
+    const election = options.leaderElection
+    if (election === undefined) return yield* routeAll(options)
+    const kube = yield* KubeClient
+    const config = yield* RouterConfig
+    if (kube.leases === undefined) {
+      return yield* new ControllerSetupError({
+        reason: "this KubeClient cannot write Leases, so the controller could not elect a leader"
+      })
+    }
+    const { leaseName, onChange, ...timing } = election
+    const settings: LeaderElectionSettings = {
+      ...timing,
+      namespace: config.sessionNamespace,
+      name: leaseName ?? controllerLeaseName(options.shard)
+    }
+    // A lost Lease interrupts the routing at once; the replica then stands again.
+    return yield* runElected(kube.leases, settings, routeAll(options), onChange).pipe(
+      Effect.retry({ while: isLeadershipLost }),
+      Effect.catchTag("LeadershipLost", (lost) => Effect.die(lost))
+    )
+  })
+
+const routeAll = (
+  options: ControllerOptions
 ): Effect.Effect<never, ControllerSetupError, KubeClient | SessionRouter | RouterConfig> =>
   Effect.scoped(
     Effect.gen(function*() {

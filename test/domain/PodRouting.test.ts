@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Either } from "effect"
 import type { Pod } from "../../src/domain/Objects.js"
 import {
-  type HostReport,
+  type PodHost,
   podSession,
   PORTS_ANNOTATION,
   ROUTES_CONDITION,
@@ -107,7 +107,7 @@ describe("the shard of a session", () => {
 })
 
 describe("the condition a Pod's routes give it", () => {
-  const host = (name: string, state: HostReport["state"], code?: string): HostReport => ({
+  const host = (name: string, state: PodHost["state"], code?: string): PodHost => ({
     host: name,
     state,
     ...(code !== undefined ? { reason: `${code}: why`, code } : {})

@@ -55,13 +55,14 @@ const withController = (
     readonly gc?: boolean
     readonly dataPlane?: boolean
     readonly controller?: ControllerOptions
+    readonly controllerDelay?: Duration.Duration
   } = {}
 ) =>
   Effect.gen(function*() {
     const sc = yield* Effect.orDie(SessionCluster.make({
       baseDomain: BASE_DOMAIN,
-      ingress: { delay: Duration.millis(20) },
-      gateway: { delay: Duration.millis(20) },
+      ingress: { delay: options.controllerDelay ?? Duration.millis(20) },
+      gateway: { delay: options.controllerDelay ?? Duration.millis(20) },
       dataPlane: options.dataPlane ?? false,
       controllerManager: options.gc ?? false
     }))
@@ -298,6 +299,40 @@ describe("controller mode over HTTP", () => {
         expect(conditionOf(idle)?.message).toContain(
           `8080-idle.${BASE_DOMAIN}: 0 of 3 probes in a row reached it; the last:`
         )
+      }),
+    { timeout: 30_000 }
+  )
+
+  it.scopedLive(
+    "keeps a Pod that gates on the condition out of Ready until its routes are programmed",
+    () =>
+      Effect.gen(function*() {
+        const { sc } = yield* withController({ dataPlane: true, gc: true, controllerDelay: Duration.seconds(1) })
+        const gated: Pod = {
+          ...sessionPod("gated-pod", "gated", { ports: [8080] }),
+          spec: {
+            ...sessionPod("gated-pod", "gated", { ports: [8080] }).spec!,
+            readinessGates: [{ conditionType: ROUTES_CONDITION }]
+          }
+        }
+        yield* create(sc.cluster, sc.namespace, gated)
+        yield* Effect.orDie(sc.dataPlane!.registerPod(
+          { namespace: sc.namespace, name: "gated-pod" },
+          { host: "127.0.0.1", port: yield* workload }
+        ))
+        const ready = (p: Pod) => p.status?.conditions?.find((c) => c.type === "Ready")
+        // The containers are ready, the routes are not: the gate holds Ready False.
+        const held = yield* eventually(
+          readPod(sc.cluster, sc.namespace, "gated-pod"),
+          (p) => ready(p)?.reason === "ReadinessGatesNotReady"
+        )
+        expect(ready(held)?.status).toBe("False")
+        expect(conditionOf(held)?.status).not.toBe("True")
+        const open = yield* eventually(
+          readPod(sc.cluster, sc.namespace, "gated-pod"),
+          (p) => ready(p)?.status === "True"
+        )
+        expect(conditionOf(open)?.status).toBe("True")
       }),
     { timeout: 30_000 }
   )

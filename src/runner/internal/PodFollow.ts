@@ -6,9 +6,16 @@
  */
 import { type Duration, Effect, Either, FiberMap, Schedule, Stream } from "effect"
 import type { Pod } from "../../domain/Objects.js"
-import type { HostReport, PodSession } from "../../domain/PodRouting.js"
+import {
+  ENDPOINTS_ANNOTATION,
+  type PodHost,
+  type PodRoutes,
+  type PodSession,
+  ROUTES_CONDITION,
+  routesCondition
+} from "../../domain/PodRouting.js"
 import { PodResource } from "../../domain/Resources.js"
-import { type PublishedRoute, UnprogrammedCode } from "../../domain/Routes.js"
+import { type Endpoint, type PublishedRoute, UnprogrammedCode } from "../../domain/Routes.js"
 import { KubeClient } from "../../services/KubeClient.js"
 import type { RouteProbe } from "../../services/RouteProbe.js"
 import type { RouterConfig } from "../../services/RouterConfig.js"
@@ -27,8 +34,19 @@ export interface PodProbing {
   readonly interval: Duration.Duration
 }
 
+/** Whether the Pod says its routes are programmed, for exactly these endpoints. */
+const alreadyRouted = (pod: Pod, endpoints: ReadonlyArray<Endpoint>): boolean =>
+  pod.status?.conditions?.some((c) => c.type === ROUTES_CONDITION && c.status === "True") === true &&
+  pod.metadata?.annotations?.[ENDPOINTS_ANNOTATION] === JSON.stringify(endpoints)
+
+/** Whether a report only says the hosts are not judged yet. */
+const provisional = (routes: PodRoutes): boolean => {
+  const reason = routesCondition(routes).reason
+  return reason === "RoutesPending" || reason === "ProbePending"
+}
+
 /** What a route event says of its host now; a host that leaves programmed starts its probes over. */
-const heard = (host: HostReport, event: Extract<SessionEvent, { readonly type: "route" }>): HostReport => ({
+const heard = (host: PodHost, event: Extract<SessionEvent, { readonly type: "route" }>): PodHost => ({
   host: host.host,
   state: event.state,
   ...(event.reason !== undefined ? { reason: event.reason } : {}),
@@ -68,18 +86,28 @@ export const followPod = (
     Effect.gen(function*() {
       const published = yield* publishSession(spec)
       yield* writer.annotate(pod, session.sessionId, published.endpoints)
-      const fresh = (route: PublishedRoute): HostReport => ({
+      const fresh = (route: PublishedRoute): PodHost => ({
         host: route.host,
         state: "pending",
         ...(probing !== undefined ? { probe: { passed: 0, required: probing.required } } : {})
       })
-      let hosts: ReadonlyArray<HostReport> = published.routes.map(fresh)
-      const update = (name: string, change: (host: HostReport) => HostReport) =>
+      let hosts: ReadonlyArray<PodHost> = published.routes.map(fresh)
+      // A Pod already True for these same endpoints (a new leader, a restart) keeps its
+      // word until the hosts are judged again: a pass through "pending" would take every
+      // routed Pod out of Ready at each handover.
+      let keepWord = alreadyRouted(pod, published.endpoints)
+      const report = Effect.suspend(() => {
+        const routes = { _tag: "Hosts", hosts } as const
+        if (keepWord && provisional(routes)) return Effect.void
+        keepWord = false
+        return writer.report(pod, routes)
+      })
+      const update = (name: string, change: (host: PodHost) => PodHost) =>
         Effect.suspend(() => {
           hosts = hosts.map((host) => (host.host === name ? change(host) : host))
-          return writer.report(pod, { _tag: "Hosts", hosts })
+          return report
         })
-      yield* writer.report(pod, { _tag: "Hosts", hosts })
+      yield* report
       yield* Effect.forkScoped(Effect.schedule(reapply, Schedule.spaced(resync)))
       const probes = yield* FiberMap.make<string>()
       /** Probes `route` until `required` probes in a row reach the session through it. */

@@ -20,7 +20,12 @@ export const DEFAULT_RETRY_PERIOD = Duration.seconds(2)
  */
 export const JITTER_FACTOR = 1.2
 
-/** Who competes for which Lease, and how fast. */
+/**
+ * Who competes for which Lease, and how fast.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface LeaderElectionSettings {
   /** The namespace of the Lease. */
   readonly namespace: string
@@ -39,7 +44,12 @@ export interface LeaderElectionSettings {
   readonly retryPeriod?: Duration.DurationInput
 }
 
-/** What a candidate tells of itself, for logs, metrics and readiness. */
+/**
+ * What a candidate tells of itself, for logs, metrics and readiness.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type LeadershipChange =
   /** It holds the Lease and `lead` starts. */
   | { readonly _tag: "Leading" }
@@ -50,7 +60,12 @@ export type LeadershipChange =
   /** It stopped leading (interrupted, or `lead` ended); `released`: the Lease was cleared for the next one. */
   | { readonly _tag: "SteppedDown"; readonly released: boolean }
 
-/** The settings cannot elect safely; `problems` names each bad value and what to do. */
+/**
+ * The settings cannot elect safely; `problems` names each bad value and what to do.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export class InvalidLeaderElectionSettings extends Data.TaggedError("InvalidLeaderElectionSettings")<{
   readonly problems: ReadonlyArray<string>
 }> {
@@ -63,6 +78,9 @@ export class InvalidLeaderElectionSettings extends Data.TaggedError("InvalidLead
  * The holder stopped leading: no renewal succeeded within its renew deadline
  * (`RenewDeadline`, with the last failure as `cause`), or the Lease names someone else
  * (`Taken`).
+ *
+ * @since 0.1.0
+ * @category errors
  */
 export class LeadershipLost extends Data.TaggedError("LeadershipLost")<{
   readonly reason: "RenewDeadline" | "Taken"

@@ -1,0 +1,188 @@
+/**
+ * `session-routing controller`: routes every session Pod the label selects, for runners
+ * in any language, and writes each Pod's `session-routing.dev/RoutesProgrammed`
+ * condition. Replicas elect one leader on a Lease (unless `--no-leader-elect`); with
+ * `--metrics-port` it serves `/healthz`, `/readyz` and `/metrics`. Runs until stopped.
+ */
+import { Command, Options } from "@effect/cli"
+import { Console, Effect, Either, Layer, Option, Ref } from "effect"
+import { randomUUID } from "node:crypto"
+import { hostname } from "node:os"
+import { ROUTES_CONDITION, SESSION_LABEL } from "../../domain/PodRouting.js"
+import type { LeadershipChange } from "../../layers/internal/controller/LeaderElection.js"
+import { SessionRouter } from "../../layers/SessionRouter.js"
+import { controllerLeaseName, type ControllerOptions, type PodReport, runController } from "../../runner/Controller.js"
+import { RouterConfig } from "../../services/RouterConfig.js"
+import { cliError } from "../CliError.js"
+import { kubeClientLayer, routerConfigFrom, sharedOptions, warnAbout } from "../GlobalOptions.js"
+import type { CommandHelp } from "../internal/Help.js"
+import { metricsOptions, withMetricsServer } from "../MetricsFlags.js"
+import { asCliError, type OutputFormat, outputOption } from "../present/Presenter.js"
+
+/** Where the identity comes from in a Deployment: the Pod's name, through the downward API. */
+export const IDENTITY_ENV = "SESSION_ROUTING_CONTROLLER_IDENTITY"
+
+/** The controller flags as @effect/cli parses them. */
+export interface ControllerFlags {
+  readonly sessionLabel: string
+  readonly shards: number
+  readonly shard: number
+  readonly noLeaderElect: boolean
+  readonly identity: Option.Option<string>
+  readonly probeSuccesses: number
+}
+
+/** Checks the flags and turns them into the controller's options, or names the bad value. */
+export const controllerOptionsFrom = (
+  flags: ControllerFlags,
+  env: Readonly<Record<string, string | undefined>>
+): Either.Either<ControllerOptions, string> => {
+  if (!Number.isInteger(flags.shards) || flags.shards < 1) {
+    return Either.left(`--shards ${flags.shards} must be a whole number of at least 1`)
+  }
+  if (!Number.isInteger(flags.shard) || flags.shard < 0 || flags.shard >= flags.shards) {
+    return Either.left(`--shard ${flags.shard} must be from 0 to ${flags.shards - 1} (--shards ${flags.shards})`)
+  }
+  if (!Number.isInteger(flags.probeSuccesses) || flags.probeSuccesses < 1) {
+    return Either.left(`--probe-successes ${flags.probeSuccesses} must be a whole number of at least 1`)
+  }
+  if (flags.sessionLabel.trim() === "") return Either.left("--session-label must name a label, e.g. " + SESSION_LABEL)
+  const identity = Option.getOrElse(
+    Option.orElse(flags.identity, () => Option.fromNullable(env[IDENTITY_ENV]).pipe(Option.filter((v) => v !== ""))),
+    // client-go's default: the host name and a random suffix, unique per process.
+    () => `${hostname()}_${randomUUID()}`
+  )
+  return Either.right({
+    sessionLabel: flags.sessionLabel,
+    ...(flags.shards > 1 ? { shard: { count: flags.shards, index: flags.shard } } : {}),
+    probeSuccesses: flags.probeSuccesses,
+    ...(flags.noLeaderElect ? {} : { leaderElection: { identity } })
+  })
+}
+
+/** One line per condition written: `namespace/pod RoutesProgrammed=True Reason: message`. */
+export const reportLine = (report: PodReport, format: OutputFormat): string =>
+  format === "json"
+    ? JSON.stringify({
+      type: "condition",
+      namespace: report.namespace,
+      pod: report.podName,
+      condition: ROUTES_CONDITION,
+      status: report.condition.status,
+      reason: report.condition.reason,
+      message: report.condition.message
+    })
+    : `${report.namespace}/${report.podName} RoutesProgrammed=${report.condition.status} ${report.condition.reason}: ${report.condition.message}`
+
+/** What a leadership change says on stderr. */
+export const leadershipLine = (lease: string, identity: string, change: LeadershipChange): string => {
+  switch (change._tag) {
+    case "Leading":
+      return `leader election: ${identity} holds Lease ${lease} and routes`
+    case "Following":
+      return `leader election: Lease ${lease} is held by ${change.holder}; waiting`
+    case "Lost":
+      return `leader election: ${change.error.message}; routing stopped, standing again`
+    case "SteppedDown":
+      return `leader election: ${identity} stepped down${change.released ? " and released Lease " + lease : ""}`
+  }
+}
+
+/** What `controller --help` says beyond the options. */
+export const controllerHelp: CommandHelp = {
+  details: [
+    `Watches the Pods of the session namespace that carry the label ${SESSION_LABEL} (its value is the session ` +
+    "id), publishes each one's routing objects owned by the Pod, and writes the Pod's condition " +
+    `${ROUTES_CONDITION} (True once every host is programmed), so a Pod that lists it in ` +
+    "spec.readinessGates is Ready only when its routes are. Ports come from the annotation " +
+    "session-routing.dev/ports (8080,5000/udp), else from the containers' declared ports. Replicas elect " +
+    "one leader on a Lease in the session namespace. Runs until stopped; one line per condition written."
+  ],
+  examples: [
+    {
+      comment: "Route the labelled Pods of namespace telo-sessions, serving health and metrics on port 8080",
+      command:
+        "SESSION_ROUTING_BASE_DOMAIN=sessions.example.com session-routing controller -n telo-sessions --metrics-port 8080"
+    },
+    {
+      comment: "One of three shards, as JSON lines",
+      command:
+        "SESSION_ROUTING_BASE_DOMAIN=sessions.example.com session-routing controller --shards 3 --shard 0 -o json"
+    }
+  ]
+}
+
+/** `session-routing controller [--session-label L] [--shards M --shard N] [--no-leader-elect] ...`. */
+export const controllerCommand = Command.make(
+  "controller",
+  {
+    sessionLabel: Options.text("session-label").pipe(
+      Options.withPseudoName("LABEL"),
+      Options.withDescription("The Pod label whose value is the session id"),
+      Options.withDefault(SESSION_LABEL)
+    ),
+    shards: Options.integer("shards").pipe(
+      Options.withPseudoName("M"),
+      Options.withDescription("Split the sessions into M shards, each with its own Lease"),
+      Options.withDefault(1)
+    ),
+    shard: Options.integer("shard").pipe(
+      Options.withPseudoName("N"),
+      Options.withDescription("Route shard N (0 to M-1) of --shards M"),
+      Options.withDefault(0)
+    ),
+    noLeaderElect: Options.boolean("no-leader-elect").pipe(
+      Options.withDescription("Route at once without a Lease: run one replica only")
+    ),
+    identity: Options.text("identity").pipe(
+      Options.withPseudoName("NAME"),
+      Options.withDescription(`This replica in the Lease (default: $${IDENTITY_ENV}, else host name and a random id)`),
+      Options.optional
+    ),
+    probeSuccesses: Options.integer("probe-successes").pipe(
+      Options.withPseudoName("N"),
+      Options.withDescription("With probes on, probes in a row that must reach a host before it counts"),
+      Options.withDefault(3)
+    ),
+    output: outputOption,
+    ...metricsOptions,
+    ...sharedOptions
+  },
+  (flags) =>
+    Effect.gen(function*() {
+      const config = yield* routerConfigFrom(flags)
+      const options = yield* Either.mapLeft(controllerOptionsFrom(flags, process.env), (line) => cliError(line))
+      yield* warnAbout(config)
+      const ready = yield* Ref.make(options.leaderElection === undefined)
+      const lease = `${config.sessionNamespace}/${controllerLeaseName(options.shard)}`
+      const election = options.leaderElection
+      const run = runController({
+        ...options,
+        onReport: (report) => Console.log(reportLine(report, flags.output)),
+        ...(election !== undefined
+          ? {
+            leaderElection: {
+              ...election,
+              onChange: (change) =>
+                Effect.zipRight(
+                  Ref.set(ready, true),
+                  Console.error(leadershipLine(lease, election.identity, change))
+                )
+            }
+          }
+          : {})
+      })
+      // One client for the router and for the controller's own reads and writes of Pods.
+      const layer = SessionRouter.layerConfig.pipe(
+        Layer.provideMerge(kubeClientLayer(flags)),
+        Layer.provideMerge(Layer.succeed(RouterConfig, config))
+      )
+      return yield* run.pipe(
+        Effect.provide(layer),
+        Effect.mapError(asCliError),
+        withMetricsServer(flags, { ready: Ref.get(ready) })
+      )
+    })
+).pipe(
+  Command.withDescription("Route every labelled session Pod and write its RoutesProgrammed condition, until stopped")
+)
