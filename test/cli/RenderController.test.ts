@@ -8,10 +8,12 @@ import { ConfigProvider, Effect } from "effect"
 import { readFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
 import * as YAML from "yaml"
+import { IDENTITY_ENV } from "../../src/cli/commands/Controller.js"
 import { DEFAULT_CONTROLLER_IMAGE } from "../../src/cli/commands/Render.js"
-import type { Deployment } from "../../src/domain/ControllerManifest.js"
+import { CONTROLLER_IDENTITY_ENV, CONTROLLER_NAME, type Deployment } from "../../src/domain/ControllerManifest.js"
 import type { Role } from "../../src/domain/Objects.js"
 import * as RouterConfigLive from "../../src/layers/RouterConfigLive.js"
+import { controllerLeaseName } from "../../src/runner/Controller.js"
 import { runCli } from "./TestCli.js"
 
 const deployFile = fileURLToPath(new URL("../../deploy/controller.yaml", import.meta.url))
@@ -162,4 +164,23 @@ describe("render --controller", () => {
         "error: --image goes with --controller\n"
       ])
     }), 30_000)
+
+  it.live(
+    "runs the controller command with options it has, and names each replica in the variable it reads",
+    () =>
+      Effect.gen(function*() {
+        const container = containerOf(itemsOf((yield* render(["-o", "json"])).stdout).at(-1) as Deployment)
+        const [command, ...flags] = container.args
+        expect([...container.command, command]).toEqual(["session-routing", "controller"])
+        const help = yield* runCli(["controller", "--help"])
+        for (const flag of flags.filter((arg) => arg.startsWith("--"))) {
+          expect(help.stdout).toMatch(new RegExp(`^  ${flag} `, "m"))
+        }
+        expect(container.env.at(-1)?.name).toBe(IDENTITY_ENV)
+        expect(CONTROLLER_IDENTITY_ENV).toBe(IDENTITY_ENV)
+        // The Lease an unsharded controller stands for is named as its other objects are.
+        expect(controllerLeaseName(undefined)).toBe(CONTROLLER_NAME)
+      }),
+    30_000
+  )
 })
