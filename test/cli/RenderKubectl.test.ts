@@ -80,8 +80,8 @@ describe("render's output through kubectl", () => {
       () =>
         Effect.gen(function*() {
           const { file, run } = yield* kubectlWorkspace(kubectl, "render-kubectl-deployment-")
-        // --local asks no server, but kubectl loads a kubeconfig all the same.
-        yield* file("kubeconfig", "apiVersion: v1\nkind: Config\n")
+          // --local asks no server, but kubectl loads a kubeconfig all the same.
+          yield* file("kubeconfig", "apiVersion: v1\nkind: Config\n")
           const rendered = yield* runCli(["render", "--controller"], {
             SESSION_ROUTING_BASE_DOMAIN: "sessions.example.com"
           })
