@@ -16,6 +16,7 @@ import { SessionRouter } from "../src/layers/SessionRouter.js"
 import { KubeClient } from "../src/services/KubeClient.js"
 
 import { applyThroughput } from "./applies.js"
+import { controller } from "./controller.js"
 import { footprint } from "./footprint.js"
 import { routeHealth } from "./healthReport.js"
 import { gc, percentile } from "./processStats.js"
@@ -188,7 +189,7 @@ const clusterApplies = Effect.map(applyThroughput(), (measured) => {
 
 /**
  * The sections `BENCH_ONLY` names (comma-separated: publish, health, applies, scale, startup,
- * footprint), or
+ * footprint, controller), or
  * all of them. Each answers whether its targets were met.
  */
 const sections: ReadonlyArray<readonly [string, Effect.Effect<boolean, unknown>]> = [
@@ -197,7 +198,8 @@ const sections: ReadonlyArray<readonly [string, Effect.Effect<boolean, unknown>]
   ["applies", clusterApplies],
   ["scale", scale],
   ["startup", startup],
-  ["footprint", footprint]
+  ["footprint", footprint],
+  ["controller", controller]
 ]
 const only = (process.env.BENCH_ONLY ?? "").split(",").map((name) => name.trim()).filter((name) => name !== "")
 const unknown = only.filter((name) => !sections.some(([section]) => section === name))
