@@ -10,7 +10,14 @@
 import { Data, Duration, Effect, Either, FiberMap, Option, Schedule, Stream } from "effect"
 import { type Occurrence, podReference } from "../domain/KubeEvents.js"
 import type { Pod } from "../domain/Objects.js"
-import { type PodSession, podSession, samePorts, SESSION_LABEL, shardOf } from "../domain/PodRouting.js"
+import {
+  type PodSession,
+  podSession,
+  ROUTES_CONDITION,
+  samePorts,
+  SESSION_LABEL,
+  shardOf
+} from "../domain/PodRouting.js"
 import { PodResource } from "../domain/Resources.js"
 import {
   InvalidLeaderElectionSettings,
@@ -216,7 +223,10 @@ const routeAll = (
           if (before !== undefined && samePorts(before.session.ports, session.ports)) return
           routed.set(uid, { session })
           owners.set(session.sessionId, uid)
-          yield* FiberMap.run(fibers, uid, followPod(session, pod, writer, resync, probing))
+          // A Pod gated on the condition has no ready endpoint until the condition is True, so
+          // a probe through its routes could only ever get a 503: the gate waits for programmed.
+          const gated = pod.spec?.readinessGates?.some((gate) => gate.conditionType === ROUTES_CONDITION) === true
+          yield* FiberMap.run(fibers, uid, followPod(session, pod, writer, resync, gated ? undefined : probing))
         })
 
       const watchPods = Stream.suspend(() =>

@@ -52,11 +52,13 @@ describe("session-routing demo", () => {
         expect(lines[lineIndex(lines, "API server")]).toMatch(/API server\s+http:\/\/127\.0\.0\.1:\d+\s+kubeconfig \S+/)
         expect(lines[lineIndex(lines, "data plane")]).toMatch(/data plane\s+http:\/\/127\.0\.0\.1:\d+/)
 
-        const ingressStep = lineIndex(lines, "[1/3] ingress mode")
-        const gatewayStep = lineIndex(lines, "[2/3] gateway mode")
-        const failureStep = lineIndex(lines, "[3/3] what it catches")
+        const ingressStep = lineIndex(lines, "[1/4] ingress mode")
+        const gatewayStep = lineIndex(lines, "[2/4] gateway mode")
+        const failureStep = lineIndex(lines, "[3/4] what it catches")
+        const controllerStep = lineIndex(lines, "[4/4] controller mode")
         expect(ingressStep).toBeLessThan(gatewayStep)
         expect(gatewayStep).toBeLessThan(failureStep)
+        expect(failureStep).toBeLessThan(controllerStep)
         expect(lines[ingressStep + 2]).toBe(
           `published via ingress: 8080/tcp https://8080-demo-ingress.${DOMAIN}, 9090/tcp https://9090-demo-ingress.${DOMAIN}`
         )
@@ -72,8 +74,18 @@ describe("session-routing demo", () => {
         )
         lineIndex(lines, "unpublished session demo-unclaimed")
 
+        // The gated Pod is held out of Ready until its routes are programmed, then served.
+        const held = lineIndex(
+          lines,
+          "Pod session-demo-controller: Ready=False (ReadinessGatesNotReady), readiness gate 0/1"
+        )
+        const open = lineIndex(lines, "Pod session-demo-controller: Ready=True, readiness gate 1/1")
+        expect(held).toBeGreaterThan(controllerStep)
+        expect(open).toBeGreaterThan(held)
+        expect(lineIndex(lines, "200 hello from session demo-controller port 8080")).toBeGreaterThan(open)
+
         expect(lines.at(-2)).toMatch(
-          /^done in \d+\.\d s: 4 hosts programmed and served; 1 host no controller claimed, reported unprogrammed; cluster stopped$/
+          /^done in \d+\.\d s: 5 hosts programmed and served; 1 host no controller claimed, reported unprogrammed; cluster stopped$/
         )
       }),
     60_000
@@ -86,8 +98,9 @@ describe("session-routing demo", () => {
         const result = yield* runCli(["demo", "--mode", "gateway"])
         expect(result.exitCode, result.stderr).toBe(0)
         const lines = result.stdout.split("\n")
-        lineIndex(lines, "[1/2] gateway mode")
-        lineIndex(lines, "[2/2] what it catches: HTTPRoutes no controller accepts")
+        lineIndex(lines, "[1/3] gateway mode")
+        lineIndex(lines, "[2/3] what it catches: HTTPRoutes no controller accepts")
+        lineIndex(lines, "[3/3] controller mode")
         expectServed(lines, "demo-gateway")
         expect(result.stdout).not.toContain("demo-ingress")
         lineIndex(lines, `8080-demo-unclaimed.${DOMAIN} ${GATEWAY_UNCLAIMED}`)

@@ -9,14 +9,24 @@ import { Command, Options } from "@effect/cli"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
 import type { DataPlane, SessionCluster } from "@session-routing/local-cluster"
-import { Clock, Console, Duration, Effect, Layer, Option } from "effect"
+import { Clock, Console, Duration, Effect, Layer, Option, Schedule } from "effect"
 import * as Http from "node:http"
-import type { IngressClass } from "../../domain/Objects.js"
-import { apiVersionOf, GatewayClassResource, GatewayResource, IngressClassResource } from "../../domain/Resources.js"
+import type { IngressClass, Pod } from "../../domain/Objects.js"
+import { ROUTES_CONDITION, SESSION_LABEL } from "../../domain/PodRouting.js"
+import {
+  apiVersionOf,
+  GatewayClassResource,
+  GatewayResource,
+  IngressClassResource,
+  PodResource
+} from "../../domain/Resources.js"
 import * as RouterConfigLive from "../../layers/RouterConfigLive.js"
+import { SessionRouter } from "../../layers/SessionRouter.js"
+import { runController } from "../../runner/Controller.js"
 import { publishSession, unpublishSession } from "../../runner/SessionRunner.js"
+import { RouterConfig } from "../../services/RouterConfig.js"
 import { cliError } from "../CliError.js"
-import { sessionLayer } from "../GlobalOptions.js"
+import { kubeClientLayer, sessionLayer } from "../GlobalOptions.js"
 import {
   DEMO_TIMING,
   type DemoMode,
@@ -25,11 +35,12 @@ import {
   UNSERVED_GATEWAY,
   UNSERVED_INGRESS_CLASS
 } from "../internal/DemoScenarios.js"
-import { podEvents, startSessionPod, workloadAnswer } from "../internal/DemoWorkload.js"
+import { listen, podEvents, startSessionPod, workloadAnswer } from "../internal/DemoWorkload.js"
 import type { CommandHelp } from "../internal/Help.js"
 import { asCliError, type Presentation, presentationFor, presentWatch } from "../present/Presenter.js"
 import type { HostRow } from "../present/SessionView.js"
 import { loadSessionCluster } from "./Cluster.js"
+import { reportLine } from "./Controller.js"
 
 /** The routing layers the demo can show. */
 export type { DemoMode }
@@ -234,6 +245,110 @@ const runScenario = (
     })
   )
 
+/** The session the controller scene routes, and its one port. */
+const CONTROLLER_SESSION = "demo-controller"
+const CONTROLLER_PORT = 8080
+
+/** How a Pod's readiness reads, as `kubectl get pod -o wide` and its Ready condition say it. */
+const readinessLine = (pod: Pod): string => {
+  const ready = pod.status?.conditions?.find((c) => c.type === "Ready")
+  const gate = pod.status?.conditions?.find((c) => c.type === ROUTES_CONDITION)
+  const why = ready?.status === "True" ? "" : ` (${ready?.reason ?? "no Ready condition yet"})`
+  return `Pod ${pod.metadata?.name}: Ready=${ready?.status ?? "Unknown"}${why}, readiness gate ${
+    gate?.status === "True" ? 1 : 0
+  }/1`
+}
+
+/**
+ * Controller mode: a Pod labelled as a session and gated on its routes, routed by the
+ * controller (over the live client, as `session-routing controller` runs it), turns
+ * Ready only once its host is programmed; then its host answers.
+ */
+const runControllerScene = (
+  sc: SessionCluster.SessionCluster & { readonly dataPlane: DataPlane },
+  kubeconfigPath: string,
+  index: number,
+  count: number
+) =>
+  Effect.scoped(
+    Effect.gen(function*() {
+      yield* Console.log(
+        `\n[${index}/${count}] controller mode: a Pod that is Ready only once its routes are programmed`
+      )
+      yield* Console.log(
+        `      A runner in any language labels its Pod ${SESSION_LABEL}=${CONTROLLER_SESSION} and lists the condition`
+      )
+      yield* Console.log(`      ${ROUTES_CONDITION} in its readinessGates; session-routing controller does the rest.`)
+      // Ingress mode on the cluster's own class, probes on: the condition waits for probes in a row too.
+      const config = yield* RouterConfigLive.make(scenariosFor(sc, ["ingress"])[0]!.config)
+      const services = yield* Layer.build(
+        SessionRouter.layerConfig.pipe(
+          Layer.provideMerge(kubeClientLayer({ kubeconfig: Option.some(kubeconfigPath), context: Option.none() })),
+          Layer.provideMerge(Layer.succeed(RouterConfig, config))
+        )
+      ).pipe(Effect.mapError(asCliError))
+      yield* Effect.forkScoped(
+        runController({
+          onReport: (report) => Console.log(`      controller: ${reportLine(report, "table").replace(/^\S+\//, "")}`)
+        }).pipe(Effect.provide(services), Effect.orDie)
+      )
+      const name = `session-${CONTROLLER_SESSION}`
+      const created = yield* sc.cluster.store.create(
+        PodResource,
+        sc.namespace,
+        {
+          apiVersion: "v1",
+          kind: "Pod",
+          metadata: { name, labels: { [SESSION_LABEL]: CONTROLLER_SESSION } },
+          spec: {
+            readinessGates: [{ conditionType: ROUTES_CONDITION }],
+            containers: [{
+              name: "session",
+              image: "registry.example/session:1",
+              ports: [{ containerPort: CONTROLLER_PORT, protocol: "TCP" }]
+            }]
+          }
+        } satisfies Pod
+      ).pipe(Effect.mapError((status) => cliError(`demo: cannot create Pod ${name}: ${status.message}`)))
+      const local = yield* listen(CONTROLLER_SESSION)
+      const ref = { namespace: sc.namespace, name, uid: created.metadata?.uid ?? "" }
+      yield* Effect.acquireRelease(
+        sc.dataPlane.registerPod(ref, { host: "127.0.0.1", port: local }),
+        () => Effect.ignore(sc.dataPlane.unregisterPod(ref))
+      ).pipe(Effect.mapError((status) => cliError(`demo: cannot serve Pod ${name}: ${status.message}`)))
+      yield* Console.log(`      workload: Pod ${name}, port ${CONTROLLER_PORT} on 127.0.0.1:${local}`)
+
+      // Each change of the Pod's readiness, until it is Ready.
+      let said = ""
+      const ready = Effect.gen(function*() {
+        const pod = yield* Effect.orDie(sc.cluster.store.get(PodResource, sc.namespace, name))
+        const line = readinessLine(pod)
+        if (line !== said) yield* Console.log(`      ${(said = line)}`)
+        return pod.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") === true
+      })
+      const readyInTime = yield* ready.pipe(
+        Effect.repeat({ until: (isReady) => isReady, schedule: Schedule.spaced(Duration.millis(25)) }),
+        Effect.timeoutTo({
+          duration: Duration.millis(DEMO_TIMING.routeDeadlineMs + 5_000),
+          onSuccess: () => true,
+          onTimeout: () => false
+        })
+      )
+      if (!readyInTime) return yield* cliError(`demo: Pod ${name} did not turn Ready`)
+      const host = `${CONTROLLER_PORT}-${CONTROLLER_SESSION}.${sc.baseDomain}`
+      yield* Console.log(`      $ curl -H 'Host: ${host}' ${sc.dataPlane.url}/`)
+      const answer = yield* requestThrough(sc.dataPlane, host).pipe(Effect.mapError((line) => cliError(line)))
+      yield* Console.log(`      ${answerLine(answer)}`)
+      if (answer.status !== 200 || answer.body !== workloadAnswer(CONTROLLER_SESSION, CONTROLLER_PORT)) {
+        return yield* cliError(`demo: ${host} answered ${answerLine(answer)}`)
+      }
+      yield* sc.cluster.store.delete(PodResource, sc.namespace, name).pipe(Effect.ignore)
+      yield* Console.log(`      deleted Pod ${name}: its objects go with it`)
+      const outcome: Outcome = { served: 1, unclaimed: 0 }
+      return outcome
+    })
+  )
+
 const hosts = (n: number): string => `${n} ${n === 1 ? "host" : "hosts"}`
 
 /** Runs the demo for `modes`: starts everything, runs each scenario, stops everything. */
@@ -270,11 +385,12 @@ export const runDemo = (modes: ReadonlyArray<DemoMode>) =>
       )
 
       const scenarios = scenariosFor(sc, modes)
+      const count = scenarios.length + 1
       const outcomes = yield* Effect.forEach(
         scenarios,
-        (scenario, i) =>
-          runScenario({ ...sc, dataPlane }, kubeconfigPath, presentation, scenario, i + 1, scenarios.length)
+        (scenario, i) => runScenario({ ...sc, dataPlane }, kubeconfigPath, presentation, scenario, i + 1, count)
       )
+      outcomes.push(yield* runControllerScene({ ...sc, dataPlane }, kubeconfigPath, count, count))
       const served = outcomes.reduce((n, o) => n + o.served, 0)
       const unclaimed = outcomes.reduce((n, o) => n + o.unclaimed, 0)
       return { started, served, unclaimed }

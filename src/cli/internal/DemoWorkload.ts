@@ -24,7 +24,7 @@ const portOfRequest = (req: Http.IncomingMessage): string => {
 }
 
 /** The session Pod's loopback listener: answers every request with `workloadAnswer` for the port asked for. */
-const listen = (sessionId: string): Effect.Effect<number, never, Scope.Scope> =>
+export const listen = (sessionId: string): Effect.Effect<number, never, Scope.Scope> =>
   Effect.acquireRelease(
     Effect.async<Http.Server>((resume) => {
       const server = Http.createServer((req, res) => {
