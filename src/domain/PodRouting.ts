@@ -141,8 +141,11 @@ export const samePorts = (a: ReadonlyArray<PortMapping>, b: ReadonlyArray<PortMa
 }
 
 /**
- * The shard (0 ≤ shard < `shards`) that routes a session: FNV-1a of its id, so every
- * replica, in any language, agrees without talking to the others.
+ * The shard (0 ≤ shard < `shards`) that routes a session: the 32-bit FNV-1a hash of its
+ * id scaled to the shard count (`hash × shards / 2³²`), so every replica, in any
+ * language, agrees without talking to the others. Scaling reads the hash's high bits:
+ * its low bits follow the parity of the id's bytes, and a remainder would put every id
+ * of one parity in one of two shards.
  *
  * @since 0.1.0
  * @category rules
@@ -153,7 +156,7 @@ export const shardOf = (sessionId: string, shards: number): number => {
     hash ^= byte
     hash = Math.imul(hash, 0x01000193) >>> 0
   }
-  return hash % shards
+  return Math.floor((hash * shards) / 2 ** 32)
 }
 
 /**

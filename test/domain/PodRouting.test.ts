@@ -96,13 +96,25 @@ describe("the session a Pod declares", () => {
 })
 
 describe("the shard of a session", () => {
-  it("is FNV-1a of the id modulo the shard count, the same in every process", () => {
+  it("is FNV-1a of the id scaled to the shard count, the same in every process", () => {
     // FNV-1a 32 of "a" is 0xe40c292c, of "" the offset basis 0x811c9dc5.
-    expect(shardOf("a", 1_000_000_007)).toBe(0xe40c292c % 1_000_000_007)
-    expect(shardOf("", 7)).toBe(0x811c9dc5 % 7)
-    const counts = [0, 0, 0, 0]
-    for (let i = 0; i < 4_000; i++) counts[shardOf(`session-${i}`, 4)]!++
-    for (const count of counts) expect(count).toBeGreaterThan(800)
+    expect(shardOf("a", 1_000)).toBe(Math.floor((0xe40c292c * 1_000) / 2 ** 32))
+    expect(shardOf("", 7)).toBe(Math.floor((0x811c9dc5 * 7) / 2 ** 32))
+    expect(shardOf("a", 1)).toBe(0)
+  })
+
+  it("spreads ids over every shard count, two included", () => {
+    for (const shards of [2, 3, 4]) {
+      const counts = Array.from({ length: shards }, () => 0)
+      for (let i = 0; i < 3_000; i++) counts[shardOf(`s${i}x`, shards)]!++
+      for (const count of counts) expect(count).toBeGreaterThan((3_000 / shards) * 0.8)
+    }
+    // Ids whose bytes have the same parity: a remainder of 2 put all of these in one shard.
+    const counts = [0, 0]
+    for (const id of ["s-one", "s-two", "s-three", "s-four", "s-five", "s-six", "s-seven", "s-eight"]) {
+      counts[shardOf(id, 2)]!++
+    }
+    expect(counts.every((count) => count > 0)).toBe(true)
   })
 })
 

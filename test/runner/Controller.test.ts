@@ -9,7 +9,13 @@ import { type LocalCluster, SessionCluster } from "@session-routing/local-cluste
 import { Duration, Effect, Layer } from "effect"
 import { LABEL_SESSION_ID } from "../../src/domain/Manifests.js"
 import type { Pod, PodCondition } from "../../src/domain/Objects.js"
-import { ENDPOINTS_ANNOTATION, PORTS_ANNOTATION, ROUTES_CONDITION, SESSION_LABEL } from "../../src/domain/PodRouting.js"
+import {
+  ENDPOINTS_ANNOTATION,
+  PORTS_ANNOTATION,
+  ROUTES_CONDITION,
+  SESSION_LABEL,
+  shardOf
+} from "../../src/domain/PodRouting.js"
 import { EventV1Resource, HttpRouteResource, IngressResource, PodResource } from "../../src/domain/Resources.js"
 import { SessionRouter } from "../../src/layers/SessionRouter.js"
 import { type ControllerOptions, runController } from "../../src/runner/Controller.js"
@@ -333,6 +339,30 @@ describe("controller mode over HTTP", () => {
           (p) => ready(p)?.status === "True"
         )
         expect(conditionOf(open)?.status).toBe("True")
+      }),
+    { timeout: 30_000 }
+  )
+
+  it.scopedLive(
+    "with shards, routes only the sessions of its own shard and leaves the others untouched",
+    () =>
+      Effect.gen(function*() {
+        const { sc } = yield* withController({ controller: { shard: { count: 2, index: 0 } } })
+        const ids = ["s-one", "s-two", "s-three", "s-four", "s-five", "s-six"]
+        const mine = ids.filter((id) => shardOf(id, 2) === 0)
+        expect(mine.length).toBeGreaterThan(0)
+        expect(mine.length).toBeLessThan(ids.length)
+        for (const id of ids) yield* create(sc.cluster, sc.namespace, sessionPod(`${id}-pod`, id, { ports: [8080] }))
+        for (const id of mine) {
+          yield* eventually(readPod(sc.cluster, sc.namespace, `${id}-pod`), (p) => conditionOf(p)?.status === "True")
+        }
+        // Another shard's Pods get nothing from this one: no condition, no objects.
+        yield* Effect.sleep(Duration.millis(300))
+        for (const id of ids.filter((id) => !mine.includes(id))) {
+          expect(conditionOf(yield* readPod(sc.cluster, sc.namespace, `${id}-pod`))).toBeUndefined()
+        }
+        const ingresses = yield* Effect.orDie(sc.cluster.store.list(IngressResource, sc.namespace))
+        expect(ingresses.items.map((i) => i.metadata?.name).sort()).toEqual(mine.map((id) => `telo-run-${id}`).sort())
       }),
     { timeout: 30_000 }
   )
