@@ -10,14 +10,20 @@ import { Effect } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as http from "node:http"
-import * as os from "node:os"
 import * as path from "node:path"
 import * as readline from "node:readline"
 import { sessionObjectName } from "../src/domain/Manifests.js"
 import type { Pod } from "../src/domain/Objects.js"
 import { ROUTES_CONDITION, SESSION_LABEL } from "../src/domain/PodRouting.js"
 import { RouterConfigLive } from "../src/index.js"
-import { type ClusterInfo, clusterProcess, difference, requestsByVerb } from "./health.js"
+import {
+  type ClusterInfo,
+  clusterProcess,
+  difference,
+  kubeconfigFile,
+  requestsByVerb,
+  SCALE_CONTROLLER_DELAY_MS
+} from "./health.js"
 import { type Check, printChecks, verbs } from "./healthReport.js"
 import { installedScripts } from "./installed.js"
 import { percentile } from "./processStats.js"
@@ -25,8 +31,6 @@ import { percentile } from "./processStats.js"
 const PODS = 1_000
 /** As bench/scaleRunner.ts publishes its sessions: 8080, 8081 and 8082. */
 const PORTS = [8080, 8081, 8082] as const
-/** The scale bench's delay (bench/scale.ts), so that the two runs compare. */
-const CONTROLLER_DELAY_MS = 5_000
 /** Requests in flight while creating the Pods: enough to keep the cluster busy. */
 const CREATE_SOCKETS = 32
 /** How long after the last create the bench waits for every Pod to end True. */
@@ -175,17 +179,6 @@ const processUsage = (pid: number) => {
   return { cpuMs, peakRssKiB: Number(hwm?.[1] ?? Number.NaN) }
 }
 
-/** A kubeconfig file for the controller, removed with the scope. */
-const kubeconfigFile = (text: string) =>
-  Effect.acquireRelease(
-    Effect.sync(() => {
-      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "session-routing-controller-"))
-      fs.writeFileSync(path.join(dir, "kubeconfig"), text, { mode: 0o600 })
-      return dir
-    }),
-    (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
-  ).pipe(Effect.map((dir) => path.join(dir, "kubeconfig")))
-
 /**
  * The controller's environment: this one without any session-routing, KUBECONFIG or
  * OTEL_* variable (a developer's shell must not change the defaults measured), plus
@@ -284,14 +277,14 @@ export const controller: Effect.Effect<boolean> = Effect.gen(function*() {
   const writes = new Map<string, number>()
   const cluster = yield* clusterProcess(writes, {
     controllers: "at-once",
-    controllerDelayMs: CONTROLLER_DELAY_MS,
+    controllerDelayMs: SCALE_CONTROLLER_DELAY_MS,
     script: installed.scripts.cluster!
   })
   const { info } = cluster
   const kc = new k8s.KubeConfig()
   kc.loadFromString(info.kubeconfig)
   const endpoint: Endpoint = { server: new URL(info.server), token: kc.getCurrentUser()?.token }
-  const kubeconfig = yield* kubeconfigFile(info.kubeconfig)
+  const kubeconfig = yield* kubeconfigFile(info.kubeconfig, "controller")
   const seen = new Map<string, Seen>()
   yield* Effect.orDie(watchPods(endpoint, info.namespace, seen))
   const started = Date.now()
@@ -344,7 +337,9 @@ export const controller: Effect.Effect<boolean> = Effect.gen(function*() {
   console.log(
     `\ncontroller mode: ${PODS.toLocaleString("en-US")} session Pods x ${PORTS.length} ports created at once,` +
       ` one \`session-routing controller\` process (every default, no leader election), status written` +
-      ` ${CONTROLLER_DELAY_MS / 1_000} s after each object; latency: Pod ADDED to condition True on a watch of Pods`
+      ` ${
+        SCALE_CONTROLLER_DELAY_MS / 1_000
+      } s after each object; latency: Pod ADDED to condition True on a watch of Pods`
   )
   console.log(line(COLUMNS.map(([name]) => name)))
   console.log(line([
@@ -354,7 +349,7 @@ export const controller: Effect.Effect<boolean> = Effect.gen(function*() {
     `${(cpuMs / PODS).toFixed(2)} ms`,
     (PODS / (createWallMs / 1_000)).toFixed(0),
     triple(latencies),
-    triple(latencies.map((ms) => ms - CONTROLLER_DELAY_MS)),
+    triple(latencies.map((ms) => ms - SCALE_CONTROLLER_DELAY_MS)),
     `${endedTrue}/${PODS}`
   ]))
   const conditionLines = Object.entries(controller.lines).map(([status, n]) => `${n} ${status}`).join(", ")
@@ -386,7 +381,7 @@ export const controller: Effect.Effect<boolean> = Effect.gen(function*() {
       name: `${PODS.toLocaleString("en-US")} Pods: creation to True p99`,
       ok: undefined,
       said: `${percentile(latencies, 0.99)} ms (${
-        percentile(latencies, 0.99) - CONTROLLER_DELAY_MS
+        percentile(latencies, 0.99) - SCALE_CONTROLLER_DELAY_MS
       } ms beyond the delay)`
     }
   ]

@@ -12,6 +12,8 @@
 import * as k8s from "@kubernetes/client-node"
 import { Clock, Effect, Fiber, Layer, Ref } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
 import * as path from "node:path"
 import * as readline from "node:readline"
 import { fileURLToPath } from "node:url"
@@ -372,3 +374,17 @@ export const runScenario = (scenario: Scenario): Effect.Effect<Measured> =>
       }).pipe(Effect.provide(layers))
     })
   )
+
+/** How long the cluster process's controllers wait before writing status, in the scale and controller runs. */
+export const SCALE_CONTROLLER_DELAY_MS = 5_000
+
+/** A kubeconfig file for a process the bench starts, in a fresh temporary folder removed with the scope. */
+export const kubeconfigFile = (text: string, prefix: string) =>
+  Effect.acquireRelease(
+    Effect.sync(() => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), `session-routing-${prefix}-`))
+      fs.writeFileSync(path.join(dir, "kubeconfig"), text, { mode: 0o600 })
+      return dir
+    }),
+    (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
+  ).pipe(Effect.map((dir) => path.join(dir, "kubeconfig")))

@@ -10,13 +10,18 @@
  */
 import { Effect, Either } from "effect"
 import { spawn } from "node:child_process"
-import * as fs from "node:fs"
-import * as os from "node:os"
-import * as path from "node:path"
 import * as readline from "node:readline"
 import { RouterConfigLive } from "../src/index.js"
 import type { BarePublished } from "./barePublish.js"
-import { type ClusterInfo, clusterProcess, difference, endByStdin, requestsByVerb } from "./health.js"
+import {
+  type ClusterInfo,
+  clusterProcess,
+  difference,
+  endByStdin,
+  kubeconfigFile,
+  requestsByVerb,
+  SCALE_CONTROLLER_DELAY_MS
+} from "./health.js"
 import { type Check, printChecks, verbs } from "./healthReport.js"
 import { type InstalledScripts, installedScripts } from "./installed.js"
 import { percentile } from "./processStats.js"
@@ -25,7 +30,6 @@ import type { RunnerResult } from "./scaleRunner.js"
 const DEFAULT_SIZES = [1_000, 10_000]
 /** As bench/scaleRunner.ts publishes them: 8080, 8081 and 8082. */
 const PORTS_PER_SESSION = 3
-const CONTROLLER_DELAY_MS = 5_000
 /** Long enough that no host goes unprogrammed for want of time: a late one shows as lag. */
 const ROUTE_READY_TIMEOUT_MS = 600_000
 /** Lines of the runner's own output (its logs) shown; the rest are only counted. */
@@ -140,17 +144,6 @@ const runnerProcess = <A = RunnerResult>(
   )
 }
 
-/** A kubeconfig file for the runner, removed with the scope. */
-const kubeconfigFile = (text: string) =>
-  Effect.acquireRelease(
-    Effect.sync(() => {
-      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "session-routing-scale-"))
-      fs.writeFileSync(path.join(dir, "kubeconfig"), text, { mode: 0o600 })
-      return dir
-    }),
-    (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
-  ).pipe(Effect.map((dir) => path.join(dir, "kubeconfig")))
-
 const objectOf = (sessionId: string) => `Ingress/telo-run-${sessionId}`
 
 /** One scenario, in a fresh cluster process and a fresh runner process. */
@@ -160,12 +153,12 @@ export const runScaleScenario = (installed: InstalledScripts, scenario: ScaleSce
       const writes = new Map<string, number>()
       const cluster = yield* clusterProcess(writes, {
         controllers: "at-once",
-        controllerDelayMs: CONTROLLER_DELAY_MS,
+        controllerDelayMs: SCALE_CONTROLLER_DELAY_MS,
         script: installed.scripts.cluster!,
         // A diagnostic hook, as BENCH_RUNNER_FLAGS: e.g. "--cpu-prof --cpu-prof-dir=/tmp/cluster".
         nodeFlags: (process.env.BENCH_CLUSTER_FLAGS ?? "").split(" ").filter((flag) => flag !== "")
       })
-      const kubeconfig = yield* kubeconfigFile(cluster.info.kubeconfig)
+      const kubeconfig = yield* kubeconfigFile(cluster.info.kubeconfig, "scale")
       const cpuBefore = yield* cluster.cpuMs
       const requestsBefore = yield* requestsByVerb(cluster.info.server)
       const outcome = yield* Effect.either(
@@ -228,10 +221,10 @@ const publishFloor = (installed: InstalledScripts, sessions: number): Effect.Eff
     Effect.gen(function*() {
       const cluster = yield* clusterProcess(new Map(), {
         controllers: "at-once",
-        controllerDelayMs: CONTROLLER_DELAY_MS,
+        controllerDelayMs: SCALE_CONTROLLER_DELAY_MS,
         script: installed.scripts.cluster!
       })
-      const kubeconfig = yield* kubeconfigFile(cluster.info.kubeconfig)
+      const kubeconfig = yield* kubeconfigFile(cluster.info.kubeconfig, "scale")
       const scenario = { sessions, events: false }
       return yield* Effect.merge(
         runnerProcess<BarePublished>(installed, scenario, runnerEnv(scenario, cluster.info, kubeconfig), true)
@@ -399,7 +392,9 @@ export const scale: Effect.Effect<boolean> = Effect.gen(function*() {
   )
   console.log(
     `\nthe default path at scale: N sessions x 3 ports published at once by one runner process, every default,` +
-      ` status written ${CONTROLLER_DELAY_MS / 1_000} s after each object; LocalCluster in its own process, HTTP;` +
+      ` status written ${
+        SCALE_CONTROLLER_DELAY_MS / 1_000
+      } s after each object; LocalCluster in its own process, HTTP;` +
       ` events w/a/f/d/x: Events written/aggregated/filtered/dropped/failed`
   )
   console.log(header())

@@ -8,7 +8,6 @@ import { ConfigProvider, Effect } from "effect"
 import { readFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
 import * as YAML from "yaml"
-import { IDENTITY_ENV } from "../../src/cli/commands/Controller.js"
 import { DEFAULT_CONTROLLER_IMAGE } from "../../src/cli/commands/Render.js"
 import { CONTROLLER_IDENTITY_ENV, CONTROLLER_NAME, type Deployment } from "../../src/domain/ControllerManifest.js"
 import type { Role } from "../../src/domain/Objects.js"
@@ -176,8 +175,7 @@ describe("render --controller", () => {
         for (const flag of flags.filter((arg) => arg.startsWith("--"))) {
           expect(help.stdout).toMatch(new RegExp(`^  ${flag} `, "m"))
         }
-        expect(container.env.at(-1)?.name).toBe(IDENTITY_ENV)
-        expect(CONTROLLER_IDENTITY_ENV).toBe(IDENTITY_ENV)
+        expect(container.env.at(-1)?.name).toBe(CONTROLLER_IDENTITY_ENV)
         // The Lease an unsharded controller stands for is named as its other objects are.
         expect(controllerLeaseName(undefined)).toBe(CONTROLLER_NAME)
       }),

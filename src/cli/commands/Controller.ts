@@ -8,6 +8,7 @@ import { Command, Options } from "@effect/cli"
 import { Console, Effect, Either, Layer, Option, Ref } from "effect"
 import { randomUUID } from "node:crypto"
 import { hostname } from "node:os"
+import { CONTROLLER_IDENTITY_ENV } from "../../domain/ControllerManifest.js"
 import { ROUTES_CONDITION, SESSION_LABEL } from "../../domain/PodRouting.js"
 import type { LeadershipChange } from "../../layers/internal/controller/LeaderElection.js"
 import { SessionRouter } from "../../layers/SessionRouter.js"
@@ -18,9 +19,6 @@ import { kubeClientLayer, routerConfigFrom, sharedOptions, warnAbout } from "../
 import type { CommandHelp } from "../internal/Help.js"
 import { metricsOptions, withMetricsServer } from "../MetricsFlags.js"
 import { asCliError, type OutputFormat, outputOption } from "../present/Presenter.js"
-
-/** Where the identity comes from in a Deployment: the Pod's name, through the downward API. */
-export const IDENTITY_ENV = "SESSION_ROUTING_CONTROLLER_IDENTITY"
 
 /** The controller flags as @effect/cli parses them. */
 export interface ControllerFlags {
@@ -48,7 +46,10 @@ export const controllerOptionsFrom = (
   }
   if (flags.sessionLabel.trim() === "") return Either.left("--session-label must name a label, e.g. " + SESSION_LABEL)
   const identity = Option.getOrElse(
-    Option.orElse(flags.identity, () => Option.fromNullable(env[IDENTITY_ENV]).pipe(Option.filter((v) => v !== ""))),
+    Option.orElse(
+      flags.identity,
+      () => Option.fromNullable(env[CONTROLLER_IDENTITY_ENV]).pipe(Option.filter((v) => v !== ""))
+    ),
     // client-go's default: the host name and a random suffix, unique per process.
     () => `${hostname()}_${randomUUID()}`
   )
@@ -136,7 +137,9 @@ export const controllerCommand = Command.make(
     ),
     identity: Options.text("identity").pipe(
       Options.withPseudoName("NAME"),
-      Options.withDescription(`This replica in the Lease (default: $${IDENTITY_ENV}, else host name and a random id)`),
+      Options.withDescription(
+        `This replica in the Lease (default: $${CONTROLLER_IDENTITY_ENV}, else host name and a random id)`
+      ),
       Options.optional
     ),
     probeSuccesses: Options.integer("probe-successes").pipe(
