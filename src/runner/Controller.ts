@@ -109,8 +109,10 @@ interface Routed {
 
 /**
  * Runs the controller until interrupted: watches the session namespace's Pods that
- * carry the session label and routes each. Fails only when the client cannot write
- * Pods; a watch that breaks is started again from what it had seen.
+ * carry the session label and routes each, with `leaderElection` only while this
+ * replica holds the Lease. Fails only when the client cannot write Pods (or Leases) or
+ * the election's settings are unsafe; a watch that breaks is started again from what
+ * it had seen, and a lost Lease is stood for again.
  *
  * @since 0.1.0
  * @category programs
