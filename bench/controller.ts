@@ -15,12 +15,11 @@ import * as readline from "node:readline"
 import { sessionObjectName } from "../src/domain/Manifests.js"
 import type { Pod } from "../src/domain/Objects.js"
 import { ROUTES_CONDITION, SESSION_LABEL } from "../src/domain/PodRouting.js"
-import { RouterConfigLive } from "../src/index.js"
 import {
-  type ClusterInfo,
   clusterProcess,
   difference,
   kubeconfigFile,
+  measuredEnv,
   requestsByVerb,
   SCALE_CONTROLLER_DELAY_MS
 } from "./health.js"
@@ -179,25 +178,6 @@ const processUsage = (pid: number) => {
   return { cpuMs, peakRssKiB: Number(hwm?.[1] ?? Number.NaN) }
 }
 
-/**
- * The controller's environment: this one without any session-routing, KUBECONFIG or
- * OTEL_* variable (a developer's shell must not change the defaults measured), plus
- * what locates the cluster: its kubeconfig, namespace, base domain and IngressClass.
- */
-const controllerEnv = (info: ClusterInfo, kubeconfig: string): NodeJS.ProcessEnv => {
-  const ENV = RouterConfigLive.ENV
-  const ours = new Set<string>([...Object.values(ENV), "KUBECONFIG"])
-  return {
-    ...Object.fromEntries(
-      Object.entries(process.env).filter(([name]) => !ours.has(name) && !name.startsWith("OTEL_"))
-    ),
-    KUBECONFIG: kubeconfig,
-    [ENV.baseDomain]: info.baseDomain,
-    [ENV.sessionNamespace]: info.namespace,
-    [ENV.ingressClassName]: info.ingressClassName
-  }
-}
-
 /** The controller process, killed with the scope; its condition lines counted by status. */
 const controllerProcess = (bin: string, cwd: string, env: NodeJS.ProcessEnv) =>
   Effect.acquireRelease(
@@ -288,7 +268,7 @@ export const controller: Effect.Effect<boolean> = Effect.gen(function*() {
   const seen = new Map<string, Seen>()
   yield* Effect.orDie(watchPods(endpoint, info.namespace, seen))
   const started = Date.now()
-  const controller = yield* controllerProcess(bin, installed.dir, controllerEnv(info, kubeconfig))
+  const controller = yield* controllerProcess(bin, installed.dir, measuredEnv(info, kubeconfig))
 
   // One Pod first, not counted: the controller's start (its first list and watch) is not
   // a Pod's latency. It is True once the controller routes.

@@ -388,3 +388,23 @@ export const kubeconfigFile = (text: string, prefix: string) =>
     }),
     (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
   ).pipe(Effect.map((dir) => path.join(dir, "kubeconfig")))
+
+/**
+ * The environment of a process the bench measures: this one without any session-routing,
+ * KUBECONFIG or OTEL_* variable (a developer's shell must not change the defaults
+ * measured), plus what locates the cluster: its kubeconfig, namespace, base domain and
+ * IngressClass.
+ */
+export const measuredEnv = (info: ClusterInfo, kubeconfig: string): NodeJS.ProcessEnv => {
+  const ENV = RouterConfigLive.ENV
+  const ours = new Set<string>([...Object.values(ENV), "KUBECONFIG"])
+  return {
+    ...Object.fromEntries(
+      Object.entries(process.env).filter(([name]) => !ours.has(name) && !name.startsWith("OTEL_"))
+    ),
+    KUBECONFIG: kubeconfig,
+    [ENV.baseDomain]: info.baseDomain,
+    [ENV.sessionNamespace]: info.namespace,
+    [ENV.ingressClassName]: info.ingressClassName
+  }
+}

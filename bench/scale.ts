@@ -19,6 +19,7 @@ import {
   difference,
   endByStdin,
   kubeconfigFile,
+  measuredEnv,
   requestsByVerb,
   SCALE_CONTROLLER_DELAY_MS
 } from "./health.js"
@@ -78,25 +79,12 @@ export const scaleSizes = (text: string | undefined): Either.Either<ReadonlyArra
 const settleTimeoutMs = (sessions: number) =>
   Number(process.env.BENCH_SCALE_TIMEOUT_MS ?? "") || 120_000 + 30 * sessions
 
-/**
- * The runner's environment: this one without any session-routing, KUBECONFIG or OTEL_*
- * variable (a developer's shell must not change the defaults measured), plus the cluster's.
- */
-const runnerEnv = (scenario: ScaleScenario, info: ClusterInfo, kubeconfig: string): NodeJS.ProcessEnv => {
-  const ENV = RouterConfigLive.ENV
-  const ours = new Set<string>([...Object.values(ENV), "KUBECONFIG"])
-  return {
-    ...Object.fromEntries(
-      Object.entries(process.env).filter(([name]) => !ours.has(name) && !name.startsWith("OTEL_"))
-    ),
-    KUBECONFIG: kubeconfig,
-    [ENV.baseDomain]: info.baseDomain,
-    [ENV.sessionNamespace]: info.namespace,
-    [ENV.ingressClassName]: info.ingressClassName,
-    [ENV.routeReadyTimeoutMs]: String(ROUTE_READY_TIMEOUT_MS),
-    ...(scenario.events ? {} : { [ENV.events]: "false" })
-  }
-}
+/** The runner's environment: the measured one, with the scale run's route deadline and Events setting. */
+const runnerEnv = (scenario: ScaleScenario, info: ClusterInfo, kubeconfig: string): NodeJS.ProcessEnv => ({
+  ...measuredEnv(info, kubeconfig),
+  [RouterConfigLive.ENV.routeReadyTimeoutMs]: String(ROUTE_READY_TIMEOUT_MS),
+  ...(scenario.events ? {} : { [RouterConfigLive.ENV.events]: "false" })
+})
 
 /**
  * Runs the runner process to its report, within its own settle bound and a minute more.
