@@ -1,12 +1,13 @@
 /**
  * Writing what a Pod's routes are onto the Pod: the `RoutesProgrammed` condition
  * through `pods/status`, and the label the session Service selects it by with the
- * endpoints annotation. The last word wins: a write
- * still being retried is dropped for a newer one, and nothing is written when the
- * Pod already says it (after a restart, or when only the words of a host changed
- * back). A write that fails is retried until it lands or is superseded, and said.
+ * endpoints annotation. The last word wins: a write still being retried is dropped
+ * for a newer one, and nothing is written when the Pod already says it (after a
+ * restart, or when only the words of a host changed back). A write that fails is
+ * retried until it lands or is superseded, and said.
  */
 import { Clock, Effect, FiberMap, Schedule, type Scope } from "effect"
+import { formatTime } from "../../domain/KubeEvents.js"
 import { LABEL_SESSION_ID } from "../../domain/Manifests.js"
 import type { Pod, PodCondition } from "../../domain/Objects.js"
 import {
@@ -50,10 +51,6 @@ const RETRY = Schedule.exponential("500 millis").pipe(Schedule.either(Schedule.s
 const sameWords = (a: Pick<PodCondition, "status" | "reason" | "message">, b: RoutesCondition): boolean =>
   a.status === b.status && (a.reason ?? "") === (b.reason ?? "") && (a.message ?? "") === (b.message ?? "")
 
-/** Kubernetes' `Time`: RFC 3339 to the second. */
-const kubeTime = (millis: number): string =>
-  new Date(Math.floor(millis / 1000) * 1000).toISOString().replace(".000", "")
-
 export const makeConditionWriter = (
   pods: PodWrites,
   onReport: ((report: PodReport) => Effect.Effect<void>) | undefined
@@ -92,7 +89,7 @@ export const makeConditionWriter = (
         const next = routesCondition(routes)
         const before = said.get(uid) ?? pod.status?.conditions?.find((c) => c.type === ROUTES_CONDITION)
         if (before !== undefined && sameWords(before, next)) return
-        const now = kubeTime(yield* Clock.currentTimeMillis)
+        const now = formatTime(yield* Clock.currentTimeMillis)
         const condition: PodCondition = {
           ...next,
           lastTransitionTime: before !== undefined && before.status === next.status && before.lastTransitionTime
