@@ -297,16 +297,19 @@ const primitives = (
 
   const withTypeMeta = (lease: Lease): Lease => ({ ...lease, apiVersion: "coordination.k8s.io/v1", kind: "Lease" })
 
+  /** One object read as the HTTP face reads it: its faults, its answer, its count. */
+  const readOne = <A extends KubeObject>(resource: ResourceType<A>, namespace: string, name: string) =>
+    call(
+      "get",
+      resource,
+      namespace,
+      name,
+      requestContext("get", resource, namespace, name),
+      store.get(resource, namespace, name)
+    ).pipe(counted(labelsOf("GET", resource, namespace, name), () => 200))
+
   const leases: LeaseCalls = {
-    get: (namespace, name) =>
-      call(
-        "get",
-        LeaseResource,
-        namespace,
-        name,
-        requestContext("get", LeaseResource, namespace, name),
-        store.get(LeaseResource, namespace, name)
-      ).pipe(counted(labelsOf("GET", LeaseResource, namespace, name), () => 200)),
+    get: (namespace, name) => readOne(LeaseResource, namespace, name),
     create: (namespace, lease) =>
       call(
         "create",
@@ -360,17 +363,7 @@ const primitives = (
         Effect.map((result) => result.object)
       )
     },
-    get: (resource, namespace, name) =>
-      call(
-        "get",
-        resource,
-        namespace,
-        name,
-        requestContext("get", resource, namespace, name),
-        store.get(resource, namespace, name)
-      ).pipe(
-        counted(labelsOf("GET", resource, namespace, name), () => 200)
-      ),
+    get: (resource, namespace, name) => readOne(resource, namespace, name),
     delete: (resource, namespace, name, options) =>
       call(
         "delete",
