@@ -48,6 +48,8 @@ export interface GatewaySetup {
   readonly listenerHostname?: string
   /** Before it writes status, or `"never"` (no controller attaches routes). Default 1 s. */
   readonly delay?: ControllerDelay
+  /** `spec.controllerName` of its GatewayClass, and of its entries in route status; default `session-routing.dev/local-gateway`. */
+  readonly controllerName?: string
   /** The Gateway's listeners, replacing the one HTTP listener `allowedRoutes` and `listenerHostname` describe. */
   readonly listeners?: ReadonlyArray<GatewayListener>
   /** False: the Gateway names a GatewayClass that does not exist. Default true. */
@@ -175,6 +177,7 @@ export const make = (
       controllers.push(({ store }) =>
         GatewayController.run(store, {
           gatewayClassName,
+          ...(gatewaySetup.controllerName !== undefined ? { controllerName: gatewaySetup.controllerName } : {}),
           ...(gatewaySetup.delay !== undefined ? { delay: gatewaySetup.delay } : {}),
           ...(gatewaySetup.routeStatus !== undefined ? { routeStatus: gatewaySetup.routeStatus } : {}),
           ...(gatewaySetup.addresses !== undefined ? { addresses: gatewaySetup.addresses } : {})
@@ -215,7 +218,10 @@ export const make = (
         store,
         GatewayClassResource,
         undefined,
-        gatewayClassFor(gatewayClassName, GatewayController.DEFAULT_GATEWAY_CONTROLLER_NAME)
+        gatewayClassFor(
+          gatewayClassName,
+          gatewaySetup?.controllerName ?? GatewayController.DEFAULT_GATEWAY_CONTROLLER_NAME
+        )
       )
     }
     yield* seed(
@@ -234,7 +240,10 @@ export const make = (
 
     const dataPlane = options.dataPlane === false
       ? undefined
-      : yield* DataPlane.make(store, { ingressClass: { className: ingressClassName } })
+      : yield* DataPlane.make(store, {
+        ingressClass: { className: ingressClassName },
+        ...(gatewaySetup?.controllerName !== undefined ? { controllerName: gatewaySetup.controllerName } : {})
+      })
 
     return { cluster, dataPlane, namespace, baseDomain, ingressClassName, gateway }
   })
