@@ -11,7 +11,8 @@ import { answerReview, AUTHORIZATION_GROUP, reviewOf } from "./AccessReview.js"
 import { anonymousUser, type Authenticator, unauthorizedStatus } from "./Authentication.js"
 import { failure, mediaType, methodNotAllowed, readBody, type Reply, statusReply } from "./internal/httpReply.js"
 import type { Route, Target } from "./internal/httpRouting.js"
-import { decodeReview, isProtobuf } from "./internal/protobufReview.js"
+import { decodeReview } from "./internal/protobufReview.js"
+import { isProtobuf } from "./internal/protobufWire.js"
 import { alwaysAllow, type Authorizer, type RequestAttributes } from "./Rbac.js"
 
 /** How a server tells who is asking and what they may do. */
@@ -148,7 +149,9 @@ export const makeGate = (security: ApiSecurity = {}) => {
   ): Effect.Effect<Reply | undefined> =>
     Effect.gen(function*() {
       const method = req.method ?? "GET"
-      const user = security.authenticator === undefined ? anonymousUser : security.authenticator.authenticate(req)
+      const user = security.authenticator === undefined
+        ? anonymousUser
+        : yield* security.authenticator.authenticate(req)
       if (user === undefined) return statusReply(unauthorizedStatus)
       const review = reviewOf(segments)
       const attributes = review !== undefined

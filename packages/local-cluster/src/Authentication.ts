@@ -1,12 +1,16 @@
 /**
  * Who sent a request, as kube-apiserver's authenticators decide it: a client
  * certificate the cluster CA signed (CN the user, each O a group), else a bearer token
- * the server knows, else anonymous. Credentials presented and not recognised are a 401.
+ * the server knows (one it issued, or a ServiceAccount token from the TokenRequest API
+ * while it is unexpired and still bound), else anonymous. Credentials presented and not
+ * recognised are a 401.
  */
+import { Clock, Effect } from "effect"
 import { randomBytes } from "node:crypto"
 import type { IncomingMessage } from "node:http"
 import type { TLSSocket } from "node:tls"
 import type { Status } from "session-routing/kubernetes"
+import { TOKEN_ISSUER } from "./internal/serviceAccountJwt.js"
 
 /** An authenticated identity: the user name and its groups, as authorizers see them. */
 export interface UserInfo {
@@ -37,12 +41,36 @@ export const unauthorizedStatus: Status = {
   code: 401
 }
 
+/**
+ * The audiences the API server accepts tokens for: `--api-audiences`, which defaults to
+ * the issuer, `https://kubernetes.default.svc.cluster.local` as kubeadm and kind set it.
+ */
+export const API_AUDIENCES: ReadonlyArray<string> = [TOKEN_ISSUER]
+
+/**
+ * How long past its `exp` a ServiceAccount token is still accepted: the JWT library's
+ * default leeway, which the service account authenticator validates with.
+ */
+export const EXPIRY_LEEWAY_MILLIS = 60_000
+
+/** A ServiceAccount token the TokenRequest API issued, and what must hold for it to be accepted. */
+export interface BoundToken {
+  readonly user: UserInfo
+  readonly audiences: ReadonlyArray<string>
+  /** Its `exp`, in epoch milliseconds as Effect's Clock reads them. */
+  readonly expiresAt: number
+  /** Whether its ServiceAccount (and the Pod it is bound to, if any) still exist with the uids it was issued for. */
+  readonly bound: Effect.Effect<boolean>
+}
+
 /** The identities a server recognises: tokens it issued, and certificates its CA signed. */
 export interface Authenticator {
   /** The user a request comes from; undefined: credentials presented and not recognised (401). */
-  readonly authenticate: (req: IncomingMessage) => UserInfo | undefined
+  readonly authenticate: (req: IncomingMessage) => Effect.Effect<UserInfo | undefined>
   /** A new bearer token for `user`, recognised from now on. */
   readonly issueToken: (user: UserInfo) => string
+  /** Recognises `token`, which the TokenRequest API issued, for as long as `bound` says. */
+  readonly recordBoundToken: (token: string, bound: BoundToken) => void
 }
 
 const AUTHENTICATED = "system:authenticated"
@@ -73,21 +101,42 @@ const fromCertificate = (req: IncomingMessage): UserInfo | "invalid" | undefined
 /** An authenticator that knows the tokens it issued; certificates are checked against the server's CA by TLS. */
 export const makeAuthenticator = (): Authenticator => {
   const tokens = new Map<string, UserInfo>()
+  const boundTokens = new Map<string, BoundToken>()
+
+  /** A ServiceAccount token's user, as the service account authenticator checks it. */
+  const fromBoundToken = (token: string): Effect.Effect<UserInfo | undefined> =>
+    Effect.gen(function*() {
+      const bound = boundTokens.get(token)
+      if (bound === undefined) return undefined
+      if ((yield* Clock.currentTimeMillis) - EXPIRY_LEEWAY_MILLIS > bound.expiresAt) {
+        // Expired for good: nothing will accept it again.
+        boundTokens.delete(token)
+        return undefined
+      }
+      // A token for other audiences is meant for someone else, not for this server.
+      if (!bound.audiences.some((audience) => API_AUDIENCES.includes(audience))) return undefined
+      return (yield* bound.bound) ? authenticated(bound.user) : undefined
+    })
+
   return {
     authenticate: (req) => {
       const certificate = fromCertificate(req)
-      if (certificate === "invalid") return undefined
-      if (certificate !== undefined) return certificate
+      if (certificate === "invalid") return Effect.succeed(undefined)
+      if (certificate !== undefined) return Effect.succeed(certificate)
       const header = req.headers.authorization
-      if (header === undefined) return anonymousUser
+      if (header === undefined) return Effect.succeed(anonymousUser)
       const match = /^Bearer\s+(\S+)\s*$/i.exec(header)
-      const user = match === null ? undefined : tokens.get(match[1]!)
-      return user === undefined ? undefined : authenticated(user)
+      if (match === null) return Effect.succeed(undefined)
+      const user = tokens.get(match[1]!)
+      return user !== undefined ? Effect.succeed(authenticated(user)) : fromBoundToken(match[1]!)
     },
     issueToken: (user) => {
       const token = randomBytes(24).toString("base64url")
       tokens.set(token, user)
       return token
+    },
+    recordBoundToken: (token, bound) => {
+      boundTokens.set(token, bound)
     }
   }
 }

@@ -32,6 +32,7 @@ import {
 } from "./Metrics.js"
 import { RestartError } from "./ServerLifecycle.js"
 import type { ClusterStore } from "./Store.js"
+import { makeTokenRequests, TOKEN_SUBRESOURCE } from "./TokenRequest.js"
 
 /** How the server is set up. */
 export interface HttpApiOptions {
@@ -94,7 +95,9 @@ export const serve = (options: HttpApiOptions): Effect.Effect<HttpApi, HttpApiEr
 
     const route = makeRouter({ store, metrics, gitVersion, serverAddress: () => `${HOST}:${port}` })
     const whenAnswering = makeWhenAnswering(faults)
-    const handleResource = makeResourceHandler(store, faults, whenAnswering)
+    const handleResource = makeResourceHandler(store, faults, whenAnswering, {
+      [TOKEN_SUBRESOURCE]: makeTokenRequests(store, options.security?.authenticator)
+    })
     const gate = makeGate(options.security)
 
     const handle = (req: IncomingMessage, res: ServerResponse, counted: Counted): Effect.Effect<void> =>

@@ -6,7 +6,6 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { request } from "node:https"
 import { KubeClient } from "session-routing/kubernetes"
 import { grant, liveClientAs } from "../../../test/support/SecuredCluster.js"
 import { Credential } from "../src/ClusterAccess.js"
@@ -14,42 +13,9 @@ import { LocalCluster } from "../src/LocalCluster.js"
 import { makeCertificateAuthority } from "../src/Pki.js"
 import { IngressResource, NamespaceResource, ServiceResource } from "../src/ServedResources.js"
 import { NS } from "./ClusterFixtures.js"
+import { secureCall } from "./WireFixtures.js"
 
 const secured = LocalCluster.make({ namespaces: [NS], auth: { rbac: true } })
-
-interface Raw {
-  readonly status: number
-  readonly body: any
-}
-
-/** One HTTPS request trusting the cluster CA, with optional headers and client certificate. */
-const raw = (
-  cluster: LocalCluster.Service,
-  method: string,
-  path: string,
-  options: {
-    readonly headers?: Record<string, string>
-    readonly cert?: string
-    readonly key?: string
-    readonly body?: unknown
-  } = {}
-) =>
-  Effect.async<Raw>((resume) => {
-    const req = request(`${cluster.url}${path}`, {
-      method,
-      ca: cluster.access!.ca,
-      headers: { "content-type": "application/json", ...options.headers },
-      ...(options.cert !== undefined ? { cert: options.cert, key: options.key } : {})
-    }, (res) => {
-      let text = ""
-      res.on("data", (chunk) => (text += chunk))
-      res.on("end", () =>
-        resume(Effect.succeed({ status: res.statusCode ?? 0, body: text === "" ? undefined : JSON.parse(text) })))
-    })
-    req.on("error", (e) =>
-      resume(Effect.die(e)))
-    req.end(options.body === undefined ? undefined : JSON.stringify(options.body))
-  })
 
 const listIngresses = Effect.flatMap(KubeClient, (kube) => kube.list(IngressResource, NS))
 const listServices = Effect.flatMap(KubeClient, (kube) => kube.list(ServiceResource, NS))
@@ -95,7 +61,7 @@ describe("LocalCluster authentication", () => {
         code: 401
       }
       const path = `/apis/networking.k8s.io/v1/namespaces/${NS}/ingresses`
-      expect(yield* raw(cluster, "GET", path, { headers: { authorization: "Bearer not-a-token" } })).toEqual({
+      expect(yield* secureCall(cluster, "GET", path, { headers: { authorization: "Bearer not-a-token" } })).toEqual({
         status: 401,
         body: unauthorized
       })
@@ -104,8 +70,8 @@ describe("LocalCluster authentication", () => {
         makeCertificateAuthority("elsewhere"),
         (ca) => ca.client("alice", ["system:masters"])
       )
-      expect(yield* raw(cluster, "GET", path, stranger)).toEqual({ status: 401, body: unauthorized })
-      expect(yield* raw(cluster, "GET", path)).toEqual({
+      expect(yield* secureCall(cluster, "GET", path, stranger)).toEqual({ status: 401, body: unauthorized })
+      expect(yield* secureCall(cluster, "GET", path)).toEqual({
         status: 403,
         body: {
           kind: "Status",
@@ -120,8 +86,8 @@ describe("LocalCluster authentication", () => {
         }
       })
       // Health and version stay public; discovery needs an authenticated user.
-      expect((yield* raw(cluster, "GET", "/version")).status).toBe(200)
-      expect(yield* raw(cluster, "GET", "/apis")).toEqual({
+      expect((yield* secureCall(cluster, "GET", "/version")).status).toBe(200)
+      expect(yield* secureCall(cluster, "GET", "/apis")).toEqual({
         status: 403,
         body: expect.objectContaining({
           message: "forbidden: User \"system:anonymous\" cannot get path \"/apis\"",
@@ -158,7 +124,7 @@ describe("LocalCluster authentication", () => {
       yield* grant(cluster, NS, "ingress-writer", { serviceAccount: "runner" }, rules)
       const token = (yield* cluster.kubeconfigAs(Credential.serviceAccount(NS, "runner"))).match(/token: (\S+)/)![1]!
       const ask = (resourceAttributes: Record<string, string>) =>
-        raw(cluster, "POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", {
+        secureCall(cluster, "POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", {
           headers: { authorization: `Bearer ${token}` },
           body: { kind: "SelfSubjectAccessReview", apiVersion: "authorization.k8s.io/v1", spec: { resourceAttributes } }
         })
@@ -182,7 +148,7 @@ describe("LocalCluster authentication", () => {
         (yield* ask({ namespace: "default", verb: "get", group: "networking.k8s.io", resource: "ingresses" })).body
           .status
       ).toEqual({ allowed: false })
-      const review = yield* raw(cluster, "POST", "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews", {
+      const review = yield* secureCall(cluster, "POST", "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews", {
         headers: { authorization: `Bearer ${token}` },
         body: { kind: "SelfSubjectRulesReview", apiVersion: "authorization.k8s.io/v1", spec: { namespace: NS } }
       })

@@ -122,6 +122,31 @@ describe("aggregated discovery", () => {
       ])
     }))
 
+  // `kubectl create token` needs no discovery, but clients that check for the subresource
+  // (and api-resources' readers) see it where the real server lists it.
+  it.scopedLive("lists a ServiceAccount's token subresource, create only, taking a TokenRequest", () =>
+    Effect.gen(function*() {
+      const { url } = yield* cluster()
+      const api = yield* aggregated(url, "/api")
+      const accounts = api.body.items[0].versions[0].resources.find((r: Json) => r.resource === "serviceaccounts")
+      expect(accounts.subresources).toEqual([{
+        subresource: "token",
+        responseKind: { group: "authentication.k8s.io", version: "v1", kind: "TokenRequest" },
+        verbs: ["create"]
+      }])
+      const legacy = (yield* call(url, "/api/v1")).body.resources
+      const at = legacy.findIndex((r: Json) => r.name === "serviceaccounts")
+      expect(legacy[at + 1]).toEqual({
+        name: "serviceaccounts/token",
+        singularName: "",
+        namespaced: true,
+        group: "authentication.k8s.io",
+        version: "v1",
+        kind: "TokenRequest",
+        verbs: ["create"]
+      })
+    }))
+
   // kubectl reads only the aggregated lists when it gets them: any resource they
   // missed would be invisible to it, however well its group version's list answers.
   it.scopedLive("lists the same resources and verbs as the legacy group version lists", () =>

@@ -66,7 +66,8 @@ describe("HttpApi discovery", () => {
         "pods",
         "pods/status",
         "events",
-        "serviceaccounts"
+        "serviceaccounts",
+        "serviceaccounts/token"
       ])
       expect((yield* call(url, "/version")).body).toMatchObject({ major: "1", minor: "34", gitVersion: "v1.34.2" })
     }))

@@ -1,8 +1,11 @@
 /**
  * Raw HTTP for the LocalCluster wire tests: fetch with the body parsed when it is
- * JSON, and a line reader for watch streams, so a test sees exactly what the server sent.
+ * JSON, HTTPS trusting a secured cluster's CA, and a line reader for watch streams, so
+ * a test sees exactly what the server sent.
  */
 import { Effect } from "effect"
+import { request } from "node:https"
+import type { LocalCluster } from "../src/LocalCluster.js"
 
 export interface Answer {
   readonly status: number
@@ -36,6 +39,50 @@ export const send = (url: string, method: string, path: string, body: unknown, c
     method,
     headers: { "content-type": contentType },
     body: typeof body === "string" ? body : JSON.stringify(body)
+  })
+
+/** What a secured cluster answered: the status code and the body, parsed. */
+export interface Raw {
+  readonly status: number
+  readonly body: any
+}
+
+/**
+ * One HTTPS request trusting the cluster CA, with optional headers, client certificate
+ * and body: JSON, or bytes sent as they are (a protobuf body).
+ */
+export const secureCall = (
+  cluster: LocalCluster.Service,
+  method: string,
+  path: string,
+  options: {
+    readonly headers?: Record<string, string>
+    readonly cert?: string
+    readonly key?: string
+    readonly body?: unknown
+  } = {}
+) =>
+  Effect.async<Raw>((resume) => {
+    const req = request(`${cluster.url}${path}`, {
+      method,
+      ca: cluster.access!.ca,
+      headers: { "content-type": "application/json", ...options.headers },
+      ...(options.cert !== undefined ? { cert: options.cert, key: options.key } : {})
+    }, (res) => {
+      let text = ""
+      res.on("data", (chunk) => (text += chunk))
+      res.on("end", () =>
+        resume(Effect.succeed({ status: res.statusCode ?? 0, body: text === "" ? undefined : JSON.parse(text) })))
+    })
+    req.on("error", (e) =>
+      resume(Effect.die(e)))
+    req.end(
+      options.body === undefined
+        ? undefined
+        : options.body instanceof Uint8Array
+        ? options.body
+        : JSON.stringify(options.body)
+    )
   })
 
 /** Reads newline-delimited JSON from a streaming response, one line at a time. */

@@ -5,6 +5,7 @@
  * 1.26 and later ask `/api` and `/apis` for first, so that one request lists everything.
  */
 import type { ServedResource } from "../ServedResources.js"
+import { isTokenRequest, TOKEN_SUBRESOURCE, tokenRequestDiscovery } from "../TokenRequest.js"
 import { json, type Reply } from "./httpReply.js"
 
 /** One resource or subresource as an APIResourceList names it. */
@@ -12,6 +13,9 @@ export interface ApiResource {
   readonly name: string
   readonly singularName: string
   readonly namespaced: boolean
+  /** A subresource that takes and answers another group's kind names it (`authentication.k8s.io`). */
+  readonly group?: string
+  readonly version?: string
   readonly kind: string
   readonly verbs: ReadonlyArray<string>
   readonly shortNames?: ReadonlyArray<string>
@@ -47,19 +51,15 @@ const apiResource = (resource: ServedResource<unknown>): ApiResource => ({
     : {})
 })
 
-/** The stored types' entries: each type, then its status subresource when it has one. */
+/** The stored types' entries: each type, then its subresources (status, a ServiceAccount's token). */
 export const apiResourcesOf = (resources: ReadonlyArray<ServedResource<unknown>>): Array<ApiResource> =>
-  resources.flatMap((r) =>
-    r.statusSubresource
-      ? [apiResource(r), {
-        name: `${r.plural}/status`,
-        singularName: "",
-        namespaced: r.namespaced,
-        kind: r.kind,
-        verbs: STATUS_VERBS
-      }]
-      : [apiResource(r)]
-  )
+  resources.flatMap((r) => [
+    apiResource(r),
+    ...(r.statusSubresource
+      ? [{ name: `${r.plural}/status`, singularName: "", namespaced: r.namespaced, kind: r.kind, verbs: STATUS_VERBS }]
+      : []),
+    ...(isTokenRequest(r, TOKEN_SUBRESOURCE) ? [tokenRequestDiscovery] : [])
+  ])
 
 const groupVersion = (served: ServedGroupVersion) => ({
   groupVersion: `${served.group}/${served.version}`,
@@ -124,7 +124,9 @@ const aggregatedVersion = (served: ServedGroupVersion) => {
         ? {
           subresources: subresources.map((s) => ({
             subresource: s.name.slice(r.name.length + 1),
-            responseKind: responseKind(s.kind),
+            responseKind: s.group !== undefined
+              ? { group: s.group, version: s.version ?? "", kind: s.kind }
+              : responseKind(s.kind),
             verbs: s.verbs
           }))
         }

@@ -47,11 +47,28 @@ const faultRequest = (verb: Verb, target: Target): FaultRequest => ({
   ...(target.subresource !== undefined ? { subresource: target.subresource } : {})
 })
 
-/** Answers requests on resource paths from the store; undefined when the connection was dropped instead. */
+/**
+ * A subresource that is only ever created, answered by a handler of its own rather than
+ * the store (`serviceaccounts/<name>/token`): the request, its query, the namespace and
+ * name it names, and its body.
+ */
+export type SubresourceCreate = (
+  req: IncomingMessage,
+  query: URLSearchParams,
+  namespace: string,
+  name: string,
+  body: Buffer
+) => Effect.Effect<Reply>
+
+/**
+ * Answers requests on resource paths from the store, and the create-only subresources
+ * from `creates` (by subresource name); undefined when the connection was dropped instead.
+ */
 export const makeResourceHandler = (
   store: ClusterStore,
   faults: Faults,
-  whenAnswering: (res: ServerResponse, effect: Effect.Effect<void>) => Effect.Effect<void>
+  whenAnswering: (res: ServerResponse, effect: Effect.Effect<void>) => Effect.Effect<void>,
+  creates: Readonly<Record<string, SubresourceCreate>> = {}
 ) => {
   const served = (resource: Target["resource"]) => store.isServed(resource)
   const watch = makeWatch(store, whenAnswering)
@@ -79,13 +96,16 @@ export const makeResourceHandler = (
         ? name === undefined ? "deletecollection" : "delete"
         : "get"
       if (!["GET", "POST", "PUT", "PATCH", "DELETE"].includes(method)) return statusReply(methodNotAllowed())
+      // A create-only subresource takes a POST on the object's path, and nothing else.
+      const create = subresource !== undefined && Object.hasOwn(creates, subresource) ? creates[subresource] : undefined
+      if (create !== undefined && method !== "POST") return statusReply(methodNotAllowed())
       if (
-        (method === "POST" && name !== undefined) ||
-        (method !== "POST" && method !== "GET" && method !== "DELETE" && name === undefined)
+        create === undefined && (
+          (method === "POST" && name !== undefined) ||
+          (method !== "POST" && method !== "GET" && method !== "DELETE" && name === undefined) ||
+          (subresource !== undefined && (method === "POST" || method === "DELETE"))
+        )
       ) {
-        return statusReply(methodNotAllowed())
-      }
-      if (subresource !== undefined && (method === "POST" || method === "DELETE")) {
         return statusReply(methodNotAllowed())
       }
 
@@ -116,6 +136,7 @@ export const makeResourceHandler = (
         : undefined
       if (body !== undefined && body._tag === "Left") return statusReply(body.left)
       const bytes = body?._tag === "Right" ? body.right : Buffer.alloc(0)
+      if (create !== undefined) return yield* create(req, query, namespace ?? "", name!, bytes)
 
       switch (verb) {
         case "get": {

@@ -9,6 +9,7 @@ import { reviewDiscovery } from "../AccessReview.js"
 import { type ClusterMetrics, EXPOSITION_CONTENT_TYPE } from "../Metrics.js"
 import { type ServedResource, servedResources } from "../ServedResources.js"
 import type { ClusterStore } from "../Store.js"
+import { isTokenRequest } from "../TokenRequest.js"
 import {
   aggregatedDiscovery,
   apiGroup,
@@ -183,7 +184,11 @@ export const makeRouter = ({ gitVersion, metrics, serverAddress, store }: Router
       } else {
         return notFound
       }
-      if (target.subresource !== undefined && (target.subresource !== "status" || !target.resource.statusSubresource)) {
+      const subresource = target.subresource
+      if (
+        subresource !== undefined && !(subresource === "status" && target.resource.statusSubresource) &&
+        !isTokenRequest(target.resource, subresource)
+      ) {
         return notFound
       }
       return { _tag: "Resource", target } as Route

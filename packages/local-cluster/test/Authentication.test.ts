@@ -1,0 +1,60 @@
+/**
+ * The authenticator's rules for the ServiceAccount tokens the TokenRequest API issues,
+ * on TestClock: accepted until a minute past their expiry (the JWT library's leeway the
+ * server validates with), only for the API server's audiences, and only while what they
+ * are bound to still stands.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Clock, Effect, TestClock } from "effect"
+import type { IncomingMessage } from "node:http"
+import { API_AUDIENCES, type BoundToken, makeAuthenticator, serviceAccountUser } from "../src/Authentication.js"
+
+/** A request presenting `token`, over a socket without a client certificate. */
+const presenting = (token: string) => ({ headers: { authorization: `Bearer ${token}` }, socket: {} }) as IncomingMessage
+
+const runner = serviceAccountUser("demo", "runner")
+const asRunner = {
+  name: "system:serviceaccount:demo:runner",
+  groups: ["system:serviceaccounts", "system:serviceaccounts:demo", "system:authenticated"]
+}
+
+const issue = (overrides: Partial<BoundToken> = {}) =>
+  Effect.gen(function*() {
+    const authenticator = makeAuthenticator()
+    authenticator.recordBoundToken("t", {
+      user: runner,
+      audiences: API_AUDIENCES,
+      expiresAt: (yield* Clock.currentTimeMillis) + 600_000,
+      bound: Effect.succeed(true),
+      ...overrides
+    })
+    return (token = "t") => authenticator.authenticate(presenting(token))
+  })
+
+describe("ServiceAccount tokens", () => {
+  it.effect("are accepted as the ServiceAccount until a minute past their expiry, then never again", () =>
+    Effect.gen(function*() {
+      const authenticate = yield* issue()
+      expect(yield* authenticate()).toEqual(asRunner)
+      yield* TestClock.adjust("11 minutes")
+      expect(yield* authenticate()).toEqual(asRunner)
+      yield* TestClock.adjust("1 millis")
+      expect(yield* authenticate()).toBeUndefined()
+      expect(yield* authenticate("unknown")).toBeUndefined()
+    }))
+
+  it.effect("are refused when issued for other audiences only", () =>
+    Effect.gen(function*() {
+      expect(yield* (yield* issue({ audiences: ["vault"] }))()).toBeUndefined()
+      expect(yield* (yield* issue({ audiences: ["vault", ...API_AUDIENCES] }))()).toEqual(asRunner)
+    }))
+
+  it.effect("are refused once what they are bound to is gone", () =>
+    Effect.gen(function*() {
+      let standing = true
+      const authenticate = yield* issue({ bound: Effect.sync(() => standing) })
+      expect(yield* authenticate()).toEqual(asRunner)
+      standing = false
+      expect(yield* authenticate()).toBeUndefined()
+    }))
+})
