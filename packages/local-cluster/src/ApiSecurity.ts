@@ -1,8 +1,8 @@
 /**
  * What the API server does with a request before any handler sees it: authenticate it
- * (401 when the credentials are not recognised), answer the self-reviews, and
- * authorize it (403 worded as the authorizer words it). Off by default: an open
- * LocalCluster allows everything, as `--authorization-mode=AlwaysAllow` does.
+ * (401 when the credentials are not recognised), answer the self-reviews (who am I, and
+ * what may I do), and authorize it (403 worded as the authorizer words it). Off by
+ * default: an open LocalCluster allows everything, as `--authorization-mode=AlwaysAllow` does.
  */
 import { Effect } from "effect"
 import type { IncomingMessage } from "node:http"
@@ -14,6 +14,7 @@ import type { Route, Target } from "./internal/httpRouting.js"
 import { decodeReview } from "./internal/protobufReview.js"
 import { isProtobuf } from "./internal/protobufWire.js"
 import { alwaysAllow, type Authorizer, type RequestAttributes } from "./Rbac.js"
+import { answerSelfSubjectReview, isSelfSubjectReview, selfSubjectReviewAttributes } from "./SelfSubjectReview.js"
 
 /** How a server tells who is asking and what they may do. */
 export interface ApiSecurity {
@@ -154,8 +155,12 @@ export const makeGate = (security: ApiSecurity = {}) => {
         : yield* security.authenticator.authenticate(req)
       if (user === undefined) return statusReply(unauthorizedStatus)
       const review = reviewOf(segments)
+      const whoAmI = isSelfSubjectReview(segments)
       const attributes = review !== undefined
         ? reviewAttributes(user, review.name)
+        : whoAmI
+        // A read of its path is asked as the list it would be, then refused (405): it only creates.
+        ? selfSubjectReviewAttributes(user, verbOf(method, false, url.searchParams), url.pathname)
         : attributesOf(user, method, url, routed)
       const decision = yield* authorizer.authorize(attributes)
       if (!decision.allowed) return statusReply(forbiddenFor(attributes, decision.reason))
@@ -170,10 +175,11 @@ export const makeGate = (security: ApiSecurity = {}) => {
         const creating = yield* authorizer.authorize(create)
         if (!creating.allowed) return statusReply(forbiddenFor(create, creating.reason))
       }
-      if (review === undefined) return undefined
+      if (review === undefined && !whoAmI) return undefined
       if (method !== "POST") return statusReply(methodNotAllowed())
       const body = yield* Effect.either(readBody(req))
       if (body._tag === "Left") return statusReply(body.left)
+      if (review === undefined) return yield* answerSelfSubjectReview(req, body.right, user)
       const parsed = readReview(body.right)
       if (typeof parsed === "string") return statusReply(failure(400, "BadRequest", parsed))
       return yield* answerReview(review, user, parsed, authorizer)

@@ -6,17 +6,27 @@
  * recognised are a 401.
  */
 import { Clock, Effect } from "effect"
-import { randomBytes } from "node:crypto"
+import { createHash, randomBytes } from "node:crypto"
 import type { IncomingMessage } from "node:http"
 import type { TLSSocket } from "node:tls"
 import type { Status } from "session-routing/kubernetes"
-import { TOKEN_ISSUER } from "./internal/serviceAccountJwt.js"
+import { TOKEN_ISSUER, type TokenClaims } from "./internal/serviceAccountJwt.js"
 
 /** An authenticated identity: the user name and its groups, as authorizers see them. */
 export interface UserInfo {
   readonly name: string
   readonly groups: ReadonlyArray<string>
+  /** Its uid, when the authenticator knows one: a ServiceAccount token's is the ServiceAccount's. */
+  readonly uid?: string
+  /** What else the authenticator says of it (`user.Info`'s extra): the credential's id, a token's Pod. */
+  readonly extra?: Readonly<Record<string, ReadonlyArray<string>>>
 }
+
+/**
+ * The extra key naming the credential a request came with (`X509SHA256=<hex>` for a client
+ * certificate, `JTI=<jti>` for a ServiceAccount token), which audit logs and whoami show.
+ */
+export const CREDENTIAL_ID_KEY = "authentication.kubernetes.io/credential-id"
 
 /** A request with no credentials, when anonymous requests are allowed (the server's default). */
 export const anonymousUser: UserInfo = { name: "system:anonymous", groups: ["system:unauthenticated"] }
@@ -29,6 +39,31 @@ export const serviceAccountUser = (namespace: string, name: string): UserInfo =>
   name: `system:serviceaccount:${namespace}:${name}`,
   groups: ["system:serviceaccounts", `system:serviceaccounts:${namespace}`]
 })
+
+/**
+ * The user a ServiceAccount token is, as the service account authenticator reads it from
+ * the claims: the ServiceAccount with its uid, and as extra the token's id and, for a token
+ * bound to a Pod, the Pod and its node (the node's uid only when a Node object had one).
+ */
+export const serviceAccountTokenUser = (claims: TokenClaims): UserInfo => {
+  const extra: Record<string, ReadonlyArray<string>> = {}
+  const { node, pod } = claims
+  if (pod !== undefined && pod.name !== "" && (pod.uid ?? "") !== "") {
+    extra["authentication.kubernetes.io/pod-name"] = [pod.name]
+    extra["authentication.kubernetes.io/pod-uid"] = [pod.uid!]
+  }
+  if (claims.id !== "") extra[CREDENTIAL_ID_KEY] = [`JTI=${claims.id}`]
+  if (node !== undefined && node.name !== "") {
+    extra["authentication.kubernetes.io/node-name"] = [node.name]
+    if ((node.uid ?? "") !== "") extra["authentication.kubernetes.io/node-uid"] = [node.uid!]
+  }
+  const uid = claims.serviceAccount.uid ?? ""
+  return {
+    ...serviceAccountUser(claims.namespace, claims.serviceAccount.name),
+    ...(uid !== "" ? { uid } : {}),
+    ...(Object.keys(extra).length > 0 ? { extra } : {})
+  }
+}
 
 /** The 401 every authenticator failure answers, with no hint of why. */
 export const unauthorizedStatus: Status = {
@@ -75,9 +110,9 @@ export interface Authenticator {
 
 const AUTHENTICATED = "system:authenticated"
 
-/** Every authenticated user is also in `system:authenticated`. */
+/** Every authenticated user is also in `system:authenticated`, last, as the server appends it. */
 const authenticated = (user: UserInfo): UserInfo => ({
-  name: user.name,
+  ...user,
   groups: user.groups.includes(AUTHENTICATED) ? user.groups : [...user.groups, AUTHENTICATED]
 })
 
@@ -95,7 +130,9 @@ const fromCertificate = (req: IncomingMessage): UserInfo | "invalid" | undefined
   if (socket.authorized !== true) return "invalid"
   const name = asList(peer.subject?.CN)[0]
   if (name === undefined || name === "") return "invalid"
-  return authenticated({ name, groups: asList(peer.subject?.O) })
+  // The x509 authenticator names the credential by the SHA-256 of the certificate's DER.
+  const id = `X509SHA256=${createHash("sha256").update(peer.raw).digest("hex")}`
+  return authenticated({ name, groups: asList(peer.subject?.O), extra: { [CREDENTIAL_ID_KEY]: [id] } })
 }
 
 /** An authenticator that knows the tokens it issued; certificates are checked against the server's CA by TLS. */

@@ -7,9 +7,10 @@
  * the ServiceAccount or the Pod goes (or is replaced by another of the same name).
  */
 import { Clock, DateTime, Effect, Option } from "effect"
+import { randomUUID } from "node:crypto"
 import type { IncomingMessage } from "node:http"
 import type { KubeObject, Pod, Status } from "session-routing/kubernetes"
-import { API_AUDIENCES, type Authenticator, EXPIRY_LEEWAY_MILLIS, serviceAccountUser } from "./Authentication.js"
+import { API_AUDIENCES, type Authenticator, EXPIRY_LEEWAY_MILLIS, serviceAccountTokenUser } from "./Authentication.js"
 import type { ApiResource } from "./internal/discovery.js"
 import { type FieldError, fieldErrorText, goQuote, invalid } from "./internal/fieldErrors.js"
 import { FieldSet, type Path, toFieldsV1 } from "./internal/fieldSets.js"
@@ -240,9 +241,10 @@ export const makeTokenRequests = (store: ClusterStore, authenticator: Authentica
       const issuedAt = Math.floor(now / 1000)
       const expiresAt = issuedAt + expirationSeconds
       const serviceAccount = { name, uid }
-      const token = signToken({ namespace, serviceAccount, ...binding, audiences, issuedAt, expiresAt })
+      const claims = { namespace, serviceAccount, ...binding, audiences, issuedAt, expiresAt, id: randomUUID() }
+      const token = signToken(claims)
       authenticator?.recordBoundToken(token, {
-        user: serviceAccountUser(namespace, name),
+        user: serviceAccountTokenUser(claims),
         audiences,
         expiresAt: expiresAt * 1000,
         bound: stillBound(namespace, serviceAccount, binding.pod)

@@ -2,12 +2,18 @@
  * The authenticator's rules for the ServiceAccount tokens the TokenRequest API issues,
  * on TestClock: accepted until a minute past their expiry (the JWT library's leeway the
  * server validates with), only for the API server's audiences, and only while what they
- * are bound to still stands.
+ * are bound to still stands; and the user such a token is.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Clock, Effect, TestClock } from "effect"
 import type { IncomingMessage } from "node:http"
-import { API_AUDIENCES, type BoundToken, makeAuthenticator, serviceAccountUser } from "../src/Authentication.js"
+import {
+  API_AUDIENCES,
+  type BoundToken,
+  makeAuthenticator,
+  serviceAccountTokenUser,
+  serviceAccountUser
+} from "../src/Authentication.js"
 
 /** A request presenting `token`, over a socket without a client certificate. */
 const presenting = (token: string) => ({ headers: { authorization: `Bearer ${token}` }, socket: {} }) as IncomingMessage
@@ -57,4 +63,40 @@ describe("ServiceAccount tokens", () => {
       standing = false
       expect(yield* authenticate()).toBeUndefined()
     }))
+})
+
+describe("the user a ServiceAccount token is", () => {
+  const claims = {
+    namespace: "demo",
+    serviceAccount: { name: "runner", uid: "sa-uid" },
+    audiences: API_AUDIENCES,
+    issuedAt: 0,
+    expiresAt: 3600,
+    id: "jti-1"
+  }
+
+  it("carries the ServiceAccount's uid and, as extra, the token's id", () => {
+    expect(serviceAccountTokenUser(claims)).toEqual({
+      ...runner,
+      uid: "sa-uid",
+      extra: { "authentication.kubernetes.io/credential-id": ["JTI=jti-1"] }
+    })
+  })
+
+  it("adds the Pod it is bound to, and its node, with the node's uid only when known", () => {
+    const bound = { ...claims, pod: { name: "worker", uid: "pod-uid" } }
+    expect(serviceAccountTokenUser({ ...bound, node: { name: "node-1" } }).extra).toEqual({
+      "authentication.kubernetes.io/credential-id": ["JTI=jti-1"],
+      "authentication.kubernetes.io/node-name": ["node-1"],
+      "authentication.kubernetes.io/pod-name": ["worker"],
+      "authentication.kubernetes.io/pod-uid": ["pod-uid"]
+    })
+    expect(serviceAccountTokenUser({ ...bound, node: { name: "node-1", uid: "node-uid" } }).extra).toMatchObject({
+      "authentication.kubernetes.io/node-uid": ["node-uid"]
+    })
+    // The authenticator names a Pod only with both its name and uid.
+    expect(serviceAccountTokenUser({ ...claims, pod: { name: "worker" } }).extra).toEqual({
+      "authentication.kubernetes.io/credential-id": ["JTI=jti-1"]
+    })
+  })
 })

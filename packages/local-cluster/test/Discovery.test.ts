@@ -1,7 +1,7 @@
 /**
  * Discovery in both forms the API server answers: aggregated (`apidiscovery.k8s.io/v2`,
  * what kubectl 1.26 and later ask `/api` and `/apis` for first) and the legacy lists,
- * which must say the same thing, review group included.
+ * which must say the same thing, review groups included.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
@@ -48,6 +48,7 @@ describe("aggregated discovery", () => {
         "discovery.k8s.io",
         "rbac.authorization.k8s.io",
         "coordination.k8s.io",
+        "authentication.k8s.io",
         "authorization.k8s.io",
         "gateway.networking.k8s.io"
       ])
@@ -122,6 +123,51 @@ describe("aggregated discovery", () => {
       ])
     }))
 
+  // `kubectl auth whoami` posts without asking discovery, but it is listed where the real
+  // server lists it: v1 only, TokenReview left out since LocalCluster does not serve it.
+  it.scopedLive("lists selfsubjectreviews under authentication.k8s.io/v1, create only, in both forms", () =>
+    Effect.gen(function*() {
+      const { url } = yield* cluster()
+      const apis = yield* aggregated(url, "/apis")
+      expect(apis.body.items.find((item: Json) => item.metadata.name === "authentication.k8s.io")).toEqual({
+        metadata: { name: "authentication.k8s.io", creationTimestamp: null },
+        versions: [{
+          version: "v1",
+          resources: [{
+            resource: "selfsubjectreviews",
+            responseKind: { group: "", version: "", kind: "SelfSubjectReview" },
+            scope: "Cluster",
+            singularResource: "selfsubjectreview",
+            verbs: ["create"]
+          }],
+          freshness: "Current"
+        }]
+      })
+      const v1 = { groupVersion: "authentication.k8s.io/v1", version: "v1" }
+      expect((yield* call(url, "/apis/authentication.k8s.io")).body).toEqual({
+        kind: "APIGroup",
+        apiVersion: "v1",
+        name: "authentication.k8s.io",
+        versions: [v1],
+        preferredVersion: v1
+      })
+      expect((yield* call(url, "/apis/authentication.k8s.io/v1")).body).toEqual({
+        kind: "APIResourceList",
+        apiVersion: "v1",
+        groupVersion: "authentication.k8s.io/v1",
+        resources: [{
+          name: "selfsubjectreviews",
+          singularName: "selfsubjectreview",
+          namespaced: false,
+          kind: "SelfSubjectReview",
+          verbs: ["create"]
+        }]
+      })
+      for (const path of ["/apis/authentication.k8s.io/v1beta1", "/apis/authentication.k8s.io/v1alpha1"]) {
+        expect([path, (yield* call(url, path)).status]).toEqual([path, 404])
+      }
+    }))
+
   // `kubectl create token` needs no discovery, but clients that check for the subresource
   // (and api-resources' readers) see it where the real server lists it.
   it.scopedLive("lists a ServiceAccount's token subresource, create only, taking a TokenRequest", () =>
@@ -165,6 +211,7 @@ describe("aggregated discovery", () => {
       ]
       expect(both.sort()).toEqual(legacy.sort())
       expect(both).toContain("authorization.k8s.io/v1 selfsubjectaccessreviews [create]")
+      expect(both).toContain("authentication.k8s.io/v1 selfsubjectreviews [create]")
       expect(both).toContain(
         "coordination.k8s.io/v1 leases [create,delete,deletecollection,get,list,patch,update,watch]"
       )

@@ -32,6 +32,7 @@ describe("HttpApi discovery", () => {
         "discovery.k8s.io",
         "rbac.authorization.k8s.io",
         "coordination.k8s.io",
+        "authentication.k8s.io",
         "authorization.k8s.io",
         "gateway.networking.k8s.io"
       ])
@@ -101,6 +102,7 @@ describe("HttpApi discovery", () => {
         "discovery.k8s.io",
         "rbac.authorization.k8s.io",
         "coordination.k8s.io",
+        "authentication.k8s.io",
         "authorization.k8s.io"
       ])
       expect((yield* send(url, "POST", "/apis", {})).status).toBe(405)

@@ -144,6 +144,32 @@ export const decodeObjectBody = (req: IncomingMessage, body: Buffer): KubeObject
   )
 }
 
+/**
+ * A body's `apiVersion` and `kind`, when it names them, checked as the create handler
+ * checks them against the type its path takes (the kinds these paths take are all in
+ * the server's legacy scheme).
+ */
+export const checkBodyType = (
+  expected: { readonly apiVersion: string; readonly kind: string },
+  apiVersion: unknown,
+  kind: unknown
+): void => {
+  if (typeof apiVersion === "string" && apiVersion !== "" && apiVersion !== expected.apiVersion) {
+    throw new Refused(
+      badRequest(
+        `the API version in the data (${apiVersion}) does not match the expected API version (${expected.apiVersion})`
+      )
+    )
+  }
+  if (typeof kind === "string" && kind !== "" && kind !== expected.kind) {
+    throw new Refused(
+      badRequest(
+        `no kind "${kind}" is registered for version "${expected.apiVersion}" in scheme "pkg/api/legacyscheme/scheme.go:30"`
+      )
+    )
+  }
+}
+
 export const dryRunOf = (query: URLSearchParams, optionsKind: string): boolean => {
   const values = query.getAll("dryRun")
   values.forEach((v, i) => {

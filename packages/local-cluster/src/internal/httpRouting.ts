@@ -7,6 +7,7 @@ import { Effect } from "effect"
 import { type KubeObject } from "session-routing/kubernetes"
 import { reviewDiscovery } from "../AccessReview.js"
 import { type ClusterMetrics, EXPOSITION_CONTENT_TYPE } from "../Metrics.js"
+import { selfSubjectReviewDiscovery } from "../SelfSubjectReview.js"
 import { type ServedResource, servedResources } from "../ServedResources.js"
 import type { ClusterStore } from "../Store.js"
 import { isTokenRequest } from "../TokenRequest.js"
@@ -64,16 +65,19 @@ export const makeRouter = ({ gitVersion, metrics, serverAddress, store }: Router
 
   /**
    * Every named group version served now, in the order `/apis` lists them: built-in
-   * groups, the review group (no stored types, served all the same), then custom
-   * resources' groups, last as on a real server.
+   * groups, the review groups (authentication before authorization, as the real server
+   * ranks them; no stored types, served all the same), then custom resources' groups,
+   * last as on a real server.
    */
   const namedGroups = Effect.map(
     Effect.all([
       Effect.forEach(groups(false), (group) => servedIn(group, "v1")),
       Effect.forEach(groups(true), (group) => servedIn(group, "v1"))
     ]),
-    ([builtIn, custom]) =>
-      [...builtIn, reviewDiscovery, ...custom].filter((g): g is ServedGroupVersion => g !== undefined)
+    ([builtIn, custom]) => {
+      const all = [...builtIn, selfSubjectReviewDiscovery, reviewDiscovery, ...custom]
+      return all.filter((g): g is ServedGroupVersion => g !== undefined)
+    }
   )
 
   const findGroup = (group: string) => Effect.map(namedGroups, (all) => all.find((g) => g.group === group))

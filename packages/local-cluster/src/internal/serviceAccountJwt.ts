@@ -5,7 +5,7 @@
  * real cluster. LocalCluster recognises its tokens by their text: the signature (ES256,
  * by a key of the server's own) makes a well-formed JWT, nobody verifies it here.
  */
-import { createHash, generateKeyPairSync, type KeyObject, randomUUID, sign } from "node:crypto"
+import { createHash, generateKeyPairSync, type KeyObject, sign } from "node:crypto"
 
 /** The issuer (`--service-account-issuer`) kubeadm and kind configure. */
 export const TOKEN_ISSUER = "https://kubernetes.default.svc.cluster.local"
@@ -28,6 +28,8 @@ export interface TokenClaims {
   readonly issuedAt: number
   /** `exp`, epoch seconds. */
   readonly expiresAt: number
+  /** `jti`: a UUID naming this token, which its user carries as the credential's id. */
+  readonly id: string
 }
 
 const base64url = (value: unknown): string => Buffer.from(JSON.stringify(value), "utf8").toString("base64url")
@@ -54,7 +56,7 @@ export const makeTokenSigner = () => {
       exp: claims.expiresAt,
       iat: claims.issuedAt,
       iss: TOKEN_ISSUER,
-      jti: randomUUID(),
+      jti: claims.id,
       "kubernetes.io": {
         namespace: claims.namespace,
         ...(claims.node !== undefined ? { node: claims.node } : {}),

@@ -4,7 +4,7 @@
  * type or with a field of the wrong type is refused as the server's decoder refuses it.
  */
 import type { IncomingMessage } from "node:http"
-import { badRequest, decodeObjectBody, mediaType, Refused } from "./httpReply.js"
+import { badRequest, checkBodyType, decodeObjectBody, mediaType, Refused } from "./httpReply.js"
 import { isObject } from "./json.js"
 import { bytesAt, type Fields, fieldsOf, int64At, isProtobuf, text, texts, unwrap } from "./protobufWire.js"
 
@@ -140,23 +140,7 @@ const fromProtobufBody = (body: Buffer) => {
   }
 }
 
-/** The body's `apiVersion` and `kind`, when it names them, checked as the create handler checks them. */
-const checkType = (apiVersion: unknown, kind: unknown): void => {
-  if (typeof apiVersion === "string" && apiVersion !== "" && apiVersion !== TOKEN_REQUEST_API_VERSION) {
-    throw new Refused(
-      badRequest(
-        `the API version in the data (${apiVersion}) does not match the expected API version (${TOKEN_REQUEST_API_VERSION})`
-      )
-    )
-  }
-  if (typeof kind === "string" && kind !== "" && kind !== TOKEN_REQUEST_KIND) {
-    throw new Refused(
-      badRequest(
-        `no kind "${kind}" is registered for version "${TOKEN_REQUEST_API_VERSION}" in scheme "pkg/api/legacyscheme/scheme.go:30"`
-      )
-    )
-  }
-}
+const TOKEN_REQUEST_TYPE = { apiVersion: TOKEN_REQUEST_API_VERSION, kind: TOKEN_REQUEST_KIND }
 
 /**
  * A TokenRequest body read into what it asks. A body that cannot be read, or names
@@ -166,10 +150,10 @@ export const readTokenRequest = (req: IncomingMessage, body: Buffer): TokenReque
   if (mediaType(req) === "application/vnd.kubernetes.protobuf") {
     const read = fromProtobufBody(body)
     if (read === undefined) throw new Refused(badRequest("the protobuf body of the TokenRequest could not be read"))
-    checkType(read.apiVersion, read.kind)
+    checkBodyType(TOKEN_REQUEST_TYPE, read.apiVersion, read.kind)
     return read.request
   }
   const object = decodeObjectBody(req, body) as unknown
-  if (isObject(object)) checkType(object.apiVersion, object.kind)
+  if (isObject(object)) checkBodyType(TOKEN_REQUEST_TYPE, object.apiVersion, object.kind)
   return fromJson(object)
 }
