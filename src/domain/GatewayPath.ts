@@ -174,6 +174,22 @@ const listenerLinks = (
 }
 
 /**
+ * What to tell a person of `host` still pending at its deadline when nothing more is
+ * known: the Gateway that should have accepted its HTTPRoute, and what it must allow.
+ */
+export const gatewayUnclaimedAdvice = (
+  target: ParentTarget,
+  routeNamespace: string,
+  baseDomain: string,
+  host: string
+): string => {
+  const gateway = `${target.namespace}/${target.name}${
+    target.sectionName !== undefined ? ` (listener "${target.sectionName}")` : ""
+  }`
+  return `no Gateway controller accepted the HTTPRoute for ${host} on Gateway ${gateway}: check that the Gateway exists and is Programmed, that its listeners allow routes from namespace "${routeNamespace}" (allowedRoutes.namespaces.from defaults to Same), and that a listener hostname covers *.${baseDomain}`
+}
+
+/**
  * The first broken link on the way from the session's HTTPRoute for `host` to its Gateway.
  *
  * @since 0.1.0

@@ -4,7 +4,7 @@
  * says why in `status.parents`; only the entry for our Gateway decides.
  */
 import { Duration, Effect, Layer } from "effect"
-import { gatewayPath } from "../../../domain/GatewayPath.js"
+import { gatewayPath, gatewayUnclaimedAdvice } from "../../../domain/GatewayPath.js"
 import {
   buildSessionHttpRoutes,
   httpRouteName,
@@ -123,14 +123,6 @@ const unpublishGateway = (kube: KubeClient.Service, settings: ManifestSettings, 
   ])
 }
 
-/** What to tell a person when nothing more is known of a host still pending at its deadline. */
-const unclaimedAdvice = (settings: ManifestSettings, target: ParentTarget, host: string): string => {
-  const gateway = `${target.namespace}/${target.name}${
-    target.sectionName !== undefined ? ` (listener "${target.sectionName}")` : ""
-  }`
-  return `no Gateway controller accepted the HTTPRoute for ${host} on Gateway ${gateway}: check that the Gateway exists and is Programmed, that its listeners allow routes from namespace "${settings.sessionNamespace}" (allowedRoutes.namespaces.from defaults to Same), and that a listener hostname covers *.${settings.baseDomain}`
-}
-
 /** Builds the gateway router from the client and the configuration. */
 export const make = Effect.gen(function*() {
   const kube = yield* KubeClient
@@ -189,7 +181,7 @@ export const make = Effect.gen(function*() {
         )
       ),
 
-    unclaimedReason: (route) => unclaimedAdvice(settings, target, route.host),
+    unclaimedReason: (route) => gatewayUnclaimedAdvice(target, namespace, settings.baseDomain, route.host),
 
     diagnose: () =>
       Effect.map(

@@ -4,7 +4,7 @@
  * and has no way to say "refused": a refusal looks like silence until the deadline.
  */
 import { Effect, Layer } from "effect"
-import { ingressPath } from "../../../domain/Diagnosis.js"
+import { ingressPath, ingressUnclaimedAdvice } from "../../../domain/Diagnosis.js"
 import {
   buildSessionIngress,
   managedBySelector,
@@ -61,11 +61,7 @@ export const make = Effect.gen(function*() {
   const settings = yield* manifestSettings(config, "ingress")
   const namespace = settings.sessionNamespace
 
-  const unclaimed = `no ingress controller claimed the session Ingress${
-    settings.ingressClassName !== undefined
-      ? ` of class "${settings.ingressClassName}"`
-      : " (no ingressClassName is configured, so only a default IngressClass's controller would)"
-  } in namespace "${namespace}": check that an ingress controller for that class is running and watching the namespace, and that it publishes status (ingress-nginx needs --update-status, Traefik an ingressEndpoint, Kong and APISIX a publishService)`
+  const unclaimed = ingressUnclaimedAdvice(namespace, settings.ingressClassName)
 
   const service: SessionRouter.Service = {
     layer: "ingress",
