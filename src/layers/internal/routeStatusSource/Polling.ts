@@ -4,16 +4,11 @@
  * source in context, route health and following poll through the router itself.
  */
 import { Duration, Effect, Schedule } from "effect"
-import type { PublishedRoute, RouteVerdict } from "../../../domain/Routes.js"
+import type { PublishedRoute } from "../../../domain/Routes.js"
 import { withoutTransientRetry } from "../../../services/KubeClient.js"
 import { Observation, type RouteStatusSource, type Sequenced } from "../../../services/RouteStatusSource.js"
 import type { RouteReadError, SessionRouter } from "../../../services/SessionRouter.js"
-
-/** What one status read answers: the verdict, and whether the object was there. */
-export interface StatusRead {
-  readonly verdict: RouteVerdict
-  readonly present: boolean
-}
+import type { StatusRead } from "./StatusObjects.js"
 
 /**
  * `next` for a polling source: one read per call, its answer (or why it failed) as

@@ -102,8 +102,6 @@ export const make = Effect.gen(function*() {
 
     publish: (args) => publishGateway(kube, settings, args),
 
-    statusObjects: status.objects,
-
     verdictFor: readVerdict(kube, status.objects),
 
     unclaimedReason: status.unclaimedReason,

@@ -60,8 +60,6 @@ export const make = Effect.gen(function*() {
 
     publish: (args) => publishIngress(kube, settings, args),
 
-    statusObjects: status.objects,
-
     verdictFor: readVerdict(kube, status.objects),
 
     unclaimedReason: status.unclaimedReason,
