@@ -12,7 +12,7 @@ import { RouteStatusSource as RouteStatusSourceTag } from "../services/RouteStat
 import * as PollStatusSource from "./internal/routeStatusSource/PollStatusSource.js"
 import * as WatchStatusSource from "./internal/routeStatusSource/WatchStatusSource.js"
 
-export { pollingThroughRouter } from "./internal/routeStatusSource/Polling.js"
+export { pollingOver } from "./internal/routeStatusSource/Polling.js"
 
 /**
  * The source `SESSION_ROUTE_STATUS_SOURCE` names, for `mode` (by default the one

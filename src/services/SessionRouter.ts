@@ -8,6 +8,7 @@ import type { RoutingPath } from "../domain/Diagnosis.js"
 import type { PublishedRoute, RouteVerdict, RoutingMode } from "../domain/Routes.js"
 import type { PortMapping } from "../domain/Session.js"
 import type { KubeError } from "./KubeError.js"
+import { RouteReadError } from "./RouteStatusSource.js"
 
 export interface PublishArgs {
   readonly sessionId: string
@@ -32,23 +33,8 @@ export class PublishError extends Data.TaggedError("PublishError")<{
   }
 }
 
-/**
- * A route's status could not be read. Never a verdict: it says nothing about the route.
- *
- * @since 0.1.0
- * @category errors
- */
-export class RouteReadError extends Data.TaggedError("RouteReadError")<{
-  readonly route: PublishedRoute
-  readonly error: KubeError
-}> {
-  get reason(): string {
-    return this.error.reason
-  }
-  override get message(): string {
-    return `route status could not be read: ${this.error.reason}`
-  }
-}
+/** `verdictFor` fails with it; it is the status sources' error, and kept importable from here. */
+export { RouteReadError }
 
 export declare namespace SessionRouter {
   export interface Service {

@@ -10,7 +10,7 @@ import { KubeClient, withoutTransientRetry } from "../../../services/KubeClient.
 import type { KubeError } from "../../../services/KubeError.js"
 import { RouterConfig } from "../../../services/RouterConfig.js"
 import { RouteStatusSource } from "../../../services/RouteStatusSource.js"
-import { pollCadence, pollingNext } from "./Polling.js"
+import { pollingOver } from "./Polling.js"
 import {
   getStatusObject,
   type ModeStatus,
@@ -67,11 +67,7 @@ export const fromStatus = (
       // Nothing is published (mode none): never asked in practice, and pending if it is.
       ? () => Effect.succeed<StatusRead>({ verdict: RouteVerdict.pending, present: true })
       : readStatus(objects, (name) => shared(name, withoutTransientRetry(getStatusObject(kube, objects, name))))
-    return RouteStatusSource.of({
-      kind: "poll",
-      next: pollingNext(read),
-      cadence: pollCadence
-    })
+    return pollingOver(read, status)
   })
 
 /**

@@ -23,7 +23,7 @@ import { httpRouteVerdict, ingressVerdict, type ParentTarget } from "../../../do
 import type { KubeClient } from "../../../services/KubeClient.js"
 import type { KubeError } from "../../../services/KubeError.js"
 import type { RouterConfig } from "../../../services/RouterConfig.js"
-import { RouteReadError } from "../../../services/SessionRouter.js"
+import { RouteReadError } from "../../../services/RouteStatusSource.js"
 import { type Diagnose, gatewayDiagnosis, ingressDiagnosis } from "./DiagnosisReads.js"
 
 /** The kinds whose objects carry a host's status. */

@@ -15,11 +15,12 @@ import { RouterConfig } from "../../../services/RouterConfig.js"
 import {
   type ChangeFeed,
   Observation,
+  RouteReadError,
   RouteStatusSource,
   WatchUnavailable
 } from "../../../services/RouteStatusSource.js"
-import { RouteReadError } from "../../../services/SessionRouter.js"
 import { describeRequest } from "../kubeClient/KubeErrorParsing.js"
+import { deadlineAdvice } from "./Polling.js"
 import * as PollStatusSource from "./PollStatusSource.js"
 import { makeStatusCache, nameOf, slim, type StatusCache } from "./StatusCache.js"
 import { type ModeStatus, modeStatus, type StatusObject, type StatusObjects } from "./StatusObjects.js"
@@ -86,10 +87,11 @@ const inform = (
  */
 const sourceOver = (
   cache: StatusCache,
-  objects: StatusObjects,
+  status: ModeStatus & { readonly objects: StatusObjects },
   poll: RouteStatusSource.Service,
   start: Effect.Effect<void>
 ): RouteStatusSource.Service => {
+  const objects = status.objects
   /** `cache.awaitAny`, the watch started first: the first observer starts it. */
   const awaitAny = (names: ReadonlyArray<string>, seen: (i: number) => number, until: number) =>
     Effect.zipRight(start, cache.awaitAny(names, seen, until))
@@ -154,7 +156,8 @@ const sourceOver = (
       Schedule.modifyDelay(
         Schedule.forever,
         () => cache.phase()._tag === "Polling" ? Duration.millis(Math.max(1, intervalMs)) : Duration.zero
-      )
+      ),
+    ...deadlineAdvice(status)
   })
 }
 
@@ -275,7 +278,7 @@ export const fromStatus = (
       )
     )
 
-    return sourceOver(cache, objects, poll, start)
+    return sourceOver(cache, { ...status, objects }, poll, start)
   })
 
 /**
