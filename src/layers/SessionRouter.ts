@@ -6,10 +6,12 @@
 import { Effect, Layer } from "effect"
 import type { RoutingMode } from "../domain/Routes.js"
 import { RouterConfig } from "../services/RouterConfig.js"
+import { RouteStatusSource } from "../services/RouteStatusSource.js"
 import { SessionRouter as SessionRouterTag } from "../services/SessionRouter.js"
 import * as EventRecorderLive from "./EventRecorderLive.js"
 import { makeAdmission } from "./internal/Admission.js"
 import { MAX_CALL_SOCKETS } from "./internal/kubeClient/ConnectionPool.js"
+import * as PollStatusSource from "./internal/routeStatusSource/PollStatusSource.js"
 import * as GatewayRouter from "./internal/sessionRouter/GatewayRouter.js"
 import * as IngressRouter from "./internal/sessionRouter/IngressRouter.js"
 import * as NoneRouter from "./internal/sessionRouter/NoneRouter.js"
@@ -67,7 +69,7 @@ const layerConfig = Layer.unwrapEffect(
 /**
  * The routing layer of a session, with one Layer per implementation. Each also
  * provides the `RouteStatusSource` that `RouterConfig.statusSource` names (the shared
- * watch by default), so route health needs nothing more.
+ * watch by default; none reads nothing), so route health needs nothing more.
  *
  * @since 0.1.0
  * @category services
@@ -77,8 +79,11 @@ export class SessionRouter extends SessionRouterTag {
   static readonly layerIngress = withStatusSource("ingress", IngressRouter.layer)
   /** Service + one HTTPRoute per tcp port on the configured Gateway. Needs `KubeClient` and `RouterConfig`. */
   static readonly layerGateway = withStatusSource("gateway", GatewayRouter.layer)
-  /** Publishes nothing. */
-  static readonly layerNone = NoneRouter.layer
+  /** Publishes nothing; its status source reads nothing. */
+  static readonly layerNone = Layer.merge(
+    NoneRouter.layer,
+    Layer.succeed(RouteStatusSource, PollStatusSource.noneSource)
+  )
   /** The layer `RouterConfig.mode` names (none without a base domain). */
   static readonly layerConfig = layerConfig
 }

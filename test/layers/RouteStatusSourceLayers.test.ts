@@ -123,4 +123,17 @@ describe("the source a router layer provides", () => {
         /^no Gateway controller accepted the HTTPRoute for 8080-alone1\./
       )
     }))
+
+  it.effect("is one that reads and diagnoses nothing from the none layer, which needs nothing", () =>
+    Effect.gen(function*() {
+      const source = yield* Effect.provide(RouteStatusSource, SessionRouter.layerNone)
+      const route = { host: "8080-alone1.nowhere", port: 8080 }
+      expect(source.kind).toBe("poll")
+      expect(source.diagnose).toBeUndefined()
+      expect(source.unclaimedReason(route)).toBe(ROUTING_OFF_ADVICE)
+      expect(yield* source.next(sessionId, route, 0)).toEqual({
+        seq: 1,
+        observation: Observation.seen(RouteVerdict.pending, true)
+      })
+    }))
 })

@@ -15,6 +15,7 @@ import {
   getStatusObject,
   type ModeStatus,
   modeStatus,
+  noneStatus,
   readStatus,
   type StatusObject,
   type StatusRead
@@ -49,6 +50,12 @@ const coalescing = <A, E>(scope: Scope.Scope) =>
       }).pipe(Effect.flatMap(Deferred.await))
   )
 
+/** Nothing is published (mode none): never asked in practice, and pending if it is. */
+const nothingPublished = () => Effect.succeed<StatusRead>({ verdict: RouteVerdict.pending, present: true })
+
+/** The source of mode `none`: it reads and diagnoses nothing, and says at a deadline that routing is off. */
+export const noneSource: RouteStatusSource.Service = pollingOver(nothingPublished, noneStatus)
+
 /**
  * The polling source over `status`; its shared reads live in the current scope. Each
  * host's object is read through `kube` and judged by the mode's own rule.
@@ -61,12 +68,13 @@ export const fromStatus = (
     const scope = yield* Effect.scope
     const objects = status.objects
     const shared = yield* coalescing<StatusObject | undefined, KubeError>(scope)
+    if (objects === undefined) return pollingOver(nothingPublished, status)
     // Reads without the client's own retries: the poll schedule is the retry, and
     // every failed attempt must reach route health as evidence.
-    const read = objects === undefined
-      // Nothing is published (mode none): never asked in practice, and pending if it is.
-      ? () => Effect.succeed<StatusRead>({ verdict: RouteVerdict.pending, present: true })
-      : readStatus(objects, (name) => shared(name, withoutTransientRetry(getStatusObject(kube, objects, name))))
+    const read = readStatus(
+      objects,
+      (name) => shared(name, withoutTransientRetry(getStatusObject(kube, objects, name)))
+    )
     return pollingOver(read, status)
   })
 
