@@ -2,8 +2,8 @@
  * Why a host is still pending at its deadline: what its routing depends on, link by
  * link, and the first link that is broken, named by a stable code as rejection reasons
  * are (`IngressClassNotFound: ...`). The codes, the path and the ingress half are here;
- * the gateway half is `GatewayPath.ts`. Pure: the routers read the objects, `check`
- * reuses it.
+ * the gateway half is `GatewayPath.ts`. Pure: the route-status sources read the
+ * objects, `check` reuses it.
  */
 import type { IngressClass } from "./Objects.js"
 import { type Unprogrammed, UnprogrammedCode } from "./Routes.js"

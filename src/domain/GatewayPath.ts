@@ -1,7 +1,7 @@
 /**
  * The gateway half of the diagnosis: from the session's HTTPRoute to its Gateway, link
  * by link (the Gateway, its GatewayClass, their conditions, then the listeners), the
- * first that is broken, by its code. Pure: the gateway router reads the objects.
+ * first that is broken, by its code. Pure: the route-status sources read the objects.
  */
 import { quotedList, RoutingPath } from "./Diagnosis.js"
 import {
