@@ -5,12 +5,24 @@ import * as effectEslint from "@effect/eslint-plugin"
 import tseslint from "typescript-eslint"
 
 /** Modules a layer of the library may not import, as `no-restricted-imports` patterns. */
-const forbid = (message, ...groups) => ({
-  "no-restricted-imports": ["error", { patterns: [{ group: groups, message }] }]
+const forbid = (message, ...groups) => forbidEach([message, groups])
+
+/**
+ * Several `forbid`s on the same files, each with its own message: a later config object
+ * replaces the rule's options for the files it matches, so a narrower rule restates the
+ * wider one it adds to.
+ */
+const forbidEach = (...rules) => ({
+  "no-restricted-imports": ["error", { patterns: rules.map(([message, groups]) => ({ group: groups, message })) }]
 })
 
 const cli = ["**/cli/*", "**/cli/**"]
 const cluster = ["**/packages/**", "@session-routing/local-cluster"]
+const router = ["**/SessionRouter", "**/SessionRouter.*", "**/sessionRouter/**"]
+const floor3 = [
+  "src/layers and src/health never import the runner, the CLI or LocalCluster.",
+  ["**/runner/**", ...cli, ...cluster]
+]
 
 export default tseslint.config(
   { ignores: ["**/node_modules/**", "reports/**", ".stryker-tmp/**", "coverage/**", "dist/**", "**/build/**"] },
@@ -63,12 +75,24 @@ export default tseslint.config(
   // Floor 3: layers and health build on services and the domain, never on each other's callers.
   {
     files: ["src/layers/**/*.ts", "src/health/**/*.ts"],
-    rules: forbid(
-      "src/layers and src/health never import the runner, the CLI or LocalCluster.",
-      "**/runner/**",
-      ...cli,
-      ...cluster
-    )
+    rules: forbidEach(floor3)
+  },
+  // One session's path, top-down: route health reads its status source from context, and
+  // the sources derive where status lives from RouterConfig; neither calls back up into
+  // the router that published.
+  {
+    files: ["src/health/**/*.ts"],
+    rules: forbidEach(floor3, [
+      "src/health reads the RouteStatusSource in context: it imports no layer and never the router.",
+      ["**/layers/**", ...router]
+    ])
+  },
+  {
+    files: ["src/layers/RouteStatusSource.ts", "src/layers/internal/routeStatusSource/**/*.ts"],
+    rules: forbidEach(floor3, [
+      "A status source reads through KubeClient what RouterConfig says: it never imports the router.",
+      router
+    ])
   },
   // Floor 4: the runner is library; it never reaches up into the CLI or across to LocalCluster.
   {

@@ -67,8 +67,8 @@ export { KubeClient, type WatchEvent, withoutTransientRetry } from "./services/K
 export * as KubeError from "./services/KubeError.js"
 /** Routing configuration, and the error that lists every bad key. */
 export { RouterConfig, RouterConfigError } from "./services/RouterConfig.js"
-/** Publishing and status-reading failures. */
-export { PublishError, RouteReadError, RouterSetupError } from "./services/SessionRouter.js"
+/** Publishing failures. */
+export { PublishError, RouterSetupError } from "./services/SessionRouter.js"
 
 // Layers.
 /** The routing layer of a session, with `.layerIngress`, `.layerGateway`, `.layerNone` and `.layerConfig`. */
@@ -76,7 +76,8 @@ export { SessionRouter } from "./layers/SessionRouter.js"
 
 export { RouteStatusSource } from "./layers/RouteStatusSource.js"
 
-export { type StatusSourceKind, WatchUnavailable } from "./services/RouteStatusSource.js"
+/** Where route health reads status: the source's kinds, and its failures (a status read, a watch refused). */
+export { RouteReadError, type StatusSourceKind, WatchUnavailable } from "./services/RouteStatusSource.js"
 /** Kubernetes Events on the session Pod: the recorder, its live layer, and the reasons it records. */
 export { EventReason } from "./domain/KubeEvents.js"
 export { EventRecorderLive } from "./layers/EventRecorderLive.js"

@@ -2,8 +2,8 @@
  * Why a host is still pending at its deadline: what its routing depends on, link by
  * link, and the first link that is broken, named by a stable code as rejection reasons
  * are (`IngressClassNotFound: ...`). The codes, the path and the ingress half are here;
- * the gateway half is `GatewayPath.ts`. Pure: the routers read the objects, `check`
- * reuses it.
+ * the gateway half is `GatewayPath.ts`. Pure: the route-status sources read the
+ * objects, `check` reuses it.
  */
 import type { IngressClass } from "./Objects.js"
 import { type Unprogrammed, UnprogrammedCode } from "./Routes.js"
@@ -104,6 +104,10 @@ export const atDeadline = (path: RoutingPath, advice: string): Unprogrammed => (
 
 export const quotedList = (names: ReadonlyArray<string>): string => names.map((n) => `"${n}"`).join(", ")
 
+/** What a host of mode `none` is told at its deadline: nothing was ever published for it. */
+export const ROUTING_OFF_ADVICE =
+  "session routing is off (SESSION_ROUTING_MODE=none, or no base domain): nothing publishes this host"
+
 // ---------------------------------------------------------------------------
 // Ingress
 
@@ -176,6 +180,17 @@ const INGRESS_CONTROLLER_ADVICE: ReadonlyArray<readonly [prefix: string, advice:
 export const ingressControllerAdvice = (controller: string): string =>
   INGRESS_CONTROLLER_ADVICE.find(([prefix]) => controller.startsWith(prefix))?.[1] ??
     `check that the controller "${controller}" is running, watches this namespace, and is configured to publish an address in Ingress status (most controllers need the Service or address that fronts them named)`
+
+/**
+ * What to tell a person of a session Ingress still pending at its deadline when nothing
+ * more is known: who should have claimed it, and what such a controller needs to write status.
+ */
+export const ingressUnclaimedAdvice = (namespace: string, className: string | undefined): string =>
+  `no ingress controller claimed the session Ingress${
+    className !== undefined
+      ? ` of class "${className}"`
+      : " (no ingressClassName is configured, so only a default IngressClass's controller would)"
+  } in namespace "${namespace}": check that an ingress controller for that class is running and watching the namespace, and that it publishes status (ingress-nginx needs --update-status, Traefik an ingressEndpoint, Kong and APISIX a publishService)`
 
 const soundIngressClass = (ingressClass: IngressClass, namespace: string, asDefault: boolean): RoutingPath => {
   const name = ingressClass.metadata?.name ?? ""

@@ -1,7 +1,7 @@
 /**
  * The gateway half of the diagnosis: from the session's HTTPRoute to its Gateway, link
  * by link (the Gateway, its GatewayClass, their conditions, then the listeners), the
- * first that is broken, by its code. Pure: the gateway router reads the objects.
+ * first that is broken, by its code. Pure: the route-status sources read the objects.
  */
 import { quotedList, RoutingPath } from "./Diagnosis.js"
 import {
@@ -171,6 +171,22 @@ const listenerLinks = (
     )
   }
   return covering
+}
+
+/**
+ * What to tell a person of `host` still pending at its deadline when nothing more is
+ * known: the Gateway that should have accepted its HTTPRoute, and what it must allow.
+ */
+export const gatewayUnclaimedAdvice = (
+  target: ParentTarget,
+  routeNamespace: string,
+  baseDomain: string,
+  host: string
+): string => {
+  const gateway = `${target.namespace}/${target.name}${
+    target.sectionName !== undefined ? ` (listener "${target.sectionName}")` : ""
+  }`
+  return `no Gateway controller accepted the HTTPRoute for ${host} on Gateway ${gateway}: check that the Gateway exists and is Programmed, that its listeners allow routes from namespace "${routeNamespace}" (allowedRoutes.namespaces.from defaults to Same), and that a listener hostname covers *.${baseDomain}`
 }
 
 /**

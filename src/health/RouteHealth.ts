@@ -5,13 +5,11 @@
  * callback on the caller's fiber). It reports and never fails: a slow controller and an absent one look
  * the same for the first seconds, so the watch describes routing, it does not judge the session.
  */
-import { Clock, Duration, Effect, Exit, Mailbox, Option, Ref, Stream } from "effect"
+import { Clock, Duration, Effect, Exit, Mailbox, Ref, Stream } from "effect"
 import { atDeadline as unprogrammedAtDeadline, type RoutingPath } from "../domain/Diagnosis.js"
 import { type PublishedRoute, Unprogrammed } from "../domain/Routes.js"
-import { pollingThroughRouter } from "../layers/RouteStatusSource.js"
 import { RouterConfig } from "../services/RouterConfig.js"
 import { type ChangeFeed, RouteStatusSource } from "../services/RouteStatusSource.js"
-import { SessionRouter } from "../services/SessionRouter.js"
 import { absorb, noEvidence } from "./internal/HostEvidence.js"
 import { atDeadline, type Host, type HostWatch, settle } from "./internal/HostSettle.js"
 import { RouteHealthEvent } from "./RouteHealthEvent.js"
@@ -43,9 +41,9 @@ interface Timing {
  * host is terminal. Hosts that settle at the same instant come in no promised
  * order. Interrupting the consumer stops every read at once and nothing further is
  * emitted. The hosts are observed through the `RouteStatusSource` in context (one
- * shared watch, or polls); without one, each host is polled through
- * `SessionRouter.verdictFor`. With both timings given only `SessionRouter` is
- * needed; otherwise the missing ones come from `RouterConfig`.
+ * shared watch, or polls; every `SessionRouter` layer provides one), which also says
+ * why a host is still pending at its deadline. With both timings given only
+ * `RouteStatusSource` is needed; otherwise the missing ones come from `RouterConfig`.
  *
  * A runner that follows hundreds of sessions at once can use `reportRouteHealth`
  * instead: the same events, handed to a callback on the caller's fiber, without
@@ -56,7 +54,7 @@ interface Timing {
  */
 export function watchRouteHealth(
   input: WatchRouteHealthInput & Timing
-): Stream.Stream<RouteHealthEvent, never, SessionRouter>
+): Stream.Stream<RouteHealthEvent, never, RouteStatusSource>
 /**
  * The same, with the timing from `RouterConfig` wherever the options leave it unset.
  *
@@ -65,10 +63,10 @@ export function watchRouteHealth(
  */
 export function watchRouteHealth(
   input: WatchRouteHealthInput
-): Stream.Stream<RouteHealthEvent, never, SessionRouter | RouterConfig>
+): Stream.Stream<RouteHealthEvent, never, RouteStatusSource | RouterConfig>
 export function watchRouteHealth(
   input: WatchRouteHealthInput
-): Stream.Stream<RouteHealthEvent, never, SessionRouter | RouterConfig> {
+): Stream.Stream<RouteHealthEvent, never, RouteStatusSource | RouterConfig> {
   return Stream.unwrapScoped(
     Effect.gen(function*() {
       const mailbox = yield* Mailbox.make<RouteHealthEvent>()
@@ -99,7 +97,7 @@ export function watchRouteHealth(
 export function reportRouteHealth(
   input: WatchRouteHealthInput & Timing,
   report: (event: RouteHealthEvent) => Effect.Effect<void>
-): Effect.Effect<void, never, SessionRouter>
+): Effect.Effect<void, never, RouteStatusSource>
 /**
  * The same, with the timing from `RouterConfig` wherever the options leave it unset.
  *
@@ -109,11 +107,11 @@ export function reportRouteHealth(
 export function reportRouteHealth(
   input: WatchRouteHealthInput,
   report: (event: RouteHealthEvent) => Effect.Effect<void>
-): Effect.Effect<void, never, SessionRouter | RouterConfig>
+): Effect.Effect<void, never, RouteStatusSource | RouterConfig>
 export function reportRouteHealth(
   input: WatchRouteHealthInput,
   report: (event: RouteHealthEvent) => Effect.Effect<void>
-): Effect.Effect<void, never, SessionRouter | RouterConfig> {
+): Effect.Effect<void, never, RouteStatusSource | RouterConfig> {
   if (input.routes.length === 0) return Effect.void
   const { intervalMs, timeoutMs } = input
   if (timeoutMs !== undefined && intervalMs !== undefined) return run(input, { timeoutMs, intervalMs }, report)
@@ -128,10 +126,9 @@ const run = (
   input: WatchRouteHealthInput,
   timing: Timing,
   report: (event: RouteHealthEvent) => Effect.Effect<void>
-): Effect.Effect<void, never, SessionRouter> =>
+): Effect.Effect<void, never, RouteStatusSource> =>
   Effect.gen(function*() {
-    const router = yield* SessionRouter
-    const source = Option.getOrElse(yield* Effect.serviceOption(RouteStatusSource), () => pollingThroughRouter(router))
+    const source = yield* RouteStatusSource
     // Absolute: every host's deadline is counted from here, whatever its reads cost.
     const deadline = (yield* Clock.currentTimeMillis) + timing.timeoutMs
     // One report at a time, whichever host's fiber has something to say (made only
@@ -142,7 +139,7 @@ const run = (
     // One diagnosis per session, read only if a host the cluster answered for is still
     // pending at the deadline, and its cache made only then: most sessions never need it,
     // and a watched route must cost a few hundred bytes, not a cache of its own.
-    const diagnose = router.diagnose
+    const diagnose = source.diagnose
     let diagnosis: Effect.Effect<(route: PublishedRoute) => RoutingPath> | undefined
     const diagnosed = diagnose === undefined
       ? undefined
@@ -164,8 +161,8 @@ const run = (
       intervalMs: timing.intervalMs,
       unclaimed: (route) =>
         diagnosed === undefined
-          ? Effect.succeed(Unprogrammed.unclaimed(router.unclaimedReason(route)))
-          : Effect.map(diagnosed, (pathOf) => unprogrammedAtDeadline(pathOf(route), router.unclaimedReason(route))),
+          ? Effect.succeed(Unprogrammed.unclaimed(source.unclaimedReason(route)))
+          : Effect.map(diagnosed, (pathOf) => unprogrammedAtDeadline(pathOf(route), source.unclaimedReason(route))),
       reportReadError: (error) =>
         Effect.suspend(() => {
           if (readErrorReported) return Effect.void

@@ -3,7 +3,7 @@
  * read that failed. The runner's wire events map one to one onto these.
  */
 import { type PublishedRoute, Unprogrammed } from "../domain/Routes.js"
-import type { RouteReadError } from "../services/SessionRouter.js"
+import type { RouteReadError } from "../services/RouteStatusSource.js"
 
 /** A host's state changed: `pending` once up front, then exactly one terminal state. */
 export type RouteEvent =

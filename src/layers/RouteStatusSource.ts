@@ -1,26 +1,36 @@
 /**
  * `RouteStatusSource` with its layers attached: the shared watch, polling, and the
  * one `RouterConfig.statusSource` names. As with `SessionRouter`, the Tag is the one
- * `src/services` declares; this subclass only adds the layers.
+ * `src/services` declares; this subclass only adds the layers. Each source derives
+ * where status lives from `RouterConfig` and reads it through `KubeClient`: it never
+ * asks the router.
  */
 import { Effect, Layer } from "effect"
+import type { RoutingMode } from "../domain/Routes.js"
 import { RouterConfig } from "../services/RouterConfig.js"
 import { RouteStatusSource as RouteStatusSourceTag } from "../services/RouteStatusSource.js"
 import * as PollStatusSource from "./internal/routeStatusSource/PollStatusSource.js"
 import * as WatchStatusSource from "./internal/routeStatusSource/WatchStatusSource.js"
 
-export { pollingThroughRouter } from "./internal/routeStatusSource/Polling.js"
-
-/** Picks the source `SESSION_ROUTE_STATUS_SOURCE` names. */
-const layerConfig = Layer.unwrapEffect(
-  Effect.map(
-    RouterConfig,
-    (config) => (config.statusSource === "poll" ? PollStatusSource.layer : WatchStatusSource.layer)
-  )
-)
+export { pollingOver } from "./internal/routeStatusSource/Polling.js"
 
 /**
- * Where route health reads status, with one Layer per implementation. Each needs `KubeClient` and `SessionRouter`.
+ * The source `SESSION_ROUTE_STATUS_SOURCE` names, for `mode` (by default the one
+ * `RouterConfig` routes in): a router layer names its own mode, whatever the
+ * configuration's, so that its source reads the kind it publishes.
+ */
+export const layerConfigFor = (mode?: RoutingMode) =>
+  Layer.unwrapEffect(
+    Effect.map(
+      RouterConfig,
+      (config) => (config.statusSource === "poll" ? PollStatusSource.layerFor(mode) : WatchStatusSource.layerFor(mode))
+    )
+  )
+
+/**
+ * Where route health reads status, with one Layer per implementation. Each needs
+ * `KubeClient` and `RouterConfig`, and reads the kind of the mode `RouterConfig`
+ * routes in (none without a base domain).
  *
  * @since 0.1.0
  * @category services
@@ -30,6 +40,6 @@ export class RouteStatusSource extends RouteStatusSourceTag {
   static readonly layerWatch = WatchStatusSource.layer
   /** A read per host per interval (one per object for hosts that share one). */
   static readonly layerPoll = PollStatusSource.layer
-  /** The source `RouterConfig.statusSource` names (also needs `RouterConfig`). */
-  static readonly layerConfig = layerConfig
+  /** The source `RouterConfig.statusSource` names. */
+  static readonly layerConfig = layerConfigFor()
 }

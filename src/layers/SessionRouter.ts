@@ -4,16 +4,19 @@
  * only adds the layers, so the service layer never imports its implementations.
  */
 import { Effect, Layer } from "effect"
+import type { RoutingMode } from "../domain/Routes.js"
 import { RouterConfig } from "../services/RouterConfig.js"
+import { RouteStatusSource } from "../services/RouteStatusSource.js"
 import { SessionRouter as SessionRouterTag } from "../services/SessionRouter.js"
 import * as EventRecorderLive from "./EventRecorderLive.js"
 import { makeAdmission } from "./internal/Admission.js"
 import { MAX_CALL_SOCKETS } from "./internal/kubeClient/ConnectionPool.js"
+import * as PollStatusSource from "./internal/routeStatusSource/PollStatusSource.js"
 import * as GatewayRouter from "./internal/sessionRouter/GatewayRouter.js"
 import * as IngressRouter from "./internal/sessionRouter/IngressRouter.js"
 import * as NoneRouter from "./internal/sessionRouter/NoneRouter.js"
 import * as RouteProbeLive from "./RouteProbeLive.js"
-import { RouteStatusSource } from "./RouteStatusSource.js"
+import { layerConfigFor } from "./RouteStatusSource.js"
 
 /**
  * Publishes a router runs at once; the rest wait their turn, in order, before building
@@ -37,26 +40,28 @@ const bounded = <E, R>(router: Layer.Layer<SessionRouterTag, E, R>): Layer.Layer
   ).pipe(Layer.provide(router))
 
 /**
- * A router layer together with the status source `RouterConfig` names, reading through
- * that router, and what the runner does beside route health: Events on the session
- * Pod and, when configured, probes of the public path.
+ * A router layer of `mode` together with the status source `RouterConfig` names for
+ * that mode, and what the runner does beside route health: Events on the session Pod
+ * and, when configured, probes of the public path. They are built once the router is
+ * (a router that cannot start starts nothing), but none of them reads it: the source
+ * derives where status lives from `RouterConfig` and reads it through `KubeClient`.
  */
-const withStatusSource = <E, R>(router: Layer.Layer<SessionRouterTag, E, R>) =>
-  Layer.mergeAll(RouteStatusSource.layerConfig, EventRecorderLive.layer, RouteProbeLive.layer).pipe(
+const withStatusSource = <E, R>(mode: RoutingMode, router: Layer.Layer<SessionRouterTag, E, R>) =>
+  Layer.mergeAll(layerConfigFor(mode), EventRecorderLive.layer, RouteProbeLive.layer).pipe(
     Layer.provideMerge(bounded(router))
   )
 
 /** Picks the layer `RouterConfig` names; without a base domain nothing is published, whatever the mode. */
 const layerConfig = Layer.unwrapEffect(
   Effect.map(RouterConfig, (config) => {
-    if (config.baseDomain === undefined) return withStatusSource(NoneRouter.layer)
+    if (config.baseDomain === undefined) return withStatusSource("none", NoneRouter.layer)
     switch (config.mode) {
       case "ingress":
-        return withStatusSource(IngressRouter.layer)
+        return withStatusSource("ingress", IngressRouter.layer)
       case "gateway":
-        return withStatusSource(GatewayRouter.layer)
+        return withStatusSource("gateway", GatewayRouter.layer)
       case "none":
-        return withStatusSource(NoneRouter.layer)
+        return withStatusSource("none", NoneRouter.layer)
     }
   })
 )
@@ -64,18 +69,21 @@ const layerConfig = Layer.unwrapEffect(
 /**
  * The routing layer of a session, with one Layer per implementation. Each also
  * provides the `RouteStatusSource` that `RouterConfig.statusSource` names (the shared
- * watch by default), so route health needs nothing more.
+ * watch by default; none reads nothing), so route health needs nothing more.
  *
  * @since 0.1.0
  * @category services
  */
 export class SessionRouter extends SessionRouterTag {
   /** Service + one Ingress per session. Needs `KubeClient` and `RouterConfig`. */
-  static readonly layerIngress = withStatusSource(IngressRouter.layer)
+  static readonly layerIngress = withStatusSource("ingress", IngressRouter.layer)
   /** Service + one HTTPRoute per tcp port on the configured Gateway. Needs `KubeClient` and `RouterConfig`. */
-  static readonly layerGateway = withStatusSource(GatewayRouter.layer)
-  /** Publishes nothing. */
-  static readonly layerNone = NoneRouter.layer
+  static readonly layerGateway = withStatusSource("gateway", GatewayRouter.layer)
+  /** Publishes nothing; its status source reads nothing. */
+  static readonly layerNone = Layer.merge(
+    NoneRouter.layer,
+    Layer.succeed(RouteStatusSource, PollStatusSource.noneSource)
+  )
   /** The layer `RouterConfig.mode` names (none without a base domain). */
   static readonly layerConfig = layerConfig
 }

@@ -8,11 +8,11 @@
  */
 import { Duration, Effect, Option, Ref, Schedule, Stream } from "effect"
 import { type PublishedRoute, reportOf, type RouteState, Unprogrammed, UnprogrammedCode } from "../domain/Routes.js"
-import { pollingThroughRouter } from "../layers/RouteStatusSource.js"
 import { Transport } from "../services/KubeError.js"
 import { RouterConfig } from "../services/RouterConfig.js"
-import { Observation, RouteStatusSource } from "../services/RouteStatusSource.js"
-import { RouteReadError, SessionRouter } from "../services/SessionRouter.js"
+import { Observation, RouteReadError, type RouteStatusSource } from "../services/RouteStatusSource.js"
+import { SessionRouter } from "../services/SessionRouter.js"
+import { statusSource } from "./internal/StatusSourceOf.js"
 import type { SessionEvent } from "./SessionRunner.js"
 import { trackHosts } from "./SessionTelemetry.js"
 
@@ -147,10 +147,7 @@ const follow = (
   Stream.unwrapScoped(
     Effect.gen(function*() {
       const router = yield* SessionRouter
-      const source = Option.getOrElse(
-        yield* Effect.serviceOption(RouteStatusSource),
-        () => pollingThroughRouter(router)
-      )
+      const source = yield* statusSource
       const state = yield* Ref.make<FollowState>({ rows: new Map(known.map((row) => [row.host, row])), failing: false })
       const apply = (route: PublishedRoute, observation: Observation) =>
         Ref.modify(state, (now) => {

@@ -18,6 +18,7 @@ import { readFailure, reportRouteHealth, type RouteHealthEvent } from "../health
 import { RouterConfig } from "../services/RouterConfig.js"
 import { type PublishError, SessionRouter } from "../services/SessionRouter.js"
 import { SpanAttribute, SpanName, withSpanWhenTraced } from "../services/Telemetry.js"
+import { withStatusSource } from "./internal/StatusSourceOf.js"
 import { type FollowUpEvent, makeFollowUps } from "./RouteFollowUps.js"
 import { timedPublish, trackHosts } from "./SessionTelemetry.js"
 
@@ -155,6 +156,7 @@ export const publishSession = (
       const event = toSessionEvent(health)
       return Effect.zipRight(tracker.observe(event), emit(event))
     }).pipe(
+      withStatusSource,
       Effect.zipRight(followUps === undefined ? Effect.void : followUps.done),
       Effect.onExit((exit) => out.done(Exit.asVoid(exit))),
       Effect.forkScoped

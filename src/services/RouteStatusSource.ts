@@ -4,9 +4,28 @@
  * in observations, so the health rules (last evidence, absolute deadline) are written
  * once, whatever the source.
  */
-import { Context, Data, Duration, Effect, Schedule } from "effect"
+import { Context, Data, Duration, type Effect, type Schedule } from "effect"
+import type { RoutingPath } from "../domain/Diagnosis.js"
 import type { PublishedRoute, RouteVerdict } from "../domain/Routes.js"
-import type { RouteReadError } from "./SessionRouter.js"
+import type { KubeError } from "./KubeError.js"
+
+/**
+ * A route's status could not be read. Never a verdict: it says nothing about the route.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class RouteReadError extends Data.TaggedError("RouteReadError")<{
+  readonly route: PublishedRoute
+  readonly error: KubeError
+}> {
+  get reason(): string {
+    return this.error.reason
+  }
+  override get message(): string {
+    return `route status could not be read: ${this.error.reason}`
+  }
+}
 
 /** What a source learned about one host. */
 export type Observation =
@@ -66,6 +85,16 @@ export declare namespace RouteStatusSource {
      * at once, instead of a fiber per host waiting in `next`.
      */
     readonly changes?: ChangeFeed | undefined
+    /**
+     * Reads what the session's routing depends on, once for all its hosts, and gives
+     * each host's path: every link sound, the first broken one, or what could not be
+     * read. Each read is bounded; it never fails. Route health asks it, once per
+     * session, when a host the cluster answered for is still pending at its deadline.
+     * Unset: nothing to diagnose (mode `none`).
+     */
+    readonly diagnose?: (sessionId: string) => Effect.Effect<(route: PublishedRoute) => RoutingPath>
+    /** What to tell a person when a route is still pending at the deadline and nothing more is known. */
+    readonly unclaimedReason: (route: PublishedRoute) => string
   }
 }
 

@@ -5,11 +5,10 @@
  */
 import { Context, Data, type Effect } from "effect"
 import type { RoutingPath } from "../domain/Diagnosis.js"
-import type { HttpRoute, Ingress } from "../domain/Objects.js"
-import type { ResourceType } from "../domain/Resources.js"
 import type { PublishedRoute, RouteVerdict, RoutingMode } from "../domain/Routes.js"
 import type { PortMapping } from "../domain/Session.js"
 import type { KubeError } from "./KubeError.js"
+import { RouteReadError } from "./RouteStatusSource.js"
 
 export interface PublishArgs {
   readonly sessionId: string
@@ -34,58 +33,8 @@ export class PublishError extends Data.TaggedError("PublishError")<{
   }
 }
 
-/**
- * A route's status could not be read. Never a verdict: it says nothing about the route.
- *
- * @since 0.1.0
- * @category errors
- */
-export class RouteReadError extends Data.TaggedError("RouteReadError")<{
-  readonly route: PublishedRoute
-  readonly error: KubeError
-}> {
-  get reason(): string {
-    return this.error.reason
-  }
-  override get message(): string {
-    return `route status could not be read: ${this.error.reason}`
-  }
-}
-
-/** The kinds whose objects carry a host's status. */
-export type StatusObject = Ingress | HttpRoute
-
-/**
- * Where the cluster keeps the status of a router's hosts, for a source that watches
- * the objects instead of reading them one by one.
- */
-export interface StatusObjects {
-  /** The routed kind: Ingresses or HTTPRoutes. */
-  readonly resource: ResourceType<Ingress> | ResourceType<HttpRoute>
-  readonly namespace: string
-  /** Selects every object of this runner in the namespace (`app.kubernetes.io/managed-by=...`). */
-  readonly selector: string
-  /** The object that carries `route`'s status. */
-  readonly objectName: (sessionId: string, route: PublishedRoute) => string
-  /**
-   * The verdict on `route` from its object as it is (undefined: absent), given what
-   * `context` last read: a pure rule of `src/domain/Verdict.ts`, so a source judges
-   * what it holds without calling back into the router.
-   */
-  readonly verdict: (object: StatusObject | undefined, route: PublishedRoute, context: VerdictContext) => RouteVerdict
-  /**
-   * Reads what `verdict` needs besides the object (the Gateway's controller name), best
-   * effort: it never fails. A watching source reads it when it syncs and again on its
-   * liveness interval, so that a verdict from the cache never waits on a request; a
-   * polling source with each read.
-   */
-  readonly context: Effect.Effect<VerdictContext>
-}
-
-/** What a verdict rule knows besides the object: the controller of the Gateway, once learned. */
-export interface VerdictContext {
-  readonly controllerName?: string
-}
+/** `verdictFor` fails with it; it is the status sources' error, and kept importable from here. */
+export { RouteReadError }
 
 export declare namespace SessionRouter {
   export interface Service {
@@ -98,8 +47,6 @@ export declare namespace SessionRouter {
     readonly publish: (args: PublishArgs) => Effect.Effect<ReadonlyArray<PublishedRoute>, PublishError>
     /** What the routing layer's status says about one route, or why it could not be read. */
     readonly verdictFor: (sessionId: string, route: PublishedRoute) => Effect.Effect<RouteVerdict, RouteReadError>
-    /** Where the hosts' status lives, for a watching source. Unset: nothing is published (mode `none`). */
-    readonly statusObjects?: StatusObjects
     /** What to tell a person when a route is still pending at the deadline and nothing more is known. */
     readonly unclaimedReason: (route: PublishedRoute) => string
     /**

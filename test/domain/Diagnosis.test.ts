@@ -15,10 +15,17 @@ import {
   DIAGNOSIS_CODES,
   ingressControllerAdvice,
   ingressPath,
+  ingressUnclaimedAdvice,
   isDefaultIngressClass,
+  ROUTING_OFF_ADVICE,
   RoutingPath
 } from "../../src/domain/Diagnosis.js"
-import { type GatewayFacts, gatewayNeedsNamespaceLabels, gatewayPath } from "../../src/domain/GatewayPath.js"
+import {
+  type GatewayFacts,
+  gatewayNeedsNamespaceLabels,
+  gatewayPath,
+  gatewayUnclaimedAdvice
+} from "../../src/domain/GatewayPath.js"
 import type { Condition, Gateway, GatewayClass, GatewayListener, IngressClass } from "../../src/domain/Objects.js"
 
 const codeOf = (path: RoutingPath): string =>
@@ -647,5 +654,33 @@ describe("the codes and the paths", () => {
     expect(RoutingPath.sound("fine", silence)).toEqual({ _tag: "Sound", summary: "fine", silence })
     expect(causeReason(silence)).toBe("NoRouteStatus: quiet")
     expect(deadlineReason(RoutingPath.sound("fine", silence), "ADVICE")).toBe("NoRouteStatus: quiet")
+  })
+})
+
+describe("the advice a host still pending at its deadline gets when nothing more is known", () => {
+  it("names the Ingress class that should have claimed it, or says only a default class's controller would", () => {
+    expect(ingressUnclaimedAdvice("telo-sessions", "nginx")).toBe(
+      `no ingress controller claimed the session Ingress of class "nginx" in namespace "telo-sessions": check that an ingress controller for that class is running and watching the namespace, and that it publishes status (ingress-nginx needs --update-status, Traefik an ingressEndpoint, Kong and APISIX a publishService)`
+    )
+    expect(ingressUnclaimedAdvice("telo-sessions", undefined)).toMatch(
+      /^no ingress controller claimed the session Ingress \(no ingressClassName is configured, so only a default IngressClass's controller would\) in namespace "telo-sessions": /
+    )
+  })
+
+  it("names the Gateway, its listener when one is configured, the namespace and the domain a listener must cover", () => {
+    const target = { namespace: "infra", name: "gw" }
+    expect(gatewayUnclaimedAdvice({ ...target, sectionName: "https" }, "telo-sessions", "telo.run", "8080-a.telo.run"))
+      .toBe(
+        `no Gateway controller accepted the HTTPRoute for 8080-a.telo.run on Gateway infra/gw (listener "https"): check that the Gateway exists and is Programmed, that its listeners allow routes from namespace "telo-sessions" (allowedRoutes.namespaces.from defaults to Same), and that a listener hostname covers *.telo.run`
+      )
+    expect(gatewayUnclaimedAdvice(target, "telo-sessions", "telo.run", "8080-a.telo.run")).toContain(
+      "on Gateway infra/gw: check"
+    )
+  })
+
+  it("says routing is off in mode none", () => {
+    expect(ROUTING_OFF_ADVICE).toBe(
+      "session routing is off (SESSION_ROUTING_MODE=none, or no base domain): nothing publishes this host"
+    )
   })
 })

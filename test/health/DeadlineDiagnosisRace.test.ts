@@ -8,7 +8,8 @@ import { Chunk, Clock, Duration, Effect, Fiber, Layer, Stream, TestClock } from 
 import { RoutingPath } from "../../src/domain/Diagnosis.js"
 import { type PublishedRoute, RouteVerdict } from "../../src/domain/Routes.js"
 import { watchRouteHealth } from "../../src/health/RouteHealth.js"
-import { SessionRouter } from "../../src/services/SessionRouter.js"
+import { pollingOver } from "../../src/layers/RouteStatusSource.js"
+import { RouteStatusSource } from "../../src/services/RouteStatusSource.js"
 
 const routes: ReadonlyArray<PublishedRoute> = [
   { host: "8080-abc.telo.run", port: 8080 },
@@ -19,23 +20,18 @@ describe("the diagnosis at the deadline", () => {
   it.effect("is read again when the read a host started at the deadline is interrupted", () =>
     Effect.gen(function*() {
       let diagnoses = 0
-      const router = SessionRouter.of({
-        layer: "ingress",
-        publish: () => Effect.succeed(routes),
-        routesOf: () => Effect.succeed(routes),
-        verdictFor: () => Effect.succeed(RouteVerdict.pending),
+      const source = pollingOver(() => Effect.succeed({ verdict: RouteVerdict.pending, present: true }), {
         unclaimedReason: () => "nobody claimed it",
         // Takes a moment of its own, as a read over the wire does.
         diagnose: () =>
           Effect.sync(() => diagnoses++).pipe(
             Effect.zipRight(Clock.sleep(Duration.millis(50))),
             Effect.as(() => RoutingPath.broken("IngressClassNotFound", "no class"))
-          ),
-        unpublish: () => Effect.void
+          )
       })
       const fiber = yield* watchRouteHealth({ sessionId: "abc", routes, timeoutMs: 1_000, intervalMs: 100 }).pipe(
         Stream.runCollect,
-        Effect.provide(Layer.succeed(SessionRouter, router)),
+        Effect.provide(Layer.succeed(RouteStatusSource, source)),
         Effect.fork
       )
       yield* TestClock.adjust(Duration.seconds(2))

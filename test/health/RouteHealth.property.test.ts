@@ -3,15 +3,16 @@
  * do (answer pending or programmed, fail with a permanent or a transient error, hang,
  * each after any latency), a host is reported unclaimed only when the last read that
  * finished before the deadline was a real "pending" answer, and a read failure is
- * never reported as unclaimed. Checked against a log the fake router keeps itself.
+ * never reported as unclaimed. Checked against a log the fake source keeps itself.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Clock, Effect, FastCheck as fc, Fiber, Layer, Ref, Stream, TestClock } from "effect"
 import type { PublishedRoute, RouteVerdict } from "../../src/domain/Routes.js"
 import { RouteVerdict as Verdict } from "../../src/domain/Routes.js"
 import { type RouteHealthEvent, watchRouteHealth } from "../../src/health/RouteHealth.js"
+import { pollingOver } from "../../src/layers/RouteStatusSource.js"
 import { Forbidden, Unavailable } from "../../src/services/KubeError.js"
-import { RouteReadError, SessionRouter } from "../../src/services/SessionRouter.js"
+import { RouteReadError, RouteStatusSource } from "../../src/services/RouteStatusSource.js"
 
 type Outcome = "pending" | "programmed" | "forbidden" | "unavailable" | "hang"
 
@@ -43,12 +44,9 @@ const plans = fc.array(fc.array(read, { minLength: 1, maxLength: 25 }), { minLen
 
 const routeOf = (i: number): PublishedRoute => ({ host: `${8080 + i}-abc.telo.run`, port: 8080 + i })
 
-const scriptedRouter = (plan: ReadonlyArray<ReadonlyArray<Read>>, log: Ref.Ref<ReadonlyArray<Logged>>) =>
-  SessionRouter.of({
-    layer: "gateway",
-    publish: () => Effect.succeed([]),
-    routesOf: () => Effect.succeed([]),
-    verdictFor: (_sessionId, route) =>
+const scriptedSource = (plan: ReadonlyArray<ReadonlyArray<Read>>, log: Ref.Ref<ReadonlyArray<Logged>>) =>
+  pollingOver(
+    (_sessionId, route) =>
       Effect.gen(function*() {
         const steps = plan[route.port - 8080]!
         const start = yield* Clock.currentTimeMillis
@@ -79,10 +77,9 @@ const scriptedRouter = (plan: ReadonlyArray<ReadonlyArray<Read>>, log: Ref.Ref<R
               error: new Unavailable({ reason: "etcd is down (503)", code: 503 })
             })
         }
-      }),
-    unclaimedReason: () => UNCLAIMED,
-    unpublish: () => Effect.void
-  })
+      }).pipe(Effect.map((verdict) => ({ verdict, present: true }))),
+    { unclaimedReason: () => UNCLAIMED }
+  )
 
 describe("route health under any sequence of read outcomes", () => {
   it.effect.prop(
@@ -100,7 +97,7 @@ describe("route health under any sequence of read outcomes", () => {
           intervalMs: INTERVAL_MS
         }).pipe(
           Stream.runForEach((event) => Ref.update(events, (all) => [...all, event])),
-          Effect.provide(Layer.succeed(SessionRouter, scriptedRouter(plan, log))),
+          Effect.provide(Layer.succeed(RouteStatusSource, scriptedSource(plan, log))),
           Effect.fork
         )
         yield* TestClock.adjust(TIMEOUT_MS)

@@ -2,7 +2,7 @@
  * The route-health watch on TestClock: the behaviour runners rely on (pending up
  * front, verdicts per host, rejections, the silent-404 deadline, read failures kept
  * apart, interruption, nothing to watch), plus the deadline, hang, interruption and timing guarantees,
- * against a fake SessionRouter (the router is the watch's input, so faking it is fair).
+ * against a fake RouteStatusSource (the source is the watch's input, so faking it is fair).
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Clock, Deferred, Duration, Effect, Fiber, Layer, Ref, Schedule, Stream, TestClock } from "effect"
@@ -17,10 +17,15 @@ import {
   watchRouteHealth,
   type WatchRouteHealthInput
 } from "../../src/health/RouteHealth.js"
+import { pollingOver } from "../../src/layers/RouteStatusSource.js"
 import { Forbidden, Transport, Unavailable } from "../../src/services/KubeError.js"
 import { RouterConfig } from "../../src/services/RouterConfig.js"
-import { type ChangeFeed, Observation, RouteStatusSource } from "../../src/services/RouteStatusSource.js"
-import { RouteReadError, SessionRouter } from "../../src/services/SessionRouter.js"
+import {
+  type ChangeFeed,
+  Observation,
+  RouteReadError,
+  RouteStatusSource
+} from "../../src/services/RouteStatusSource.js"
 
 const r8080: PublishedRoute = { host: "8080-abc.telo.run", port: 8080 }
 const r9090: PublishedRoute = { host: "9090-abc.telo.run", port: 9090 }
@@ -61,28 +66,25 @@ const unreadableAt = (at: number, why: string): Seen => ({
 })
 
 /**
- * A SessionRouter whose reads answer with `answer(route, n)` for the host's n-th read
- * (from 1), logging the virtual time of every read and counting interrupted reads.
+ * A polling RouteStatusSource whose reads answer with `answer(route, n)` for the host's
+ * n-th read (from 1), logging the virtual time of every read and counting interrupted reads.
  */
-const fakeRouter = (answer: (route: PublishedRoute, call: number) => Effect.Effect<RouteVerdict, RouteReadError>) =>
+const fakeSource = (answer: (route: PublishedRoute, call: number) => Effect.Effect<RouteVerdict, RouteReadError>) =>
   Effect.gen(function*() {
     const reads = yield* Ref.make<ReadonlyArray<{ readonly at: number; readonly host: string }>>([])
     const interrupted = yield* Ref.make(0)
-    const service = SessionRouter.of({
-      layer: "gateway",
-      publish: () => Effect.succeed(routes),
-      routesOf: () => Effect.succeed(routes),
-      verdictFor: (_sessionId, route) =>
+    const service = pollingOver(
+      (_sessionId, route) =>
         Effect.gen(function*() {
           const at = yield* Clock.currentTimeMillis
           const log = yield* Ref.updateAndGet(reads, (all) => [...all, { at, host: route.host }])
-          return yield* answer(route, log.filter((read) => read.host === route.host).length)
+          const verdict = yield* answer(route, log.filter((read) => read.host === route.host).length)
+          return { verdict, present: true }
         }).pipe(Effect.onInterrupt(() => Ref.update(interrupted, (n) => n + 1))),
-      unclaimedReason: unclaimed,
-      unpublish: () => Effect.void
-    })
+      { unclaimedReason: unclaimed }
+    )
     return {
-      layer: Layer.succeed(SessionRouter, service),
+      layer: Layer.succeed(RouteStatusSource, service),
       /** Virtual times at which `host` was read. */
       readsOf: (host: string) =>
         Ref.get(reads).pipe(Effect.map((all) => all.filter((r) => r.host === host).map((r) => r.at))),
@@ -144,7 +146,7 @@ describe("watchRouteHealth", () => {
 
   it.effect("reports pending for every host up front, then programmed per host", () =>
     Effect.gen(function*() {
-      const fake = yield* fakeRouter(always(Verdict.programmed))
+      const fake = yield* fakeSource(always(Verdict.programmed))
       const events = yield* watchRouteHealth({ sessionId, routes, timeoutMs: 1_000, intervalMs: 1 }).pipe(
         Stream.runCollect,
         Effect.provide(fake.layer)
@@ -164,7 +166,7 @@ describe("watchRouteHealth", () => {
 
   it.effect("carries a rejection's reason straight through and ends the host at once", () =>
     Effect.gen(function*() {
-      const fake = yield* fakeRouter(always(Verdict.rejected("NotAllowedByListeners", "")))
+      const fake = yield* fakeSource(always(Verdict.rejected("NotAllowedByListeners", "")))
       const seen = yield* runFor(0, { sessionId, routes: [r8080], timeoutMs: 1_000, intervalMs: 1 }).pipe(
         Effect.provide(fake.layer)
       )
@@ -177,7 +179,7 @@ describe("watchRouteHealth", () => {
 
   it.effect("keeps the controller's message after a rejection's reason code", () =>
     Effect.gen(function*() {
-      const fake = yield* fakeRouter(
+      const fake = yield* fakeSource(
         always(Verdict.rejected("NotAllowedByListeners", "no listener of gw allows routes from telo-sessions"))
       )
       const seen = yield* runFor(0, { sessionId, routes: [r8080], timeoutMs: 1_000, intervalMs: 1 }).pipe(
@@ -193,7 +195,7 @@ describe("watchRouteHealth", () => {
 
   it.effect("calls a route that stays pending unprogrammed at the deadline, the silent-404 case", () =>
     Effect.gen(function*() {
-      const fake = yield* fakeRouter(always(Verdict.pending))
+      const fake = yield* fakeSource(always(Verdict.pending))
       const seen = yield* runFor(5, { sessionId, routes: [r8080], timeoutMs: 5, intervalMs: 1 }).pipe(
         Effect.provide(fake.layer)
       )
@@ -208,7 +210,7 @@ describe("watchRouteHealth", () => {
   it.effect("at the deadline, a host its controller still holds back says the controller's reason, not the unclaimed advice", () =>
     Effect.gen(function*() {
       // Held from 2 ms on: the last answer decides, not the first.
-      const fake = yield* fakeRouter(() =>
+      const fake = yield* fakeSource(() =>
         from(2, Verdict.held("ProgrammingInProgress", "Route is still being programmed"))
       )
       const events = yield* watchRouteHealth({ sessionId, routes: [r8080], timeoutMs: 5, intervalMs: 1 }).pipe(
@@ -228,7 +230,7 @@ describe("watchRouteHealth", () => {
 
   it.effect("a hold that lifts before the deadline leaves the ordinary unclaimed answer", () =>
     Effect.gen(function*() {
-      const fake = yield* fakeRouter((_route, call) =>
+      const fake = yield* fakeSource((_route, call) =>
         Effect.succeed(call < 3 ? Verdict.held("RouteBeingDeleted", "being deleted") : Verdict.pending)
       )
       const seen = yield* runFor(5, { sessionId, routes: [r8080], timeoutMs: 5, intervalMs: 1 }).pipe(
@@ -239,7 +241,7 @@ describe("watchRouteHealth", () => {
 
   it.effect("with a deadline too short for any read, reports the status unread, never the unclaimed advice", () =>
     Effect.gen(function*() {
-      const fake = yield* fakeRouter(always(Verdict.pending))
+      const fake = yield* fakeSource(always(Verdict.pending))
       const seen = yield* runFor(0, { sessionId, routes: [r8080], timeoutMs: 0, intervalMs: 1 }).pipe(
         Effect.provide(fake.layer)
       )
@@ -256,7 +258,7 @@ describe("watchRouteHealth", () => {
   it.effect("backs off from a permanent read failure instead of polling it every interval, and returns to the interval once it heals", () =>
     Effect.gen(function*() {
       // 403 for the first five reads (RBAC fixed meanwhile), then pending answers.
-      const fake = yield* fakeRouter((route, call) =>
+      const fake = yield* fakeSource((route, call) =>
         call <= 5 ? Effect.fail(forbidden(route)) : Effect.succeed(Verdict.pending)
       )
       yield* runFor(10_000, { sessionId, routes: [r8080], timeoutMs: 10_000, intervalMs: 100 }).pipe(
@@ -269,7 +271,7 @@ describe("watchRouteHealth", () => {
 
   it.effect("keeps the poll interval through transient read failures", () =>
     Effect.gen(function*() {
-      const fake = yield* fakeRouter((route) => Effect.fail(hiccup(route)))
+      const fake = yield* fakeSource((route) => Effect.fail(hiccup(route)))
       yield* runFor(500, { sessionId, routes: [r8080], timeoutMs: 500, intervalMs: 100 }).pipe(
         Effect.provide(fake.layer)
       )
@@ -278,7 +280,7 @@ describe("watchRouteHealth", () => {
 
   it.effect("settles each host independently", () =>
     Effect.gen(function*() {
-      const fake = yield* fakeRouter((route) =>
+      const fake = yield* fakeSource((route) =>
         Effect.succeed(route.port === 8080 ? Verdict.programmed : Verdict.rejected("no listener", ""))
       )
       const seen = yield* runFor(0, { sessionId, routes, timeoutMs: 1_000, intervalMs: 1 }).pipe(
@@ -292,7 +294,7 @@ describe("watchRouteHealth", () => {
 
   it.effect("keeps polling through a transient read failure instead of declaring the route dead", () =>
     Effect.gen(function*() {
-      const fake = yield* fakeRouter((route, call) =>
+      const fake = yield* fakeSource((route, call) =>
         call < 3 ? Effect.fail(hiccup(route)) : Effect.succeed(Verdict.programmed)
       )
       const seen = yield* runFor(2, { sessionId, routes: [r8080], timeoutMs: 1_000, intervalMs: 1 }).pipe(
@@ -310,7 +312,7 @@ describe("watchRouteHealth", () => {
       // A permanent read failure (no RBAC, an unserved API version) polls out the whole
       // deadline. The unclaimed advice there would send an operator to inspect the
       // controller when the runner could not read its own object.
-      const fake = yield* fakeRouter((route) => Effect.fail(forbidden(route)))
+      const fake = yield* fakeSource((route) => Effect.fail(forbidden(route)))
       const seen = yield* runFor(5, { sessionId, routes: [r8080], timeoutMs: 5, intervalMs: 1 }).pipe(
         Effect.provide(fake.layer)
       )
@@ -326,7 +328,7 @@ describe("watchRouteHealth", () => {
 
   it.effect("does not blame a transient read failure once a verdict was obtained", () =>
     Effect.gen(function*() {
-      const fake = yield* fakeRouter((route, call) =>
+      const fake = yield* fakeSource((route, call) =>
         call === 1 ? Effect.fail(hiccup(route)) : Effect.succeed(Verdict.pending)
       )
       const seen = yield* runFor(8, { sessionId, routes: [r8080], timeoutMs: 8, intervalMs: 1 }).pipe(
@@ -337,7 +339,7 @@ describe("watchRouteHealth", () => {
 
   it.effect("stops on interruption without reporting a verdict it never reached", () =>
     Effect.gen(function*() {
-      const fake = yield* fakeRouter(always(Verdict.pending))
+      const fake = yield* fakeSource(always(Verdict.pending))
       const { fiber, seen } = yield* start({ sessionId, routes, timeoutMs: 1_000, intervalMs: 1 }).pipe(
         Effect.provide(fake.layer)
       )
@@ -351,7 +353,7 @@ describe("watchRouteHealth", () => {
 
   it.effect("emits nothing, immediately, when nothing was published", () =>
     Effect.gen(function*() {
-      const fake = yield* fakeRouter(always(Verdict.programmed))
+      const fake = yield* fakeSource(always(Verdict.programmed))
       // Run without forking or moving the clock: the stream must end on its own at once.
       const events = yield* watchRouteHealth({ sessionId, routes: [], timeoutMs: 1_000, intervalMs: 1 }).pipe(
         Stream.runCollect,
@@ -368,7 +370,7 @@ describe("watchRouteHealth", () => {
       // Reads of 300 ms, one due every 100 ms but never before the last answered:
       // 0–300, 300–600, 600–900, 900–(cut at 1000). A deadline counted in polls, or
       // checked only between reads, would report at 1100 or later.
-      const fake = yield* fakeRouter(() => Effect.sleep("300 millis").pipe(Effect.as(Verdict.pending)))
+      const fake = yield* fakeSource(() => Effect.sleep("300 millis").pipe(Effect.as(Verdict.pending)))
       const seen = yield* runFor(1_000, { sessionId, routes: [r8080], timeoutMs: 1_000, intervalMs: 100 }).pipe(
         Effect.provide(fake.layer)
       )
@@ -383,7 +385,7 @@ describe("watchRouteHealth", () => {
 
   it.effect("reports the read failure at an absolute deadline when every slow read fails", () =>
     Effect.gen(function*() {
-      const fake = yield* fakeRouter((route) =>
+      const fake = yield* fakeSource((route) =>
         Effect.sleep("300 millis").pipe(Effect.zipRight(Effect.fail(forbidden(route))))
       )
       const seen = yield* runFor(1_000, { sessionId, routes: [r8080], timeoutMs: 1_000, intervalMs: 100 }).pipe(
@@ -403,7 +405,7 @@ describe("watchRouteHealth", () => {
 
   it.effect("ends a hung read at the deadline and says the status could not be read", () =>
     Effect.gen(function*() {
-      const fake = yield* fakeRouter(() => Effect.never)
+      const fake = yield* fakeSource(() => Effect.never)
       const { fiber, seen } = yield* start({ sessionId, routes: [r8080], timeoutMs: 1_000, intervalMs: 100 }).pipe(
         Effect.provide(fake.layer)
       )
@@ -426,7 +428,7 @@ describe("watchRouteHealth", () => {
       // The API server answered pending at once, then went silent: the last thing the
       // cluster said is no answer, and the unclaimed advice would blame a controller
       // nobody could ask about.
-      const fake = yield* fakeRouter((_, call) => call === 1 ? Effect.succeed(Verdict.pending) : Effect.never)
+      const fake = yield* fakeSource((_, call) => call === 1 ? Effect.succeed(Verdict.pending) : Effect.never)
       const seen = yield* runFor(1_000, { sessionId, routes: [r8080], timeoutMs: 1_000, intervalMs: 100 }).pipe(
         Effect.provide(fake.layer)
       )
@@ -442,7 +444,7 @@ describe("watchRouteHealth", () => {
     Effect.gen(function*() {
       // Both hosts answered pending, then the server went silent at 150 ms: one host's
       // read was out when it stopped, the other's started after.
-      const fake = yield* fakeRouter((route, call) =>
+      const fake = yield* fakeSource((route, call) =>
         Effect.flatMap(
           Clock.currentTimeMillis,
           (now) => now >= 150 || (route === r9090 && call > 1) ? Effect.never : Effect.succeed(Verdict.pending)
@@ -461,7 +463,7 @@ describe("watchRouteHealth", () => {
 
   it.effect("reports the server's own failure, not a timeout, when the status reads keep failing fast", () =>
     Effect.gen(function*() {
-      const fake = yield* fakeRouter((route, call) =>
+      const fake = yield* fakeSource((route, call) =>
         call === 1 ? Effect.succeed(Verdict.pending) : Effect.fail(hiccup(route))
       )
       const seen = yield* runFor(1_000, { sessionId, routes: [r8080], timeoutMs: 1_000, intervalMs: 100 }).pipe(
@@ -486,7 +488,7 @@ describe("watchRouteHealth", () => {
 
   it.effect("reports the read failure when reads start failing after pending answers", () =>
     Effect.gen(function*() {
-      const fake = yield* fakeRouter((route, call) =>
+      const fake = yield* fakeSource((route, call) =>
         call <= 2 ? Effect.succeed(Verdict.pending) : Effect.fail(forbidden(route))
       )
       const seen = yield* runFor(5, { sessionId, routes: [r8080], timeoutMs: 5, intervalMs: 1 }).pipe(
@@ -501,7 +503,7 @@ describe("watchRouteHealth", () => {
 
   it.effect("reports the first read failure once per watch, not once per host", () =>
     Effect.gen(function*() {
-      const fake = yield* fakeRouter((route) => Effect.fail(forbidden(route)))
+      const fake = yield* fakeSource((route) => Effect.fail(forbidden(route)))
       const seen = yield* runFor(5, { sessionId, routes, timeoutMs: 5, intervalMs: 1 }).pipe(Effect.provide(fake.layer))
       expect(seen.filter((s) => "readError" in s)).toEqual([{ at: 0, readError: r8080.host, reason: forbiddenReason }])
       expect(seen.filter((s) => "state" in s && s.state !== "pending").sort(byHost)).toEqual([
@@ -518,7 +520,7 @@ describe("watchRouteHealth", () => {
   it.effect("carries the route read error itself on the read-error event", () =>
     Effect.gen(function*() {
       const error = forbidden(r8080)
-      const fake = yield* fakeRouter(() => Effect.fail(error))
+      const fake = yield* fakeSource(() => Effect.fail(error))
       const events = yield* Effect.gen(function*() {
         const fiber = yield* watchRouteHealth({ sessionId, routes: [r8080], timeoutMs: 5, intervalMs: 1 }).pipe(
           Stream.runCollect,
@@ -542,7 +544,7 @@ describe("watchRouteHealth", () => {
     Effect.gen(function*() {
       // 8080 is programmed from 300 ms; 9090 never is, and its reads take 150 ms each,
       // longer than the interval: 0–150, 150–300, 300–450, 450–600, so at 550 one is out.
-      const fake = yield* fakeRouter((route) =>
+      const fake = yield* fakeSource((route) =>
         route.port === 8080
           ? from(300, Verdict.programmed)
           : Effect.sleep("150 millis").pipe(Effect.as(Verdict.pending))
@@ -566,7 +568,7 @@ describe("watchRouteHealth", () => {
 
   it.effect("settles every host on its own time: a slow host never delays another", () =>
     Effect.gen(function*() {
-      const fake = yield* fakeRouter((route) => {
+      const fake = yield* fakeSource((route) => {
         switch (route.port) {
           case 8080: // programmed at the first read
             return Effect.succeed(Verdict.programmed)
@@ -598,7 +600,7 @@ describe("watchRouteHealth", () => {
 
   it.effect("sees a host programmed at the first poll after the controller writes status", () =>
     Effect.gen(function*() {
-      const fake = yield* fakeRouter(() => from(600, Verdict.programmed))
+      const fake = yield* fakeSource(() => from(600, Verdict.programmed))
       const { fiber, seen } = yield* start({ sessionId, routes: [r8080], timeoutMs: 2_000, intervalMs: 250 }).pipe(
         Effect.provide(fake.layer)
       )
@@ -616,7 +618,7 @@ describe("watchRouteHealth", () => {
   it.effect("cuts the last pause short so the deadline lands exactly, between polls", () =>
     Effect.gen(function*() {
       // Polls at 0, 400, 800; the next would be at 1200, after the 1000 ms deadline.
-      const fake = yield* fakeRouter(always(Verdict.pending))
+      const fake = yield* fakeSource(always(Verdict.pending))
       const seen = yield* runFor(1_000, { sessionId, routes: [r8080], timeoutMs: 1_000, intervalMs: 400 }).pipe(
         Effect.provide(fake.layer)
       )
@@ -627,7 +629,7 @@ describe("watchRouteHealth", () => {
   it.effect("measures the poll period from the start of each read, so a slow answer does not stretch it", () =>
     Effect.gen(function*() {
       // Answers take 60 ms: the next read is due 100 ms after the last one started, not after it answered.
-      const fake = yield* fakeRouter(() => Effect.sleep("60 millis").pipe(Effect.as(Verdict.pending)))
+      const fake = yield* fakeSource(() => Effect.sleep("60 millis").pipe(Effect.as(Verdict.pending)))
       yield* runFor(450, { sessionId, routes: [r8080], timeoutMs: 450, intervalMs: 100 }).pipe(
         Effect.provide(fake.layer)
       )
@@ -636,7 +638,7 @@ describe("watchRouteHealth", () => {
 
   it.effect("does not spin at one instant when the interval is zero", () =>
     Effect.gen(function*() {
-      const fake = yield* fakeRouter(always(Verdict.pending))
+      const fake = yield* fakeSource(always(Verdict.pending))
       const seen = yield* runFor(3, { sessionId, routes: [r8080], timeoutMs: 3, intervalMs: 0 }).pipe(
         Effect.provide(fake.layer)
       )
@@ -655,9 +657,9 @@ describe("watchRouteHealth", () => {
         })
       const reported: Array<RouteHealthEvent> = []
       const report = (event: RouteHealthEvent) => Effect.sync(() => void reported.push(event))
-      const services = <A, E>(self: Effect.Effect<A, E, SessionRouter | RouterConfig>) =>
+      const services = <A, E>(self: Effect.Effect<A, E, RouteStatusSource | RouterConfig>) =>
         self.pipe(
-          Effect.provideService(SessionRouter, untouchable("SessionRouter")),
+          Effect.provideService(RouteStatusSource, untouchable("RouteStatusSource")),
           Effect.provideService(RouterConfig, untouchable("RouterConfig"))
         )
       yield* services(reportRouteHealth({ sessionId, routes: [] }, report))
@@ -667,7 +669,7 @@ describe("watchRouteHealth", () => {
 
   it.effect("hands events to the callback one at a time when hosts settle at the same instant", () =>
     Effect.gen(function*() {
-      const fake = yield* fakeRouter(always(Verdict.programmed))
+      const fake = yield* fakeSource(always(Verdict.programmed))
       const log: Array<string> = []
       // A callback that takes a moment: a second event must wait until the first returned.
       const report = (event: RouteHealthEvent) =>
@@ -695,23 +697,18 @@ describe("watchRouteHealth", () => {
   it.effect("reads the diagnosis once for all the session's hosts pending at the deadline", () =>
     Effect.gen(function*() {
       let diagnoses = 0
-      const router = SessionRouter.of({
-        layer: "ingress",
-        publish: () => Effect.succeed(routes),
-        routesOf: () => Effect.succeed(routes),
-        verdictFor: () => Effect.succeed(Verdict.pending),
+      const source = pollingOver(() => Effect.succeed({ verdict: Verdict.pending, present: true }), {
         unclaimedReason: unclaimed,
         diagnose: () =>
           Effect.sync(() => {
             diagnoses++
             return () => RoutingPath.broken("IngressClassNotFound", "no class")
-          }),
-        unpublish: () => Effect.void
+          })
       })
       // Reads at 0, 300, 600 and 900: the next would come after the deadline, so both
       // hosts are judged by the deadline timer.
       const seen = yield* runFor(1_000, { sessionId, routes, timeoutMs: 1_000, intervalMs: 300 }).pipe(
-        Effect.provide(Layer.succeed(SessionRouter, router))
+        Effect.provide(Layer.succeed(RouteStatusSource, source))
       )
       expect(seen.filter((s) => "state" in s && s.state === "unprogrammed").map((s) => s.reason)).toEqual([
         "IngressClassNotFound: no class",
@@ -724,7 +721,7 @@ describe("watchRouteHealth", () => {
     Effect.gen(function*() {
       // Cut after 50 ms, less than the interval: too short to call the server silent
       // had it ever answered, but it never did, so nothing was learned about the route.
-      const fake = yield* fakeRouter(() => Effect.never)
+      const fake = yield* fakeSource(() => Effect.never)
       const seen = yield* runFor(50, { sessionId, routes: [r8080], timeoutMs: 50, intervalMs: 100 }).pipe(
         Effect.provide(fake.layer)
       )
@@ -740,7 +737,7 @@ describe("watchRouteHealth", () => {
     Effect.gen(function*() {
       // Every read answers in 10 ms until the server hangs at 700 ms: the read cut at
       // the deadline had been out 300 ms, far longer than any answer took.
-      const fake = yield* fakeRouter(() =>
+      const fake = yield* fakeSource(() =>
         Effect.flatMap(
           Clock.currentTimeMillis,
           (now) => now >= 700 ? Effect.never : Effect.sleep("10 millis").pipe(Effect.as(Verdict.pending))
@@ -761,7 +758,7 @@ describe("watchRouteHealth", () => {
       // slow rather than silent, and report the stale give-up instead of the hang.
       const gaveUp = (route: PublishedRoute) =>
         new RouteReadError({ route, error: new Transport({ reason: "no answer within 900 ms", kind: "no-answer" }) })
-      const fake = yield* fakeRouter((route, call) =>
+      const fake = yield* fakeSource((route, call) =>
         call === 1 ? Effect.sleep("900 millis").pipe(Effect.zipRight(Effect.fail(gaveUp(route)))) : Effect.never
       )
       const seen = yield* runFor(2_000, { sessionId, routes: [r8080], timeoutMs: 2_000, intervalMs: 100 }).pipe(
@@ -779,7 +776,7 @@ describe("watchRouteHealth", () => {
       // under twice that: slow, not silent, so the reset stands as the last word.
       const reset = (route: PublishedRoute) =>
         new RouteReadError({ route, error: new Transport({ reason: "the connection was reset" }) })
-      const fake = yield* fakeRouter((route, call) =>
+      const fake = yield* fakeSource((route, call) =>
         call === 1 ? Effect.sleep("900 millis").pipe(Effect.zipRight(Effect.fail(reset(route)))) : Effect.never
       )
       const seen = yield* runFor(2_000, { sessionId, routes: [r8080], timeoutMs: 2_000, intervalMs: 100 }).pipe(
@@ -791,7 +788,7 @@ describe("watchRouteHealth", () => {
   it.effect("counts the deadline from the watch's own start, whatever the clock read then", () =>
     Effect.gen(function*() {
       yield* TestClock.adjust(5_000)
-      const fake = yield* fakeRouter(() => Effect.never)
+      const fake = yield* fakeSource(() => Effect.never)
       const { fiber, seen } = yield* start({ sessionId, routes: [r8080], timeoutMs: 1_000, intervalMs: 100 }).pipe(
         Effect.provide(fake.layer)
       )
@@ -824,7 +821,7 @@ describe("watchRouteHealth", () => {
 
   it.effect("takes the deadline and the interval from RouterConfig when not given", () =>
     Effect.gen(function*() {
-      const fake = yield* fakeRouter(always(Verdict.pending))
+      const fake = yield* fakeSource(always(Verdict.pending))
       const fiber = yield* watchRouteHealth({ sessionId, routes: [r8080] }).pipe(
         Stream.runCollect,
         Effect.provide(Layer.merge(fake.layer, routerConfig(400, 100))),
@@ -838,7 +835,7 @@ describe("watchRouteHealth", () => {
 
   it.effect("lets a given timing override the one in RouterConfig", () =>
     Effect.gen(function*() {
-      const fake = yield* fakeRouter(always(Verdict.pending))
+      const fake = yield* fakeSource(always(Verdict.pending))
       const fiber = yield* watchRouteHealth({ sessionId, routes: [r8080], timeoutMs: 250 }).pipe(
         Stream.runCollect,
         Effect.provide(Layer.merge(fake.layer, routerConfig(60_000, 100))),
@@ -890,18 +887,11 @@ const pushedWatch = (feed: boolean, cadence: Schedule.Schedule<unknown, unknown>
       kind: "watch",
       next,
       cadence: () => cadence,
+      unclaimedReason: unclaimed,
       ...(feed ? { changes } : {})
     })
-    const router = SessionRouter.of({
-      layer: "gateway",
-      publish: () => Effect.succeed(routes),
-      routesOf: () => Effect.succeed(routes),
-      verdictFor: () => Effect.die("a watching source never reads through the router"),
-      unclaimedReason: unclaimed,
-      unpublish: () => Effect.void
-    })
     return {
-      layer: Layer.merge(Layer.succeed(SessionRouter, router), Layer.succeed(RouteStatusSource, source)),
+      layer: Layer.succeed(RouteStatusSource, source),
       push: (route: PublishedRoute, observation: Observation) =>
         Effect.gen(function*() {
           logOf(route).push(observation)

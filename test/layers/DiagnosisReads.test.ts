@@ -1,7 +1,8 @@
 /**
- * The reads behind a router's diagnosis, through `diagnose` in memory: what a read that
- * fails or never answers is called in the path (the words the deadline reason quotes
- * after "could not read"), and what the session namespace's labels decide.
+ * The reads behind the diagnosis, through the router's `diagnose` in memory (the way
+ * `check` reaches it; route health reaches the same analysis through its status source):
+ * what a read that fails or never answers is called in the path (the words the deadline
+ * reason quotes after "could not read"), and what the session namespace's labels decide.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Fault, SessionCluster } from "@session-routing/local-cluster"

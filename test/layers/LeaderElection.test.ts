@@ -14,6 +14,7 @@ import {
   runElected
 } from "../../src/layers/internal/controller/LeaderElection.js"
 import { Unavailable } from "../../src/services/KubeError.js"
+import { makeTimeline, type Timeline } from "../support/LeadershipTimeline.js"
 import { type LeaseClient, makeMemoryLeases, type MemoryLeases } from "../support/MemoryLeases.js"
 
 const T0 = Date.parse("2026-03-01T12:00:00Z")
@@ -31,37 +32,6 @@ const advance = (seconds: number, step = 0.1) =>
   Effect.gen(function*() {
     for (let i = 0; i < Math.round(seconds / step); i++) yield* TestClock.adjust(Duration.seconds(step))
   })
-
-/** Who led when; `overlaps` counts starts while another candidate still led. */
-const makeTimeline = () => {
-  const leading = new Set<string>()
-  const events: Array<{ readonly who: string; readonly what: "start" | "stop"; readonly at: number }> = []
-  let overlaps = 0
-  return {
-    lead: (who: string) =>
-      Effect.gen(function*() {
-        if (leading.size > 0) overlaps++
-        leading.add(who)
-        events.push({ who, what: "start", at: yield* since })
-        return yield* Effect.never
-      }).pipe(
-        Effect.onExit(() =>
-          Effect.map(since, (at) => {
-            leading.delete(who)
-            events.push({ who, what: "stop", at })
-          })
-        )
-      ),
-    events: () => events,
-    starts: (who: string) => events.filter((e) => e.who === who && e.what === "start").map((e) => e.at),
-    stops: (who: string) => events.filter((e) => e.who === who && e.what === "stop").map((e) => e.at),
-    overlaps: () => overlaps,
-    /** Who leads now, if anyone. */
-    leader: (): string | undefined => leading.values().next().value
-  }
-}
-
-type Timeline = ReturnType<typeof makeTimeline>
 
 interface Running {
   readonly client: LeaseClient
@@ -118,7 +88,7 @@ describe("runElected", () => {
     Effect.gen(function*() {
       yield* TestClock.setTime(T0)
       const memory = makeMemoryLeases()
-      const timeline = makeTimeline()
+      const timeline = makeTimeline(since)
       const a = yield* start(memory, timeline, "a")
       yield* advance(0.1)
       expect(memory.read(NS, NAME)).toEqual(lease({
@@ -137,7 +107,7 @@ describe("runElected", () => {
     Effect.gen(function*() {
       yield* TestClock.setTime(T0)
       const memory = makeMemoryLeases()
-      const timeline = makeTimeline()
+      const timeline = makeTimeline(since)
       yield* start(memory, timeline, "a")
       yield* advance(6.5)
       expect(writesBy(memory, "a")).toEqual([0, 2, 4, 6])
@@ -166,7 +136,7 @@ describe("runElected", () => {
           renewTime: micro(offset),
           leaseTransitions: 3
         }))
-        const timeline = makeTimeline()
+        const timeline = makeTimeline(since)
         const b = yield* start(memory, timeline, "b")
         yield* advance(14.9)
         expect(timeline.starts("b")).toEqual([])
@@ -192,7 +162,7 @@ describe("runElected", () => {
       const memory = makeMemoryLeases()
       const held = { holderIdentity: "old", leaseDurationSeconds: 15, acquireTime: micro(0), leaseTransitions: 0 }
       yield* memory.put(lease({ ...held, renewTime: micro(0) }))
-      const timeline = makeTimeline()
+      const timeline = makeTimeline(since)
       yield* start(memory, timeline, "b")
       yield* advance(10)
       const current = memory.read(NS, NAME)!
@@ -216,7 +186,7 @@ describe("runElected", () => {
         renewTime: micro(-5),
         leaseTransitions: 2
       }))
-      const timeline = makeTimeline()
+      const timeline = makeTimeline(since)
       yield* start(memory, timeline, "b")
       yield* advance(0.1)
       expect(timeline.starts("b")).toEqual([0])
@@ -233,7 +203,7 @@ describe("runElected", () => {
     Effect.gen(function*() {
       yield* TestClock.setTime(T0)
       const memory = makeMemoryLeases()
-      const timeline = makeTimeline()
+      const timeline = makeTimeline(since)
       const a = yield* start(memory, timeline, "a")
       yield* advance(0.1)
       const b = yield* start(memory, timeline, "b")
@@ -265,7 +235,7 @@ describe("runElected", () => {
     Effect.gen(function*() {
       yield* TestClock.setTime(T0)
       const memory = makeMemoryLeases()
-      const timeline = makeTimeline()
+      const timeline = makeTimeline(since)
       const a = yield* start(memory, timeline, "a")
       yield* advance(2.5)
       a.client.failNext(Infinity, new Unavailable({ reason: "the server is unavailable", code: 503 }))
@@ -288,7 +258,7 @@ describe("runElected", () => {
     Effect.gen(function*() {
       yield* TestClock.setTime(T0)
       const memory = makeMemoryLeases()
-      const timeline = makeTimeline()
+      const timeline = makeTimeline(since)
       const a = yield* start(memory, timeline, "a")
       yield* advance(3)
       const current = memory.read(NS, NAME)!
@@ -305,7 +275,7 @@ describe("runElected", () => {
     Effect.gen(function*() {
       yield* TestClock.setTime(T0)
       const memory = makeMemoryLeases()
-      const timeline = makeTimeline()
+      const timeline = makeTimeline(since)
       yield* start(memory, timeline, "a")
       yield* advance(3)
       const current = memory.read(NS, NAME)!
@@ -320,7 +290,7 @@ describe("runElected", () => {
     Effect.gen(function*() {
       yield* TestClock.setTime(T0)
       const memory = makeMemoryLeases()
-      const timeline = makeTimeline()
+      const timeline = makeTimeline(since)
       const a = yield* start(memory, timeline, "a")
       yield* advance(3)
       a.client.failNext(1, "hang")
@@ -333,7 +303,7 @@ describe("runElected", () => {
     Effect.gen(function*() {
       yield* TestClock.setTime(T0)
       const memory = makeMemoryLeases()
-      const timeline = makeTimeline()
+      const timeline = makeTimeline(since)
       const a = yield* start(memory, timeline, "a")
       yield* advance(3)
       a.client.failNext(1, "hang-after-write")
@@ -349,7 +319,7 @@ describe("runElected", () => {
       yield* TestClock.setTime(T0)
       const memory = makeMemoryLeases()
       yield* memory.put(lease({ holderIdentity: "", leaseDurationSeconds: 1, leaseTransitions: 0 }))
-      const timeline = makeTimeline()
+      const timeline = makeTimeline(since)
       const client = memory.client("b")
       client.failNext(1, "hang")
       const fiber = yield* Effect.fork(
@@ -366,7 +336,7 @@ describe("runElected", () => {
     Effect.gen(function*() {
       yield* TestClock.setTime(T0)
       const memory = makeMemoryLeases()
-      const timeline = makeTimeline()
+      const timeline = makeTimeline(since)
       const a = yield* start(memory, timeline, "a")
       yield* advance(0.1)
       const b = yield* start(memory, timeline, "b")
@@ -409,7 +379,7 @@ describe("runElected", () => {
     Effect.gen(function*() {
       yield* TestClock.setTime(T0)
       const memory = makeMemoryLeases()
-      const timeline = makeTimeline()
+      const timeline = makeTimeline(since)
       const a = yield* start(memory, timeline, "a")
       yield* advance(1)
       a.client.failNext(Infinity, "hang")
@@ -434,7 +404,7 @@ describe("runElected", () => {
         yield* TestClock.setTime(T0)
         const memory = makeMemoryLeases()
         if (existing !== undefined) yield* memory.put(lease(existing))
-        const timeline = makeTimeline()
+        const timeline = makeTimeline(since)
         const a = yield* start(memory, timeline, "a", { latency: "50 millis" })
         const b = yield* start(memory, timeline, "b", { latency: "50 millis" })
         yield* advance(60)
@@ -454,7 +424,7 @@ describe("runElected", () => {
     Effect.gen(function*() {
       yield* TestClock.setTime(T0)
       const memory = makeMemoryLeases()
-      const timeline = makeTimeline()
+      const timeline = makeTimeline(since)
       const who = ["a", "b", "c"]
       const clients = who.map((name) => memory.client(name, "20 millis"))
       // A candidate that loses stands again, as a controller's would.

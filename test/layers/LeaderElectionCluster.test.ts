@@ -12,6 +12,7 @@ import type { LeaderElectionSettings, LeadershipChange } from "../../src/layers/
 import { runElected } from "../../src/layers/internal/controller/LeaderElection.js"
 import { KubeClientLive } from "../../src/layers/KubeClientLive.js"
 import { KubeClient } from "../../src/services/KubeClient.js"
+import { makeTimeline, type Timeline } from "../support/LeadershipTimeline.js"
 import { eventually } from "../support/RouterHarness.js"
 
 const NS = "controllers"
@@ -34,29 +35,10 @@ const liveClient = (cluster: LocalCluster.Service) => {
   return Layer.orDie(KubeClientLive.layerFromKubeConfig(kc))
 }
 
-/** Who leads, when each started (Clock millis), and starts while another still led. */
-const makeTimeline = () => {
-  const leading = new Set<string>()
-  const started = new Map<string, number>()
-  let overlaps = 0
-  return {
-    lead: (who: string) =>
-      Effect.gen(function*() {
-        if (leading.size > 0) overlaps++
-        leading.add(who)
-        started.set(who, yield* Clock.currentTimeMillis)
-        return yield* Effect.never
-      }).pipe(Effect.ensuring(Effect.sync(() => leading.delete(who)))),
-    leaders: Effect.sync(() => [...leading]),
-    startedAt: (who: string) => started.get(who),
-    overlaps: () => overlaps
-  }
-}
-
 const candidate = (
   cluster: LocalCluster.Service,
   who: string,
-  timeline: ReturnType<typeof makeTimeline>,
+  timeline: Timeline,
   changes: Array<LeadershipChange> = []
 ) =>
   Effect.gen(function*() {
@@ -93,7 +75,7 @@ describe("leader election over HTTP with the live client", () => {
       expect(aChanges).toEqual([{ _tag: "Leading" }, { _tag: "SteppedDown", released: true }])
       yield* eventually(timeline.leaders, (leaders) => leaders.includes("b"))
       // Expiry would take 2 s; a release is seen at b's next try, at most 2.2 × 250 ms later.
-      expect(timeline.startedAt("b")! - closedAt).toBeLessThan(1_500)
+      expect(timeline.starts("b").at(-1)! - closedAt).toBeLessThan(1_500)
       expect(timeline.overlaps()).toBe(0)
       const lease = yield* readLease(cluster)
       expect([lease.spec?.holderIdentity, lease.spec?.leaseDurationSeconds, lease.spec?.leaseTransitions]).toEqual([
@@ -125,7 +107,7 @@ describe("leader election over HTTP with the live client", () => {
       yield* Effect.sleep("1800 millis")
       expect(yield* timeline.leaders).toEqual([])
       yield* eventually(timeline.leaders, (leaders) => leaders.includes("b"))
-      const waited = timeline.startedAt("b")! - startedAt
+      const waited = timeline.starts("b").at(-1)! - startedAt
       expect(waited).toBeGreaterThanOrEqual(2_000)
       expect(waited).toBeLessThan(4_000)
       const lease = yield* readLease(cluster)

@@ -1,8 +1,8 @@
 /**
  * The polling route-status source on its own, in memory on TestClock: hosts that
  * share an object share each GET while it is out (and only while it is out), what an
- * absent object and a refused read become, and a router with no status objects read
- * through its own `verdictFor`.
+ * absent object and a refused read become, and a mode that publishes nothing reading
+ * nothing at all.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Fault, SessionCluster } from "@session-routing/local-cluster"
@@ -14,13 +14,14 @@ import * as PollStatusSource from "../../src/layers/internal/routeStatusSource/P
 import { SessionRouter } from "../../src/layers/SessionRouter.js"
 import { KubeClient } from "../../src/services/KubeClient.js"
 import { Observation } from "../../src/services/RouteStatusSource.js"
-import { RouteReadError, type SessionRouter as SessionRouterService } from "../../src/services/SessionRouter.js"
+import { RouteReadError } from "../../src/services/SessionRouter.js"
 import {
   BASE_DOMAIN,
   kubeClientLayer,
   observedKubeClient,
   routerConfigLayer,
   startCluster,
+  type TestConfig,
   twoPortSession
 } from "../support/RouterHarness.js"
 
@@ -29,13 +30,11 @@ const spec = twoPortSession(sessionId, "5e2b7c1a-0000-4000-8000-00000000abcd")
 const route = (port: number, id = sessionId): PublishedRoute => ({ host: `${port}-${id}.${BASE_DOMAIN}`, port })
 
 /**
- * An ingress router on a cluster whose controller never writes status, and the
- * polling source over it (with `router` changed by `adapt`), counting the GETs the
- * source sends.
+ * An ingress router on a cluster whose controller never writes status (to publish
+ * with), and the polling source beside it, built from the client and `config` alone,
+ * counting the GETs the source sends.
  */
-const pollingSource = (
-  adapt: (router: SessionRouterService.Service) => SessionRouterService.Service = (router) => router
-) =>
+const pollingSource = (config: TestConfig = {}) =>
   Effect.gen(function*() {
     const sc: SessionCluster.SessionCluster = yield* startCluster({ ingress: { delay: "never" }, gateway: false })
     const kube = yield* Effect.provide(KubeClient, kubeClientLayer("in memory", sc.cluster))
@@ -53,7 +52,7 @@ const pollingSource = (
     )
     const source = yield* PollStatusSource.make.pipe(
       Effect.provideService(KubeClient, counted),
-      Effect.provideService(SessionRouter, adapt(router))
+      Effect.provide(routerConfigLayer(sc, config))
     )
     return { sc, router, source, gets: Ref.get(gets) }
   })
@@ -116,26 +115,20 @@ describe("the polling route-status source", () => {
       expect(error?.error._tag).toBe("Forbidden")
     }))
 
-  it.scoped("reads through the router's own verdictFor when the router names no status objects", () =>
+  it.scoped("reads nothing and answers pending when the configuration publishes nothing (mode none)", () =>
     Effect.gen(function*() {
-      const { gets, source } = yield* pollingSource((router) => {
-        const { statusObjects: _, ...rest } = router
-        return SessionRouter.of({
-          ...rest,
-          verdictFor: (_sessionId, r) =>
-            Effect.succeed(r.port === 8080 ? RouteVerdict.programmed : RouteVerdict.rejected("NoMatchingParent", ""))
-        })
-      })
+      const { gets, router, source } = yield* pollingSource({ mode: "none" })
+      yield* router.publish(spec)
       expect(source.kind).toBe("poll")
       expect(yield* source.next(sessionId, route(8080), 0)).toEqual({
         seq: 1,
-        observation: Observation.seen(RouteVerdict.programmed, true)
+        observation: Observation.seen(RouteVerdict.pending, true)
       })
       expect(yield* source.next(sessionId, route(9090), 1)).toEqual({
         seq: 2,
-        observation: Observation.seen(RouteVerdict.rejected("NoMatchingParent", ""), true)
+        observation: Observation.seen(RouteVerdict.pending, true)
       })
-      // Nothing went to the client: the router's reads are the router's business.
+      // Nothing went to the client: there is no object of this mode to read.
       expect(yield* gets).toBe(0)
     }))
 })

@@ -462,13 +462,12 @@ describe("router selection", () => {
         expect(yield* sessionObjects(kube, sc.namespace)).toEqual({ services: [], ingresses: [], httpRoutes: [] })
       }), { config: { mode: "ingress", unset: ["baseDomain"] } }))
 
-  it.live("the none layer publishes and watches nothing", () =>
+  it.live("the none layer publishes and diagnoses nothing", () =>
     withRouter("in memory", SessionRouter.layerNone, ({ kube, router, sc }) =>
       Effect.gen(function*() {
         expect(yield* router.publish(spec)).toEqual([])
         expect(yield* router.routesOf(sessionId)).toEqual([])
         expect(yield* sessionObjects(kube, sc.namespace)).toEqual({ services: [], ingresses: [], httpRoutes: [] })
-        expect(router.statusObjects).toBeUndefined()
         expect(router.diagnose).toBeUndefined()
       })))
 

@@ -11,6 +11,11 @@ import { IngressResource } from "../../src/domain/Resources.js"
 import type { PublishedRoute } from "../../src/domain/Routes.js"
 import { RouteVerdict, Unprogrammed } from "../../src/domain/Routes.js"
 import { reportRouteHealth, RouteHealthEvent } from "../../src/health/RouteHealth.js"
+import {
+  modeStatus,
+  type StatusObject,
+  type StatusObjects
+} from "../../src/layers/internal/routeStatusSource/StatusObjects.js"
 import * as WatchStatusSource from "../../src/layers/internal/routeStatusSource/WatchStatusSource.js"
 import * as IngressRouter from "../../src/layers/internal/sessionRouter/IngressRouter.js"
 import { KubeClient } from "../../src/services/KubeClient.js"
@@ -21,7 +26,7 @@ import {
   type RouteStatusSource,
   RouteStatusSource as RouteStatusSourceTag
 } from "../../src/services/RouteStatusSource.js"
-import { SessionRouter, type StatusObject, type StatusObjects } from "../../src/services/SessionRouter.js"
+import { SessionRouter } from "../../src/services/SessionRouter.js"
 import { statusCacheEntries, statusWaiters } from "../../src/services/Telemetry.js"
 import {
   BASE_DOMAIN,
@@ -39,9 +44,10 @@ const r9090: PublishedRoute = { host: `9090-${sessionId}.${BASE_DOMAIN}`, port: 
 const objectName = `telo-run-${sessionId}`
 
 /**
- * An ingress router on a cluster whose controller never writes status, and the
- * watching source over it (its status objects changed by `adapt`), in the test's
- * scope; `collect` gathers the warnings logged by the fibers it starts.
+ * An ingress router on a cluster whose controller never writes status (to publish
+ * with), and the watching source beside it, built from the client and the
+ * configuration alone (its status objects changed by `adapt`), in the test's scope;
+ * `collect` gathers the warnings logged by the fibers it starts.
  */
 const watchingSource = (
   options: {
@@ -61,18 +67,15 @@ const watchingSource = (
       Effect.orDie
     )
     const adapt = options.adapt ?? ((objects) => objects)
-    const adapted = SessionRouter.of({ ...router, statusObjects: adapt(router.statusObjects!) })
+    const client = options.client?.(kube) ?? kube
+    const status = yield* modeStatus(client, config)
     const warnings = yield* Ref.make<ReadonlyArray<string>>([])
     const collect = Logger.replace(
       Logger.defaultLogger,
       Logger.make(({ message }) => Effect.runSync(Ref.update(warnings, (all) => [...all, String(message)])))
     )
-    const source = yield* WatchStatusSource.make.pipe(
-      Effect.provideService(KubeClient, options.client?.(kube) ?? kube),
-      Effect.provideService(SessionRouter, adapted),
-      Effect.provideService(RouterConfig, config)
-    )
-    return { sc, kube, router, source, warnings: Ref.get(warnings), collect }
+    const source = yield* WatchStatusSource.fromStatus(client, config, { ...status, objects: adapt(status.objects!) })
+    return { sc, kube, router, source, status, warnings: Ref.get(warnings), collect }
   })
 
 /** The next observation of `route` after `after`, on a fork, with the clock moved `millis`. */
@@ -281,7 +284,7 @@ describe("the liveness list", () => {
     Effect.gen(function*() {
       const lists: Array<{ readonly at: number; readonly items: number }> = []
       const selectors: Array<string | undefined> = []
-      const { router, source } = yield* watchingSource({
+      const { router, source, status } = yield* watchingSource({
         config: { routePollIntervalMs: 100 },
         client: (kube) => ({
           ...kube,
@@ -310,7 +313,7 @@ describe("the liveness list", () => {
       expect(lists[0]).toEqual({ at: 0, items: 1 })
       expect(lists.filter(({ at }) => at > 0 && at < 300)).toEqual([{ at: 100, items: 0 }, { at: 200, items: 0 }])
       // Only this runner's objects: the watch's list selects them by the managed-by label.
-      const managedBy = router.statusObjects!.selector
+      const managedBy = status.objects!.selector
       expect(managedBy).toMatch(/^app\.kubernetes\.io\/managed-by=/)
       expect(selectors.slice(0, 3)).toEqual([
         managedBy,

@@ -241,7 +241,8 @@ const watchingSource = (answers: ReadonlyMap<number, Sequenced>) =>
           Ref.update(asked, (all) => [...all, after]),
           answers.has(after) ? Effect.succeed(answers.get(after)!) : Effect.never
         ),
-      cadence: () => Schedule.forever
+      cadence: () => Schedule.forever,
+      unclaimedReason: () => "nobody claimed it"
     })
     return { asked: Ref.get(asked), layer: Layer.succeed(RouteStatusSource, service) }
   })

@@ -6,8 +6,7 @@
 import { Option } from "effect"
 import { type PublishedRoute, type RouteHold, Unprogrammed } from "../../domain/Routes.js"
 import { isPermanent } from "../../services/KubeError.js"
-import type { Observation } from "../../services/RouteStatusSource.js"
-import type { RouteReadError } from "../../services/SessionRouter.js"
+import type { Observation, RouteReadError } from "../../services/RouteStatusSource.js"
 import { RouteHealthEvent } from "../RouteHealthEvent.js"
 
 /**

@@ -7,8 +7,11 @@
 import { Clock, Data, Duration, Effect, Option, Ref, Schedule } from "effect"
 import { type PublishedRoute, Unprogrammed } from "../../domain/Routes.js"
 import { Transport } from "../../services/KubeError.js"
-import { PERMANENT_FAILURE_BACKOFF_CAP, type RouteStatusSource } from "../../services/RouteStatusSource.js"
-import { RouteReadError } from "../../services/SessionRouter.js"
+import {
+  PERMANENT_FAILURE_BACKOFF_CAP,
+  RouteReadError,
+  type RouteStatusSource
+} from "../../services/RouteStatusSource.js"
 import { readFailure, RouteHealthEvent } from "../RouteHealthEvent.js"
 import { absorb, cutReadIsSilence, type HostEvidence, LAST_ANSWERED_PENDING, noEvidence } from "./HostEvidence.js"
 

@@ -4,45 +4,26 @@
  * renewing, and the others wait until the Lease has stayed unchanged for its duration as
  * *their own* clock measures it, so clocks that disagree never make two leaders.
  */
-import { Clock, Data, DateTime, Duration, Effect, Either, Predicate, Random } from "effect"
-import type { Lease } from "../../../domain/Objects.js"
+import { Clock, Data, Duration, Effect, Either, Predicate, Random } from "effect"
 import type { LeaseCalls } from "../../../services/KubeClient.js"
-import { type KubeError, Transport } from "../../../services/KubeError.js"
+import type { KubeError } from "../../../services/KubeError.js"
+import {
+  checkSettings,
+  type Election,
+  type InvalidLeaderElectionSettings,
+  JITTER_FACTOR,
+  type LeaderElectionSettings
+} from "./ElectionSettings.js"
+import { type Candidate, release, tryOnce, within } from "./LeaseWrites.js"
 
-/** The defaults of client-go's examples and controller-runtime. */
-export const DEFAULT_LEASE_DURATION = Duration.seconds(15)
-export const DEFAULT_RENEW_DEADLINE = Duration.seconds(10)
-export const DEFAULT_RETRY_PERIOD = Duration.seconds(2)
-
-/**
- * client-go's JitterFactor: a waiting candidate tries again after retryPeriod × (1 + up to
- * 1.2), so candidates started together do not keep colliding.
- */
-export const JITTER_FACTOR = 1.2
-
-/**
- * Who competes for which Lease, and how fast.
- *
- * @since 0.1.0
- * @category models
- */
-export interface LeaderElectionSettings {
-  /** The namespace of the Lease. */
-  readonly namespace: string
-  /** The Lease's name: every candidate for the same work names the same Lease. */
-  readonly name: string
-  /** This candidate, unique among them (a Pod name with a random suffix). */
-  readonly identity: string
-  /**
-   * How long the others wait, once the Lease stops changing, before taking it; written on
-   * the Lease in whole seconds, rounded up. Default 15 s.
-   */
-  readonly leaseDuration?: Duration.DurationInput
-  /** How long after its last renewal (as sent) the holder stops leading if none succeeds since. Default 10 s. */
-  readonly renewDeadline?: Duration.DurationInput
-  /** The pause between tries (jittered while waiting). Default 2 s. */
-  readonly retryPeriod?: Duration.DurationInput
-}
+export {
+  DEFAULT_LEASE_DURATION,
+  DEFAULT_RENEW_DEADLINE,
+  DEFAULT_RETRY_PERIOD,
+  InvalidLeaderElectionSettings,
+  JITTER_FACTOR,
+  type LeaderElectionSettings
+} from "./ElectionSettings.js"
 
 /**
  * What a candidate tells of itself, for logs, metrics and readiness.
@@ -59,20 +40,6 @@ export type LeadershipChange =
   | { readonly _tag: "Lost"; readonly error: LeadershipLost }
   /** It stopped leading (interrupted, or `lead` ended); `released`: the Lease was cleared for the next one. */
   | { readonly _tag: "SteppedDown"; readonly released: boolean }
-
-/**
- * The settings cannot elect safely; `problems` names each bad value and what to do.
- *
- * @since 0.1.0
- * @category errors
- */
-export class InvalidLeaderElectionSettings extends Data.TaggedError("InvalidLeaderElectionSettings")<{
-  readonly problems: ReadonlyArray<string>
-}> {
-  override get message(): string {
-    return `invalid leader election settings: ${this.problems.join("; ")}`
-  }
-}
 
 /**
  * The holder stopped leading: no renewal succeeded within its renew deadline
@@ -105,187 +72,10 @@ export class LeadershipLost extends Data.TaggedError("LeadershipLost")<{
 /** Whether `u` is a `LeadershipLost`. */
 export const isLeadershipLost = (u: unknown): u is LeadershipLost => Predicate.isTagged(u, "LeadershipLost")
 
-/** Settings checked, in milliseconds. */
-interface Election {
-  readonly calls: LeaseCalls
-  readonly namespace: string
-  readonly name: string
-  readonly identity: string
-  readonly label: string
-  readonly leaseMs: number
-  readonly renewMs: number
-  readonly retryMs: number
-  /**
-   * The limit of one try (a read and a write): half the renew deadline, so that a hung
-   * call still leaves the holder time for another try, as the live client's attempts do.
-   */
-  readonly tryMs: number
-}
-
-const durationProblem = (field: string, input: Duration.DurationInput): [number, Array<string>] => {
-  const duration = Duration.decode(input)
-  const ms = Duration.toMillis(duration)
-  return Duration.isFinite(duration) && ms > 0
-    ? [ms, []]
-    : [0, [`${field} ${Duration.format(duration)} must be a positive, finite duration`]]
-}
-
-const checkSettings = (
-  calls: LeaseCalls,
-  settings: LeaderElectionSettings
-): Either.Either<Election, InvalidLeaderElectionSettings> => {
-  const fmt = (ms: number) => Duration.format(Duration.millis(ms))
-  const [leaseMs, leaseProblems] = durationProblem("leaseDuration", settings.leaseDuration ?? DEFAULT_LEASE_DURATION)
-  const [renewMs, renewProblems] = durationProblem("renewDeadline", settings.renewDeadline ?? DEFAULT_RENEW_DEADLINE)
-  const [retryMs, retryProblems] = durationProblem("retryPeriod", settings.retryPeriod ?? DEFAULT_RETRY_PERIOD)
-  const problems = [
-    ...(settings.namespace === "" ? ["namespace is empty: name the namespace the Lease lives in"] : []),
-    ...(settings.name === "" ? ["name is empty: name the Lease every candidate competes for"] : []),
-    ...(settings.identity === "" ? ["identity is empty: give each candidate its own, such as its Pod name"] : []),
-    ...leaseProblems,
-    ...renewProblems,
-    ...retryProblems
-  ]
-  // The holder stops renewDeadline after its last renewal and the others take over
-  // leaseDuration after they saw it: the first must come before the second.
-  if (leaseMs > 0 && renewMs > 0 && leaseMs <= renewMs) {
-    problems.push(
-      `leaseDuration ${fmt(leaseMs)} must be longer than renewDeadline ${fmt(renewMs)}, or another candidate ` +
-        `may take the Lease while the holder still leads: lengthen leaseDuration or shorten renewDeadline`
-    )
-  }
-  // A failed renewal must leave time for at least one more try before the deadline.
-  if (renewMs > 0 && retryMs > 0 && renewMs <= JITTER_FACTOR * retryMs) {
-    problems.push(
-      `renewDeadline ${fmt(renewMs)} must be longer than ${JITTER_FACTOR} × retryPeriod ${fmt(retryMs)} ` +
-        `(${fmt(JITTER_FACTOR * retryMs)}), or a failed renewal is not tried again before the deadline: ` +
-        `lengthen renewDeadline or shorten retryPeriod`
-    )
-  }
-  if (problems.length > 0) return Either.left(new InvalidLeaderElectionSettings({ problems }))
-  return Either.right({
-    calls,
-    namespace: settings.namespace,
-    name: settings.name,
-    identity: settings.identity,
-    label: `${settings.namespace}/${settings.name}`,
-    leaseMs,
-    renewMs,
-    retryMs,
-    tryMs: renewMs / 2
-  })
-}
-
-/** MicroTime, as the API writes a Lease's times: `2006-01-02T15:04:05.000000Z`. */
-const microTime = (millis: number): string => DateTime.formatIso(DateTime.unsafeMake(millis)).replace(/Z$/, "000Z")
-
-const holderOf = (lease: Lease): string | undefined => {
-  const holder = lease.spec?.holderIdentity
-  return holder === undefined || holder === "" ? undefined : holder
-}
-
-/** The record as client-go compares it: a change to any of it counts, whatever the holder's clock says. */
-const recordOf = (lease: Lease): string => {
-  const spec = lease.spec ?? {}
-  return JSON.stringify([
-    spec.holderIdentity ?? "",
-    spec.leaseDurationSeconds ?? null,
-    spec.acquireTime ?? null,
-    spec.renewTime ?? null,
-    spec.leaseTransitions ?? null
-  ])
-}
-
-/** What this candidate last saw of the Lease, and when (on its own clock) it last saw it change. */
-interface Candidate {
-  /** As last read or written: its resourceVersion goes with the next write. */
-  lease: Lease | undefined
-  record: string
-  changedAt: number
-  /** Set once leadership is lost: nothing is written after. */
+/** A candidate in the running: what it saw of the Lease, and the loss once there is one (nothing is written after). */
+interface Running extends Candidate {
   lost: LeadershipLost | undefined
 }
-
-const see = (candidate: Candidate, lease: Lease, now: number): void => {
-  candidate.lease = lease
-  const record = recordOf(lease)
-  if (record !== candidate.record) {
-    candidate.record = record
-    candidate.changedAt = now
-  }
-}
-
-type Try = { readonly held: true } | { readonly held: false; readonly holder: string | undefined }
-
-const HELD: Try = { held: true }
-
-/**
- * One `tryAcquireOrRenew`: renew from the Lease as last written (leading), else read it
- * and create it, renew it (it names this candidate), take it (no holder, or unchanged
- * for its duration) or leave it. A Conflict or AlreadyExists fails the try: another
- * candidate wrote first.
- */
-const tryOnce = (election: Election, candidate: Candidate, leading: boolean): Effect.Effect<Try, KubeError> =>
-  Effect.gen(function*() {
-    const { calls, identity, namespace } = election
-    const leaseSeconds = Math.ceil(election.leaseMs / 1_000)
-    /** Writes `lease` naming this candidate, renewed at `now`, with `spec` (acquireTime, transitions) over its own. */
-    const write = (lease: Lease, now: number, spec: NonNullable<Lease["spec"]> = {}, create = false) => {
-      const next: Lease = {
-        ...lease,
-        spec: {
-          ...lease.spec,
-          ...spec,
-          holderIdentity: identity,
-          leaseDurationSeconds: leaseSeconds,
-          renewTime: microTime(now)
-        }
-      }
-      return (create ? calls.create(namespace, next) : calls.replace(namespace, next)).pipe(
-        Effect.flatMap((written) => Effect.map(Clock.currentTimeMillis, (at) => see(candidate, written, at))),
-        Effect.as(HELD)
-      )
-    }
-
-    if (leading && candidate.lease !== undefined) {
-      // The fast path: a stale resourceVersion fails with Conflict, and the read below settles it.
-      const renewed = yield* Effect.either(write(candidate.lease, yield* Clock.currentTimeMillis))
-      if (Either.isRight(renewed)) return HELD
-    }
-    const read = yield* Effect.either(calls.get(namespace, election.name))
-    const now = yield* Clock.currentTimeMillis
-    if (Either.isLeft(read)) {
-      if (read.left._tag !== "NotFound") return yield* read.left
-      const fresh: Lease = { metadata: { name: election.name, namespace } }
-      return yield* write(fresh, now, { acquireTime: microTime(now), leaseTransitions: 0 }, true)
-    }
-    const current = read.right
-    see(candidate, current, now)
-    const holder = holderOf(current)
-    if (holder === identity) return yield* write(current, now)
-    // A holder's own duration counts from when this candidate saw its record change,
-    // never from the renewTime it wrote by its own clock.
-    const durationMs = (current.spec?.leaseDurationSeconds ?? leaseSeconds) * 1_000
-    if (leading || (holder !== undefined && now < candidate.changedAt + durationMs)) return { held: false, holder }
-    return yield* write(current, now, {
-      acquireTime: microTime(now),
-      leaseTransitions: (current.spec?.leaseTransitions ?? 0) + 1
-    })
-  })
-
-/**
- * `self` within `ms`, else a `Transport` no-answer. Interruptible even inside a
- * finalizer, where the release runs: an uninterruptible call would outlast its limit.
- */
-const within = <A>(election: Election, ms: number, self: Effect.Effect<A, KubeError>): Effect.Effect<A, KubeError> =>
-  Effect.interruptible(self).pipe(Effect.timeoutFail({
-    duration: Duration.millis(ms),
-    onTimeout: () =>
-      new Transport({
-        reason: `no answer about Lease ${election.label} within ${Duration.format(Duration.millis(ms))}`,
-        kind: "no-answer"
-      })
-  }))
 
 /** Someone else wrote first: the normal end of a race, not worth a warning. */
 const lostRace = (error: KubeError) => error._tag === "Conflict" || error._tag === "AlreadyExists"
@@ -328,7 +118,7 @@ const acquire = (
  */
 const renewBefore = (
   election: Election,
-  candidate: Candidate,
+  candidate: Running,
   deadline: number
 ): Effect.Effect<number, LeadershipLost> =>
   Effect.gen(function*() {
@@ -366,7 +156,7 @@ const renewBefore = (
 
 const keepLeading = (
   election: Election,
-  candidate: Candidate,
+  candidate: Running,
   renewedAt: number
 ): Effect.Effect<never, LeadershipLost> =>
   Effect.gen(function*() {
@@ -376,36 +166,6 @@ const keepLeading = (
       sent = yield* renewBefore(election, candidate, sent + election.renewMs)
     }
   })
-
-/**
- * Clears the Lease if it still names this candidate (holderIdentity empty, 1 s), read
- * again first for its latest resourceVersion, within the renew deadline as client-go's
- * release. Answers whether it was cleared.
- */
-const release = (election: Election): Effect.Effect<boolean> =>
-  within(
-    election,
-    election.renewMs,
-    Effect.gen(function*() {
-      const current = yield* election.calls.get(election.namespace, election.name)
-      if (holderOf(current) !== election.identity) return false
-      const stamp = microTime(yield* Clock.currentTimeMillis)
-      yield* election.calls.replace(election.namespace, {
-        ...current,
-        spec: { ...current.spec, holderIdentity: "", leaseDurationSeconds: 1, acquireTime: stamp, renewTime: stamp }
-      })
-      return true
-    })
-  ).pipe(
-    Effect.catchAll((error) =>
-      Effect.as(
-        Effect.logWarning(
-          `could not release Lease ${election.label}, the next leader waits for it to expire: ${error.reason}`
-        ),
-        false
-      )
-    )
-  )
 
 /**
  * Runs `lead` only while this candidate holds the Lease: waits to take it, runs `lead`,
@@ -429,7 +189,7 @@ export const runElected = <A, E, R>(
   Effect.uninterruptibleMask((restore) =>
     Effect.gen(function*() {
       const election = yield* checkSettings(leases, settings)
-      const candidate: Candidate = { lease: undefined, record: "", changedAt: 0, lost: undefined }
+      const candidate: Running = { lease: undefined, record: "", changedAt: 0, lost: undefined }
       const renewedAt = yield* restore(acquire(election, candidate, observe))
       // From here the Lease names this candidate: the release is armed before anything
       // can interrupt, so a stop never leaves the others waiting for it to expire.

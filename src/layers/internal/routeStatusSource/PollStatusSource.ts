@@ -5,18 +5,21 @@
  * share each read: one GET per object per round, however many hosts it carries.
  */
 import { Deferred, Effect, Layer, type Scope, SynchronizedRef } from "effect"
-import type { ResourceType } from "../../../domain/Resources.js"
-import type { PublishedRoute } from "../../../domain/Routes.js"
+import { RouteVerdict, type RoutingMode } from "../../../domain/Routes.js"
 import { KubeClient, withoutTransientRetry } from "../../../services/KubeClient.js"
 import type { KubeError } from "../../../services/KubeError.js"
+import { RouterConfig } from "../../../services/RouterConfig.js"
 import { RouteStatusSource } from "../../../services/RouteStatusSource.js"
+import { pollingOver } from "./Polling.js"
 import {
-  RouteReadError,
-  SessionRouter,
+  getStatusObject,
+  type ModeStatus,
+  modeStatus,
+  noneStatus,
+  readStatus,
   type StatusObject,
-  type StatusObjects
-} from "../../../services/SessionRouter.js"
-import { pollCadence, pollingNext, type StatusRead } from "./Polling.js"
+  type StatusRead
+} from "./StatusObjects.js"
 
 /**
  * Runs `effect` once for every caller that asks under the same key while it is out:
@@ -47,59 +50,53 @@ const coalescing = <A, E>(scope: Scope.Scope) =>
       }).pipe(Effect.flatMap(Deferred.await))
   )
 
-/** One status object, whichever of the two routed kinds it is. */
-export const getStatusObject = (
+/** Nothing is published (mode none): never asked in practice, and pending if it is. */
+const nothingPublished = () => Effect.succeed<StatusRead>({ verdict: RouteVerdict.pending, present: true })
+
+/** The source of mode `none`: it reads and diagnoses nothing, and says at a deadline that routing is off. */
+export const noneSource: RouteStatusSource.Service = pollingOver(nothingPublished, noneStatus)
+
+/**
+ * The polling source over `status`; its shared reads live in the current scope. Each
+ * host's object is read through `kube` and judged by the mode's own rule.
+ */
+export const fromStatus = (
   kube: KubeClient.Service,
-  resource: StatusObjects["resource"],
-  namespace: string,
-  name: string
-): Effect.Effect<StatusObject, KubeError> =>
-  // The union of two resource types is not itself a ResourceType the client's
-  // generic signature accepts; each member is.
-  kube.get(resource as ResourceType<StatusObject>, namespace, name)
-
-/** The polling source over the router in context; its shared reads live in the current scope. */
-export const make: Effect.Effect<RouteStatusSource.Service, never, KubeClient | SessionRouter | Scope.Scope> = Effect
-  .gen(function*() {
-    const kube = yield* KubeClient
-    const router = yield* SessionRouter
+  status: ModeStatus
+): Effect.Effect<RouteStatusSource.Service, never, Scope.Scope> =>
+  Effect.gen(function*() {
     const scope = yield* Effect.scope
-    const objects = router.statusObjects
+    const objects = status.objects
     const shared = yield* coalescing<StatusObject | undefined, KubeError>(scope)
-
-    const read = (sessionId: string, route: PublishedRoute): Effect.Effect<StatusRead, RouteReadError> => {
-      // Reads without the client's own retries: the poll schedule is the retry, and
-      // every failed attempt must reach route health as evidence.
-      if (objects === undefined) {
-        return withoutTransientRetry(router.verdictFor(sessionId, route)).pipe(
-          Effect.map((verdict): StatusRead => ({ verdict, present: true }))
-        )
-      }
-      const name = objects.objectName(sessionId, route)
-      return shared(
-        name,
-        withoutTransientRetry(getStatusObject(kube, objects.resource, objects.namespace, name)).pipe(
-          Effect.catchTag("NotFound", () => Effect.succeed(undefined))
-        )
-      ).pipe(
-        Effect.mapError((error) => new RouteReadError({ route, error })),
-        // An absent object is judged without its context: nothing to read ahead for it.
-        Effect.flatMap((object) =>
-          object === undefined
-            ? Effect.succeed<StatusRead>({ verdict: objects.verdict(undefined, route, {}), present: false })
-            : Effect.map(objects.context, (known): StatusRead => ({
-              verdict: objects.verdict(object, route, known),
-              present: true
-            }))
-        )
-      )
-    }
-
-    return RouteStatusSource.of({ kind: "poll", next: pollingNext(read), cadence: pollCadence })
+    if (objects === undefined) return pollingOver(nothingPublished, status)
+    // Reads without the client's own retries: the poll schedule is the retry, and
+    // every failed attempt must reach route health as evidence.
+    const read = readStatus(
+      objects,
+      (name) => shared(name, withoutTransientRetry(getStatusObject(kube, objects, name)))
+    )
+    return pollingOver(read, status)
   })
 
-/** `RouteStatusSource` by polling. Needs `KubeClient` and `SessionRouter`. */
-export const layer: Layer.Layer<RouteStatusSource, never, KubeClient | SessionRouter> = Layer.scoped(
-  RouteStatusSource,
-  make
-)
+/**
+ * The polling source for `mode` (by default the one `RouterConfig` routes in), its
+ * objects derived from `RouterConfig`; its shared reads live in the current scope.
+ */
+export const makeFor = (
+  mode?: RoutingMode
+): Effect.Effect<RouteStatusSource.Service, never, KubeClient | RouterConfig | Scope.Scope> =>
+  Effect.gen(function*() {
+    const kube = yield* KubeClient
+    const status = yield* modeStatus(kube, yield* RouterConfig, mode)
+    return yield* fromStatus(kube, status)
+  })
+
+/** The polling source for the mode `RouterConfig` routes in. */
+export const make: Effect.Effect<RouteStatusSource.Service, never, KubeClient | RouterConfig | Scope.Scope> = makeFor()
+
+/** `RouteStatusSource` by polling, for `mode`. Needs `KubeClient` and `RouterConfig`. */
+export const layerFor = (mode?: RoutingMode): Layer.Layer<RouteStatusSource, never, KubeClient | RouterConfig> =>
+  Layer.scoped(RouteStatusSource, makeFor(mode))
+
+/** `RouteStatusSource` by polling, for the mode `RouterConfig` routes in. Needs `KubeClient` and `RouterConfig`. */
+export const layer: Layer.Layer<RouteStatusSource, never, KubeClient | RouterConfig> = layerFor()

@@ -1,19 +1,17 @@
 /**
  * Polling: one status read per call, its answer (or why it failed) as the next
- * observation, on a fixed cadence. The poll layer reads through the client; with no
- * source in context, route health and following poll through the router itself.
+ * observation, on a fixed cadence. The poll layer reads through the client; a runner
+ * beside a router of its own polls through that router's reads.
  */
 import { Duration, Effect, Schedule } from "effect"
-import type { PublishedRoute, RouteVerdict } from "../../../domain/Routes.js"
-import { withoutTransientRetry } from "../../../services/KubeClient.js"
-import { Observation, type RouteStatusSource, type Sequenced } from "../../../services/RouteStatusSource.js"
-import type { RouteReadError, SessionRouter } from "../../../services/SessionRouter.js"
-
-/** What one status read answers: the verdict, and whether the object was there. */
-export interface StatusRead {
-  readonly verdict: RouteVerdict
-  readonly present: boolean
-}
+import type { PublishedRoute } from "../../../domain/Routes.js"
+import {
+  Observation,
+  type RouteReadError,
+  RouteStatusSource,
+  type Sequenced
+} from "../../../services/RouteStatusSource.js"
+import type { StatusRead } from "./StatusObjects.js"
 
 /**
  * `next` for a polling source: one read per call, its answer (or why it failed) as
@@ -32,17 +30,22 @@ export const pollingNext =
 export const pollCadence = (intervalMs: number): Schedule.Schedule<number> =>
   Schedule.spaced(Duration.millis(Math.max(1, intervalMs)))
 
-/**
- * A polling source over the router's own reads (`SessionRouter.verdictFor`), without
- * the client's retries: what route health and following use when no
- * `RouteStatusSource` is in context.
- */
-export const pollingThroughRouter = (router: SessionRouter.Service): RouteStatusSource.Service => ({
-  kind: "poll",
-  next: pollingNext((sessionId, route) =>
-    withoutTransientRetry(router.verdictFor(sessionId, route)).pipe(
-      Effect.map((verdict): StatusRead => ({ verdict, present: true }))
-    )
-  ),
-  cadence: pollCadence
+/** What a source says of a host still pending at its deadline. */
+export type DeadlineAdvice = Pick<RouteStatusSource.Service, "diagnose" | "unclaimedReason">
+
+/** `advice`'s members alone, a diagnosis only where there is one. */
+export const deadlineAdvice = (advice: DeadlineAdvice): DeadlineAdvice => ({
+  unclaimedReason: advice.unclaimedReason,
+  ...(advice.diagnose !== undefined ? { diagnose: advice.diagnose } : {})
 })
+
+/**
+ * A polling source over `read`, whatever it reads through, with `advice` for the
+ * deadline. The poll layer reads the cluster with it; a runner given a router but no
+ * source reads through the router's own `verdictFor`.
+ */
+export const pollingOver = (
+  read: (sessionId: string, route: PublishedRoute) => Effect.Effect<StatusRead, RouteReadError>,
+  advice: DeadlineAdvice
+): RouteStatusSource.Service =>
+  RouteStatusSource.of({ kind: "poll", next: pollingNext(read), cadence: pollCadence, ...deadlineAdvice(advice) })

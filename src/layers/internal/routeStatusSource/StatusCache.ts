@@ -9,8 +9,8 @@
 import { Clock, Duration, Effect, Fiber, type Metric, MetricLabel, type Scope } from "effect"
 import { qualifiedName, type ResourceType } from "../../../domain/Resources.js"
 import type { KubeError } from "../../../services/KubeError.js"
-import type { StatusObject, VerdictContext } from "../../../services/SessionRouter.js"
 import { statusCacheEntries, statusWaiters } from "../../../services/Telemetry.js"
+import type { StatusObject, VerdictContext } from "./StatusObjects.js"
 
 /** What the source knows of the whole watch: every host's observation starts from it. */
 export type Phase =

@@ -6,27 +6,24 @@
  * good (403, the API not served) falls back to polling, said once; a transient
  * failure is reported to the hosts as unreadable and the watch starts over.
  */
-import { Duration, Effect, Fiber, Layer, Option, Schedule, type Scope, Stream } from "effect"
+import { Duration, Effect, Fiber, Layer, Schedule, type Scope, Stream } from "effect"
 import { qualifiedName, type ResourceType } from "../../../domain/Resources.js"
-import type { PublishedRoute } from "../../../domain/Routes.js"
+import type { PublishedRoute, RoutingMode } from "../../../domain/Routes.js"
 import { KubeClient, withoutTransientRetry } from "../../../services/KubeClient.js"
 import { type KubeError, Transport } from "../../../services/KubeError.js"
 import { RouterConfig } from "../../../services/RouterConfig.js"
 import {
   type ChangeFeed,
   Observation,
+  RouteReadError,
   RouteStatusSource,
   WatchUnavailable
 } from "../../../services/RouteStatusSource.js"
-import {
-  RouteReadError,
-  SessionRouter,
-  type StatusObject,
-  type StatusObjects
-} from "../../../services/SessionRouter.js"
 import { describeRequest } from "../kubeClient/KubeErrorParsing.js"
+import { deadlineAdvice } from "./Polling.js"
 import * as PollStatusSource from "./PollStatusSource.js"
 import { makeStatusCache, nameOf, slim, type StatusCache } from "./StatusCache.js"
+import { type ModeStatus, modeStatus, type StatusObject, type StatusObjects } from "./StatusObjects.js"
 
 /**
  * The informer restarts after a transient failure on this schedule: quick at first,
@@ -39,9 +36,6 @@ const RESTART_SCHEDULE = Schedule.exponential(Duration.millis(250)).pipe(
 
 /** A label no object carries: the liveness list selects nothing, so it costs the server next to nothing. */
 const LIVENESS_LABEL = "telo.run/liveness-probe"
-
-/** The liveness interval when no RouterConfig is at hand. */
-const DEFAULT_LIVENESS_INTERVAL_MS = 2_000
 
 /** `list ingresses.networking.k8s.io in namespace "..."`, for messages. */
 const listingOf = (objects: StatusObjects, resource: ResourceType<StatusObject>): string =>
@@ -93,10 +87,11 @@ const inform = (
  */
 const sourceOver = (
   cache: StatusCache,
-  objects: StatusObjects,
+  status: ModeStatus & { readonly objects: StatusObjects },
   poll: RouteStatusSource.Service,
   start: Effect.Effect<void>
 ): RouteStatusSource.Service => {
+  const objects = status.objects
   /** `cache.awaitAny`, the watch started first: the first observer starts it. */
   const awaitAny = (names: ReadonlyArray<string>, seen: (i: number) => number, until: number) =>
     Effect.zipRight(start, cache.awaitAny(names, seen, until))
@@ -161,7 +156,8 @@ const sourceOver = (
       Schedule.modifyDelay(
         Schedule.forever,
         () => cache.phase()._tag === "Polling" ? Duration.millis(Math.max(1, intervalMs)) : Duration.zero
-      )
+      ),
+    ...deadlineAdvice(status)
   })
 }
 
@@ -215,27 +211,25 @@ const livenessCheck = (
   })
 }
 
-/** The watching source over the router in context; its watch lives in the current scope. */
-export const make: Effect.Effect<RouteStatusSource.Service, never, KubeClient | SessionRouter | Scope.Scope> = Effect
-  .gen(function*() {
-    const kube = yield* KubeClient
-    const router = yield* SessionRouter
+/**
+ * The watching source over `status`, reading through `kube` on `config`'s intervals;
+ * its watch lives in the current scope. A mode with nothing published is polled.
+ */
+export const fromStatus = (
+  kube: KubeClient.Service,
+  config: RouterConfig.Service,
+  status: ModeStatus
+): Effect.Effect<RouteStatusSource.Service, never, Scope.Scope> =>
+  Effect.gen(function*() {
     const scope = yield* Effect.scope
-    const poll = yield* PollStatusSource.make
-    const objects = router.statusObjects
+    const poll = yield* PollStatusSource.fromStatus(kube, status)
+    const objects = status.objects
     // Nothing is published (mode none), so there is nothing to watch.
     if (objects === undefined) return poll
 
-    const config = yield* Effect.serviceOption(RouterConfig)
-    const livenessIntervalMs = Option.match(config, {
-      onNone: () => DEFAULT_LIVENESS_INTERVAL_MS,
-      onSome: (c) => c.routePollIntervalMs
-    })
+    const livenessIntervalMs = config.routePollIntervalMs
     // As long as one attempt of a call may take.
-    const livenessTimeoutMs = Option.match(config, {
-      onNone: () => DEFAULT_LIVENESS_INTERVAL_MS,
-      onSome: (c) => Math.max(1, Math.floor(c.apiTimeoutMs / 2))
-    })
+    const livenessTimeoutMs = Math.max(1, Math.floor(config.apiTimeoutMs / 2))
     const resource = objects.resource as ResourceType<StatusObject>
     const cache = yield* makeStatusCache(resource)
 
@@ -284,11 +278,31 @@ export const make: Effect.Effect<RouteStatusSource.Service, never, KubeClient | 
       )
     )
 
-    return sourceOver(cache, objects, poll, start)
+    return sourceOver(cache, { ...status, objects }, poll, start)
   })
 
-/** `RouteStatusSource` from one shared watch per routed kind. Needs `KubeClient` and `SessionRouter`. */
-export const layer: Layer.Layer<RouteStatusSource, never, KubeClient | SessionRouter> = Layer.scoped(
-  RouteStatusSource,
-  make
-)
+/**
+ * The watching source for `mode` (by default the one `RouterConfig` routes in), its
+ * objects derived from `RouterConfig`; its watch lives in the current scope.
+ */
+export const makeFor = (
+  mode?: RoutingMode
+): Effect.Effect<RouteStatusSource.Service, never, KubeClient | RouterConfig | Scope.Scope> =>
+  Effect.gen(function*() {
+    const kube = yield* KubeClient
+    const config = yield* RouterConfig
+    return yield* fromStatus(kube, config, yield* modeStatus(kube, config, mode))
+  })
+
+/** The watching source for the mode `RouterConfig` routes in. */
+export const make: Effect.Effect<RouteStatusSource.Service, never, KubeClient | RouterConfig | Scope.Scope> = makeFor()
+
+/** `RouteStatusSource` from one shared watch per routed kind, for `mode`. Needs `KubeClient` and `RouterConfig`. */
+export const layerFor = (mode?: RoutingMode): Layer.Layer<RouteStatusSource, never, KubeClient | RouterConfig> =>
+  Layer.scoped(RouteStatusSource, makeFor(mode))
+
+/**
+ * `RouteStatusSource` from one shared watch per routed kind, for the mode `RouterConfig`
+ * routes in. Needs `KubeClient` and `RouterConfig`.
+ */
+export const layer: Layer.Layer<RouteStatusSource, never, KubeClient | RouterConfig> = layerFor()

@@ -3,67 +3,21 @@
  * to the configured Gateway. Unlike an Ingress, an HTTPRoute can be refused, and
  * says why in `status.parents`; only the entry for our Gateway decides.
  */
-import { Duration, Effect, Layer } from "effect"
-import { gatewayPath } from "../../../domain/GatewayPath.js"
-import {
-  buildSessionHttpRoutes,
-  httpRouteName,
-  managedBySelector,
-  managedSessionSelector
-} from "../../../domain/Manifests.js"
+import { Effect, Layer } from "effect"
+import { buildSessionHttpRoutes, managedSessionSelector } from "../../../domain/Manifests.js"
 import type { ManifestSettings } from "../../../domain/Manifests.js"
 import type { HttpRoute } from "../../../domain/Objects.js"
-import {
-  GatewayClassResource,
-  GatewayResource,
-  HttpRouteResource,
-  IngressResource,
-  ServiceResource
-} from "../../../domain/Resources.js"
+import { HttpRouteResource, IngressResource, ServiceResource } from "../../../domain/Resources.js"
 import { routesFor } from "../../../domain/Routes.js"
-import { httpRouteVerdict, type ParentTarget } from "../../../domain/Verdict.js"
 import { KubeClient } from "../../../services/KubeClient.js"
 import type { KubeError } from "../../../services/KubeError.js"
 import { RouterConfig } from "../../../services/RouterConfig.js"
-import {
-  type PublishArgs,
-  PublishError,
-  RouteReadError,
-  RouterSetupError,
-  SessionRouter,
-  type VerdictContext
-} from "../../../services/SessionRouter.js"
-import { pathsFrom, readGatewayFacts } from "./DiagnosisReads.js"
+import { type PublishArgs, PublishError, RouterSetupError, SessionRouter } from "../../../services/SessionRouter.js"
+import { gatewayStatus, readVerdict } from "../routeStatusSource/StatusObjects.js"
 import { runPublish } from "./PublishPlan.js"
 import { manifestSettings, publishStep, sessionServicePlan } from "./RouterSupport.js"
 import { plannedWrite, removeOtherModeObjects, removeSessionObjects } from "./SessionObjects.js"
 import { runUnpublish } from "./Unpublish.js"
-
-/** How long a learned Gateway controller name is trusted before it is read again. */
-const CONTROLLER_NAME_TTL = Duration.minutes(5)
-
-/**
- * The controller that owns our Gateway: with it, entries other controllers left for
- * the same parent cannot decide the verdict. Reading it is best effort (the Gateway
- * may not exist yet, or RBAC may not cover it), and a failure here must never turn
- * into a route read error. One lookup is in flight at a time and every host of a burst
- * shares it; a name learned is kept for a few minutes (a Gateway rarely changes
- * class), a failed lookup is tried again by the next verdict.
- */
-const controllerNameOf = (kube: KubeClient.Service, gateway: { readonly namespace: string; readonly name: string }) =>
-  Effect.map(
-    Effect.cachedInvalidateWithTTL(
-      Effect.gen(function*() {
-        const gw = yield* kube.get(GatewayResource, gateway.namespace, gateway.name)
-        const className = gw.spec?.gatewayClassName
-        if (className === undefined) return undefined
-        const gatewayClass = yield* kube.get(GatewayClassResource, "", className)
-        return gatewayClass.spec?.controllerName
-      }).pipe(Effect.orElseSucceed((): string | undefined => undefined)),
-      CONTROLLER_NAME_TTL
-    ),
-    ([cached, forget]) => cached.pipe(Effect.tap((name) => (name === undefined ? forget : Effect.void)))
-  )
 
 /**
  * Only an unserved HTTPRoute type means "no Gateway API here"; any other failure
@@ -123,14 +77,6 @@ const unpublishGateway = (kube: KubeClient.Service, settings: ManifestSettings, 
   ])
 }
 
-/** What to tell a person when nothing more is known of a host still pending at its deadline. */
-const unclaimedAdvice = (settings: ManifestSettings, target: ParentTarget, host: string): string => {
-  const gateway = `${target.namespace}/${target.name}${
-    target.sectionName !== undefined ? ` (listener "${target.sectionName}")` : ""
-  }`
-  return `no Gateway controller accepted the HTTPRoute for ${host} on Gateway ${gateway}: check that the Gateway exists and is Programmed, that its listeners allow routes from namespace "${settings.sessionNamespace}" (allowedRoutes.namespaces.from defaults to Same), and that a listener hostname covers *.${settings.baseDomain}`
-}
-
 /** Builds the gateway router from the client and the configuration. */
 export const make = Effect.gen(function*() {
   const kube = yield* KubeClient
@@ -143,19 +89,8 @@ export const make = Effect.gen(function*() {
     })
   }
   const namespace = settings.sessionNamespace
-  const target: ParentTarget = {
-    namespace: gateway.namespace,
-    name: gateway.name,
-    ...(gateway.sectionName !== undefined ? { sectionName: gateway.sectionName } : {})
-  }
-  const learnControllerName = yield* controllerNameOf(kube, gateway)
-  const context: Effect.Effect<VerdictContext> = Effect.map(
-    learnControllerName,
-    (owner) => (owner !== undefined ? { controllerName: owner } : {})
-  )
-  /** The verdict from an HTTPRoute as read (undefined: absent), with what `context` read. */
-  const verdict = (object: HttpRoute | undefined, known: VerdictContext) =>
-    httpRouteVerdict(object, { target, ...known })
+  // Where the hosts' status lives, read and diagnosed as the status sources do.
+  const status = yield* gatewayStatus(kube, namespace, settings.managedBy, settings.baseDomain, gateway)
 
   const notServed = (sessionId: string) => (error: PublishError) => {
     const reason = notServedReason(error.error)
@@ -167,35 +102,11 @@ export const make = Effect.gen(function*() {
 
     publish: (args) => publishGateway(kube, settings, args),
 
-    statusObjects: {
-      resource: HttpRouteResource,
-      namespace,
-      selector: managedBySelector(settings.managedBy),
-      objectName: (sessionId, route) => httpRouteName(sessionId, route.port),
-      verdict: (object, _route, known) => verdict(object as HttpRoute | undefined, known),
-      context
-    },
+    verdictFor: readVerdict(kube, status.objects),
 
-    verdictFor: (sessionId, route) =>
-      kube.get(HttpRouteResource, namespace, httpRouteName(sessionId, route.port)).pipe(
-        Effect.map((object): HttpRoute | undefined => object),
-        Effect.catchTag("NotFound", () => Effect.succeed(undefined)),
-        Effect.mapError((error) => new RouteReadError({ route, error })),
-        // An absent route needs no controller to be judged: no lookup for it.
-        Effect.flatMap((object) =>
-          object === undefined
-            ? Effect.succeed(verdict(undefined, {}))
-            : Effect.map(context, (known) => verdict(object, known))
-        )
-      ),
+    unclaimedReason: status.unclaimedReason,
 
-    unclaimedReason: (route) => unclaimedAdvice(settings, target, route.host),
-
-    diagnose: () =>
-      Effect.map(
-        pathsFrom(readGatewayFacts(kube, target, namespace), gatewayPath),
-        (path) => (route) => path(route.host)
-      ),
+    diagnose: status.diagnose,
 
     routesOf: (sessionId) =>
       kube.list(HttpRouteResource, namespace, { labelSelector: managedSessionSelector(settings.managedBy, sessionId) })

@@ -4,22 +4,14 @@
  * and has no way to say "refused": a refusal looks like silence until the deadline.
  */
 import { Effect, Layer } from "effect"
-import { ingressPath } from "../../../domain/Diagnosis.js"
-import {
-  buildSessionIngress,
-  managedBySelector,
-  managedSessionSelector,
-  sessionObjectName
-} from "../../../domain/Manifests.js"
+import { buildSessionIngress, managedSessionSelector, sessionObjectName } from "../../../domain/Manifests.js"
 import type { ManifestSettings } from "../../../domain/Manifests.js"
-import type { Ingress } from "../../../domain/Objects.js"
 import { HttpRouteResource, IngressResource, ServiceResource } from "../../../domain/Resources.js"
 import { routesFor } from "../../../domain/Routes.js"
-import { ingressVerdict } from "../../../domain/Verdict.js"
 import { KubeClient } from "../../../services/KubeClient.js"
 import { RouterConfig } from "../../../services/RouterConfig.js"
-import { type PublishArgs, RouteReadError, SessionRouter } from "../../../services/SessionRouter.js"
-import { pathsFrom, readIngressFacts } from "./DiagnosisReads.js"
+import { type PublishArgs, SessionRouter } from "../../../services/SessionRouter.js"
+import { ingressStatus, readVerdict } from "../routeStatusSource/StatusObjects.js"
 import { runPublish } from "./PublishPlan.js"
 import { manifestSettings, publishStep, sessionServicePlan } from "./RouterSupport.js"
 import { plannedWrite, removeObject, removeOtherModeObjects, removeSessionObjects } from "./SessionObjects.js"
@@ -60,42 +52,19 @@ export const make = Effect.gen(function*() {
   const config = yield* RouterConfig
   const settings = yield* manifestSettings(config, "ingress")
   const namespace = settings.sessionNamespace
-
-  const unclaimed = `no ingress controller claimed the session Ingress${
-    settings.ingressClassName !== undefined
-      ? ` of class "${settings.ingressClassName}"`
-      : " (no ingressClassName is configured, so only a default IngressClass's controller would)"
-  } in namespace "${namespace}": check that an ingress controller for that class is running and watching the namespace, and that it publishes status (ingress-nginx needs --update-status, Traefik an ingressEndpoint, Kong and APISIX a publishService)`
+  // Where the hosts' status lives, read and diagnosed as the status sources do.
+  const status = ingressStatus(kube, namespace, settings.managedBy, settings.ingressClassName)
 
   const service: SessionRouter.Service = {
     layer: "ingress",
 
     publish: (args) => publishIngress(kube, settings, args),
 
-    statusObjects: {
-      resource: IngressResource,
-      namespace,
-      selector: managedBySelector(settings.managedBy),
-      objectName: (sessionId) => sessionObjectName(sessionId),
-      verdict: (object) => ingressVerdict(object as Ingress | undefined),
-      context: Effect.succeed({})
-    },
+    verdictFor: readVerdict(kube, status.objects),
 
-    verdictFor: (sessionId, route) =>
-      kube.get(IngressResource, namespace, sessionObjectName(sessionId)).pipe(
-        Effect.map(ingressVerdict),
-        // Not there (yet, or deleted by a reload racing this read): nothing has claimed it.
-        Effect.catchTag("NotFound", () => Effect.succeed(ingressVerdict(undefined))),
-        Effect.mapError((error) => new RouteReadError({ route, error }))
-      ),
+    unclaimedReason: status.unclaimedReason,
 
-    unclaimedReason: () => unclaimed,
-
-    diagnose: () =>
-      Effect.map(
-        pathsFrom(readIngressFacts(kube, settings), (facts) => ingressPath(facts)),
-        (path) => (route) => path(route.host)
-      ),
+    diagnose: status.diagnose,
 
     routesOf: (sessionId) =>
       kube.get(IngressResource, namespace, sessionObjectName(sessionId)).pipe(

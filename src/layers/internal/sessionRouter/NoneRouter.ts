@@ -3,6 +3,7 @@
  * sessions are reached some other way (or not at all). Endpoints then carry no url.
  */
 import { Effect, Layer } from "effect"
+import { ROUTING_OFF_ADVICE } from "../../../domain/Diagnosis.js"
 import { RouteVerdict } from "../../../domain/Routes.js"
 import { SessionRouter } from "../../../services/SessionRouter.js"
 
@@ -12,8 +13,7 @@ export const service: SessionRouter.Service = {
   publish: () => Effect.succeed([]),
   // Never asked in practice: nothing is published, so nothing is watched.
   verdictFor: () => Effect.succeed(RouteVerdict.pending),
-  unclaimedReason: () =>
-    "session routing is off (SESSION_ROUTING_MODE=none, or no base domain): nothing publishes this host",
+  unclaimedReason: () => ROUTING_OFF_ADVICE,
   routesOf: () => Effect.succeed([]),
   unpublish: () => Effect.void
 }

@@ -1,18 +1,20 @@
 /**
  * The reads behind a diagnosis (the IngressClasses; the Gateway, its GatewayClass, the
- * session namespace), each bounded and worded for the reason a person reads. A read
- * that fails stops the diagnosis with what could not be read, and never becomes a verdict.
+ * session namespace), each bounded and worded for the reason a person reads, and each
+ * mode's diagnosis over them. A read that fails stops the diagnosis with what could not
+ * be read, and never becomes a verdict. Route health reaches it through the status
+ * source at a deadline, `check` through the router: one analysis for both.
  */
 import { Duration, Effect } from "effect"
-import { type IngressFacts, RoutingPath } from "../../../domain/Diagnosis.js"
-import { type GatewayFacts, gatewayNeedsNamespaceLabels } from "../../../domain/GatewayPath.js"
-import type { ManifestSettings } from "../../../domain/Manifests.js"
+import { type IngressFacts, ingressPath, RoutingPath } from "../../../domain/Diagnosis.js"
+import { type GatewayFacts, gatewayNeedsNamespaceLabels, gatewayPath } from "../../../domain/GatewayPath.js"
 import {
   GatewayClassResource,
   GatewayResource,
   IngressClassResource,
   NamespaceResource
 } from "../../../domain/Resources.js"
+import type { PublishedRoute } from "../../../domain/Routes.js"
 import type { ParentTarget } from "../../../domain/Verdict.js"
 import type { KubeClient } from "../../../services/KubeClient.js"
 import type { KubeError } from "../../../services/KubeError.js"
@@ -53,14 +55,11 @@ export const pathsFrom = <F>(
 /** The IngressClasses, for the ingress diagnosis. */
 export const readIngressFacts = (
   kube: KubeClient.Service,
-  settings: ManifestSettings
+  namespace: string,
+  className: string | undefined
 ): Effect.Effect<IngressFacts, Unread> =>
   read("the IngressClasses", kube.list(IngressClassResource, "")).pipe(
-    Effect.map((list) => ({
-      namespace: settings.sessionNamespace,
-      className: settings.ingressClassName,
-      classes: list?.items ?? []
-    }))
+    Effect.map((list) => ({ namespace, className, classes: list?.items ?? [] }))
   )
 
 /** The Gateway, its GatewayClass and (when a listener selects by label) the session namespace. */
@@ -82,3 +81,26 @@ export const readGatewayFacts = (
     const namespace = yield* read(`Namespace "${routeNamespace}"`, kube.get(NamespaceResource, "", routeNamespace))
     return { ...facts, gateway, gatewayClass, routeNamespaceLabels: namespace?.metadata?.labels ?? {} }
   })
+
+/**
+ * Reads what a session's routing depends on, once for all its hosts, and gives each
+ * host's path: every link sound, the first broken one, or what could not be read. Each
+ * read is bounded; it never fails.
+ */
+export type Diagnose = (sessionId: string) => Effect.Effect<(route: PublishedRoute) => RoutingPath>
+
+/** The ingress diagnosis: the IngressClasses, against the class the session Ingresses name. */
+export const ingressDiagnosis =
+  (kube: KubeClient.Service, namespace: string, className: string | undefined): Diagnose => () =>
+    Effect.map(
+      pathsFrom(readIngressFacts(kube, namespace, className), (facts) => ingressPath(facts)),
+      (path) => (route) => path(route.host)
+    )
+
+/** The gateway diagnosis: the Gateway the routes attach to, its class, and the session namespace when needed. */
+export const gatewayDiagnosis =
+  (kube: KubeClient.Service, target: ParentTarget, routeNamespace: string): Diagnose => () =>
+    Effect.map(
+      pathsFrom(readGatewayFacts(kube, target, routeNamespace), gatewayPath),
+      (path) => (route) => path(route.host)
+    )

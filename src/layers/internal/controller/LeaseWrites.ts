@@ -1,0 +1,153 @@
+/**
+ * What a candidate writes on the Lease, and how it judges what it reads: one try as
+ * client-go's `tryAcquireOrRenew` (renew, create, take or leave it), the release, and
+ * the time limit of each call. A holder's duration is counted from when this candidate
+ * saw the Lease's record change, on its own clock.
+ */
+import { Clock, DateTime, Duration, Effect, Either } from "effect"
+import type { Lease } from "../../../domain/Objects.js"
+import { type KubeError, Transport } from "../../../services/KubeError.js"
+import type { Election } from "./ElectionSettings.js"
+
+/** MicroTime, as the API writes a Lease's times: `2006-01-02T15:04:05.000000Z`. */
+const microTime = (millis: number): string => DateTime.formatIso(DateTime.unsafeMake(millis)).replace(/Z$/, "000Z")
+
+const holderOf = (lease: Lease): string | undefined => {
+  const holder = lease.spec?.holderIdentity
+  return holder === undefined || holder === "" ? undefined : holder
+}
+
+/** The record as client-go compares it: a change to any of it counts, whatever the holder's clock says. */
+const recordOf = (lease: Lease): string => {
+  const spec = lease.spec ?? {}
+  return JSON.stringify([
+    spec.holderIdentity ?? "",
+    spec.leaseDurationSeconds ?? null,
+    spec.acquireTime ?? null,
+    spec.renewTime ?? null,
+    spec.leaseTransitions ?? null
+  ])
+}
+
+/** What this candidate last saw of the Lease, and when (on its own clock) it last saw it change. */
+export interface Candidate {
+  /** As last read or written: its resourceVersion goes with the next write. */
+  lease: Lease | undefined
+  record: string
+  changedAt: number
+}
+
+const see = (candidate: Candidate, lease: Lease, now: number): void => {
+  candidate.lease = lease
+  const record = recordOf(lease)
+  if (record !== candidate.record) {
+    candidate.record = record
+    candidate.changedAt = now
+  }
+}
+
+export type Try = { readonly held: true } | { readonly held: false; readonly holder: string | undefined }
+
+const HELD: Try = { held: true }
+
+/**
+ * One `tryAcquireOrRenew`: renew from the Lease as last written (leading), else read it
+ * and create it, renew it (it names this candidate), take it (no holder, or unchanged
+ * for its duration) or leave it. A Conflict or AlreadyExists fails the try: another
+ * candidate wrote first.
+ */
+export const tryOnce = (election: Election, candidate: Candidate, leading: boolean): Effect.Effect<Try, KubeError> =>
+  Effect.gen(function*() {
+    const { calls, identity, namespace } = election
+    const leaseSeconds = Math.ceil(election.leaseMs / 1_000)
+    /** Writes `lease` naming this candidate, renewed at `now`, with `spec` (acquireTime, transitions) over its own. */
+    const write = (lease: Lease, now: number, spec: NonNullable<Lease["spec"]> = {}, create = false) => {
+      const next: Lease = {
+        ...lease,
+        spec: {
+          ...lease.spec,
+          ...spec,
+          holderIdentity: identity,
+          leaseDurationSeconds: leaseSeconds,
+          renewTime: microTime(now)
+        }
+      }
+      return (create ? calls.create(namespace, next) : calls.replace(namespace, next)).pipe(
+        Effect.flatMap((written) => Effect.map(Clock.currentTimeMillis, (at) => see(candidate, written, at))),
+        Effect.as(HELD)
+      )
+    }
+
+    if (leading && candidate.lease !== undefined) {
+      // The fast path: a stale resourceVersion fails with Conflict, and the read below settles it.
+      const renewed = yield* Effect.either(write(candidate.lease, yield* Clock.currentTimeMillis))
+      if (Either.isRight(renewed)) return HELD
+    }
+    const read = yield* Effect.either(calls.get(namespace, election.name))
+    const now = yield* Clock.currentTimeMillis
+    if (Either.isLeft(read)) {
+      if (read.left._tag !== "NotFound") return yield* read.left
+      const fresh: Lease = { metadata: { name: election.name, namespace } }
+      return yield* write(fresh, now, { acquireTime: microTime(now), leaseTransitions: 0 }, true)
+    }
+    const current = read.right
+    see(candidate, current, now)
+    const holder = holderOf(current)
+    if (holder === identity) return yield* write(current, now)
+    // A holder's own duration counts from when this candidate saw its record change,
+    // never from the renewTime it wrote by its own clock.
+    const durationMs = (current.spec?.leaseDurationSeconds ?? leaseSeconds) * 1_000
+    if (leading || (holder !== undefined && now < candidate.changedAt + durationMs)) return { held: false, holder }
+    return yield* write(current, now, {
+      acquireTime: microTime(now),
+      leaseTransitions: (current.spec?.leaseTransitions ?? 0) + 1
+    })
+  })
+
+/**
+ * `self` within `ms`, else a `Transport` no-answer. Interruptible even inside a
+ * finalizer, where the release runs: an uninterruptible call would outlast its limit.
+ */
+export const within = <A>(
+  election: Election,
+  ms: number,
+  self: Effect.Effect<A, KubeError>
+): Effect.Effect<A, KubeError> =>
+  Effect.interruptible(self).pipe(Effect.timeoutFail({
+    duration: Duration.millis(ms),
+    onTimeout: () =>
+      new Transport({
+        reason: `no answer about Lease ${election.label} within ${Duration.format(Duration.millis(ms))}`,
+        kind: "no-answer"
+      })
+  }))
+
+/**
+ * Clears the Lease if it still names this candidate (holderIdentity empty, 1 s), read
+ * again first for its latest resourceVersion, within the renew deadline as client-go's
+ * release. Answers whether it was cleared.
+ */
+export const release = (election: Election): Effect.Effect<boolean> =>
+  within(
+    election,
+    election.renewMs,
+    Effect.gen(function*() {
+      const current = yield* election.calls.get(election.namespace, election.name)
+      if (holderOf(current) !== election.identity) return false
+      const stamp = microTime(yield* Clock.currentTimeMillis)
+      yield* election.calls.replace(election.namespace, {
+        ...current,
+        spec: { ...current.spec, holderIdentity: "", leaseDurationSeconds: 1, acquireTime: stamp, renewTime: stamp }
+      })
+      return true
+    })
+  ).pipe(
+    Effect.catchAll((error) =>
+      Effect.as(
+        Effect.logWarning(
+          `could not release Lease ${election.label}, the next leader waits for it to expire: ${error.reason}`
+        ),
+        false
+      )
+    )
+  )
