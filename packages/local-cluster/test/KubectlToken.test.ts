@@ -6,25 +6,18 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { writeFile } from "node:fs/promises"
-import type { ServiceAccount } from "session-routing/kubernetes"
 import { parse, stringify } from "yaml"
-import { kubectls, kubectlWorkspace, requireKubectl } from "../../../test/support/Kubectl.js"
-import { grant } from "../../../test/support/SecuredCluster.js"
+import { type KubectlRun, kubectls, kubectlWorkspace, requireKubectl } from "../../../test/support/Kubectl.js"
 import { LocalCluster } from "../src/LocalCluster.js"
-import { ServiceAccountResource } from "../src/ServedResources.js"
 
 const NS = "telo-sessions"
 
-// Written to the store: kubectl 1.35's `create serviceaccount`, `role` and `rolebinding`
-// send protobuf objects, which LocalCluster's writes do not read.
-const createRunner = (cluster: LocalCluster.Service) =>
-  Effect.orDie(
-    cluster.store.create<ServiceAccount>(ServiceAccountResource, NS, {
-      apiVersion: "v1",
-      kind: "ServiceAccount",
-      metadata: { name: "runner" }
-    })
-  )
+/** The ServiceAccount `runner`, made by the admin's `kubectl create serviceaccount`. */
+const createRunner = (run: (...args: ReadonlyArray<string>) => Effect.Effect<KubectlRun>) =>
+  Effect.gen(function*() {
+    const created = yield* run("create", "serviceaccount", "runner", "-n", NS)
+    expect(created.code, created.stderr).toBe(0)
+  })
 
 /** The admin kubeconfig with its user swapped for `token`. */
 const withToken = (kubeconfig: string, token: string): string => {
@@ -43,7 +36,7 @@ describe("kubectl create token against LocalCluster", () => {
           const cluster = yield* LocalCluster.make({ namespaces: [NS], auth: { rbac: true } })
           const admin = yield* kubectlWorkspace(kubectl, "local-cluster-token-")
           yield* cluster.writeKubeconfig(admin.kubeconfig)
-          yield* createRunner(cluster)
+          yield* createRunner(admin.run)
           const created = yield* admin.run("create", "token", "runner", "-n", NS)
           expect(created.code, created.stderr).toBe(0)
           const token = created.stdout.trim()
@@ -59,9 +52,15 @@ describe("kubectl create token against LocalCluster", () => {
               `User "system:serviceaccount:${NS}:runner" cannot list resource "services" in API group "" in the namespace "${NS}"`
             )
           ])
-          yield* grant(cluster, NS, "reader", { serviceAccount: "runner" }, [
-            { verbs: ["list"], apiGroups: [""], resources: ["services"] }
-          ])
+          for (
+            const args of [
+              ["create", "role", "reader", "-n", NS, "--verb=list", "--resource=services"],
+              ["create", "rolebinding", "reader", "-n", NS, "--role=reader", `--serviceaccount=${NS}:runner`]
+            ]
+          ) {
+            const granted = yield* admin.run(...args)
+            expect(granted.code, granted.stderr).toBe(0)
+          }
           const listed = yield* runner.run("get", "services", "-n", NS)
           expect(listed.code, listed.stderr).toBe(0)
           // Its own token is not its to make: that takes create on serviceaccounts/token.
@@ -77,7 +76,7 @@ describe("kubectl create token against LocalCluster", () => {
           const cluster = yield* LocalCluster.make({ namespaces: [NS], auth: { rbac: true } })
           const admin = yield* kubectlWorkspace(kubectl, "local-cluster-token-")
           yield* cluster.writeKubeconfig(admin.kubeconfig)
-          yield* createRunner(cluster)
+          yield* createRunner(admin.run)
           const printed = yield* admin.run("create", "token", "runner", "-n", NS, "--duration=20m", "-o", "json")
           expect(printed.code, printed.stderr).toBe(0)
           const request = JSON.parse(printed.stdout)

@@ -8,7 +8,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { writeFile } from "node:fs/promises"
-import type { ServiceAccount } from "session-routing/kubernetes"
 import { parse, stringify } from "yaml"
 import { kubectls, kubectlWorkspace, requireKubectl } from "../../../test/support/Kubectl.js"
 import { LocalCluster } from "../src/LocalCluster.js"
@@ -59,13 +58,9 @@ describe("kubectl auth whoami against LocalCluster", () => {
           const cluster = yield* LocalCluster.make({ namespaces: [NS], auth: { rbac: true } })
           const admin = yield* kubectlWorkspace(kubectl, "local-cluster-whoami-")
           yield* cluster.writeKubeconfig(admin.kubeconfig)
-          // Written to the store: kubectl 1.35's `create serviceaccount` sends protobuf,
-          // which LocalCluster's writes do not read.
-          const account = yield* Effect.orDie(cluster.store.create<ServiceAccount>(ServiceAccountResource, NS, {
-            apiVersion: "v1",
-            kind: "ServiceAccount",
-            metadata: { name: "runner" }
-          }))
+          const account = yield* admin.run("create", "serviceaccount", "runner", "-n", NS)
+          expect(account.code, account.stderr).toBe(0)
+          const { metadata } = yield* Effect.orDie(cluster.store.get(ServiceAccountResource, NS, "runner"))
           const created = yield* admin.run("create", "token", "runner", "-n", NS)
           expect(created.code, created.stderr).toBe(0)
           const token = created.stdout.trim()
@@ -77,7 +72,7 @@ describe("kubectl auth whoami against LocalCluster", () => {
           expect(printed.code, printed.stderr).toBe(0)
           expect(JSON.parse(printed.stdout).status.userInfo).toEqual({
             username: `system:serviceaccount:${NS}:runner`,
-            uid: account.metadata?.uid,
+            uid: metadata?.uid,
             groups: ["system:serviceaccounts", `system:serviceaccounts:${NS}`, "system:authenticated"],
             extra: { [CREDENTIAL_ID]: [`JTI=${jtiOf(token)}`] }
           })

@@ -12,7 +12,6 @@ import type { ClusterStore, DeleteOptions } from "../Store.js"
 import {
   badRequest,
   boolParam,
-  decodeObjectBody,
   dryRunOf,
   failure,
   fieldManagerOf,
@@ -35,6 +34,7 @@ import type { Target } from "./httpRouting.js"
 import { makeWatch } from "./httpWatch.js"
 import { listOptionsProblem } from "./listOptions.js"
 import { jsonPatch, mergePatch, patchOnce } from "./patches.js"
+import { decodeDeleteBody, decodeWriteBody } from "./protobufObjects.js"
 import { strategicMerge } from "./strategicMerge.js"
 import { tableApiVersion, toTable, wantsTable } from "./tables.js"
 import { shapeOf } from "./typeShapes.js"
@@ -188,7 +188,7 @@ export const makeResourceHandler = (
           return yield* watch(accept, res, query, target, decision)
         case "create": {
           const dryRun = dryRunOf(query, "CreateOptions")
-          const object = decodeObjectBody(req, bytes)
+          const object = decodeWriteBody(req, bytes, resource)
           return yield* orStatus(
             store.create(resource, namespace, object, { dryRun, fieldManager: fieldManagerOf(req, query) }),
             (created) => objectReply(201, created)
@@ -196,7 +196,7 @@ export const makeResourceHandler = (
         }
         case "update": {
           const dryRun = dryRunOf(query, "UpdateOptions")
-          const object = decodeObjectBody(req, bytes)
+          const object = decodeWriteBody(req, bytes, resource)
           const options = { dryRun, fieldManager: fieldManagerOf(req, query) }
           if (subresource === "status") {
             return yield* orStatus(
@@ -212,7 +212,8 @@ export const makeResourceHandler = (
         case "patch":
           return yield* patch(req, query, target as Target & { name: string }, bytes)
         case "delete": {
-          const deleteOptions = deleteOptionsOf(query, bytes)
+          const options = decodeDeleteBody(req, bytes)
+          const deleteOptions = deleteOptionsOf(query, options)
           return yield* orStatus(store.delete(resource, namespace, name!, deleteOptions), (result) => {
             if ("status" in result) {
               // A successful delete's Status carries no code on the wire.
@@ -225,11 +226,11 @@ export const makeResourceHandler = (
             const pending = meta?.deletionTimestamp !== undefined && (meta.finalizers ?? []).length > 0
             // The server answers 202 for a delete it could not finish only when the client
             // asked for cascading deletion with orphanDependents=false; otherwise 200.
-            return objectReply(pending && orphanDependentsOf(query, bytes) === false ? 202 : 200, result.object)
+            return objectReply(pending && orphanDependentsOf(query, options) === false ? 202 : 200, result.object)
           })
         }
         case "deletecollection": {
-          const deleteOptions = deleteOptionsOf(query, bytes)
+          const deleteOptions = deleteOptionsOf(query, decodeDeleteBody(req, bytes))
           return yield* orStatus(
             Effect.gen(function*() {
               const list = yield* store.list(resource, namespace, {
@@ -257,23 +258,21 @@ export const makeResourceHandler = (
       )
     )
 
-  const deleteOptionsOf = (query: URLSearchParams, bytes: Buffer): DeleteOptions => {
+  /** The options of a DELETE, from its query and its body (`parsed`, as JSON). */
+  const deleteOptionsOf = (query: URLSearchParams, parsed: unknown): DeleteOptions => {
     let dryRun = dryRunOf(query, "DeleteOptions")
     let preconditions: { uid?: string; resourceVersion?: string } | undefined
-    if (bytes.length > 0) {
-      const parsed = parseJson(bytes.toString("utf8"))
-      if (isObject(parsed)) {
-        if (Array.isArray(parsed.dryRun) && parsed.dryRun.length > 0) dryRun = true
-        const p = parsed.preconditions
-        if (isObject(p)) {
-          preconditions = {
-            ...(typeof p.uid === "string" ? { uid: p.uid } : {}),
-            ...(typeof p.resourceVersion === "string" ? { resourceVersion: p.resourceVersion } : {})
-          }
+    if (isObject(parsed)) {
+      if (Array.isArray(parsed.dryRun) && parsed.dryRun.length > 0) dryRun = true
+      const p = parsed.preconditions
+      if (isObject(p)) {
+        preconditions = {
+          ...(typeof p.uid === "string" ? { uid: p.uid } : {}),
+          ...(typeof p.resourceVersion === "string" ? { resourceVersion: p.resourceVersion } : {})
         }
       }
     }
-    const propagationPolicy = propagationOf(query, bytes)
+    const propagationPolicy = propagationOf(query, parsed)
     return {
       dryRun,
       ...(preconditions !== undefined ? { preconditions } : {}),
@@ -282,13 +281,12 @@ export const makeResourceHandler = (
   }
 
   /** `propagationPolicy` (query or body), or the older `orphanDependents`; both at once is refused, as the server does. */
-  const propagationOf = (query: URLSearchParams, bytes: Buffer): DeleteOptions["propagationPolicy"] => {
-    const parsed = bytes.length > 0 ? parseJson(bytes.toString("utf8")) : undefined
+  const propagationOf = (query: URLSearchParams, parsed: unknown): DeleteOptions["propagationPolicy"] => {
     const fromBody = isObject(parsed) && typeof parsed.propagationPolicy === "string"
       ? parsed.propagationPolicy
       : undefined
     const policy = query.get("propagationPolicy") ?? fromBody
-    const orphan = orphanDependentsOf(query, bytes)
+    const orphan = orphanDependentsOf(query, parsed)
     if (policy !== undefined && orphan !== undefined) {
       throw new Refused(
         invalidOptions(
@@ -314,11 +312,9 @@ export const makeResourceHandler = (
   }
 
   /** `orphanDependents` of the query or the DeleteOptions body, the one option that picks a delete's 202. */
-  const orphanDependentsOf = (query: URLSearchParams, bytes: Buffer): boolean | undefined => {
+  const orphanDependentsOf = (query: URLSearchParams, parsed: unknown): boolean | undefined => {
     const fromQuery = boolParam(query, "orphanDependents")
     if (fromQuery !== undefined) return fromQuery
-    if (bytes.length === 0) return undefined
-    const parsed = parseJson(bytes.toString("utf8"))
     return isObject(parsed) && typeof parsed.orphanDependents === "boolean" ? parsed.orphanDependents : undefined
   }
 

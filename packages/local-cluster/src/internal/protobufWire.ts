@@ -34,6 +34,7 @@ export const fieldsOf = (bytes: Uint8Array): Fields => {
     if (wire === 0) value = varint()
     else if (wire === 2) {
       const length = varint()
+      if (at + length > bytes.length) throw new Error("truncated field")
       value = bytes.subarray(at, at + length)
       at += length
     } else if (wire === 1) {
