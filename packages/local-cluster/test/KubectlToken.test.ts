@@ -7,16 +7,20 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { writeFile } from "node:fs/promises"
 import { parse, stringify } from "yaml"
-import { type KubectlRun, kubectls, kubectlWorkspace, requireKubectl } from "../../../test/support/Kubectl.js"
+import { type Kubectl, kubectls, kubectlWorkspace, requireKubectl } from "../../../test/support/Kubectl.js"
 import { LocalCluster } from "../src/LocalCluster.js"
 
 const NS = "telo-sessions"
 
-/** The ServiceAccount `runner`, made by the admin's `kubectl create serviceaccount`. */
-const createRunner = (run: (...args: ReadonlyArray<string>) => Effect.Effect<KubectlRun>) =>
+/** A cluster with RBAC on, `kubectl` as its admin, and the ServiceAccount `runner` the admin made. */
+const withRunner = (kubectl: Kubectl) =>
   Effect.gen(function*() {
-    const created = yield* run("create", "serviceaccount", "runner", "-n", NS)
+    const cluster = yield* LocalCluster.make({ namespaces: [NS], auth: { rbac: true } })
+    const admin = yield* kubectlWorkspace(kubectl, "local-cluster-token-")
+    yield* cluster.writeKubeconfig(admin.kubeconfig)
+    const created = yield* admin.run("create", "serviceaccount", "runner", "-n", NS)
     expect(created.code, created.stderr).toBe(0)
+    return { cluster, admin }
   })
 
 /** The admin kubeconfig with its user swapped for `token`. */
@@ -33,10 +37,7 @@ describe("kubectl create token against LocalCluster", () => {
       "prints a token that is the ServiceAccount, and the RBAC bound to it applies",
       () =>
         Effect.gen(function*() {
-          const cluster = yield* LocalCluster.make({ namespaces: [NS], auth: { rbac: true } })
-          const admin = yield* kubectlWorkspace(kubectl, "local-cluster-token-")
-          yield* cluster.writeKubeconfig(admin.kubeconfig)
-          yield* createRunner(admin.run)
+          const { admin, cluster } = yield* withRunner(kubectl)
           const created = yield* admin.run("create", "token", "runner", "-n", NS)
           expect(created.code, created.stderr).toBe(0)
           const token = created.stdout.trim()
@@ -73,10 +74,7 @@ describe("kubectl create token against LocalCluster", () => {
       "prints the TokenRequest the server echoes, and fails where the server refuses",
       () =>
         Effect.gen(function*() {
-          const cluster = yield* LocalCluster.make({ namespaces: [NS], auth: { rbac: true } })
-          const admin = yield* kubectlWorkspace(kubectl, "local-cluster-token-")
-          yield* cluster.writeKubeconfig(admin.kubeconfig)
-          yield* createRunner(admin.run)
+          const { admin } = yield* withRunner(kubectl)
           const printed = yield* admin.run("create", "token", "runner", "-n", NS, "--duration=20m", "-o", "json")
           expect(printed.code, printed.stderr).toBe(0)
           const request = JSON.parse(printed.stdout)

@@ -8,13 +8,13 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { createHash, X509Certificate } from "node:crypto"
-import type { Pod, ServiceAccount } from "session-routing/kubernetes"
+import type { Pod } from "session-routing/kubernetes"
 import { parse } from "yaml"
 import { Credential } from "../src/ClusterAccess.js"
 import { LocalCluster } from "../src/LocalCluster.js"
-import { PodResource, ServiceAccountResource } from "../src/ServedResources.js"
+import { PodResource } from "../src/ServedResources.js"
 import { NS } from "./ClusterFixtures.js"
-import { secureCall, send } from "./WireFixtures.js"
+import { bearer, bearerFor, createServiceAccount, secureCall, send } from "./WireFixtures.js"
 
 const PATH = "/apis/authentication.k8s.io/v1/selfsubjectreviews"
 const REVIEW = { apiVersion: "authentication.k8s.io/v1", kind: "SelfSubjectReview" }
@@ -39,21 +39,6 @@ const adminCertificate = (cluster: LocalCluster.Service) => {
   const pem = (key: string) => Buffer.from(config.users[0]!.user[key]!, "base64").toString("utf8")
   return { cert: pem("client-certificate-data"), key: pem("client-key-data") }
 }
-
-const bearer = (token: string) => ({ authorization: `Bearer ${token}` })
-
-/** A bearer header for `credential`'s user, as its kubeconfig holds it. */
-const bearerFor = (cluster: LocalCluster.Service, credential: Credential) =>
-  Effect.map(cluster.kubeconfigAs(credential), (text) => bearer(/token: (\S+)/.exec(text)![1]!))
-
-const createServiceAccount = (cluster: LocalCluster.Service, name: string) =>
-  Effect.orDie(
-    cluster.store.create<ServiceAccount>(ServiceAccountResource, NS, {
-      apiVersion: "v1",
-      kind: "ServiceAccount",
-      metadata: { name }
-    })
-  )
 
 /** A token for ServiceAccount `name` from the TokenRequest API, asked by the admin. */
 const tokenFor = (cluster: LocalCluster.Service, name: string, body: unknown = {}) =>

@@ -6,13 +6,13 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Clock, Effect } from "effect"
-import type { Pod, ServiceAccount } from "session-routing/kubernetes"
+import type { Pod } from "session-routing/kubernetes"
 import { grant } from "../../../test/support/SecuredCluster.js"
 import { Credential } from "../src/ClusterAccess.js"
 import { LocalCluster } from "../src/LocalCluster.js"
 import { PodResource, ServiceAccountResource } from "../src/ServedResources.js"
 import { NS } from "./ClusterFixtures.js"
-import { secureCall, send } from "./WireFixtures.js"
+import { bearerFor, createServiceAccount, secureCall, send } from "./WireFixtures.js"
 
 const API_AUDIENCE = "https://kubernetes.default.svc.cluster.local"
 const RFC3339 = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/
@@ -21,20 +21,7 @@ const secured = LocalCluster.make({ namespaces: [NS], auth: { rbac: true } })
 
 const tokenPath = (name: string) => `/api/v1/namespaces/${NS}/serviceaccounts/${name}/token`
 
-/** An `authorization` header for `credential`'s user. */
-const bearerFor = (cluster: LocalCluster.Service, credential: Credential) =>
-  Effect.map(cluster.kubeconfigAs(credential), (text) => ({ authorization: `Bearer ${/token: (\S+)/.exec(text)![1]}` }))
-
 const admin = (cluster: LocalCluster.Service) => bearerFor(cluster, Credential.token("root", ["system:masters"]))
-
-const createServiceAccount = (cluster: LocalCluster.Service, name: string) =>
-  Effect.orDie(
-    cluster.store.create<ServiceAccount>(ServiceAccountResource, NS, {
-      apiVersion: "v1",
-      kind: "ServiceAccount",
-      metadata: { name }
-    })
-  )
 
 /** Asks for a token for `name` as the admin; the answer as the server sent it. */
 const requestToken = (cluster: LocalCluster.Service, name: string, body: unknown = {}) =>

@@ -5,7 +5,11 @@
  */
 import { Effect } from "effect"
 import { request } from "node:https"
+import type { ServiceAccount } from "session-routing/kubernetes"
+import type { Credential } from "../src/ClusterAccess.js"
 import type { LocalCluster } from "../src/LocalCluster.js"
+import { ServiceAccountResource } from "../src/ServedResources.js"
+import { NS } from "./ClusterFixtures.js"
 
 export interface Answer {
   readonly status: number
@@ -104,3 +108,20 @@ export const lineReader = (response: Response) => {
     }
   }
 }
+
+/** An `authorization` header presenting `token`. */
+export const bearer = (token: string) => ({ authorization: `Bearer ${token}` })
+
+/** An `authorization` header for `credential`'s user: the bearer token its kubeconfig holds. */
+export const bearerFor = (cluster: LocalCluster.Service, credential: Credential) =>
+  Effect.map(cluster.kubeconfigAs(credential), (text) => bearer(/token: (\S+)/.exec(text)![1]!))
+
+/** Creates ServiceAccount `name` in the test namespace, straight in the store. */
+export const createServiceAccount = (cluster: LocalCluster.Service, name: string) =>
+  Effect.orDie(
+    cluster.store.create<ServiceAccount>(ServiceAccountResource, NS, {
+      apiVersion: "v1",
+      kind: "ServiceAccount",
+      metadata: { name }
+    })
+  )
