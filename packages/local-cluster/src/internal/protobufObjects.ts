@@ -8,11 +8,7 @@ import type { IncomingMessage } from "node:http"
 import type { KubeObject, ResourceType } from "session-routing/kubernetes"
 import { badRequest, decodeObjectBody, mediaType, parseJson, Refused, unsupportedMediaType } from "./httpReply.js"
 import { DeleteOptions, type FieldSchema, type MessageSchema, protobufSchemas } from "./protobufSchemas.js"
-import { fieldsOf, isProtobuf, unwrap } from "./protobufWire.js"
-
-export const PROTOBUF = "application/vnd.kubernetes.protobuf"
-
-const MAGIC_LENGTH = 4
+import { fieldsOf, isProtobuf, PROTOBUF_MEDIA_TYPE, unwrap } from "./protobufWire.js"
 
 /** A field whose wire type is not the one its schema has: the body is not that type. */
 class WrongWireType extends Error {}
@@ -115,16 +111,10 @@ export const decodeProtobufObject = (body: Uint8Array): KubeObject | undefined =
   if (!isProtobuf(body)) {
     throw new Error("provided data does not appear to be a protobuf message, expected prefix [107 56 115 0]")
   }
-  const { apiVersion, kind } = unwrap(body)
+  const { apiVersion, kind, raw } = unwrap(body)
   const schema = protobufSchemas.get(`${apiVersion}/${kind}`)
   if (schema === undefined) return undefined
-  return { apiVersion, kind, ...decodeMessage(messageBytes(body), schema) } as KubeObject
-}
-
-/** The raw message inside the envelope (runtime.Unknown's field 2), for its schema to read. */
-const messageBytes = (body: Uint8Array): Uint8Array => {
-  const raw = fieldsOf(body.subarray(MAGIC_LENGTH)).get(2)?.at(-1)
-  return raw instanceof Uint8Array ? raw : new Uint8Array()
+  return { apiVersion, kind, ...decodeMessage(raw, schema) } as KubeObject
 }
 
 /**
@@ -134,7 +124,7 @@ const messageBytes = (body: Uint8Array): Uint8Array => {
  * reads no protobuf either); one that is not a protobuf message of its type is a 400.
  */
 export const decodeWriteBody = (req: IncomingMessage, body: Buffer, resource: ResourceType<unknown>): KubeObject => {
-  if (mediaType(req) !== PROTOBUF) return decodeObjectBody(req, body)
+  if (mediaType(req) !== PROTOBUF_MEDIA_TYPE) return decodeObjectBody(req, body)
   let object: KubeObject | undefined
   try {
     object = decodeProtobufObject(body)
@@ -154,9 +144,9 @@ export const decodeWriteBody = (req: IncomingMessage, body: Buffer, resource: Re
 /** A protobuf DeleteOptions body as JSON; throws when it is not one. */
 export const decodeProtobufDeleteOptions = (body: Uint8Array): Record<string, unknown> => {
   if (!isProtobuf(body)) throw new Error("provided data does not appear to be a protobuf message")
-  const { kind } = unwrap(body)
+  const { kind, raw } = unwrap(body)
   if (kind !== "DeleteOptions") throw new Error(`expected DeleteOptions, got ${kind ?? "no kind"}`)
-  return decodeMessage(messageBytes(body), DeleteOptions)
+  return decodeMessage(raw, DeleteOptions)
 }
 
 /**
@@ -165,7 +155,7 @@ export const decodeProtobufDeleteOptions = (body: Uint8Array): Record<string, un
  */
 export const decodeDeleteBody = (req: IncomingMessage, body: Buffer): unknown => {
   if (body.length === 0) return undefined
-  if (mediaType(req) !== PROTOBUF) return parseJson(body.toString("utf8"))
+  if (mediaType(req) !== PROTOBUF_MEDIA_TYPE) return parseJson(body.toString("utf8"))
   try {
     return decodeProtobufDeleteOptions(body)
   } catch (e) {

@@ -5,6 +5,9 @@
  * answers in JSON, which every such client also accepts.
  */
 
+/** The media type of a Kubernetes protobuf body. */
+export const PROTOBUF_MEDIA_TYPE = "application/vnd.kubernetes.protobuf"
+
 /** The magic that starts every Kubernetes protobuf body. */
 const MAGIC = [0x6b, 0x38, 0x73, 0x00]
 
@@ -76,17 +79,24 @@ export const int64At = (fields: Fields, field: number): number | undefined => {
 /** Whether a body is protobuf-encoded. */
 export const isProtobuf = (body: Uint8Array): boolean => MAGIC.every((byte, i) => body[i] === byte)
 
-/** The envelope of a protobuf body: its `apiVersion` and `kind`, and the fields of the message it carries. */
+/**
+ * The envelope of a protobuf body: its `apiVersion` and `kind`, and the message it carries,
+ * as bytes (for a schema to read) and as fields.
+ */
 export const unwrap = (
   body: Uint8Array
-): { readonly apiVersion?: string; readonly kind?: string; readonly message: Fields } => {
+): { readonly apiVersion?: string; readonly kind?: string; readonly raw: Uint8Array; readonly message: Fields } => {
   const unknown = fieldsOf(body.subarray(MAGIC.length))
   const typeMeta = fieldsOf(bytesAt(unknown, 1) ?? new Uint8Array())
   const apiVersion = text(typeMeta, 1)
   const kind = text(typeMeta, 2)
+  // A field sent twice is read as its last value, as protobuf reads one.
+  const last = unknown.get(2)?.at(-1)
+  const raw = last instanceof Uint8Array ? last : new Uint8Array()
   return {
     ...(apiVersion !== undefined ? { apiVersion } : {}),
     ...(kind !== undefined ? { kind } : {}),
-    message: fieldsOf(bytesAt(unknown, 2) ?? new Uint8Array())
+    raw,
+    message: fieldsOf(raw)
   }
 }

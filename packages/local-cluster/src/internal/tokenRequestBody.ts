@@ -6,7 +6,17 @@
 import type { IncomingMessage } from "node:http"
 import { badRequest, checkBodyType, decodeObjectBody, mediaType, Refused } from "./httpReply.js"
 import { isObject } from "./json.js"
-import { bytesAt, type Fields, fieldsOf, int64At, isProtobuf, text, texts, unwrap } from "./protobufWire.js"
+import {
+  bytesAt,
+  type Fields,
+  fieldsOf,
+  int64At,
+  isProtobuf,
+  PROTOBUF_MEDIA_TYPE,
+  text,
+  texts,
+  unwrap
+} from "./protobufWire.js"
 
 export const TOKEN_REQUEST_GROUP = "authentication.k8s.io"
 export const TOKEN_REQUEST_API_VERSION = `${TOKEN_REQUEST_GROUP}/v1`
@@ -147,7 +157,7 @@ const TOKEN_REQUEST_TYPE = { apiVersion: TOKEN_REQUEST_API_VERSION, kind: TOKEN_
  * another type, is thrown as the request's Status (`Refused`), as the other handlers' are.
  */
 export const readTokenRequest = (req: IncomingMessage, body: Buffer): TokenRequestBody => {
-  if (mediaType(req) === "application/vnd.kubernetes.protobuf") {
+  if (mediaType(req) === PROTOBUF_MEDIA_TYPE) {
     const read = fromProtobufBody(body)
     if (read === undefined) throw new Refused(badRequest("the protobuf body of the TokenRequest could not be read"))
     checkBodyType(TOKEN_REQUEST_TYPE, read.apiVersion, read.kind)
