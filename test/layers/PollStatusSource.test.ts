@@ -17,6 +17,7 @@ import { Observation } from "../../src/services/RouteStatusSource.js"
 import { RouteReadError } from "../../src/services/SessionRouter.js"
 import {
   BASE_DOMAIN,
+  buildRouter,
   kubeClientLayer,
   observedKubeClient,
   routerConfigLayer,
@@ -38,8 +39,7 @@ const pollingSource = (config: TestConfig = {}) =>
   Effect.gen(function*() {
     const sc: SessionCluster.SessionCluster = yield* startCluster({ ingress: { delay: "never" }, gateway: false })
     const kube = yield* Effect.provide(KubeClient, kubeClientLayer("in memory", sc.cluster))
-    const router = yield* Effect.provide(
-      SessionRouter,
+    const router = yield* buildRouter(
       SessionRouter.layerIngress.pipe(
         Layer.provide(Layer.succeed(KubeClient, kube)),
         Layer.provide(routerConfigLayer(sc))

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either, FastCheck as fc, Ref, Runtime } from "effect"
+import { Effect, Either, FastCheck as fc, Ref, Runtime, type Scope } from "effect"
 
 import {
   type ClusterHandle,
@@ -232,7 +232,10 @@ const setup = Effect.gen(function*() {
           : [undefined, { ...a, after: a.after - 1 }]),
       (due) => (due !== undefined ? Effect.asVoid(cluster.faults.add(due)) : Effect.void)
     ))
-  const routerOf = <E>(make: Effect.Effect<SessionRouterService.Service, E, KubeClient | RouterConfig>, mode: Mode) =>
+  const routerOf = <E>(
+    make: Effect.Effect<SessionRouterService.Service, E, KubeClient | RouterConfig | Scope.Scope>,
+    mode: Mode
+  ) =>
     make.pipe(
       Effect.provideService(KubeClient, observed),
       Effect.provideService(RouterConfig, configs[mode]),

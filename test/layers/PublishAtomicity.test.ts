@@ -13,6 +13,7 @@ import { type KubeError, Transport } from "../../src/services/KubeError.js"
 import type { PublishError, SessionRouter as SessionRouterService } from "../../src/services/SessionRouter.js"
 import {
   BASE_DOMAIN,
+  buildRouter,
   faces,
   type KubeCall,
   observedKubeClient,
@@ -237,11 +238,10 @@ for (const face of faces) {
   describe(`switching modes (${face})`, () => {
     it.live("names an old mode's object it found and could not delete, instead of leaving it serving unsaid", () =>
       withRouter(face, SessionRouter.layerGateway, ({ kube, router, sc }) =>
-        Effect.gen(function*() {
+        Effect.scoped(Effect.gen(function*() {
           yield* router.publish(spec)
           const ingressRouter = yield* Effect.orDie(
-            Effect.provide(
-              SessionRouter,
+            buildRouter(
               SessionRouter.layerIngress.pipe(
                 Layer.provide(Layer.succeed(KubeClient, kube)),
                 Layer.provide(routerConfigLayer(sc))
@@ -260,7 +260,7 @@ for (const face of faces) {
           const left = yield* sessionObjectNames(kube, sc.namespace, sessionId)
           expect(left.httpRoutes).toEqual([route(9090)])
           expect(left.ingresses).toEqual([service])
-        }), gateway))
+        })), gateway))
   })
 
   describe(`unpublishing what it can (${face})`, () => {
@@ -400,8 +400,7 @@ const unpublishForAMinute = (router: SessionRouterService.Service) =>
 const countingRouter = (layer: RouterLayer, mode: "ingress" | "gateway", kube: KubeClient.Service) =>
   Effect.gen(function*() {
     const calls = yield* Ref.make(0)
-    const router = yield* Effect.provide(
-      SessionRouter,
+    const router = yield* buildRouter(
       layer.pipe(
         Layer.provide(Layer.succeed(KubeClient, observedKubeClient(kube, () => Ref.update(calls, (n) => n + 1)))),
         Layer.provide(Layer.orDie(RouterConfigLive.layerFrom({ ...routerConfigValues, mode })))
@@ -412,7 +411,7 @@ const countingRouter = (layer: RouterLayer, mode: "ingress" | "gateway", kube: K
 
 describe("unpublishing from a server that does not answer", () => {
   it.live("stops after the first refused connection, naming every step it did not try", () =>
-    Effect.gen(function*() {
+    Effect.scoped(Effect.gen(function*() {
       const kc = new k8s.KubeConfig()
       kc.loadFromString(LocalCluster.kubeconfigFor(`http://127.0.0.1:${yield* closedPort}`))
       // No retries: the test is about the router's steps, not the client's schedule.
@@ -427,7 +426,7 @@ describe("unpublishing from a server that does not answer", () => {
       expect(failure.reason).toContain("the session's Ingress objects (could not list them: ")
       expect(failure.reason).toContain("the session's HTTPRoute objects (not tried: the API server stopped answering)")
       expect(failure.reason).toContain("the session's Service objects (not tried: the API server stopped answering)")
-    }))
+    })))
 
   it.effect("stops after the first call that gets no answer within its time limit", () =>
     Effect.scoped(

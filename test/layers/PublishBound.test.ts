@@ -1,10 +1,12 @@
 /**
  * A burst of publishes through a router layer: at most `PUBLISHES_AT_ONCE` are under
  * way at once, the rest start in the order they were asked as those finish, and every
- * one of them completes.
+ * one of them completes; what the other mode left is looked up in a few shared lists,
+ * not one per publish.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber } from "effect"
+import { MAX_SESSIONS_PER_LIST } from "../../src/layers/internal/sessionRouter/SessionLookup.js"
 import { PUBLISHES_AT_ONCE, SessionRouter } from "../../src/layers/SessionRouter.js"
 import { withRouter } from "../support/RouterHarness.js"
 
@@ -23,6 +25,7 @@ const settle = Effect.repeatN(Effect.yieldNow(), 50)
 describe("a router's publishes", () => {
   it.effect(`run at most ${PUBLISHES_AT_ONCE} at once, the rest in the order they came`, () => {
     const started: Array<string> = []
+    let routeLists = 0
     const names = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => `telo-run-burst${from + i}`)
     return Effect.gen(function*() {
       const gate = yield* Deferred.make<void>()
@@ -39,14 +42,19 @@ describe("a router's publishes", () => {
           const published = yield* Fiber.joinAll(fibers)
           expect(published).toHaveLength(BURST)
           expect(started).toEqual(names(0, BURST))
+          // Ingress mode asks what gateway mode left: the publishes under way share each list.
+          expect(routeLists).toBeGreaterThan(0)
+          expect(routeLists).toBeLessThanOrEqual(Math.ceil(BURST / MAX_SESSIONS_PER_LIST) + 2)
         }), {
-        observe: (call) =>
-          call.verb !== "apply" || !call.dryRun || call.resource.kind !== "Service"
+        observe: (call) => {
+          if (call.verb === "list" && call.resource.kind === "HTTPRoute") routeLists++
+          return call.verb !== "apply" || !call.dryRun || call.resource.kind !== "Service"
             ? Effect.void
             : Effect.suspend(() => {
               started.push(call.name ?? "?")
               return Deferred.await(gate)
             })
+        }
       })
     })
   })

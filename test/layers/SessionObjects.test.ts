@@ -7,6 +7,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { IngressResource, ServiceResource } from "../../src/domain/Resources.js"
 import {
+  listSessionObjects,
   removeObject,
   removeSessionObjects,
   serverDidNotAnswer
@@ -50,7 +51,12 @@ describe("what an unpublish that stopped early says may remain", () => {
         delete: () => Effect.dieMessage("a delete ran after the server stopped answering")
       } as unknown as KubeClient.Service
       const failure = yield* Effect.flip(runUnpublish("s1", [
-        removeSessionObjects(kube, ServiceResource, "ns", "session=s1"),
+        removeSessionObjects(
+          kube,
+          ServiceResource,
+          "ns",
+          listSessionObjects(kube, ServiceResource, "ns", "session=s1")
+        ),
         removeObject(kube, IngressResource, "ns", "telo-run-s1")
       ]))
       expect(failure.reason).toBe(

@@ -20,6 +20,7 @@ import type { SessionRouter as SessionRouterService } from "../../src/services/S
 import type { RouterLayer as HarnessRouterLayer } from "../support/RouterHarness.js"
 import {
   BASE_DOMAIN,
+  buildRouter,
   eventually,
   type Face,
   faces,
@@ -390,10 +391,7 @@ for (const face of faces) {
           const sc = yield* startCluster()
           const kubeLayer = kubeClientLayer(face, sc.cluster)
           const routerOf = (layer: RouterLayer, config: TestConfig) =>
-            Effect.provide(
-              SessionRouter,
-              layer.pipe(Layer.provide(kubeLayer), Layer.provide(routerConfigLayer(sc, config)))
-            )
+            buildRouter(layer.pipe(Layer.provide(kubeLayer), Layer.provide(routerConfigLayer(sc, config))))
           const ingress = yield* routerOf(SessionRouter.layerIngress, {})
           const gateway = yield* routerOf(SessionRouter.layerGateway, { mode: "gateway" })
           const kube = yield* Effect.provide(KubeClient, kubeLayer)

@@ -5,7 +5,7 @@
  */
 import * as k8s from "@kubernetes/client-node"
 import { LocalCluster, SessionCluster } from "@session-routing/local-cluster"
-import { Duration, Effect, Layer, Schedule, type Scope } from "effect"
+import { Context, Duration, Effect, Layer, Schedule, type Scope } from "effect"
 import { sessionSelector } from "../../src/domain/Manifests.js"
 import type { GatewayClass, KubeObject } from "../../src/domain/Objects.js"
 import { HttpRouteResource, IngressResource, type ResourceType, ServiceResource } from "../../src/domain/Resources.js"
@@ -144,6 +144,16 @@ export const observedKubeClient = (
 
 const nameOf = (name: string | undefined) => (name !== undefined ? { name } : {})
 
+/**
+ * The router `layer` builds, built in the current scope: a router's layer holds what its
+ * publishes share (the lists they look up together) for as long as it lives, so the
+ * router must not outlive it, as it would taken out with `Effect.provide`.
+ */
+export const buildRouter = <E, R>(
+  layer: Layer.Layer<SessionRouter, E, R>
+): Effect.Effect<SessionRouterService.Service, E, R | Scope.Scope> =>
+  Effect.map(Layer.build(layer), Context.get(SessionRouter))
+
 /** The routing layers a test can run. */
 /** Any router layer: it provides the router (and perhaps a status source) over a client and a configuration. */
 export type RouterLayer = Layer.Layer<SessionRouter, RouterSetupError, KubeClient | RouterConfig>
@@ -176,8 +186,7 @@ export const withRouter = <A, E>(
       const observe = options.observe
       const routerKube = observe !== undefined ? observedKubeClient(kube, (call) => observe(call, sc)) : kube
       const router = yield* Effect.orDie(
-        Effect.provide(
-          SessionRouter,
+        buildRouter(
           layer.pipe(
             Layer.provide(Layer.succeed(KubeClient, routerKube)),
             Layer.provide(routerConfigLayer(sc, options.config))

@@ -6,7 +6,7 @@
 import { Effect, Layer } from "effect"
 import { buildSessionHttpRoutes, managedSessionSelector } from "../../../domain/Manifests.js"
 import type { ManifestSettings } from "../../../domain/Manifests.js"
-import type { HttpRoute } from "../../../domain/Objects.js"
+import type { HttpRoute, Ingress } from "../../../domain/Objects.js"
 import { HttpRouteResource, IngressResource, ServiceResource } from "../../../domain/Resources.js"
 import { routesFor } from "../../../domain/Routes.js"
 import { KubeClient } from "../../../services/KubeClient.js"
@@ -16,7 +16,8 @@ import { type PublishArgs, PublishError, RouterSetupError, SessionRouter } from 
 import { gatewayStatus, readVerdict } from "../routeStatusSource/StatusObjects.js"
 import { runPublish } from "./PublishPlan.js"
 import { manifestSettings, publishStep, sessionServicePlan } from "./RouterSupport.js"
-import { plannedWrite, removeOtherModeObjects, removeSessionObjects } from "./SessionObjects.js"
+import { makeSessionLookup, type SessionLookup } from "./SessionLookup.js"
+import { listSessionObjects, plannedWrite, removeOtherModeObjects, removeSessionObjects } from "./SessionObjects.js"
 import { runUnpublish } from "./Unpublish.js"
 
 /**
@@ -42,21 +43,36 @@ const routesIn = (items: ReadonlyArray<HttpRoute>) =>
  * The session's Service and one HTTPRoute per tcp port, in one publish: routes of ports
  * it no longer has go, and what ingress mode left for it.
  */
-const publishGateway = (kube: KubeClient.Service, settings: ManifestSettings, args: PublishArgs) =>
+/** What a gateway publish looks up of the session: its HTTPRoutes, and what ingress mode left. */
+interface GatewayLookups {
+  readonly routes: SessionLookup<HttpRoute>
+  readonly ingressModeObjects: SessionLookup<Ingress>
+}
+
+const publishGateway = (
+  kube: KubeClient.Service,
+  settings: ManifestSettings,
+  lookups: GatewayLookups,
+  args: PublishArgs
+) =>
   Effect.gen(function*() {
     const service = sessionServicePlan(kube, settings, args)
     const routes = buildSessionHttpRoutes(settings, args)
-    const selector = managedSessionSelector(settings.managedBy, args.sessionId)
     yield* runPublish({
       sessionId: args.sessionId,
       writes: [...service.writes, ...routes.map((route) => plannedWrite(kube, HttpRouteResource, route))],
       removals: [
         // Routes of ports the session no longer has go, found by the session label so
         // that routes left behind by an earlier run that crashed mid-reload go too.
-        removeSessionObjects(kube, HttpRouteResource, settings.sessionNamespace, selector, {
+        removeSessionObjects(kube, HttpRouteResource, settings.sessionNamespace, lookups.routes(args.sessionId), {
           keep: new Set(routes.map((r) => r.metadata?.name ?? ""))
         }),
-        removeOtherModeObjects(kube, IngressResource, settings.sessionNamespace, selector),
+        removeOtherModeObjects(
+          kube,
+          IngressResource,
+          settings.sessionNamespace,
+          lookups.ingressModeObjects(args.sessionId)
+        ),
         ...service.removals
       ],
       explain: notServedReason
@@ -67,13 +83,30 @@ const publishGateway = (kube: KubeClient.Service, settings: ManifestSettings, ar
 /** Every routing object of the session, in either mode; where HTTPRoutes are not served, none of them. */
 const unpublishGateway = (kube: KubeClient.Service, settings: ManifestSettings, sessionId: string) => {
   const selector = managedSessionSelector(settings.managedBy, sessionId)
+  const namespace = settings.sessionNamespace
   return runUnpublish(sessionId, [
     // Nothing to remove where HTTPRoutes are not served at all.
-    removeSessionObjects(kube, HttpRouteResource, settings.sessionNamespace, selector, {
-      tolerate: (error) => error._tag === "NotServed"
-    }),
-    removeOtherModeObjects(kube, IngressResource, settings.sessionNamespace, selector),
-    removeSessionObjects(kube, ServiceResource, settings.sessionNamespace, selector)
+    removeSessionObjects(
+      kube,
+      HttpRouteResource,
+      namespace,
+      listSessionObjects(kube, HttpRouteResource, namespace, selector),
+      {
+        tolerate: (error) => error._tag === "NotServed"
+      }
+    ),
+    removeOtherModeObjects(
+      kube,
+      IngressResource,
+      namespace,
+      listSessionObjects(kube, IngressResource, namespace, selector)
+    ),
+    removeSessionObjects(
+      kube,
+      ServiceResource,
+      namespace,
+      listSessionObjects(kube, ServiceResource, namespace, selector)
+    )
   ])
 }
 
@@ -92,6 +125,12 @@ export const make = Effect.gen(function*() {
   // Where the hosts' status lives, read and diagnosed as the status sources do.
   const status = yield* gatewayStatus(kube, namespace, settings.managedBy, settings.baseDomain, gateway)
 
+  // The session's routes and what ingress mode left, looked up for the publishes under way in one list each.
+  const lookups: GatewayLookups = {
+    routes: yield* makeSessionLookup(kube, HttpRouteResource, namespace, settings.managedBy),
+    ingressModeObjects: yield* makeSessionLookup(kube, IngressResource, namespace, settings.managedBy)
+  }
+
   const notServed = (sessionId: string) => (error: PublishError) => {
     const reason = notServedReason(error.error)
     return reason !== undefined ? new PublishError({ sessionId, error: error.error, reason }) : error
@@ -100,7 +139,7 @@ export const make = Effect.gen(function*() {
   const service: SessionRouter.Service = {
     layer: "gateway",
 
-    publish: (args) => publishGateway(kube, settings, args),
+    publish: (args) => publishGateway(kube, settings, lookups, args),
 
     verdictFor: readVerdict(kube, status.objects),
 
@@ -122,4 +161,4 @@ export const make = Effect.gen(function*() {
 })
 
 /** The gateway layer of `SessionRouter`. */
-export const layer = Layer.effect(SessionRouter, make)
+export const layer = Layer.scoped(SessionRouter, make)

@@ -6,6 +6,7 @@
 import { Effect, Layer } from "effect"
 import { buildSessionIngress, managedSessionSelector, sessionObjectName } from "../../../domain/Manifests.js"
 import type { ManifestSettings } from "../../../domain/Manifests.js"
+import type { HttpRoute } from "../../../domain/Objects.js"
 import { HttpRouteResource, IngressResource, ServiceResource } from "../../../domain/Resources.js"
 import { routesFor } from "../../../domain/Routes.js"
 import { KubeClient } from "../../../services/KubeClient.js"
@@ -14,14 +15,26 @@ import { type PublishArgs, SessionRouter } from "../../../services/SessionRouter
 import { ingressStatus, readVerdict } from "../routeStatusSource/StatusObjects.js"
 import { runPublish } from "./PublishPlan.js"
 import { manifestSettings, publishStep, sessionServicePlan } from "./RouterSupport.js"
-import { plannedWrite, removeObject, removeOtherModeObjects, removeSessionObjects } from "./SessionObjects.js"
+import { makeSessionLookup, type SessionLookup } from "./SessionLookup.js"
+import {
+  listSessionObjects,
+  plannedWrite,
+  removeObject,
+  removeOtherModeObjects,
+  removeSessionObjects
+} from "./SessionObjects.js"
 import { runUnpublish } from "./Unpublish.js"
 
 /**
  * The session's Service and, while it has a tcp port, its Ingress, in one publish;
  * with no tcp port left the Ingress goes, and what gateway mode left for it.
  */
-const publishIngress = (kube: KubeClient.Service, settings: ManifestSettings, args: PublishArgs) =>
+const publishIngress = (
+  kube: KubeClient.Service,
+  settings: ManifestSettings,
+  gatewayModeRoutes: SessionLookup<HttpRoute>,
+  args: PublishArgs
+) =>
   Effect.gen(function*() {
     const service = sessionServicePlan(kube, settings, args)
     const { ingress, hosts } = buildSessionIngress(settings, args)
@@ -34,12 +47,7 @@ const publishIngress = (kube: KubeClient.Service, settings: ManifestSettings, ar
         // not leave the previous Ingress serving a port nothing listens on. The
         // Service stays for the udp ports.
         ...(hosts.length === 0 ? [removeObject(kube, IngressResource, settings.sessionNamespace, name)] : []),
-        removeOtherModeObjects(
-          kube,
-          HttpRouteResource,
-          settings.sessionNamespace,
-          managedSessionSelector(settings.managedBy, args.sessionId)
-        ),
+        removeOtherModeObjects(kube, HttpRouteResource, settings.sessionNamespace, gatewayModeRoutes(args.sessionId)),
         ...service.removals
       ]
     })
@@ -54,11 +62,13 @@ export const make = Effect.gen(function*() {
   const namespace = settings.sessionNamespace
   // Where the hosts' status lives, read and diagnosed as the status sources do.
   const status = ingressStatus(kube, namespace, settings.managedBy, settings.ingressClassName)
+  // What gateway mode left, looked up for the publishes under way in one list.
+  const gatewayModeRoutes = yield* makeSessionLookup(kube, HttpRouteResource, namespace, settings.managedBy)
 
   const service: SessionRouter.Service = {
     layer: "ingress",
 
-    publish: (args) => publishIngress(kube, settings, args),
+    publish: (args) => publishIngress(kube, settings, gatewayModeRoutes, args),
 
     verdictFor: readVerdict(kube, status.objects),
 
@@ -81,9 +91,24 @@ export const make = Effect.gen(function*() {
     unpublish: (sessionId) => {
       const selector = managedSessionSelector(settings.managedBy, sessionId)
       return runUnpublish(sessionId, [
-        removeSessionObjects(kube, IngressResource, namespace, selector),
-        removeOtherModeObjects(kube, HttpRouteResource, namespace, selector),
-        removeSessionObjects(kube, ServiceResource, namespace, selector)
+        removeSessionObjects(
+          kube,
+          IngressResource,
+          namespace,
+          listSessionObjects(kube, IngressResource, namespace, selector)
+        ),
+        removeOtherModeObjects(
+          kube,
+          HttpRouteResource,
+          namespace,
+          listSessionObjects(kube, HttpRouteResource, namespace, selector)
+        ),
+        removeSessionObjects(
+          kube,
+          ServiceResource,
+          namespace,
+          listSessionObjects(kube, ServiceResource, namespace, selector)
+        )
       ])
     }
   }
@@ -91,4 +116,4 @@ export const make = Effect.gen(function*() {
 })
 
 /** The ingress layer of `SessionRouter`. */
-export const layer = Layer.effect(SessionRouter, make)
+export const layer = Layer.scoped(SessionRouter, make)

@@ -135,18 +135,27 @@ export const removeObject = <A extends WritableObject>(
   find: Effect.succeed([target(kube, resource, namespace, name)])
 })
 
+/** The session's objects of `resource` this runner manages, by one list of its own. */
+export const listSessionObjects = <A extends WritableObject>(
+  kube: KubeClient.Service,
+  resource: ResourceType<A>,
+  namespace: string,
+  selector: string
+): Effect.Effect<ReadonlyArray<A>, KubeError> =>
+  Effect.map(kube.list(resource, namespace, { labelSelector: selector }), (list) => list.items)
+
 /**
- * Every object of `resource` matching `selector` that a runner published (owned by a
- * Pod; any other is left, with a warning naming it), except the names to keep. A failure
- * `tolerate` accepts on the list means "nothing here we could see to remove". A delete
- * refused of an object the list did show is never tolerated: that object stays
- * serving, and the person must be told.
+ * Every object `found` lists (the session's, by its labels) that a runner published
+ * (owned by a Pod; any other is left, with a warning naming it), except the names to
+ * keep. A failure `tolerate` accepts on the list means "nothing here we could see to
+ * remove". A delete refused of an object the list did show is never tolerated: that
+ * object stays serving, and the person must be told.
  */
 export const removeSessionObjects = <A extends WritableObject>(
   kube: KubeClient.Service,
   resource: ResourceType<A>,
   namespace: string,
-  selector: string,
+  found: Effect.Effect<ReadonlyArray<A>, KubeError>,
   options: { readonly keep?: ReadonlySet<string>; readonly tolerate?: (error: KubeError) => boolean } = {}
 ): Removal => {
   const keep = options.keep ?? new Set<string>()
@@ -154,9 +163,9 @@ export const removeSessionObjects = <A extends WritableObject>(
   return {
     kind: resource.kind,
     what: `the session's ${resource.kind} objects`,
-    find: kube.list(resource, namespace, { labelSelector: selector }).pipe(
-      Effect.flatMap((list) =>
-        Effect.forEach(list.items, (item) => {
+    find: found.pipe(
+      Effect.flatMap((items) =>
+        Effect.forEach(items, (item) => {
           const name = item.metadata?.name
           if (name === undefined || keep.has(name)) return Effect.succeed([])
           const notOurs = notOwnedReason(item)
@@ -183,8 +192,8 @@ export const removeOtherModeObjects = <A extends WritableObject>(
   kube: KubeClient.Service,
   resource: ResourceType<A>,
   namespace: string,
-  selector: string
+  found: Effect.Effect<ReadonlyArray<A>, KubeError>
 ): Removal =>
-  removeSessionObjects(kube, resource, namespace, selector, {
+  removeSessionObjects(kube, resource, namespace, found, {
     tolerate: (error) => error._tag === "NotServed" || error._tag === "Forbidden"
   })

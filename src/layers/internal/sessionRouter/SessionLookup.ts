@@ -1,0 +1,102 @@
+/**
+ * A publish asks which objects of a kind its session already has (routes of dropped
+ * ports, what the other routing mode left). Asked one list per session, a burst of
+ * publishes sends one label-selected LIST each; here the lookups of publishes under
+ * way at once share one list, `<session label> in (a, b, ...)`. Each lookup is
+ * answered by a list sent after it was asked, so it is as fresh as a list of its own.
+ */
+import { Deferred, Effect, Exit, FiberId, type Scope } from "effect"
+import { LABEL_MANAGED_BY, LABEL_SESSION_ID } from "../../../domain/Manifests.js"
+import type { ResourceType } from "../../../domain/Resources.js"
+import type { KubeClient, WritableObject } from "../../../services/KubeClient.js"
+import type { KubeError } from "../../../services/KubeError.js"
+
+/**
+ * Sessions one list asks for. Their ids, at most 48 characters each, keep the query
+ * under 2 KiB, well within what API servers and the proxies before them accept.
+ */
+export const MAX_SESSIONS_PER_LIST = 32
+
+/** The objects of `sessionId` this runner manages, from a list sent after the call. */
+export type SessionLookup<A> = (sessionId: string) => Effect.Effect<ReadonlyArray<A>, KubeError>
+
+/** Sessions waiting for one list, and what it found for each. */
+interface Batch<A> {
+  readonly sessionIds: Set<string>
+  readonly found: Deferred.Deferred<ReadonlyMap<string, ReadonlyArray<A>>, KubeError>
+}
+
+/** The selector of one list: this runner's objects of any of `sessionIds`. */
+export const batchSelector = (managedBy: string, sessionIds: ReadonlyArray<string>): string =>
+  `${LABEL_MANAGED_BY}=${managedBy},${LABEL_SESSION_ID} in (${sessionIds.join(",")})`
+
+/** Items by the session they are labelled with; an item of no asked session is dropped. */
+const bySession = <A extends WritableObject>(items: ReadonlyArray<A>): ReadonlyMap<string, ReadonlyArray<A>> => {
+  const out = new Map<string, Array<A>>()
+  for (const item of items) {
+    const id = item.metadata?.labels?.[LABEL_SESSION_ID]
+    if (id === undefined) continue
+    const mine = out.get(id)
+    if (mine === undefined) out.set(id, [item])
+    else mine.push(item)
+  }
+  return out
+}
+
+/**
+ * Lookups of `resource` in `namespace`, batched. One list is out at a time: lookups
+ * that come meanwhile gather in the next batch, sent when the list before it ends
+ * (at once when nothing is out), so batches are as large as the server is slow and no
+ * lookup waits on a timer. The lists run in the scope, so a publish interrupted while
+ * it waits leaves the others' list going.
+ */
+export const makeSessionLookup = <A extends WritableObject>(
+  kube: KubeClient.Service,
+  resource: ResourceType<A>,
+  namespace: string,
+  managedBy: string
+): Effect.Effect<SessionLookup<A>, never, Scope.Scope> =>
+  Effect.map(Effect.scope, (scope) => {
+    /** The batch still taking sessions, if any. */
+    let gathering: Batch<A> | undefined
+    /** The batch sent (or to be sent) last: the next one goes after it. */
+    let last: Batch<A> | undefined
+
+    const send = (batch: Batch<A>, after: Batch<A> | undefined): Effect.Effect<void> =>
+      Effect.gen(function*() {
+        if (after !== undefined) yield* Effect.exit(Deferred.await(after.found))
+        // From here on, a session asking comes too late for this list: it starts the next batch.
+        if (gathering === batch) gathering = undefined
+        const listed = yield* Effect.exit(
+          kube.list(resource, namespace, { labelSelector: batchSelector(managedBy, [...batch.sessionIds]) })
+        )
+        yield* Deferred.done(batch.found, Exit.map(listed, (list) => bySession(list.items)))
+      })
+
+    return (sessionId) =>
+      Effect.suspend(() => {
+        let batch = gathering
+        if (batch === undefined || batch.sessionIds.size >= MAX_SESSIONS_PER_LIST) {
+          const after = last
+          batch = { sessionIds: new Set(), found: Deferred.unsafeMake(FiberId.none) }
+          gathering = batch
+          last = batch
+          const started = batch
+          batch.sessionIds.add(sessionId)
+          return Effect.zipRight(
+            Effect.tap(Effect.forkIn(send(started, after), scope), (fiber) =>
+              // A fiber forked into a scope already closed ends before it runs a step:
+              // its waiters hear how it ended rather than wait for ever.
+              Effect.sync(() =>
+                fiber.addObserver((exit) => {
+                  if (Exit.isFailure(exit)) Deferred.unsafeDone(started.found, Exit.failCause(exit.cause))
+                })
+              )),
+            Effect.map(Deferred.await(started.found), (found) => found.get(sessionId) ?? [])
+          )
+        }
+        batch.sessionIds.add(sessionId)
+        const joined = batch
+        return Effect.map(Deferred.await(joined.found), (found) => found.get(sessionId) ?? [])
+      })
+  })
