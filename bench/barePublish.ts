@@ -1,9 +1,10 @@
 /**
- * The floor under any publish on this runtime: the five requests one publish makes (the
- * list of another mode's objects, then a server-side-apply dry run and an apply of the
- * Service and the Ingress), sent over `node:http` with keep-alive and 32 connections,
- * each body `JSON.stringify`d and each answer `JSON.parse`d; no Effect, no time limits,
- * no telemetry, no health. The scale bench runs it beside the runner, at the same size.
+ * The floor under any publish on this runtime: the requests one publish makes (the list
+ * of another mode's objects, shared by the publishes under way as the library shares it,
+ * then a server-side-apply dry run and an apply of the Service and the Ingress), sent
+ * over `node:http` with keep-alive and 32 connections, each body `JSON.stringify`d and
+ * each answer `JSON.parse`d; no Effect, no time limits, no telemetry, no health. The
+ * scale bench runs it beside the runner, at the same size.
  */
 import * as http from "node:http"
 import { buildSessionIngress, buildSessionService, LABEL_SESSION_ID, type ManifestSettings } from "session-routing"
@@ -22,6 +23,8 @@ export interface BarePublished {
 }
 
 const CONNECTIONS = 32
+/** Sessions one shared list asks for, as the library's `MAX_SESSIONS_PER_LIST`. */
+const SESSIONS_PER_LIST = 32
 
 /** Publishes `specs` all at once, as the scale runner does; rejects on the first request the server refuses. */
 export const barePublish = async (
@@ -65,14 +68,29 @@ export const barePublish = async (
   const services = `/api/v1/namespaces/${ns}/services`
   const ingresses = `/apis/networking.k8s.io/v1/namespaces/${ns}/ingresses`
   const routes = `/apis/gateway.networking.k8s.io/v1/namespaces/${ns}/httproutes`
+  // One list out at a time; the sessions that ask meanwhile gather for the next one.
+  let gathering: { readonly ids: Array<string>; listed: Promise<unknown> } | undefined
+  let last: Promise<unknown> = Promise.resolve()
+  const lookUp = (sessionId: string): Promise<unknown> => {
+    if (gathering !== undefined && gathering.ids.length < SESSIONS_PER_LIST) {
+      gathering.ids.push(sessionId)
+      return gathering.listed
+    }
+    const batch: { readonly ids: Array<string>; listed: Promise<unknown> } = { ids: [sessionId], listed: last }
+    batch.listed = last.then(() => {
+      if (gathering === batch) gathering = undefined
+      const selector = `${LABEL_SESSION_ID} in (${batch.ids.join(",")})`
+      return send("GET", `${routes}?limit=500&labelSelector=${encodeURIComponent(selector)}`)
+    })
+    gathering = batch
+    last = batch.listed.catch(() => undefined)
+    return batch.listed
+  }
   const publish = async (spec: Parameters<typeof buildSessionService>[1]) => {
     const service = buildSessionService(target.settings, spec)
     const { ingress } = buildSessionIngress(target.settings, spec)
     const name = service.metadata!.name!
-    await send(
-      "GET",
-      `${routes}?limit=500&labelSelector=${encodeURIComponent(`${LABEL_SESSION_ID}=${spec.sessionId}`)}`
-    )
+    await lookUp(spec.sessionId)
     await apply(services, name, service, true)
     await apply(ingresses, name, ingress, true)
     await apply(services, name, service, false)

@@ -94,7 +94,7 @@ const runnerProcess = <A = RunnerResult>(
   installed: InstalledScripts,
   scenario: ScaleScenario,
   env: NodeJS.ProcessEnv,
-  floor = false
+  mode?: "floor" | "publish-only"
 ) => {
   const timeoutMs = settleTimeoutMs(scenario.sessions)
   return Effect.acquireUseRelease(
@@ -106,7 +106,7 @@ const runnerProcess = <A = RunnerResult>(
         installed.scripts.runner!,
         String(scenario.sessions),
         String(timeoutMs),
-        ...(floor ? ["floor"] : [])
+        ...(mode !== undefined ? [mode] : [])
       ], { cwd: installed.dir, env, stdio: ["pipe", "pipe", "inherit"] })
     ),
     (child) =>
@@ -201,10 +201,15 @@ export const runScaleScenario = (installed: InstalledScripts, scenario: ScaleSce
   )
 
 /**
- * The floor at `sessions`: the same publishes over bare node:http (bench/barePublish.ts)
- * in a runner process of its own, against a fresh cluster. What any publish costs here.
+ * A publish-only run at `sessions` in a runner process of its own, against a fresh
+ * cluster: `floor`, the same publishes over bare node:http (bench/barePublish.ts), what
+ * any publish costs here; `publish-only`, through `SessionRouter.publish` alone.
  */
-const publishFloor = (installed: InstalledScripts, sessions: number): Effect.Effect<BarePublished | string> =>
+const publishAlone = (
+  installed: InstalledScripts,
+  sessions: number,
+  mode: "floor" | "publish-only"
+): Effect.Effect<BarePublished | string> =>
   Effect.scoped(
     Effect.gen(function*() {
       const cluster = yield* clusterProcess(new Map(), {
@@ -215,7 +220,7 @@ const publishFloor = (installed: InstalledScripts, sessions: number): Effect.Eff
       const kubeconfig = yield* kubeconfigFile(cluster.info.kubeconfig, "scale")
       const scenario = { sessions, events: false }
       return yield* Effect.merge(
-        runnerProcess<BarePublished>(installed, scenario, runnerEnv(scenario, cluster.info, kubeconfig), true)
+        runnerProcess<BarePublished>(installed, scenario, runnerEnv(scenario, cluster.info, kubeconfig), mode)
       )
     })
   )
@@ -396,13 +401,22 @@ export const scale: Effect.Effect<boolean> = Effect.gen(function*() {
   }
   for (const line of all.map(notes)) if (line !== undefined) console.log(`info ${line}`)
   for (const sessions of sizes) {
-    const floor = yield* publishFloor(installed, sessions)
+    const floor = yield* publishAlone(installed, sessions, "floor")
     console.log(
       typeof floor === "string"
         ? `info ${sizeOf(sessions)} floor: the bare node:http publish failed: ${floor}`
-        : `info ${sizeOf(sessions)} floor: the same five requests per session over bare node:http (JSON in and out, ` +
+        : `info ${sizeOf(sessions)} floor: the same requests per session over bare node:http (JSON in and out, ` +
           `32 connections, no Effect): ${(floor.cpuMs / sessions).toFixed(2)} ms of CPU per session, ${
             (sessions / (floor.wallMs / 1_000)).toFixed(0)
+          } sessions/s`
+    )
+    const alone = yield* publishAlone(installed, sessions, "publish-only")
+    console.log(
+      typeof alone === "string"
+        ? `info ${sizeOf(sessions)} publish alone: the run failed: ${alone}`
+        : `info ${sizeOf(sessions)} publish alone (diagnostic): SessionRouter.publish in the same composition, ` +
+          `no route health, Events or stream: ${(alone.cpuMs / sessions).toFixed(2)} ms of CPU per session, ${
+            (sessions / (alone.wallMs / 1_000)).toFixed(0)
           } sessions/s`
     )
   }

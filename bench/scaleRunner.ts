@@ -181,8 +181,36 @@ const floor = (sessions: number) =>
     })
   })
 
+/**
+ * `publish-only` as argv[4]: the same sessions through `SessionRouter.publish` alone, in
+ * the same composition: the client and the publish plan, without route health, Events or
+ * a stream per session. What of the runner's cost is the publish itself.
+ */
+const publishOnly = (sessions: number) =>
+  Effect.gen(function*() {
+    const router = yield* SessionRouter
+    gc()
+    const cpuStart = process.cpuUsage()
+    const start = Date.now()
+    yield* Effect.forEach(
+      Array.from({ length: sessions }, (_, i) => specOf(i)),
+      (spec) => router.publish(spec),
+      { concurrency: "unbounded", discard: true }
+    )
+    const cpu = process.cpuUsage(cpuStart)
+    const result = { cpuMs: (cpu.user + cpu.system) / 1_000, wallMs: Date.now() - start }
+    yield* Effect.async<void>((resume) => {
+      process.stdout.write(`${JSON.stringify({ scale: result })}\n`, () => resume(Effect.void))
+    })
+  }).pipe(Effect.provide(RoutingLive), Effect.orDie)
+
+const mode = process.argv[4]
 NodeRuntime.runMain(
-  (process.argv[4] === "floor" ? floor(Number(process.argv[2])) : run(Number(process.argv[2]), Number(process.argv[3])))
+  (mode === "floor"
+    ? floor(Number(process.argv[2]))
+    : mode === "publish-only"
+    ? publishOnly(Number(process.argv[2]))
+    : run(Number(process.argv[2]), Number(process.argv[3])))
     .pipe(
       Effect.ensuring(Effect.sync(() => process.stdin.destroy()))
     )
