@@ -47,8 +47,10 @@ const bySession = <A extends WritableObject>(items: ReadonlyArray<A>): ReadonlyM
  * Lookups of `resource` in `namespace`, batched. One list is out at a time: lookups
  * that come meanwhile gather in the next batch, sent when the list before it ends
  * (at once when nothing is out), so batches are as large as the server is slow and no
- * lookup waits on a timer. The lists run in the scope, so a publish interrupted while
- * it waits leaves the others' list going.
+ * lookup waits on a timer. A lookup waits at most for the list out when it asked and
+ * its own, each under the client's time limits (with a router's bounded publishes, at
+ * most a few batches are ever queued). The lists run in the scope, so a publish
+ * interrupted while it waits leaves the others' list going.
  */
 export const makeSessionLookup = <A extends WritableObject>(
   kube: KubeClient.Service,
@@ -73,30 +75,35 @@ export const makeSessionLookup = <A extends WritableObject>(
         yield* Deferred.done(batch.found, Exit.map(listed, (list) => bySession(list.items)))
       })
 
+    /** A new batch of `sessionId`, its list sent after the last one, in the scope. */
+    const open = (sessionId: string): Effect.Effect<Batch<A>> => {
+      const after = last
+      const batch: Batch<A> = { sessionIds: new Set([sessionId]), found: Deferred.unsafeMake(FiberId.none) }
+      gathering = batch
+      last = batch
+      return Effect.as(
+        Effect.tap(Effect.forkIn(send(batch, after), scope), (fiber) =>
+          // A fiber forked into a scope already closed ends before it runs a step:
+          // the batch's lookups hear how it ended rather than wait for ever.
+          Effect.sync(() =>
+            fiber.addObserver((exit) => {
+              if (Exit.isFailure(exit)) Deferred.unsafeDone(batch.found, Exit.failCause(exit.cause))
+            })
+          )),
+        batch
+      )
+    }
+
+    const answer = (batch: Batch<A>, sessionId: string) =>
+      Effect.map(Deferred.await(batch.found), (found) => found.get(sessionId) ?? [])
+
     return (sessionId) =>
       Effect.suspend(() => {
-        let batch = gathering
-        if (batch === undefined || batch.sessionIds.size >= MAX_SESSIONS_PER_LIST) {
-          const after = last
-          batch = { sessionIds: new Set(), found: Deferred.unsafeMake(FiberId.none) }
-          gathering = batch
-          last = batch
-          const started = batch
-          batch.sessionIds.add(sessionId)
-          return Effect.zipRight(
-            Effect.tap(Effect.forkIn(send(started, after), scope), (fiber) =>
-              // A fiber forked into a scope already closed ends before it runs a step:
-              // its waiters hear how it ended rather than wait for ever.
-              Effect.sync(() =>
-                fiber.addObserver((exit) => {
-                  if (Exit.isFailure(exit)) Deferred.unsafeDone(started.found, Exit.failCause(exit.cause))
-                })
-              )),
-            Effect.map(Deferred.await(started.found), (found) => found.get(sessionId) ?? [])
-          )
+        const current = gathering
+        if (current !== undefined && current.sessionIds.size < MAX_SESSIONS_PER_LIST) {
+          current.sessionIds.add(sessionId)
+          return answer(current, sessionId)
         }
-        batch.sessionIds.add(sessionId)
-        const joined = batch
-        return Effect.map(Deferred.await(joined.found), (found) => found.get(sessionId) ?? [])
+        return Effect.flatMap(open(sessionId), (batch) => answer(batch, sessionId))
       })
   })
