@@ -8,6 +8,7 @@
  */
 import * as http from "node:http"
 import { buildSessionIngress, buildSessionService, LABEL_SESSION_ID, type ManifestSettings } from "session-routing"
+import { countGcPauses, type GcPauses } from "./processStats.js"
 
 export interface BarePublishTarget {
   readonly server: string
@@ -20,6 +21,8 @@ export interface BarePublishTarget {
 export interface BarePublished {
   readonly cpuMs: number
   readonly wallMs: number
+  /** Garbage collection's pauses of the main thread meanwhile. */
+  readonly gc: GcPauses
 }
 
 const CONNECTIONS = 32
@@ -96,6 +99,7 @@ export const barePublish = async (
     await apply(services, name, service, false)
     await apply(ingresses, name, ingress, false)
   }
+  const gcPauses = countGcPauses()
   const cpuStart = process.cpuUsage()
   const start = performance.now()
   try {
@@ -104,5 +108,5 @@ export const barePublish = async (
     agent.destroy()
   }
   const cpu = process.cpuUsage(cpuStart)
-  return { cpuMs: (cpu.user + cpu.system) / 1000, wallMs: performance.now() - start }
+  return { cpuMs: (cpu.user + cpu.system) / 1000, wallMs: performance.now() - start, gc: gcPauses() }
 }

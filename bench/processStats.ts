@@ -3,6 +3,7 @@
  * process can use them without loading anything else of the bench.
  */
 import * as fs from "node:fs"
+import { PerformanceObserver } from "node:perf_hooks"
 
 /** A full collection when node runs with --expose-gc (the bench passes it); otherwise a no-op. */
 export const gc = (): void => (globalThis as { gc?: () => void }).gc?.()
@@ -26,3 +27,31 @@ export const mainThreadCpuMs = (): number | undefined => {
 /** The value at fraction `p` (0..1) of an ascending array; 0 for an empty one. */
 export const percentile = (sorted: ReadonlyArray<number>, p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? 0
+
+/** Garbage collection's pauses of the main thread while counted: their total and number. */
+export interface GcPauses {
+  readonly ms: number
+  readonly count: number
+}
+
+/** Starts counting each collection's pause as node reports it; the function returned stops and answers. */
+export const countGcPauses = (): () => GcPauses => {
+  let ms = 0
+  let count = 0
+  const observer = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) {
+      ms += entry.duration
+      count++
+    }
+  })
+  observer.observe({ entryTypes: ["gc"] })
+  return () => {
+    // What was reported but not yet delivered counts too.
+    for (const entry of observer.takeRecords()) {
+      ms += entry.duration
+      count++
+    }
+    observer.disconnect()
+    return { ms, count }
+  }
+}

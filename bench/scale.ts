@@ -26,7 +26,7 @@ import {
 import { type Check, printChecks, verbs } from "./healthReport.js"
 import { type InstalledScripts, installedScripts } from "./installed.js"
 import { percentile } from "./processStats.js"
-import type { RunnerResult } from "./scaleRunner.js"
+import type { PendingHeld, RunnerResult } from "./scaleRunner.js"
 
 const DEFAULT_SIZES = [1_000, 10_000]
 /** As bench/scaleRunner.ts publishes them: 8080, 8081 and 8082. */
@@ -94,7 +94,7 @@ const runnerProcess = <A = RunnerResult>(
   installed: InstalledScripts,
   scenario: ScaleScenario,
   env: NodeJS.ProcessEnv,
-  mode?: "floor" | "publish-only"
+  mode?: RunnerMode
 ) => {
   const timeoutMs = settleTimeoutMs(scenario.sessions)
   return Effect.acquireUseRelease(
@@ -200,30 +200,38 @@ export const runScaleScenario = (installed: InstalledScripts, scenario: ScaleSce
     })
   )
 
+/** The runner's diagnostic runs beside the scenarios (bench/scaleRunner.ts). */
+type RunnerMode = "floor" | "publish-only" | "pending"
+
 /**
- * A publish-only run at `sessions` in a runner process of its own, against a fresh
+ * A diagnostic run at `sessions` in a runner process of its own, against a fresh
  * cluster: `floor`, the same publishes over bare node:http (bench/barePublish.ts), what
- * any publish costs here; `publish-only`, through `SessionRouter.publish` alone.
+ * any publish costs here; `publish-only`, through `SessionRouter.publish` alone;
+ * `pending`, the heap sessions hold while no status is written (controllers that wait
+ * longer than the run).
  */
-const publishAlone = (
+const diagnostic = <A>(
   installed: InstalledScripts,
   sessions: number,
-  mode: "floor" | "publish-only"
-): Effect.Effect<BarePublished | string> =>
+  mode: RunnerMode
+): Effect.Effect<A | string> =>
   Effect.scoped(
     Effect.gen(function*() {
       const cluster = yield* clusterProcess(new Map(), {
         controllers: "at-once",
-        controllerDelayMs: SCALE_CONTROLLER_DELAY_MS,
+        controllerDelayMs: mode === "pending" ? PENDING_CONTROLLER_DELAY_MS : SCALE_CONTROLLER_DELAY_MS,
         script: installed.scripts.cluster!
       })
       const kubeconfig = yield* kubeconfigFile(cluster.info.kubeconfig, "scale")
-      const scenario = { sessions, events: false }
+      const scenario = { sessions, events: true }
       return yield* Effect.merge(
-        runnerProcess<BarePublished>(installed, scenario, runnerEnv(scenario, cluster.info, kubeconfig), mode)
+        runnerProcess<A>(installed, scenario, runnerEnv(scenario, cluster.info, kubeconfig), mode)
       )
     })
   )
+
+/** Longer than any pending run lasts: no host is programmed while its heap is measured. */
+const PENDING_CONTROLLER_DELAY_MS = 600_000
 
 const COLUMNS = [
   ["sessions", 12],
@@ -276,7 +284,9 @@ const notes = (m: ScaleMeasured): string | undefined => {
     (r.publishCpuMs / 1_000).toFixed(1)
   } s publishing, ${(r.runCpuMs / 1_000).toFixed(1)} s in all${
     r.runMainThreadCpuMs === undefined ? "" : ` (${(r.runMainThreadCpuMs / 1_000).toFixed(1)} s on the main thread)`
-  }${r.timedOut ? "; the wait for every host ran out" : ""}${
+  }; while publishing, garbage collection paused the main thread ${r.publishGc.count} times, ${
+    (r.publishGc.ms / r.sessions).toFixed(2)
+  } ms per session${r.timedOut ? "; the wait for every host ran out" : ""}${
     r.publishFailed > 0 ? `; ${r.publishFailed} publishes failed, the first: ${r.firstPublishError}` : ""
   }`
 }
@@ -401,23 +411,33 @@ export const scale: Effect.Effect<boolean> = Effect.gen(function*() {
   }
   for (const line of all.map(notes)) if (line !== undefined) console.log(`info ${line}`)
   for (const sessions of sizes) {
-    const floor = yield* publishAlone(installed, sessions, "floor")
+    const floor = yield* diagnostic<BarePublished>(installed, sessions, "floor")
     console.log(
       typeof floor === "string"
         ? `info ${sizeOf(sessions)} floor: the bare node:http publish failed: ${floor}`
         : `info ${sizeOf(sessions)} floor: the same requests per session over bare node:http (JSON in and out, ` +
           `32 connections, no Effect): ${(floor.cpuMs / sessions).toFixed(2)} ms of CPU per session, ${
             (sessions / (floor.wallMs / 1_000)).toFixed(0)
-          } sessions/s`
+          } sessions/s, garbage collection ${(floor.gc.ms / sessions).toFixed(2)} ms per session`
     )
-    const alone = yield* publishAlone(installed, sessions, "publish-only")
+    const alone = yield* diagnostic<BarePublished>(installed, sessions, "publish-only")
     console.log(
       typeof alone === "string"
         ? `info ${sizeOf(sessions)} publish alone: the run failed: ${alone}`
         : `info ${sizeOf(sessions)} publish alone (diagnostic): SessionRouter.publish in the same composition, ` +
           `no route health, Events or stream: ${(alone.cpuMs / sessions).toFixed(2)} ms of CPU per session, ${
             (sessions / (alone.wallMs / 1_000)).toFixed(0)
-          } sessions/s`
+          } sessions/s, garbage collection ${(alone.gc.ms / sessions).toFixed(2)} ms per session`
+    )
+    const held = yield* diagnostic<PendingHeld>(installed, sessions, "pending")
+    console.log(
+      typeof held === "string"
+        ? `info ${sizeOf(sessions)} pending: the run failed: ${held}`
+        : `info ${sizeOf(sessions)} pending (diagnostic): while its hosts wait for status, a session holds ${
+          held.heldKiB.toFixed(1)
+        } KiB of heap (published, followed, its events read; after a full collection)${
+          held.publishFailed > 0 ? `; ${held.publishFailed} publishes failed` : ""
+        }`
     )
   }
   return printChecks(checks(all, sizes))

@@ -8,11 +8,11 @@
  */
 import { NodeRuntime } from "@effect/platform-node"
 import * as k8s from "@kubernetes/client-node"
-import { Effect, Layer, Metric, MetricState, Option, Stream } from "effect"
+import { Deferred, Effect, Layer, Metric, MetricState, Option, Stream } from "effect"
 // The package as a runner installs it: the packed build, from the project's node_modules.
 import { KubeClientLive, publishSession, RouterConfig, RouterConfigLive, SessionRouter } from "session-routing"
-import { barePublish } from "./barePublish.js"
-import { gc, mainThreadCpuMs } from "./processStats.js"
+import { barePublish, type BarePublished } from "./barePublish.js"
+import { countGcPauses, gc, type GcPauses, mainThreadCpuMs } from "./processStats.js"
 
 /** The ports of every session. */
 const PORTS = [8080, 8081, 8082] as const
@@ -33,6 +33,8 @@ export interface RunnerResult {
   readonly runCpuMs: number
   /** Of `runCpuMs`, the main thread's; undefined off Linux. */
   readonly runMainThreadCpuMs: number | undefined
+  /** Garbage collection's pauses of the main thread during the publish phase. */
+  readonly publishGc: GcPauses
   /** Each host's terminal `route` event: session id, when, programmed (1) or not (0). */
   readonly verdicts: ReadonlyArray<readonly [string, number, 0 | 1]>
   /** Whether the wait for every host ran out first. */
@@ -95,8 +97,9 @@ const run = (sessions: number, settleTimeoutMs: number) =>
       const verdicts: Array<readonly [string, number, 0 | 1]> = []
       const publishErrors: Array<string> = []
       let returned = 0
-      let publishEnd: { readonly at: number; readonly cpu: NodeJS.CpuUsage } | undefined
+      let publishEnd: { readonly at: number; readonly cpu: NodeJS.CpuUsage; readonly gc: GcPauses } | undefined
       gc()
+      const gcDuringPublish = countGcPauses()
       const heapBefore = process.memoryUsage().heapUsed
       const cpuStart = process.cpuUsage()
       const mainStart = mainThreadCpuMs()
@@ -109,7 +112,9 @@ const run = (sessions: number, settleTimeoutMs: number) =>
             Effect.tap(() =>
               Effect.sync(() => {
                 // The publish phase ends with the last publish to return, failed or not.
-                if (++returned === sessions) publishEnd = { at: Date.now(), cpu: process.cpuUsage(cpuStart) }
+                if (++returned === sessions) {
+                  publishEnd = { at: Date.now(), cpu: process.cpuUsage(cpuStart), gc: gcDuringPublish() }
+                }
               })
             ),
             Effect.flatMap((published) =>
@@ -132,7 +137,7 @@ const run = (sessions: number, settleTimeoutMs: number) =>
       // The scope is still open: what the settled sessions hold while their runner keeps them.
       gc()
       const heapSettled = process.memoryUsage().heapUsed
-      const end = publishEnd ?? { at: Date.now(), cpu: process.cpuUsage(cpuStart) }
+      const end = publishEnd ?? { at: Date.now(), cpu: process.cpuUsage(cpuStart), gc: gcDuringPublish() }
       const result: RunnerResult = {
         sessions,
         routes: sessions * PORTS.length,
@@ -142,6 +147,7 @@ const run = (sessions: number, settleTimeoutMs: number) =>
         publishCpuMs: (end.cpu.user + end.cpu.system) / 1_000,
         runCpuMs: (runCpu.user + runCpu.system) / 1_000,
         runMainThreadCpuMs: mainStart === undefined || mainEnd === undefined ? undefined : mainEnd - mainStart,
+        publishGc: end.gc,
         verdicts,
         timedOut: Option.isNone(settled),
         peakRssKiB: process.resourceUsage().maxRSS,
@@ -190,6 +196,7 @@ const publishOnly = (sessions: number) =>
   Effect.gen(function*() {
     const router = yield* SessionRouter
     gc()
+    const gcPauses = countGcPauses()
     const cpuStart = process.cpuUsage()
     const start = Date.now()
     yield* Effect.forEach(
@@ -198,11 +205,62 @@ const publishOnly = (sessions: number) =>
       { concurrency: "unbounded", discard: true }
     )
     const cpu = process.cpuUsage(cpuStart)
-    const result = { cpuMs: (cpu.user + cpu.system) / 1_000, wallMs: Date.now() - start }
+    const result: BarePublished = { cpuMs: (cpu.user + cpu.system) / 1_000, wallMs: Date.now() - start, gc: gcPauses() }
     yield* Effect.async<void>((resume) => {
       process.stdout.write(`${JSON.stringify({ scale: result })}\n`, () => resume(Effect.void))
     })
   }).pipe(Effect.provide(RoutingLive), Effect.orDie)
+
+/** What `pending` reports: heap held per session while its hosts are pending, KiB. */
+export interface PendingHeld {
+  readonly heldKiB: number
+  readonly publishFailed: number
+}
+
+/**
+ * `pending` as argv[4]: the same sessions published and followed as in the run, each
+ * one's events read, against controllers that write no status while it lasts: the heap
+ * a session holds while its hosts are pending, after a full collection. What a burst
+ * keeps alive (and its collector copies) between publish and verdict.
+ */
+const pending = (sessions: number) =>
+  Effect.scoped(
+    Effect.gen(function*() {
+      gc()
+      const before = process.memoryUsage().heapUsed
+      let returned = 0
+      let publishFailed = 0
+      const published = yield* Deferred.make<void>()
+      yield* Effect.forEach(
+        Array.from({ length: sessions }, (_, i) => specOf(i)),
+        (spec) =>
+          publishSession(spec).pipe(
+            Effect.either,
+            Effect.tap((outcome) =>
+              Effect.suspend(() => {
+                if (outcome._tag === "Left") publishFailed++
+                return ++returned === sessions ? Deferred.succeed(published, undefined) : Effect.void
+              })
+            ),
+            Effect.flatMap((outcome) =>
+              outcome._tag === "Left" ? Effect.void : Stream.runForEach(outcome.right.events, () => Effect.void)
+            )
+          ),
+        { concurrency: "unbounded", discard: true }
+      ).pipe(Effect.forkScoped)
+      yield* Deferred.await(published)
+      // The last sessions' pending events reach their readers, and nothing is under way.
+      yield* Effect.sleep("1 second")
+      gc()
+      const result: PendingHeld = {
+        heldKiB: (process.memoryUsage().heapUsed - before) / 1024 / sessions,
+        publishFailed
+      }
+      yield* Effect.async<void>((resume) => {
+        process.stdout.write(`${JSON.stringify({ scale: result })}\n`, () => resume(Effect.void))
+      })
+    })
+  ).pipe(Effect.provide(RoutingLive), Effect.orDie)
 
 const mode = process.argv[4]
 NodeRuntime.runMain(
@@ -210,6 +268,8 @@ NodeRuntime.runMain(
     ? floor(Number(process.argv[2]))
     : mode === "publish-only"
     ? publishOnly(Number(process.argv[2]))
+    : mode === "pending"
+    ? pending(Number(process.argv[2]))
     : run(Number(process.argv[2]), Number(process.argv[3])))
     .pipe(
       Effect.ensuring(Effect.sync(() => process.stdin.destroy()))
