@@ -7,7 +7,6 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { IngressResource, ServiceResource } from "../../src/domain/Resources.js"
 import {
-  listSessionObjects,
   removeObject,
   removeSessionObjects,
   serverDidNotAnswer
@@ -55,7 +54,7 @@ describe("what an unpublish that stopped early says may remain", () => {
           kube,
           ServiceResource,
           "ns",
-          listSessionObjects(kube, ServiceResource, "ns", "session=s1")
+          "session=s1"
         ),
         removeObject(kube, IngressResource, "ns", "telo-run-s1")
       ]))

@@ -17,7 +17,7 @@ import { gatewayStatus, readVerdict } from "../routeStatusSource/StatusObjects.j
 import { runPublish } from "./PublishPlan.js"
 import { manifestSettings, publishStep, sessionServicePlan } from "./RouterSupport.js"
 import { makeSessionLookup, type SessionLookup } from "./SessionLookup.js"
-import { listSessionObjects, plannedWrite, removeOtherModeObjects, removeSessionObjects } from "./SessionObjects.js"
+import { plannedWrite, removeOtherModeObjects, removeSessionObjects } from "./SessionObjects.js"
 import { runUnpublish } from "./Unpublish.js"
 
 /**
@@ -86,27 +86,11 @@ const unpublishGateway = (kube: KubeClient.Service, settings: ManifestSettings, 
   const namespace = settings.sessionNamespace
   return runUnpublish(sessionId, [
     // Nothing to remove where HTTPRoutes are not served at all.
-    removeSessionObjects(
-      kube,
-      HttpRouteResource,
-      namespace,
-      listSessionObjects(kube, HttpRouteResource, namespace, selector),
-      {
-        tolerate: (error) => error._tag === "NotServed"
-      }
-    ),
-    removeOtherModeObjects(
-      kube,
-      IngressResource,
-      namespace,
-      listSessionObjects(kube, IngressResource, namespace, selector)
-    ),
-    removeSessionObjects(
-      kube,
-      ServiceResource,
-      namespace,
-      listSessionObjects(kube, ServiceResource, namespace, selector)
-    )
+    removeSessionObjects(kube, HttpRouteResource, namespace, selector, {
+      tolerate: (error) => error._tag === "NotServed"
+    }),
+    removeOtherModeObjects(kube, IngressResource, namespace, selector),
+    removeSessionObjects(kube, ServiceResource, namespace, selector)
   ])
 }
 

@@ -16,13 +16,7 @@ import { ingressStatus, readVerdict } from "../routeStatusSource/StatusObjects.j
 import { runPublish } from "./PublishPlan.js"
 import { manifestSettings, publishStep, sessionServicePlan } from "./RouterSupport.js"
 import { makeSessionLookup, type SessionLookup } from "./SessionLookup.js"
-import {
-  listSessionObjects,
-  plannedWrite,
-  removeObject,
-  removeOtherModeObjects,
-  removeSessionObjects
-} from "./SessionObjects.js"
+import { plannedWrite, removeObject, removeOtherModeObjects, removeSessionObjects } from "./SessionObjects.js"
 import { runUnpublish } from "./Unpublish.js"
 
 /**
@@ -91,24 +85,9 @@ export const make = Effect.gen(function*() {
     unpublish: (sessionId) => {
       const selector = managedSessionSelector(settings.managedBy, sessionId)
       return runUnpublish(sessionId, [
-        removeSessionObjects(
-          kube,
-          IngressResource,
-          namespace,
-          listSessionObjects(kube, IngressResource, namespace, selector)
-        ),
-        removeOtherModeObjects(
-          kube,
-          HttpRouteResource,
-          namespace,
-          listSessionObjects(kube, HttpRouteResource, namespace, selector)
-        ),
-        removeSessionObjects(
-          kube,
-          ServiceResource,
-          namespace,
-          listSessionObjects(kube, ServiceResource, namespace, selector)
-        )
+        removeSessionObjects(kube, IngressResource, namespace, selector),
+        removeOtherModeObjects(kube, HttpRouteResource, namespace, selector),
+        removeSessionObjects(kube, ServiceResource, namespace, selector)
       ])
     }
   }

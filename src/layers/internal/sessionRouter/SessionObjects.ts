@@ -135,17 +135,24 @@ export const removeObject = <A extends WritableObject>(
   find: Effect.succeed([target(kube, resource, namespace, name)])
 })
 
-/** The session's objects of `resource` this runner manages, by one list of its own. */
-export const listSessionObjects = <A extends WritableObject>(
+/**
+ * The objects a removal looks through: found for it (a lookup shared with other
+ * publishes), or a label selector to list them by, one list of its own.
+ */
+export type Found<A> = Effect.Effect<ReadonlyArray<A>, KubeError> | string
+
+const listed = <A extends WritableObject>(
   kube: KubeClient.Service,
   resource: ResourceType<A>,
   namespace: string,
-  selector: string
+  found: Found<A>
 ): Effect.Effect<ReadonlyArray<A>, KubeError> =>
-  Effect.map(kube.list(resource, namespace, { labelSelector: selector }), (list) => list.items)
+  typeof found === "string"
+    ? Effect.map(kube.list(resource, namespace, { labelSelector: found }), (list) => list.items)
+    : found
 
 /**
- * Every object `found` lists (the session's, by its labels) that a runner published
+ * Every object `found` holds (the session's, by its labels) that a runner published
  * (owned by a Pod; any other is left, with a warning naming it), except the names to
  * keep. A failure `tolerate` accepts on the list means "nothing here we could see to
  * remove". A delete refused of an object the list did show is never tolerated: that
@@ -155,7 +162,7 @@ export const removeSessionObjects = <A extends WritableObject>(
   kube: KubeClient.Service,
   resource: ResourceType<A>,
   namespace: string,
-  found: Effect.Effect<ReadonlyArray<A>, KubeError>,
+  found: Found<A>,
   options: { readonly keep?: ReadonlySet<string>; readonly tolerate?: (error: KubeError) => boolean } = {}
 ): Removal => {
   const keep = options.keep ?? new Set<string>()
@@ -163,7 +170,7 @@ export const removeSessionObjects = <A extends WritableObject>(
   return {
     kind: resource.kind,
     what: `the session's ${resource.kind} objects`,
-    find: found.pipe(
+    find: listed(kube, resource, namespace, found).pipe(
       Effect.flatMap((items) =>
         Effect.forEach(items, (item) => {
           const name = item.metadata?.name
@@ -192,7 +199,7 @@ export const removeOtherModeObjects = <A extends WritableObject>(
   kube: KubeClient.Service,
   resource: ResourceType<A>,
   namespace: string,
-  found: Effect.Effect<ReadonlyArray<A>, KubeError>
+  found: Found<A>
 ): Removal =>
   removeSessionObjects(kube, resource, namespace, found, {
     tolerate: (error) => error._tag === "NotServed" || error._tag === "Forbidden"
