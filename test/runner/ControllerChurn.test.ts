@@ -103,7 +103,11 @@ describe("controller mode under churn", () => {
                 const pod = event.object as Pod
                 const name = pod.metadata?.name ?? ""
                 const now = statusOf(pod)
-                if (last.get(name) === "True" && now !== "True") flaps.push(`${name}: True -> ${now}`)
+                if (last.get(name) === "True" && now !== "True") {
+                  // What replaced True, and why: a flap seen once must be explainable from the report.
+                  const said = pod.status?.conditions?.find((c) => c.type === ROUTES_CONDITION)
+                  flaps.push(`${name}: True -> ${now} (${said?.reason}: ${said?.message})`)
+                }
                 last.set(name, now)
               })
             )

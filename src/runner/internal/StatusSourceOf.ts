@@ -30,8 +30,23 @@ export const statusSource: Effect.Effect<RouteStatusSource.Service, never, Sessi
   })
 )
 
-/** `effect` with the source it reads from: the one in context, or one polling through the router. */
+/**
+ * `effect` with the source it reads from: the one in context, or one polling through the
+ * router. A source already in context is left where it is: providing it again would copy
+ * the whole context into every session's fiber for as long as the session is followed.
+ */
 export const withStatusSource = <A, E, R>(
   effect: Effect.Effect<A, E, R>
 ): Effect.Effect<A, E, Exclude<R, RouteStatusSource> | SessionRouter> =>
-  Effect.flatMap(statusSource, (source) => Effect.provideService(effect, RouteStatusSource, source))
+  Effect.flatMap(
+    Effect.serviceOption(RouteStatusSource),
+    Option.match({
+      // The context holds the source: what `effect` requires of it is there.
+      onSome: () => effect as Effect.Effect<A, E, Exclude<R, RouteStatusSource>>,
+      onNone: () =>
+        Effect.flatMap(
+          SessionRouter,
+          (router) => Effect.provideService(effect, RouteStatusSource, pollingThroughRouter(router))
+        )
+    })
+  )
