@@ -39,16 +39,16 @@ const routesIn = (items: ReadonlyArray<HttpRoute>) =>
     })
     .sort((a, b) => a.port - b.port)
 
-/**
- * The session's Service and one HTTPRoute per tcp port, in one publish: routes of ports
- * it no longer has go, and what ingress mode left for it.
- */
 /** What a gateway publish looks up of the session: its HTTPRoutes, and what ingress mode left. */
 interface GatewayLookups {
   readonly routes: SessionLookup<HttpRoute>
   readonly ingressModeObjects: SessionLookup<Ingress>
 }
 
+/**
+ * The session's Service and one HTTPRoute per tcp port, in one publish: routes of ports
+ * it no longer has go, and what ingress mode left for it.
+ */
 const publishGateway = (
   kube: KubeClient.Service,
   settings: ManifestSettings,
