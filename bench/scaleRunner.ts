@@ -47,6 +47,12 @@ export interface RunnerResult {
   readonly events: Readonly<Record<string, number>>
 }
 
+/** Prints what a run measured as its one line, `{"scale": ...}`, and waits until it is written. */
+const report = (result: unknown) =>
+  Effect.async<void>((resume) => {
+    process.stdout.write(`${JSON.stringify({ scale: result })}\n`, () => resume(Effect.void))
+  })
+
 const EVENTS_METRIC = "session_routing_events_total"
 const EVENT_OUTCOMES = ["written", "aggregated", "filtered", "dropped", "failed"] as const
 
@@ -154,9 +160,7 @@ const run = (sessions: number, settleTimeoutMs: number) =>
         heapSettledKiB: (heapSettled - heapBefore) / 1024,
         events: yield* eventsByOutcome
       }
-      yield* Effect.async<void>((resume) => {
-        process.stdout.write(`${JSON.stringify({ scale: result })}\n`, () => resume(Effect.void))
-      })
+      yield* report(result)
     })
   ).pipe(Effect.provide(RoutingLive), Effect.orDie)
 
@@ -182,9 +186,7 @@ const floor = (sessions: number) =>
         }
       }, Array.from({ length: sessions }, (_, i) => specOf(i)))
     )
-    yield* Effect.async<void>((resume) => {
-      process.stdout.write(`${JSON.stringify({ scale: result })}\n`, () => resume(Effect.void))
-    })
+    yield* report(result)
   })
 
 /**
@@ -206,9 +208,7 @@ const publishOnly = (sessions: number) =>
     )
     const cpu = process.cpuUsage(cpuStart)
     const result: BarePublished = { cpuMs: (cpu.user + cpu.system) / 1_000, wallMs: Date.now() - start, gc: gcPauses() }
-    yield* Effect.async<void>((resume) => {
-      process.stdout.write(`${JSON.stringify({ scale: result })}\n`, () => resume(Effect.void))
-    })
+    yield* report(result)
   }).pipe(Effect.provide(RoutingLive), Effect.orDie)
 
 /** What `pending` reports: heap held per session while its hosts are pending, KiB. */
@@ -256,9 +256,7 @@ const pending = (sessions: number) =>
         heldKiB: (process.memoryUsage().heapUsed - before) / 1024 / sessions,
         publishFailed
       }
-      yield* Effect.async<void>((resume) => {
-        process.stdout.write(`${JSON.stringify({ scale: result })}\n`, () => resume(Effect.void))
-      })
+      yield* report(result)
     })
   ).pipe(Effect.provide(RoutingLive), Effect.orDie)
 
