@@ -103,11 +103,12 @@ export * as RouterConfigLive from "./layers/RouterConfigLive.js"
  * for a runner that follows hundreds of sessions at once).
  */
 export { reportRouteHealth, type RouteHealthEvent, watchRouteHealth } from "./health/RouteHealth.js"
-/** Publish a session, stream its route events, read its status, unpublish it. */
+/** Publish a session, stream (or report) its route events, read its status, unpublish it. */
 export {
   InvalidSession,
   type PublishedSession,
   publishSession,
+  reportSession,
   type SessionEvent,
   sessionStatus,
   unpublishSession

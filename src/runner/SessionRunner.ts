@@ -3,7 +3,7 @@
  * watch each host until the routing layer programs it, as one stream of events in
  * a runner's conventions. Layers in, nothing global.
  */
-import { Clock, Data, Effect, Either, Exit, Mailbox, type Scope, type Stream } from "effect"
+import { Clock, Data, Effect, Either, Exit, Mailbox, type Scope, type Stream, Tracer } from "effect"
 import type { SessionSpec } from "../domain/Manifests.js"
 import {
   type Endpoint,
@@ -105,6 +105,90 @@ export const toSessionEvent = (event: RouteHealthEvent): SessionEvent =>
       ...(event.state === "unprogrammed" ? { reason: event.reason, code: event.code } : {})
     }
 
+/** A published session whose hosts are not followed yet: `follow` reports its events, `published` first. */
+interface Publication {
+  readonly layer: RoutingMode
+  readonly routes: ReadonlyArray<PublishedRoute>
+  readonly endpoints: ReadonlyArray<Endpoint>
+  /**
+   * Starts handing the session's events to `report`, which answers whether each was
+   * heard (false once its reader is gone): makes the follow-ups and reports `published`
+   * in the scope, at once, so that a session left right away still has its publish
+   * recorded. What it returns follows the hosts, and completes when every one is terminal.
+   */
+  readonly follow: (
+    report: (event: SessionEvent) => Effect.Effect<boolean>
+  ) => Effect.Effect<Effect.Effect<void, never, SessionRouter>, never, Scope.Scope>
+}
+
+/**
+ * Validates and publishes the session, inside its span: what `publishSession` and
+ * `reportSession` share. Its hosts are tracked from here (in the caller's scope, so
+ * they stay in the gauge until it closes: a settled session is still published).
+ */
+const publication = (
+  spec: SessionSpec
+): Effect.Effect<Publication, PublishError | InvalidSession, SessionRouter | RouterConfig | Scope.Scope> =>
+  Effect.gen(function*() {
+    const router = yield* SessionRouter
+    const config = yield* RouterConfig
+    // The publish's span when traced; `Effect.annotateCurrentSpan` would fail (and
+    // recover) twice per session to find there is none.
+    const span = yield* Effect.serviceOption(Tracer.ParentSpan)
+    const annotate = (key: string, value: unknown) => {
+      if (span._tag === "Some" && span.value._tag === "Span") span.value.attribute(key, value)
+    }
+    annotate(SpanAttribute.mode, router.layer)
+    annotate(SpanAttribute.namespace, config.sessionNamespace)
+    yield* validateSpec(spec, config.baseDomain)
+    const publishedAt = yield* Clock.currentTimeMillis
+    const routes = yield* timedPublish(router.layer, router.publish(spec))
+    annotate(SpanAttribute.hostCount, routes.length)
+    const endpoints = endpointsFor({
+      baseDomain: config.baseDomain,
+      sessionId: spec.sessionId,
+      ports: spec.ports,
+      publishesRoutes: router.layer !== "none"
+    })
+    const published: SessionEvent = { type: "published", layer: router.layer, routes, endpoints }
+    // Inside the publish span, so each host's span is its child.
+    const tracker = yield* trackHosts({
+      mode: router.layer,
+      sessionId: spec.sessionId,
+      publish: { routes, publishedAt }
+    })
+    // What follows the publish stays under its span, wherever it runs.
+    const underSpan = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+      span._tag === "Some" ? Effect.withParentSpan(effect, span.value) : effect
+    const follow = (report: (event: SessionEvent) => Effect.Effect<boolean>) =>
+      Effect.gen(function*() {
+        // Each event is tracked, handed to the runner, then followed up (an Event, a probe).
+        const followUps = yield* makeFollowUps(spec, report)
+        const emit = (event: SessionEvent) =>
+          Effect.zipRight(report(event), followUps === undefined ? Effect.void : followUps.onEvent(event))
+        yield* emit(published)
+        return reportRouteHealth({
+          sessionId: spec.sessionId,
+          routes,
+          timeoutMs: config.routeReadyTimeoutMs,
+          intervalMs: config.routePollIntervalMs
+        }, (health) => {
+          const event = toSessionEvent(health)
+          return Effect.zipRight(tracker.observe(event), emit(event))
+        }).pipe(
+          withStatusSource,
+          Effect.zipRight(followUps === undefined ? Effect.void : followUps.done),
+          underSpan
+        )
+      }).pipe(underSpan)
+    return { layer: router.layer, routes, endpoints, follow }
+  }).pipe(
+    withSpanWhenTraced(SpanName.publish, () => ({
+      captureStackTrace: false,
+      attributes: { [SpanAttribute.sessionId]: spec.sessionId, [SpanAttribute.portCount]: spec.ports.length }
+    }))
+  )
+
 /**
  * Publishes the session through `SessionRouter` and starts watching its routes in
  * the current scope. The watch starts at once, whether or not `events` is read.
@@ -116,58 +200,66 @@ export const publishSession = (
   spec: SessionSpec
 ): Effect.Effect<PublishedSession, PublishError | InvalidSession, SessionRouter | RouterConfig | Scope.Scope> =>
   Effect.gen(function*() {
-    const router = yield* SessionRouter
-    const config = yield* RouterConfig
-    yield* Effect.annotateCurrentSpan({
-      [SpanAttribute.mode]: router.layer,
-      [SpanAttribute.namespace]: config.sessionNamespace
-    })
-    yield* validateSpec(spec, config.baseDomain)
-    const publishedAt = yield* Clock.currentTimeMillis
-    const routes = yield* timedPublish(router.layer, router.publish(spec))
-    yield* Effect.annotateCurrentSpan(SpanAttribute.hostCount, routes.length)
-    const endpoints = endpointsFor({
-      baseDomain: config.baseDomain,
-      sessionId: spec.sessionId,
-      ports: spec.ports,
-      publishesRoutes: router.layer !== "none"
-    })
-    const published: SessionEvent = { type: "published", layer: router.layer, routes, endpoints }
-    // Inside the publish span, so each host's span is its child; in the caller's scope, so
-    // the hosts stay in the gauge until it closes (a settled session is still published).
-    const tracker = yield* trackHosts({
-      mode: router.layer,
-      sessionId: spec.sessionId,
-      publish: { routes, publishedAt }
-    })
-    // One mailbox and one fiber per session: route health reports on the fiber, and each
-    // event is tracked, handed to the runner, then followed up (an Event, a probe).
+    const { endpoints, follow, layer, routes } = yield* publication(spec)
+    // One mailbox and one fiber per session: the events wait in the mailbox for the stream.
     const out = yield* Mailbox.make<SessionEvent>()
-    const followUps = yield* makeFollowUps(spec, (event) => out.offer(event))
-    const emit = (event: SessionEvent) =>
-      Effect.zipRight(out.offer(event), followUps === undefined ? Effect.void : followUps.onEvent(event))
-    yield* emit(published)
-    yield* reportRouteHealth({
-      sessionId: spec.sessionId,
-      routes,
-      timeoutMs: config.routeReadyTimeoutMs,
-      intervalMs: config.routePollIntervalMs
-    }, (health) => {
-      const event = toSessionEvent(health)
-      return Effect.zipRight(tracker.observe(event), emit(event))
-    }).pipe(
-      withStatusSource,
-      Effect.zipRight(followUps === undefined ? Effect.void : followUps.done),
+    const watch = yield* follow((event) => out.offer(event))
+    yield* watch.pipe(
       Effect.onExit((exit) => out.done(Exit.asVoid(exit))),
       Effect.forkScoped
     )
-    return { layer: router.layer, routes, endpoints, events: Mailbox.toStream(out) }
-  }).pipe(
-    withSpanWhenTraced(SpanName.publish, () => ({
-      captureStackTrace: false,
-      attributes: { [SpanAttribute.sessionId]: spec.sessionId, [SpanAttribute.portCount]: spec.ports.length }
-    }))
-  )
+    return { layer, routes, endpoints, events: Mailbox.toStream(out) }
+  })
+
+/**
+ * Publishes the session as `publishSession` does, then follows its hosts on the
+ * caller's fiber: each event of `events` goes to `report` as it happens (`published`
+ * first, with the endpoints; one at a time, in the stream's order), and the effect
+ * completes when every host is terminal. A publish that fails fails it before any
+ * event.
+ *
+ * The lean form for a runner that follows hundreds of sessions at once: no mailbox,
+ * no stream and no fiber of its own per session. Fork it to go on while the hosts
+ * settle; closing the scope stops the watch.
+ *
+ * @since 0.1.0
+ * @category programs
+ */
+export const reportSession = (
+  spec: SessionSpec,
+  report: (event: SessionEvent) => Effect.Effect<void>
+): Effect.Effect<void, PublishError | InvalidSession, SessionRouter | RouterConfig | Scope.Scope> =>
+  Effect.gen(function*() {
+    const session = yield* publication(spec)
+    // Follow-ups (an Event's failure, a probe's result) arrive on fibers of their own,
+    // yet `report` sees one event at a time: one that comes while another is being
+    // reported waits in `queued`, and the fiber reporting hands it over next. None is
+    // reported once the session's report is over.
+    let open = true
+    let reporting = false
+    const queued: Array<SessionEvent> = []
+    const handOver: Effect.Effect<void> = Effect.suspend(() => {
+      const next = queued.shift()
+      if (next !== undefined && open) return Effect.zipRight(report(next), handOver)
+      reporting = false
+      return Effect.void
+    })
+    const heard = (event: SessionEvent): Effect.Effect<boolean> =>
+      Effect.suspend(() => {
+        if (!open) return Effect.succeed(false)
+        if (reporting) {
+          queued.push(event)
+          return Effect.succeed(true)
+        }
+        reporting = true
+        return Effect.zipRight(report(event), handOver).pipe(
+          // An interrupted report leaves the turn to the next event, which hands over the rest.
+          Effect.onInterrupt(() => Effect.sync(() => (reporting = false))),
+          Effect.as(true)
+        )
+      })
+    yield* Effect.flatten(session.follow(heard)).pipe(Effect.ensuring(Effect.sync(() => (open = false))))
+  })
 
 /**
  * One read of every host the cluster holds for the session: one `route` event per

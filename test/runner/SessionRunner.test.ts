@@ -9,7 +9,14 @@ import { Chunk, Duration, Effect, Either, Exit, Fiber, Layer, Option, Scope, Str
 import { HttpRouteResource, IngressResource } from "../../src/domain/Resources.js"
 import type { PortMapping } from "../../src/domain/Session.js"
 import { SessionRouter } from "../../src/layers/SessionRouter.js"
-import { publishSession, type SessionEvent, sessionStatus, unpublishSession } from "../../src/runner/SessionRunner.js"
+import {
+  publishSession,
+  reportSession,
+  type SessionEvent,
+  sessionStatus,
+  unpublishSession
+} from "../../src/runner/SessionRunner.js"
+import { EventRecorder, type EventProblemSink } from "../../src/services/EventRecorder.js"
 import type { RouterConfig } from "../../src/services/RouterConfig.js"
 import { SessionRouter as SessionRouterTag } from "../../src/services/SessionRouter.js"
 import { localGatewayClassUnaccepted } from "../support/Causes.js"
@@ -209,6 +216,96 @@ describe("publishSession", () => {
           yield* Scope.close(scope, Exit.void)
           yield* TestClock.adjust(Duration.seconds(2))
           expect(yield* reads).toBe(before)
+        })
+    ))
+})
+
+/** `reportSession` forked, its events kept in order, virtual time advanced past every deadline. */
+const reportAll = (
+  session: typeof spec,
+  report: (event: SessionEvent) => Effect.Effect<void> = () => Effect.void
+) =>
+  Effect.gen(function*() {
+    const events: Array<SessionEvent> = []
+    const fiber = yield* Effect.fork(
+      reportSession(session, (event) => Effect.zipRight(Effect.sync(() => events.push(event)), report(event)))
+    )
+    yield* TestClock.adjust(Duration.seconds(10))
+    const exit = yield* Fiber.await(fiber)
+    return { exit, events }
+  })
+
+describe("reportSession", () => {
+  it.scoped("hands the stream's events to a callback, published first, and completes when every host is terminal", () =>
+    withRunner(
+      SessionRouter.layerIngress,
+      { ingress: { delay: Duration.millis(700) } },
+      {},
+      () =>
+        Effect.gen(function*() {
+          const { events, exit } = yield* reportAll(spec)
+          expect(Exit.isSuccess(exit)).toBe(true)
+          expect(events.map((event) => event.type === "route" ? `${event.port} ${event.state}` : event.type))
+            .toEqual(["published", "8080 pending", "9090 pending", expect.any(String), expect.any(String)])
+          expect(events[0]).toMatchObject({ type: "published", layer: "ingress", routes: [{ port: 8080 }, { port: 9090 }] })
+          expect(new Set(events.slice(3))).toEqual(
+            new Set([
+              { type: "route", port: 8080, host: host(8080), state: "programmed" },
+              { type: "route", port: 9090, host: host(9090), state: "programmed" }
+            ])
+          )
+        })
+    ))
+
+  it.scoped("fails a refused session before reporting anything", () =>
+    withRunner(SessionRouter.layerIngress, {}, {}, () =>
+      Effect.gen(function*() {
+        const { events, exit } = yield* reportAll({ ...spec, sessionId: "Not_A_Label" })
+        expect(Exit.isFailure(exit) && Exit.causeOption(exit).pipe(Option.map(String), Option.getOrElse(() => "")))
+          .toContain("Not_A_Label")
+        expect(events).toEqual([])
+      })))
+
+  it.scoped("reports one event at a time, follow-ups from other fibers included, and none once it completed", () =>
+    withRunner(
+      SessionRouter.layerIngress,
+      { ingress: { delay: Duration.millis(700) } },
+      {},
+      () =>
+        Effect.gen(function*() {
+          // Every Event "fails", and says so from a fiber of its own, while the route
+          // events are still being reported.
+          let sink: EventProblemSink | undefined
+          const refusing = Layer.succeed(
+            EventRecorder,
+            EventRecorder.of({
+              record: (_, problems) => {
+                sink = problems
+                return problems === undefined ? Effect.void : Effect.asVoid(Effect.forkDaemon(problems("forbidden")))
+              },
+              flush: Effect.void
+            })
+          )
+          let inside = 0
+          let most = 0
+          const slow = (event: SessionEvent) =>
+            Effect.acquireUseRelease(
+              Effect.sync(() => (most = Math.max(most, ++inside))),
+              () => event.type === "route" ? Effect.sleep(Duration.millis(100)) : Effect.void,
+              () => Effect.sync(() => inside--)
+            )
+          const { events, exit } = yield* reportAll(spec, slow).pipe(Effect.provide(refusing))
+          expect(Exit.isSuccess(exit)).toBe(true)
+          expect(most).toBe(1)
+          const types = events.map((event) => event.type === "route" ? event.state : event.type)
+          expect(types.slice(0, 3)).toEqual(["published", "pending", "pending"])
+          expect(types.filter((type) => type === "programmed")).toHaveLength(2)
+          expect(types.filter((type) => type === "event-error")).not.toHaveLength(0)
+          // The session's report is over: a late problem is not heard, and not reported.
+          const count = events.length
+          expect(sink).toBeDefined()
+          expect(yield* sink!("late")).toBe(false)
+          expect(events).toHaveLength(count)
         })
     ))
 })
