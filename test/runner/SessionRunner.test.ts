@@ -16,7 +16,7 @@ import {
   sessionStatus,
   unpublishSession
 } from "../../src/runner/SessionRunner.js"
-import { EventRecorder, type EventProblemSink } from "../../src/services/EventRecorder.js"
+import { type EventProblemSink, EventRecorder } from "../../src/services/EventRecorder.js"
 import type { RouterConfig } from "../../src/services/RouterConfig.js"
 import { SessionRouter as SessionRouterTag } from "../../src/services/SessionRouter.js"
 import { localGatewayClassUnaccepted } from "../support/Causes.js"
@@ -247,7 +247,11 @@ describe("reportSession", () => {
           expect(Exit.isSuccess(exit)).toBe(true)
           expect(events.map((event) => event.type === "route" ? `${event.port} ${event.state}` : event.type))
             .toEqual(["published", "8080 pending", "9090 pending", expect.any(String), expect.any(String)])
-          expect(events[0]).toMatchObject({ type: "published", layer: "ingress", routes: [{ port: 8080 }, { port: 9090 }] })
+          expect(events[0]).toMatchObject({
+            type: "published",
+            layer: "ingress",
+            routes: [{ port: 8080 }, { port: 9090 }]
+          })
           expect(new Set(events.slice(3))).toEqual(
             new Set([
               { type: "route", port: 8080, host: host(8080), state: "programmed" },
