@@ -201,14 +201,15 @@ export const runScaleScenario = (installed: InstalledScripts, scenario: ScaleSce
   )
 
 /** The runner's diagnostic runs beside the scenarios (bench/scaleRunner.ts). */
-type RunnerMode = "floor" | "publish-only" | "pending"
+type RunnerMode = "floor" | "publish-only" | "pending" | "stream"
 
 /**
  * A diagnostic run at `sessions` in a runner process of its own, against a fresh
  * cluster: `floor`, the same publishes over bare node:http (bench/barePublish.ts), what
  * any publish costs here; `publish-only`, through `SessionRouter.publish` alone;
  * `pending`, the heap sessions hold while no status is written (controllers that wait
- * longer than the run).
+ * longer than the run); `stream`, the Events-on run with each session's events read from
+ * `publishSession`'s stream instead of handed to `reportSession`'s callback.
  */
 const diagnostic = <A>(
   installed: InstalledScripts,
@@ -429,13 +430,25 @@ export const scale: Effect.Effect<boolean> = Effect.gen(function*() {
             (sessions / (alone.wallMs / 1_000)).toFixed(0)
           } sessions/s, garbage collection ${(alone.gc.ms / sessions).toFixed(2)} ms per session`
     )
+    const streamed = yield* diagnostic<RunnerResult>(installed, sessions, "stream")
+    console.log(
+      typeof streamed === "string"
+        ? `info ${sizeOf(sessions)} read as streams: the run failed: ${streamed}`
+        : `info ${sizeOf(sessions)} read as streams (diagnostic): the Events-on run with each session's events ` +
+          `read from publishSession's stream: ${(streamed.publishCpuMs / sessions).toFixed(2)} ms of CPU per ` +
+          `session, ${(sessions / (streamed.publishWallMs / 1_000)).toFixed(0)} sessions/s, ${
+            (streamed.runCpuMs / streamed.routes).toFixed(2)
+          } ms per route, peak RSS ${(streamed.peakRssKiB / 1024).toFixed(0)} MiB${
+            streamed.publishFailed > 0 || streamed.timedOut ? "; incomplete (failed publishes or unsettled hosts)" : ""
+          }`
+    )
     const held = yield* diagnostic<PendingHeld>(installed, sessions, "pending")
     console.log(
       typeof held === "string"
         ? `info ${sizeOf(sessions)} pending: the run failed: ${held}`
         : `info ${sizeOf(sessions)} pending (diagnostic): while its hosts wait for status, a session holds ${
           held.heldKiB.toFixed(1)
-        } KiB of heap (published, followed, its events read; after a full collection)${
+        } KiB of heap (published, followed, its events reported; after a full collection)${
           held.publishFailed > 0 ? `; ${held.publishFailed} publishes failed` : ""
         }`
     )

@@ -3,14 +3,24 @@
  * peak RSS and heap are its own. It is built into a project that installed the packed
  * packages (bench/installed.ts) and run there by plain Node: `argv[2]` sessions of three
  * ports published at once through the README's composition, configured by the
- * environment alone, each session's events read to their end. Prints what it measured
- * as one JSON line, `{"scale": RunnerResult}`.
+ * environment alone, each session's events reported to their end through
+ * `reportSession` (the form the README gives runners at scale; `stream` as argv[4]: read
+ * from `publishSession`'s stream instead). Prints what it measured as one JSON line,
+ * `{"scale": RunnerResult}`.
  */
 import { NodeRuntime } from "@effect/platform-node"
 import * as k8s from "@kubernetes/client-node"
 import { Deferred, Effect, Layer, Metric, MetricState, Option, Stream } from "effect"
 // The package as a runner installs it: the packed build, from the project's node_modules.
-import { KubeClientLive, publishSession, RouterConfig, RouterConfigLive, SessionRouter } from "session-routing"
+import {
+  KubeClientLive,
+  publishSession,
+  reportSession,
+  RouterConfig,
+  RouterConfigLive,
+  type SessionEvent,
+  SessionRouter
+} from "session-routing"
 import { barePublish, type BarePublished } from "./barePublish.js"
 import { countGcPauses, gc, type GcPauses, mainThreadCpuMs } from "./processStats.js"
 
@@ -97,7 +107,7 @@ const RoutingLive = SessionRouter.layerConfig.pipe(
   Layer.provideMerge(RouterConfigLive.layer)
 )
 
-const run = (sessions: number, settleTimeoutMs: number) =>
+const run = (sessions: number, settleTimeoutMs: number, reading: "report" | "stream") =>
   Effect.scoped(
     Effect.gen(function*() {
       const verdicts: Array<readonly [string, number, 0 | 1]> = []
@@ -110,30 +120,35 @@ const run = (sessions: number, settleTimeoutMs: number) =>
       const cpuStart = process.cpuUsage()
       const mainStart = mainThreadCpuMs()
       const publishStart = Date.now()
+      const verdict = (sessionId: string) => (event: SessionEvent) =>
+        event.type === "route" && event.state !== "pending"
+          ? Effect.sync(() => verdicts.push([sessionId, Date.now(), event.state === "programmed" ? 1 : 0]))
+          : Effect.void
+      // The publish phase ends with the last publish to return, failed or not.
+      const returnedOne = Effect.sync(() => {
+        if (++returned === sessions) {
+          publishEnd = { at: Date.now(), cpu: process.cpuUsage(cpuStart), gc: gcDuringPublish() }
+        }
+      })
+      const failed = (error: { readonly message: string }) => Effect.sync(() => publishErrors.push(error.message))
       const everySession = Effect.forEach(
         Array.from({ length: sessions }, (_, i) => specOf(i)),
         (spec) =>
-          publishSession(spec).pipe(
-            Effect.either,
-            Effect.tap(() =>
-              Effect.sync(() => {
-                // The publish phase ends with the last publish to return, failed or not.
-                if (++returned === sessions) {
-                  publishEnd = { at: Date.now(), cpu: process.cpuUsage(cpuStart), gc: gcDuringPublish() }
-                }
-              })
+          reading === "report"
+            // The first event is `published`: the publish has returned.
+            ? reportSession(spec, (event) => event.type === "published" ? returnedOne : verdict(spec.sessionId)(event))
+              .pipe(
+                Effect.catchAll((error) => Effect.zipRight(returnedOne, failed(error)))
+              )
+            : publishSession(spec).pipe(
+              Effect.either,
+              Effect.tap(() => returnedOne),
+              Effect.flatMap((published) =>
+                published._tag === "Left"
+                  ? failed(published.left)
+                  : Stream.runForEach(published.right.events, verdict(spec.sessionId))
+              )
             ),
-            Effect.flatMap((published) =>
-              published._tag === "Left"
-                ? Effect.sync(() => publishErrors.push(published.left.message))
-                : Stream.runForEach(published.right.events, (event) =>
-                  event.type === "route" && event.state !== "pending"
-                    ? Effect.sync(() =>
-                      verdicts.push([spec.sessionId, Date.now(), event.state === "programmed" ? 1 : 0])
-                    )
-                    : Effect.void)
-            )
-          ),
         { concurrency: "unbounded", discard: true }
       )
       const settled = yield* everySession.pipe(Effect.timeout(settleTimeoutMs), Effect.option)
@@ -219,7 +234,7 @@ export interface PendingHeld {
 
 /**
  * `pending` as argv[4]: the same sessions published and followed as in the run, each
- * one's events read, against controllers that write no status while it lasts: the heap
+ * one's events reported, against controllers that write no status while it lasts: the heap
  * a session holds while its hosts are pending, after a full collection. What a burst
  * keeps alive (and its collector copies) between publish and verdict.
  */
@@ -231,20 +246,14 @@ const pending = (sessions: number) =>
       let returned = 0
       let publishFailed = 0
       const published = yield* Deferred.make<void>()
+      const returnedOne = Effect.suspend(() =>
+        ++returned === sessions ? Deferred.succeed(published, undefined) : Effect.void
+      )
       yield* Effect.forEach(
         Array.from({ length: sessions }, (_, i) => specOf(i)),
         (spec) =>
-          publishSession(spec).pipe(
-            Effect.either,
-            Effect.tap((outcome) =>
-              Effect.suspend(() => {
-                if (outcome._tag === "Left") publishFailed++
-                return ++returned === sessions ? Deferred.succeed(published, undefined) : Effect.void
-              })
-            ),
-            Effect.flatMap((outcome) =>
-              outcome._tag === "Left" ? Effect.void : Stream.runForEach(outcome.right.events, () => Effect.void)
-            )
+          reportSession(spec, (event) => event.type === "published" ? returnedOne : Effect.void).pipe(
+            Effect.catchAll(() => Effect.zipRight(returnedOne, Effect.sync(() => publishFailed++)))
           ),
         { concurrency: "unbounded", discard: true }
       ).pipe(Effect.forkScoped)
@@ -268,7 +277,7 @@ NodeRuntime.runMain(
     ? publishOnly(Number(process.argv[2]))
     : mode === "pending"
     ? pending(Number(process.argv[2]))
-    : run(Number(process.argv[2]), Number(process.argv[3])))
+    : run(Number(process.argv[2]), Number(process.argv[3]), mode === "stream" ? "stream" : "report"))
     .pipe(
       Effect.ensuring(Effect.sync(() => process.stdin.destroy()))
     )
