@@ -136,6 +136,7 @@ const expected: Record<string, ReadonlyArray<string>> = {
     "rbacObjectName",
     "reportOf",
     "reportRouteHealth",
+    "reportSession",
     "routesCondition",
     "runController",
     "sessionObjectName",
