@@ -252,8 +252,9 @@ export const makeFollowUps = (
         ? Effect.void
         : event.type === "published"
         ? hold(event, recorder.value)
-        : event.type === "route" && event.state !== "pending"
-        ? settle(event)
+        : event.type === "route"
+        // A pending host is not news.
+        ? event.state === "pending" ? Effect.void : settle(event)
         : write(occurrenceFor(session, namespace, event))
 
     const check = (route: PublishedRoute): Effect.Effect<ReadonlyArray<FollowUpEvent>> =>
@@ -274,12 +275,9 @@ export const makeFollowUps = (
       ]))
 
     const onEvent = (event: FollowedEvent | FollowUpEvent) =>
-      Effect.zipRight(
-        record(event),
-        probing && event.type === "route" && event.state === "programmed"
-          ? follow(check({ host: event.host, port: event.port }))
-          : Effect.void
-      )
+      probing && event.type === "route" && event.state === "programmed"
+        ? Effect.zipRight(record(event), follow(check({ host: event.host, port: event.port })))
+        : record(event)
 
     // One join at a time: `Fiber.joinAll` builds a composite fiber even for none.
     return { onEvent, done: Effect.suspend(() => Effect.forEach(running, Fiber.join, { discard: true })) }
