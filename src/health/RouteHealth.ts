@@ -195,13 +195,14 @@ const followChanges = (
 ): Effect.Effect<ReadonlyArray<Host>> =>
   Effect.gen(function*() {
     while (true) {
+      // One instant for the pass: what the cache holds is answered at once.
+      const now = yield* Clock.currentTimeMillis
       for (const host of hosts) {
         if (host.settled || watch.source.changes === undefined) continue
         if (feed.seqOf(watch.sessionId, host.route) <= host.seen) continue
         // Newer than what the host saw: answered at once, from the cache.
         const { observation, seq } = yield* watch.source.next(watch.sessionId, host.route, host.seen)
         host.seen = seq
-        const now = yield* Clock.currentTimeMillis
         const taken = absorb(host.route, host.evidence, observation, now)
         host.evidence = taken.evidence
         if (taken.readError !== undefined) yield* watch.reportReadError(taken.readError)
@@ -212,7 +213,7 @@ const followChanges = (
       }
       const open = hosts.filter((host) => !host.settled)
       if (open.length === 0 || watch.source.changes === undefined) return open
-      if ((yield* Clock.currentTimeMillis) >= watch.deadline) {
+      if (now >= watch.deadline) {
         // A host whose watch never answered was, in effect, a read the deadline cut short.
         for (const host of open) yield* emit(yield* atDeadline(watch, host.route, host.evidence))
         return []

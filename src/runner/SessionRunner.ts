@@ -234,7 +234,9 @@ export const reportSession = (
     // Follow-ups (an Event's failure, a probe's result) arrive on fibers of their own,
     // yet `report` sees one event at a time: one that comes while another is being
     // reported waits in `queued`, and the fiber reporting hands it over next. None is
-    // reported once the session's report is over.
+    // reported once the session's report is over. A report is cut short only with the
+    // session: this fiber interrupted, or the scope closed, which ends the follow-ups'
+    // fibers and this report alike.
     let open = true
     let reporting = false
     const queued: Array<SessionEvent> = []
@@ -252,11 +254,7 @@ export const reportSession = (
           return Effect.succeed(true)
         }
         reporting = true
-        return Effect.zipRight(report(event), handOver).pipe(
-          // An interrupted report leaves the turn to the next event, which hands over the rest.
-          Effect.onInterrupt(() => Effect.sync(() => (reporting = false))),
-          Effect.as(true)
-        )
+        return Effect.as(Effect.zipRight(report(event), handOver), true)
       })
     yield* Effect.flatten(session.follow(heard)).pipe(Effect.ensuring(Effect.sync(() => (open = false))))
   })
