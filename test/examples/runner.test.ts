@@ -1,31 +1,18 @@
 import { describe, expect, it } from "@effect/vitest"
-import { SessionCluster } from "@session-routing/local-cluster"
-import { ConfigProvider, Duration, Effect } from "effect"
-import { mkdtemp, readFile, rm } from "node:fs/promises"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { Effect } from "effect"
+import { readFile } from "node:fs/promises"
 import { main } from "../../examples/runner.js"
+import { runnerEnvironment } from "../support/RunnerEnvironment.js"
 
 describe("the README's runner example", () => {
   it.live("publishes through the live client and streams the session's events to the end", () =>
     Effect.scoped(
       Effect.gen(function*() {
-        const sc = yield* SessionCluster.make({ ingress: { delay: Duration.millis(50) }, dataPlane: false })
-        const dir = yield* Effect.acquireRelease(
-          Effect.promise(() => mkdtemp(join(tmpdir(), "session-routing-example-"))),
-          (path) => Effect.promise(() => rm(path, { recursive: true, force: true }))
-        )
-        const kubeconfig = join(dir, "kubeconfig")
-        yield* sc.cluster.writeKubeconfig(kubeconfig)
-        // The runner's environment: KUBECONFIG for the client, the rest for RouterConfig.
-        const env = new Map([
-          ["KUBECONFIG", kubeconfig],
-          ["SESSION_ROUTING_BASE_DOMAIN", sc.baseDomain],
-          ["SESSION_INGRESS_CLASS", sc.ingressClassName],
-          ["SESSION_ROUTE_POLL_INTERVAL_MS", "20"],
-          ["SESSION_ROUTE_READY_TIMEOUT_MS", "5000"]
-        ])
-        const events = yield* main.pipe(Effect.withConfigProvider(ConfigProvider.fromMap(env, { pathDelim: "_" })))
+        const { config, sc } = yield* runnerEnvironment({
+          SESSION_ROUTE_POLL_INTERVAL_MS: "20",
+          SESSION_ROUTE_READY_TIMEOUT_MS: "5000"
+        })
+        const events = yield* main.pipe(Effect.withConfigProvider(config))
         const host = `8080-hzyayvabgyvz.${sc.baseDomain}`
         expect(events).toEqual([
           {
