@@ -106,10 +106,7 @@ export const toSessionEvent = (event: RouteHealthEvent): SessionEvent =>
     }
 
 /** A published session whose hosts are not followed yet: `follow` reports its events, `published` first. */
-interface Publication {
-  readonly layer: RoutingMode
-  readonly routes: ReadonlyArray<PublishedRoute>
-  readonly endpoints: ReadonlyArray<Endpoint>
+interface Publication extends Omit<PublishedSession, "events"> {
   /**
    * Starts handing the session's events to `report`, which answers whether each was
    * heard (false once its reader is gone): makes the follow-ups and reports `published`
