@@ -242,7 +242,7 @@ const routeAll = (
               return Effect.zipRight(forget(uid), writer.forget(uid))
             }
             seen.set(uid, event.object)
-            return reconcile(event.object)
+            return Effect.zipRight(writer.observe(event.object), reconcile(event.object))
           })
         ),
         Effect.tapError((error: KubeError) =>

@@ -248,6 +248,33 @@ describe("controller mode over HTTP", () => {
       yield* eventually(readPod(sc.cluster, sc.namespace, "eps-pod"), (p) => conditionOf(p)?.status === "True")
     }), { timeout: 30_000 })
 
+  it.scopedLive("puts its condition back when another writer overwrites it", () =>
+    Effect.gen(function*() {
+      const { sc } = yield* withController()
+      yield* create(sc.cluster, sc.namespace, sessionPod("theta-pod", "theta", { ports: [8080] }))
+      const routed = yield* eventually(
+        readPod(sc.cluster, sc.namespace, "theta-pod"),
+        (p) => conditionOf(p)?.status === "True"
+      )
+      // What a request of a replica gone since, landing late, would leave.
+      const stale: PodCondition = {
+        type: ROUTES_CONDITION,
+        status: "Unknown",
+        reason: "RoutesPending",
+        message: "0 of 1 hosts programmed"
+      }
+      const others = routed.status?.conditions?.filter((c) => c.type !== ROUTES_CONDITION) ?? []
+      yield* Effect.orDie(sc.cluster.store.replaceStatus(PodResource, sc.namespace, "theta-pod", {
+        ...routed,
+        status: { ...routed.status, conditions: [...others, stale] }
+      }))
+      const back = yield* eventually(
+        readPod(sc.cluster, sc.namespace, "theta-pod"),
+        (p) => conditionOf(p)?.status === "True"
+      )
+      expect(conditionOf(back)).toEqual(conditionOf(routed))
+    }), { timeout: 30_000 })
+
   it.scopedLive("stops routing a deleted Pod, whose objects the cluster collects", () =>
     Effect.gen(function*() {
       const { sc } = yield* withController({ gc: true })

@@ -4,9 +4,11 @@
  * endpoints annotation. The last word wins: a write still being retried is dropped
  * for a newer one, and nothing is written when the Pod already says it (after a
  * restart, or when only the words of a host changed back). A write that fails is
- * retried until it lands or is superseded, and said.
+ * retried until it lands or is superseded, and said. A request already sent is let
+ * finish before the next one to the same Pod goes: the server applies a request whose
+ * caller gave up, so an older word cut off on the wire could land after the newer.
  */
-import { Clock, Effect, FiberMap, Schedule, type Scope } from "effect"
+import { Clock, Effect, Fiber, FiberMap, Option, Schedule, type Scope } from "effect"
 import { formatTime } from "../../domain/KubeEvents.js"
 import { LABEL_SESSION_ID } from "../../domain/Manifests.js"
 import type { Pod, PodCondition } from "../../domain/Objects.js"
@@ -41,14 +43,73 @@ export interface ConditionWriter {
    * endpoints annotation, unless it already carries both.
    */
   readonly annotate: (pod: Pod, sessionId: string, endpoints: ReadonlyArray<Endpoint>) => Effect.Effect<void>
+  /**
+   * Hears the Pod as the watch saw it. When it says other than its last word while no
+   * write of ours is under way, and the change is not the echo of one of our writes,
+   * someone else wrote it (or a request of a replica gone since landed late), and the
+   * word is written again.
+   */
+  readonly observe: (pod: Pod) => Effect.Effect<void>
   /** Drops what is remembered of a Pod that is gone, and any write still pending for it. */
   readonly forget: (uid: string) => Effect.Effect<void>
 }
 
+/** How many of the resource versions our own writes made are remembered per Pod. */
+const ECHOES = 4
+
 /** A failed write is tried again soon, then less often; a newer word replaces it. */
 const RETRY = Schedule.exponential("500 millis").pipe(Schedule.either(Schedule.spaced("30 seconds")))
 
-const sameWords = (a: Pick<PodCondition, "status" | "reason" | "message">, b: RoutesCondition): boolean =>
+/** One kind of write to each Pod: one at a time, the newest last. */
+interface PodWriteLine {
+  /**
+   * Runs `write` for the Pod `uid` in place of its write still waiting (for a retry, or
+   * its turn), once that one's request on the wire, if any, has its answer.
+   */
+  readonly run: (uid: string, write: Effect.Effect<void>) => Effect.Effect<void>
+  /** One request of a write: stopping the write while it is out waits for its answer. */
+  readonly sent: <A, E>(request: Effect.Effect<A, E>) => Effect.Effect<A, E>
+  /** Stops the Pod's write without waiting for the answer to a request on the wire. */
+  readonly drop: (uid: string) => Effect.Effect<void>
+  /** Whether a write to the Pod is under way. */
+  readonly busy: (uid: string) => boolean
+}
+
+const makeWriteLine: Effect.Effect<PodWriteLine, never, Scope.Scope> = Effect.gen(function*() {
+  const writes = yield* FiberMap.make<string>()
+  // Made after the map, so closing the scope interrupts the requests first (the client
+  // cancels them) and the writes waiting on them then end.
+  const scope = yield* Effect.scope
+  const current = (uid: string) => Effect.option(FiberMap.get(writes, uid))
+  return {
+    run: (uid, write) =>
+      Effect.flatMap(current(uid), (before) =>
+        FiberMap.run(
+          writes,
+          uid,
+          Option.match(before, {
+            onNone: () => write,
+            // Uninterruptible, so a write replaced while it waits still waits: of a
+            // chain of words, never two are on the wire.
+            onSome: (fiber) => Effect.zipRight(Effect.uninterruptible(Fiber.await(fiber)), write)
+          })
+        )),
+    // On a fiber of its own, so the request keeps the client's time limits (which
+    // interrupt it) while the write waiting for it cannot be interrupted.
+    sent: (request) =>
+      Effect.flatMap(Effect.forkIn(request, scope), (fiber) => Effect.uninterruptible(Fiber.join(fiber))),
+    drop: (uid) =>
+      Effect.flatMap(current(uid), Option.match({ onNone: () => Effect.void, onSome: Fiber.interruptFork })),
+    busy: (uid) => FiberMap.unsafeHas(writes, uid)
+  }
+})
+
+const routesConditionOf = (pod: Pod): PodCondition | undefined =>
+  pod.status?.conditions?.find((c) => c.type === ROUTES_CONDITION)
+
+type Words = Pick<PodCondition, "status" | "reason" | "message">
+
+const sameWords = (a: Words, b: Words): boolean =>
   a.status === b.status && (a.reason ?? "") === (b.reason ?? "") && (a.message ?? "") === (b.message ?? "")
 
 export const makeConditionWriter = (
@@ -56,24 +117,40 @@ export const makeConditionWriter = (
   onReport: ((report: PodReport) => Effect.Effect<void>) | undefined
 ): Effect.Effect<ConditionWriter, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const writes = yield* FiberMap.make<string>()
-    const annotations = yield* FiberMap.make<string>()
-    /** What each Pod was last made to say (or said when first seen). */
+    const writes = yield* makeWriteLine
+    const annotations = yield* makeWriteLine
+    /** What each Pod was last made to say (or already said when first told). */
     const said = new Map<string, PodCondition>()
+    /** What the watch last saw each Pod say, newer than the Pod a report is given. */
+    const heard = new Map<string, PodCondition | undefined>()
+    /** The resource versions the answers to our latest writes carried, per Pod. */
+    const echoes = new Map<string, Array<string>>()
     const annotated = new Map<string, string>()
+
+    const remember = (uid: string, answer: Pod) =>
+      Effect.sync(() => {
+        const version = answer.metadata?.resourceVersion
+        if (version === undefined) return
+        const known = echoes.get(uid) ?? []
+        known.push(version)
+        if (known.length > ECHOES) known.shift()
+        echoes.set(uid, known)
+      })
 
     const write = (pod: Pod, condition: PodCondition) => {
       const namespace = pod.metadata?.namespace ?? ""
       const name = pod.metadata?.name ?? ""
-      return pods.patchStatus(namespace, name, {
+      const uid = pod.metadata?.uid ?? ""
+      return writes.sent(pods.patchStatus(namespace, name, {
         metadata: { uid: pod.metadata?.uid },
         status: { conditions: [condition] }
-      }).pipe(
+      })).pipe(
         Effect.tapError((error) =>
           Effect.logWarning(`could not set ${ROUTES_CONDITION} on Pod ${namespace}/${name}: ${error.reason}`)
         ),
         // A Pod that is gone (or replaced under its name) needs no condition.
         Effect.retry({ schedule: RETRY, while: (error) => error._tag !== "NotFound" && error._tag !== "Conflict" }),
+        Effect.flatMap((answer) => remember(uid, answer)),
         Effect.zipRight(
           onReport === undefined
             ? Effect.void
@@ -87,8 +164,8 @@ export const makeConditionWriter = (
       Effect.gen(function*() {
         const uid = pod.metadata?.uid ?? ""
         const next = routesCondition(routes)
-        const before = said.get(uid) ?? pod.status?.conditions?.find((c) => c.type === ROUTES_CONDITION)
-        if (before !== undefined && sameWords(before, next)) return
+        const before = said.get(uid) ?? (heard.has(uid) ? heard.get(uid) : routesConditionOf(pod))
+        if (before !== undefined && sameWords(before, next)) return void said.set(uid, before)
         const now = formatTime(yield* Clock.currentTimeMillis)
         const condition: PodCondition = {
           ...next,
@@ -97,7 +174,7 @@ export const makeConditionWriter = (
             : now
         }
         said.set(uid, condition)
-        yield* FiberMap.run(writes, uid, write(pod, condition))
+        yield* writes.run(uid, write(pod, condition))
       })
 
     const annotate = (pod: Pod, sessionId: string, endpoints: ReadonlyArray<Endpoint>) =>
@@ -109,31 +186,46 @@ export const makeConditionWriter = (
         annotated.set(uid, text)
         const namespace = pod.metadata?.namespace ?? ""
         const name = pod.metadata?.name ?? ""
-        return FiberMap.run(
-          annotations,
+        return annotations.run(
           uid,
-          pods.patch(namespace, name, {
+          annotations.sent(pods.patch(namespace, name, {
             metadata: {
               uid: pod.metadata?.uid,
               labels: { [LABEL_SESSION_ID]: sessionId },
               annotations: { [ENDPOINTS_ANNOTATION]: text }
             }
-          }).pipe(
+          })).pipe(
             Effect.tapError((error) =>
               Effect.logWarning(`could not set ${ENDPOINTS_ANNOTATION} on Pod ${namespace}/${name}: ${error.reason}`)
             ),
             Effect.retry({ schedule: RETRY, while: (error) => error._tag !== "NotFound" && error._tag !== "Conflict" }),
+            Effect.flatMap((answer) => remember(uid, answer)),
             Effect.ignore
           )
         )
       })
 
+    const observe = (pod: Pod) =>
+      Effect.suspend(() => {
+        const uid = pod.metadata?.uid ?? ""
+        const now = routesConditionOf(pod)
+        heard.set(uid, now)
+        const word = said.get(uid)
+        if (word === undefined || pod.metadata?.deletionTimestamp !== undefined) return Effect.void
+        if (writes.busy(uid) || (now !== undefined && sameWords(now, word))) return Effect.void
+        const version = pod.metadata?.resourceVersion
+        if (version !== undefined && echoes.get(uid)?.includes(version) === true) return Effect.void
+        return writes.run(uid, write(pod, word))
+      })
+
     const forget = (uid: string) =>
       Effect.suspend(() => {
         said.delete(uid)
+        heard.delete(uid)
+        echoes.delete(uid)
         annotated.delete(uid)
-        return Effect.zipRight(FiberMap.remove(writes, uid), FiberMap.remove(annotations, uid))
+        return Effect.zipRight(writes.drop(uid), annotations.drop(uid))
       })
 
-    return { report, annotate, forget }
+    return { report, annotate, observe, forget }
   })
