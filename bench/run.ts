@@ -8,7 +8,7 @@
 import { NodeRuntime } from "@effect/platform-node"
 import * as k8s from "@kubernetes/client-node"
 import { LocalCluster, SessionCluster } from "@session-routing/local-cluster"
-import { Chunk, Clock, Duration, Effect, Fiber, Layer, Stream } from "effect"
+import { Cause, Chunk, Clock, Duration, Effect, Exit, Fiber, Layer, Stream } from "effect"
 import { IngressResource } from "../src/domain/Resources.js"
 import { KubeClientLive } from "../src/layers/KubeClientLive.js"
 import * as RouterConfigLive from "../src/layers/RouterConfigLive.js"
@@ -121,20 +121,24 @@ const program = Effect.scoped(
     const memory = yield* Effect.scoped(
       Effect.gen(function*() {
         const fresh = yield* SessionCluster.make({ ingress: false, gateway: false, dataPlane: false })
-        const router = yield* Effect.provide(
-          SessionRouter,
-          SessionRouter.layerIngress.pipe(
-            Layer.provide(LocalCluster.layerKubeClient(fresh.cluster)),
-            Layer.provide(
-              RouterConfigLive.layerFrom({ sessionNamespace: fresh.namespace, baseDomain: fresh.baseDomain })
-            )
+        const router = SessionRouter.layerIngress.pipe(
+          Layer.provide(LocalCluster.layerKubeClient(fresh.cluster)),
+          Layer.provide(
+            RouterConfigLive.layerFrom({ sessionNamespace: fresh.namespace, baseDomain: fresh.baseDomain })
           )
         )
-        gc()
-        const before = process.memoryUsage().heapUsed
-        for (let i = 0; i < MEMORY_SESSIONS; i++) yield* router.publish(spec(i))
-        gc()
-        return (process.memoryUsage().heapUsed - before) / MEMORY_SESSIONS / 1024
+        // The router is used inside the scope of its layer: released, it could publish nothing.
+        return yield* Effect.provide(
+          Effect.gen(function*() {
+            const { publish } = yield* SessionRouter
+            gc()
+            const before = process.memoryUsage().heapUsed
+            for (let i = 0; i < MEMORY_SESSIONS; i++) yield* publish(spec(i))
+            gc()
+            return (process.memoryUsage().heapUsed - before) / MEMORY_SESSIONS / 1024
+          }),
+          router
+        )
       })
     )
     results.push({ name: "store memory per session (in memory, heap)", value: memory, unit: "KiB", target: 64 })
@@ -216,5 +220,15 @@ Effect.forEach(sections.filter(([name]) => only.length === 0 || only.includes(na
   Effect.map((met) => {
     if (met.includes(false)) process.exitCode = 1
   }),
+  // Stopped by an interruption from within (not a signal), the run measured only part of
+  // what it should: runMain would end it with status 0.
+  Effect.onExit((exit) =>
+    Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause)
+      ? Effect.sync(() => {
+        console.error("the bench was interrupted before every section ran: its targets are not met")
+        process.exitCode = 1
+      })
+      : Effect.void
+  ),
   NodeRuntime.runMain
 )

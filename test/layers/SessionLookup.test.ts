@@ -4,15 +4,19 @@
  * objects only, and neither a failure nor an interruption of one lookup loses another's.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, Exit, Fiber } from "effect"
+import { LocalCluster, SessionCluster } from "@session-routing/local-cluster"
+import { Cause, Deferred, Effect, Exit, Fiber, Layer } from "effect"
 import { LABEL_MANAGED_BY, LABEL_SESSION_ID } from "../../src/domain/Manifests.js"
 import type { HttpRoute } from "../../src/domain/Objects.js"
 import { HttpRouteResource } from "../../src/domain/Resources.js"
 import {
   batchSelector,
   makeSessionLookup,
-  MAX_SESSIONS_PER_LIST
+  MAX_SESSIONS_PER_LIST,
+  RELEASED
 } from "../../src/layers/internal/sessionRouter/SessionLookup.js"
+import * as RouterConfigLive from "../../src/layers/RouterConfigLive.js"
+import { SessionRouter } from "../../src/layers/SessionRouter.js"
 import type { KubeClient } from "../../src/services/KubeClient.js"
 import { Forbidden } from "../../src/services/KubeError.js"
 
@@ -165,12 +169,38 @@ describe("the session lookups of publishes under way at once", () => {
       expect(Exit.isInterrupted(exit)).toBe(true)
     }))
 
-  it.effect("end at once, rather than wait for ever, when asked after the router's scope has closed", () =>
+  it.effect("die at once saying why, rather than wait or read as stopped, when asked after the scope closed", () =>
     Effect.gen(function*() {
       const s = yield* server
       const lookup = yield* Effect.scoped(makeSessionLookup(s.kube, HttpRouteResource, "ns", "runner"))
       const exit = yield* Effect.exit(lookup("a"))
-      expect(Exit.isInterrupted(exit)).toBe(true)
+      expect(Exit.isFailure(exit) && Cause.isDie(exit.cause) && !Cause.isInterrupted(exit.cause)).toBe(true)
+      expect(Exit.isFailure(exit) && Cause.pretty(exit.cause)).toContain(RELEASED)
       expect(s.selectors).toEqual([])
+    }))
+})
+
+describe("a router used after its layer was released", () => {
+  it.effect("dies naming the mistake when asked to publish", () =>
+    Effect.gen(function*() {
+      const exit = yield* Effect.scoped(Effect.gen(function*() {
+        const sc = yield* Effect.orDie(SessionCluster.make({ ingress: false, gateway: false, dataPlane: false }))
+        // The layer is built and released here: only the service comes out.
+        const router = yield* Effect.provide(
+          SessionRouter,
+          SessionRouter.layerIngress.pipe(
+            Layer.provide(LocalCluster.layerKubeClient(sc.cluster)),
+            Layer.provide(RouterConfigLive.layerFrom({ sessionNamespace: sc.namespace, baseDomain: sc.baseDomain }))
+          )
+        )
+        return yield* Effect.exit(router.publish({
+          sessionId: "late",
+          podName: "telo-run-late",
+          podUid: "00000000-0000-4000-8000-000000000001",
+          ports: [{ port: 8080, protocol: "tcp" }]
+        }))
+      }))
+      expect(Exit.isFailure(exit) && Cause.isDie(exit.cause) && !Cause.isInterrupted(exit.cause)).toBe(true)
+      expect(Exit.isFailure(exit) && Cause.pretty(exit.cause)).toContain(RELEASED)
     }))
 })

@@ -17,6 +17,10 @@ import type { KubeError } from "../../../services/KubeError.js"
  */
 export const MAX_SESSIONS_PER_LIST = 32
 
+/** What a publish through a router whose layer was released dies with. */
+export const RELEASED = "this SessionRouter was used after the scope of the layer that built it closed: provide " +
+  "the layer around everything that uses the router (Effect.provide(program, layer)), not only around getting it"
+
 /** The objects of `sessionId` this runner manages, from a list sent after the call. */
 export type SessionLookup<A> = (sessionId: string) => Effect.Effect<ReadonlyArray<A>, KubeError>
 
@@ -50,7 +54,10 @@ const bySession = <A extends WritableObject>(items: ReadonlyArray<A>): ReadonlyM
  * lookup waits on a timer. A lookup waits at most for the list out when it asked and
  * its own, each under the client's time limits (with a router's bounded publishes, at
  * most a few batches are ever queued). The lists run in the scope, so a publish
- * interrupted while it waits leaves the others' list going.
+ * interrupted while it waits leaves the others' list going. Asked once the scope has
+ * closed (a router used outside the scope its layer was built in), a lookup dies saying
+ * so: an interruption would read as a deliberate stop, and a program run by
+ * `NodeRuntime.runMain` would end with status 0 halfway through.
  */
 export const makeSessionLookup = <A extends WritableObject>(
   kube: KubeClient.Service,
@@ -58,7 +65,10 @@ export const makeSessionLookup = <A extends WritableObject>(
   namespace: string,
   managedBy: string
 ): Effect.Effect<SessionLookup<A>, never, Scope.Scope> =>
-  Effect.map(Effect.scope, (scope) => {
+  Effect.gen(function*() {
+    const scope = yield* Effect.scope
+    let released = false
+    yield* Effect.addFinalizer(() => Effect.sync(() => released = true))
     /** The batch still taking sessions, if any. */
     let gathering: Batch<A> | undefined
     /** The batch sent (or to be sent) last: the next one goes after it. */
@@ -97,8 +107,9 @@ export const makeSessionLookup = <A extends WritableObject>(
     const answer = (batch: Batch<A>, sessionId: string) =>
       Effect.map(Deferred.await(batch.found), (found) => found.get(sessionId) ?? [])
 
-    return (sessionId) =>
+    return (sessionId: string) =>
       Effect.suspend(() => {
+        if (released) return Effect.dieMessage(RELEASED)
         const current = gathering
         if (current !== undefined && current.sessionIds.size < MAX_SESSIONS_PER_LIST) {
           current.sessionIds.add(sessionId)
