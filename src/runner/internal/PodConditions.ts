@@ -21,6 +21,7 @@ import {
 } from "../../domain/PodRouting.js"
 import type { Endpoint } from "../../domain/Routes.js"
 import type { PodWrites } from "../../services/KubeClient.js"
+import type { KubeError } from "../../services/KubeError.js"
 
 /**
  * One condition the controller wrote on a Pod.
@@ -137,20 +138,28 @@ export const makeConditionWriter = (
         echoes.set(uid, known)
       })
 
+    /**
+     * One write of `what` on `pod` through `line`, tried until it lands (its answer's
+     * version remembered as ours) or the Pod is gone or replaced under its name, which
+     * then needs nothing of ours; each failure said.
+     */
+    const land = (line: PodWriteLine, pod: Pod, what: string, request: Effect.Effect<Pod, KubeError>) => {
+      const namespace = pod.metadata?.namespace ?? ""
+      const name = pod.metadata?.name ?? ""
+      return line.sent(request).pipe(
+        Effect.tapError((error) =>
+          Effect.logWarning(`could not set ${what} on Pod ${namespace}/${name}: ${error.reason}`)
+        ),
+        Effect.retry({ schedule: RETRY, while: (error) => error._tag !== "NotFound" && error._tag !== "Conflict" }),
+        Effect.flatMap((answer) => remember(pod.metadata?.uid ?? "", answer))
+      )
+    }
+
     const write = (pod: Pod, condition: PodCondition) => {
       const namespace = pod.metadata?.namespace ?? ""
       const name = pod.metadata?.name ?? ""
-      const uid = pod.metadata?.uid ?? ""
-      return writes.sent(pods.patchStatus(namespace, name, {
-        metadata: { uid: pod.metadata?.uid },
-        status: { conditions: [condition] }
-      })).pipe(
-        Effect.tapError((error) =>
-          Effect.logWarning(`could not set ${ROUTES_CONDITION} on Pod ${namespace}/${name}: ${error.reason}`)
-        ),
-        // A Pod that is gone (or replaced under its name) needs no condition.
-        Effect.retry({ schedule: RETRY, while: (error) => error._tag !== "NotFound" && error._tag !== "Conflict" }),
-        Effect.flatMap((answer) => remember(uid, answer)),
+      const patch = { metadata: { uid: pod.metadata?.uid }, status: { conditions: [condition] } }
+      return land(writes, pod, ROUTES_CONDITION, pods.patchStatus(namespace, name, patch)).pipe(
         Effect.zipRight(
           onReport === undefined
             ? Effect.void
@@ -186,22 +195,16 @@ export const makeConditionWriter = (
         annotated.set(uid, text)
         const namespace = pod.metadata?.namespace ?? ""
         const name = pod.metadata?.name ?? ""
+        const patch = {
+          metadata: {
+            uid: pod.metadata?.uid,
+            labels: { [LABEL_SESSION_ID]: sessionId },
+            annotations: { [ENDPOINTS_ANNOTATION]: text }
+          }
+        }
         return annotations.run(
           uid,
-          annotations.sent(pods.patch(namespace, name, {
-            metadata: {
-              uid: pod.metadata?.uid,
-              labels: { [LABEL_SESSION_ID]: sessionId },
-              annotations: { [ENDPOINTS_ANNOTATION]: text }
-            }
-          })).pipe(
-            Effect.tapError((error) =>
-              Effect.logWarning(`could not set ${ENDPOINTS_ANNOTATION} on Pod ${namespace}/${name}: ${error.reason}`)
-            ),
-            Effect.retry({ schedule: RETRY, while: (error) => error._tag !== "NotFound" && error._tag !== "Conflict" }),
-            Effect.flatMap((answer) => remember(uid, answer)),
-            Effect.ignore
-          )
+          Effect.ignore(land(annotations, pod, ENDPOINTS_ANNOTATION, pods.patch(namespace, name, patch)))
         )
       })
 
