@@ -121,7 +121,7 @@ const program = Effect.scoped(
     const memory = yield* Effect.scoped(
       Effect.gen(function*() {
         const fresh = yield* SessionCluster.make({ ingress: false, gateway: false, dataPlane: false })
-        const router = SessionRouter.layerIngress.pipe(
+        const routing = SessionRouter.layerIngress.pipe(
           Layer.provide(LocalCluster.layerKubeClient(fresh.cluster)),
           Layer.provide(
             RouterConfigLive.layerFrom({ sessionNamespace: fresh.namespace, baseDomain: fresh.baseDomain })
@@ -137,7 +137,7 @@ const program = Effect.scoped(
             gc()
             return (process.memoryUsage().heapUsed - before) / MEMORY_SESSIONS / 1024
           }),
-          router
+          routing
         )
       })
     )
