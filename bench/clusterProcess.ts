@@ -6,15 +6,17 @@
  * on stdin (so that every session is published and watched first), with `at-once` the
  * cluster is built as `session-routing cluster` builds it, controllers and all. Each
  * first status write of a routed object is printed (`{"wrote": "<kind>/<name>", "at":
- * <epoch ms>}`), so the bench measures each verdict's lag from the controller's write;
- * a line `cpu` is answered with the process's own CPU so far (`{"cpu": <ms>}`). It
- * ends when its stdin closes: a bench that died leaves no cluster behind.
+ * <ms>}`, on the machine's monotonic clock: `instantMs`), so the bench measures each
+ * verdict's lag from the controller's write; a line `cpu` is answered with the process's
+ * own CPU so far (`{"cpu": <ms>}`). It ends when its stdin closes: a bench that died
+ * leaves no cluster behind.
  */
 import { NodeRuntime } from "@effect/platform-node"
 import { GatewayController, IngressController, SessionCluster } from "@session-routing/local-cluster"
 import { Deferred, Duration, Effect, Exit, Stream } from "effect"
 import * as readline from "node:readline"
 import { type HttpRoute, HttpRouteResource, type Ingress, IngressResource } from "session-routing/kubernetes"
+import { instantMs } from "./processStats.js"
 import { statusWritten } from "./statusWritten.js"
 
 const delay = Duration.millis(Number(process.argv[2] ?? "1000"))
@@ -64,7 +66,7 @@ const program = Effect.scoped(
             const key = `${kind}/${object.metadata?.name}`
             if (written.has(key) || !statusWritten(kind, object)) return
             written.add(key)
-            process.stdout.write(`${JSON.stringify({ wrote: key, at: Date.now() })}\n`)
+            process.stdout.write(`${JSON.stringify({ wrote: key, at: instantMs() })}\n`)
           })
         ),
         Effect.orDie

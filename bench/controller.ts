@@ -25,7 +25,7 @@ import {
 } from "./health.js"
 import { type Check, printChecks, verbs } from "./healthReport.js"
 import { installedScripts } from "./installed.js"
-import { percentile } from "./processStats.js"
+import { instantMs, percentile, shownMs } from "./processStats.js"
 
 const PODS = 1_000
 /** As bench/scaleRunner.ts publishes its sessions: 8080, 8081 and 8082. */
@@ -99,7 +99,7 @@ const watchPods = (endpoint: Endpoint, namespace: string, seen: Map<string, Seen
           lines.on("error", () => {})
           lines.on("line", (line) => {
             if (line.length > MAX_WATCH_LINE) return
-            const at = Date.now()
+            const at = instantMs()
             const event = JSON.parse(line) as { type: string; object: Pod }
             const name = event.object.metadata?.name ?? ""
             if (event.type !== "ADDED" && event.type !== "MODIFIED") return
@@ -231,7 +231,7 @@ const waitFor = (done: () => boolean, timeoutMs: number) =>
   )
 
 const triple = (values: ReadonlyArray<number>) =>
-  `${percentile(values, 0.5)}/${percentile(values, 0.99)}/${values.at(-1) ?? Number.NaN} ms`
+  `${shownMs(percentile(values, 0.5))}/${shownMs(percentile(values, 0.99))}/${shownMs(values.at(-1) ?? Number.NaN)} ms`
 
 const COLUMNS = [
   ["pods", 8],

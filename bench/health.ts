@@ -10,7 +10,7 @@
  * what the shared watch, and any watch on this runtime, costs by itself.
  */
 import * as k8s from "@kubernetes/client-node"
-import { Clock, Effect, Fiber, Layer, Ref } from "effect"
+import { Effect, Fiber, Layer, Ref } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -25,7 +25,7 @@ import * as RouterConfigLive from "../src/layers/RouterConfigLive.js"
 import { SessionRouter } from "../src/layers/SessionRouter.js"
 import { RouterConfig } from "../src/services/RouterConfig.js"
 import { bareWatch } from "./bareWatch.js"
-import { gc, mainThreadCpuMs, percentile } from "./processStats.js"
+import { gc, instantMs, mainThreadCpuMs, percentile } from "./processStats.js"
 
 export interface Scenario {
   readonly mode: "ingress" | "gateway"
@@ -295,15 +295,14 @@ export const runScenario = (scenario: Scenario): Effect.Effect<Measured> =>
             ({ routes, sessionId }) =>
               reportRouteHealth({ sessionId, routes }, (event) =>
                 event._tag === "Route" && event.state !== "pending"
-                  ? Effect.flatMap(Clock.currentTimeMillis, (at) =>
-                    Ref.update(verdicts, (all) => {
-                      all.push({
-                        object: objectOf(scenario.mode, sessionId, event.route),
-                        at,
-                        programmed: event.state === "programmed"
-                      })
-                      return all
-                    }))
+                  ? Ref.update(verdicts, (all) => {
+                    all.push({
+                      object: objectOf(scenario.mode, sessionId, event.route),
+                      at: instantMs(),
+                      programmed: event.state === "programmed"
+                    })
+                    return all
+                  })
                   : Effect.void),
             { concurrency: "unbounded", discard: true }
           )).pipe(Effect.fork)

@@ -26,7 +26,7 @@ import {
 } from "./health.js"
 import { type Check, printChecks, verbs } from "./healthReport.js"
 import { type InstalledScripts, installedScripts } from "./installed.js"
-import { percentile } from "./processStats.js"
+import { percentile, shownMs } from "./processStats.js"
 import type { PendingHeld, RunnerResult } from "./scaleRunner.js"
 
 const DEFAULT_SIZES = [1_000, 10_000]
@@ -58,6 +58,8 @@ export interface ScaleMeasured {
   readonly runner: Omit<RunnerResult, "verdicts"> | undefined
   /** Verdict after the cluster's status write of the session's Ingress, ms. */
   readonly lag: { readonly p50: number; readonly p99: number; readonly max: number }
+  /** Every programmed host's lag, ascending: what the percentiles of several runs are taken over. */
+  readonly lags: ReadonlyArray<number>
   readonly notProgrammed: number
   readonly unsettled: number
   /** Requests the cluster served during the run, by verb. */
@@ -170,6 +172,7 @@ export const runScaleScenario = (installed: InstalledScripts, scenario: ScaleSce
           failure: outcome.left,
           runner: undefined,
           lag: { p50: Number.NaN, p99: Number.NaN, max: Number.NaN },
+          lags: [],
           notProgrammed: routes,
           unsettled: routes,
           requests,
@@ -197,7 +200,8 @@ export const runScaleScenario = (installed: InstalledScripts, scenario: ScaleSce
         scenario,
         failure: undefined,
         runner,
-        lag: { p50: percentile(lags, 0.5), p99: percentile(lags, 0.99), max: lags.at(-1) ?? Number.NaN },
+        lag: lagOf(lags),
+        lags,
         notProgrammed: runner.routes - programmed,
         unsettled: runner.routes - verdicts.length,
         requests,
@@ -208,6 +212,13 @@ export const runScaleScenario = (installed: InstalledScripts, scenario: ScaleSce
       } satisfies ScaleMeasured
     })
   )
+
+/** The median, 99th percentile and largest of `sorted` lags. */
+const lagOf = (sorted: ReadonlyArray<number>) => ({
+  p50: percentile(sorted, 0.5),
+  p99: percentile(sorted, 0.99),
+  max: sorted.at(-1) ?? Number.NaN
+})
 
 /** The runner's diagnostic runs beside the scenarios (bench/scaleRunner.ts). */
 type RunnerMode = "floor" | "publish-only" | "pending" | "stream"
@@ -279,7 +290,7 @@ const row = (m: ScaleMeasured, tag?: string) => {
       `${m.cpuPerSessionMs.toFixed(2)} ms`,
       `${m.cpuPerRouteMs.toFixed(2)}`,
       m.publishPerSecond.toFixed(0),
-      `${m.lag.p50}/${m.lag.p99}/${m.lag.max} ms`,
+      `${shownMs(m.lag.p50)}/${shownMs(m.lag.p99)}/${shownMs(m.lag.max)} ms`,
       ["written", "aggregated", "filtered", "dropped", "failed"].map((o) => r.events[o] ?? 0).join("/"),
       `${(m.clusterCpuMs / 1_000).toFixed(1)} s`,
       m.unsettled > 0 ? `${m.notProgrammed} (${m.unsettled} unsettled)` : String(m.notProgrammed)
@@ -289,8 +300,9 @@ const row = (m: ScaleMeasured, tag?: string) => {
 }
 
 /**
- * One setting's runs as one: the median of each cost, the worst of what must hold (hosts
- * unprogrammed or unsettled, failed publishes); a run that failed fails the setting.
+ * One setting's runs as one: the median of each cost, the lag percentiles of every run's
+ * hosts together, the worst of what must hold (hosts unprogrammed or unsettled, failed
+ * publishes); a run that failed fails the setting.
  */
 const medianOf = (runs: ReadonlyArray<ScaleMeasured>): ScaleMeasured => {
   const failed = runs.find((m) => m.runner === undefined)
@@ -300,6 +312,7 @@ const medianOf = (runs: ReadonlyArray<ScaleMeasured>): ScaleMeasured => {
   // Counts that are no cost (requests, Events written) from the run of median CPU.
   const middle = [...runs].sort((a, b) => a.cpuPerSessionMs - b.cpuPerSessionMs)[Math.floor(runs.length / 2)]!
   const runner = middle.runner!
+  const pooled = runs.flatMap((m) => m.lags).sort((a, b) => a - b)
   return {
     ...middle,
     runner: {
@@ -308,7 +321,9 @@ const medianOf = (runs: ReadonlyArray<ScaleMeasured>): ScaleMeasured => {
       heapSettledKiB: median((m) => m.runner!.heapSettledKiB),
       publishFailed: worst((m) => m.runner!.publishFailed)
     },
-    lag: { p50: median((m) => m.lag.p50), p99: median((m) => m.lag.p99), max: median((m) => m.lag.max) },
+    // Of every run's hosts together: a 99th percentile of 9,000 lags moves less than one of 3,000.
+    lags: pooled,
+    lag: lagOf(pooled),
     notProgrammed: worst((m) => m.notProgrammed),
     unsettled: worst((m) => m.unsettled),
     clusterCpuMs: median((m) => m.clusterCpuMs),
@@ -385,7 +400,7 @@ const checks = (all: ReadonlyArray<ScaleMeasured>, sizes: ReadonlyArray<number>)
     const perSession = m.runner!.heapSettledKiB / m.runner!.sessions
     return { ok: perSession <= 40, said: `${perSession.toFixed(1)} KiB` }
   })
-  atSize(1_000, true, "verdict lag p99 <= 50 ms", (m) => ({ ok: m.lag.p99 <= 50, said: `${m.lag.p99} ms` }))
+  atSize(1_000, true, "verdict lag p99 <= 50 ms", (m) => ({ ok: m.lag.p99 <= 50, said: `${shownMs(m.lag.p99)} ms` }))
   for (const events of [true, false]) {
     atSize(1_000, events, "published at >= 250 sessions/s", (m) => ({
       ok: m.publishPerSecond >= 250,

@@ -22,7 +22,7 @@ import {
   SessionRouter
 } from "session-routing"
 import { barePublish, type BarePublished } from "./barePublish.js"
-import { countGcPauses, gc, type GcPauses, mainThreadCpuMs } from "./processStats.js"
+import { countGcPauses, gc, type GcPauses, instantMs, mainThreadCpuMs } from "./processStats.js"
 
 /** The ports of every session. */
 const PORTS = [8080, 8081, 8082] as const
@@ -45,7 +45,7 @@ export interface RunnerResult {
   readonly runMainThreadCpuMs: number | undefined
   /** Garbage collection's pauses of the main thread during the publish phase. */
   readonly publishGc: GcPauses
-  /** Each host's terminal `route` event: session id, when, programmed (1) or not (0). */
+  /** Each host's terminal `route` event: session id, when (`instantMs`), programmed (1) or not (0). */
   readonly verdicts: ReadonlyArray<readonly [string, number, 0 | 1]>
   /** Whether the wait for every host ran out first. */
   readonly timedOut: boolean
@@ -122,7 +122,7 @@ const run = (sessions: number, settleTimeoutMs: number, reading: "report" | "str
       const publishStart = Date.now()
       const verdict = (sessionId: string) => (event: SessionEvent) =>
         event.type === "route" && event.state !== "pending"
-          ? Effect.sync(() => verdicts.push([sessionId, Date.now(), event.state === "programmed" ? 1 : 0]))
+          ? Effect.sync(() => verdicts.push([sessionId, instantMs(), event.state === "programmed" ? 1 : 0]))
           : Effect.void
       // The publish phase ends with the last publish to return, failed or not.
       const returnedOne = Effect.sync(() => {
