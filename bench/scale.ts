@@ -1,7 +1,8 @@
 /**
  * The default path at scale: 1,000 and 10,000 sessions x 3 ports published at once by one
  * runner (bench/scaleRunner.ts) through the README's composition with every default, with
- * Kubernetes Events on and off, each run in a fresh runner and a fresh LocalCluster process
+ * Kubernetes Events on and off, and off beside the same Events written over bare node:http
+ * (the floor under their cost), each run in a fresh runner and a fresh LocalCluster process
  * (built as `session-routing cluster` builds it, status written 5 s after each object is
  * seen). Both processes run the packed packages as a consumer installs them
  * (bench/installed.ts). At 1,000 each setting runs three times, alternating, and is judged
@@ -37,18 +38,25 @@ const ROUTE_READY_TIMEOUT_MS = 600_000
 /**
  * How many times each setting runs at `sessions`. From one run to the next this machine's
  * speed drifts by up to a tenth, as much as some targets' margins: at 1,000, where a run
- * takes seconds, each setting runs three times, in the order on, off, off, on, on, off (so
- * a drift over the sitting weighs on both alike), and is judged on its medians.
+ * takes seconds, each setting runs three times, in the order on, off, bare, bare, off, on,
+ * on, off, bare (so a drift over the sitting weighs on each alike), and is judged on its
+ * medians.
  */
 const repeatsAt = (sessions: number) => (sessions <= 1_000 ? 3 : 1)
 
 /** Lines of the runner's own output (its logs) shown; the rest are only counted. */
 const RUNNER_LINES_SHOWN = 5
 
+/**
+ * Events on the session Pods: `on`, the default (`SESSION_ROUTING_EVENTS` unset); `off`
+ * (`=false`); `bare`, off in the library and each session's Event written over bare
+ * node:http once its hosts settle (bench/bareEvents.ts): the floor under the Events' cost.
+ */
+export type EventsSetting = "on" | "off" | "bare"
+
 export interface ScaleScenario {
   readonly sessions: number
-  /** Events on the session Pods: the default (`SESSION_ROUTING_EVENTS` unset), or `=false`. */
-  readonly events: boolean
+  readonly events: EventsSetting
 }
 
 export interface ScaleMeasured {
@@ -94,7 +102,7 @@ const settleTimeoutMs = (sessions: number) =>
 const runnerEnv = (scenario: ScaleScenario, info: ClusterInfo, kubeconfig: string): NodeJS.ProcessEnv => ({
   ...measuredEnv(info, kubeconfig),
   [RouterConfigLive.ENV.routeReadyTimeoutMs]: String(ROUTE_READY_TIMEOUT_MS),
-  ...(scenario.events ? {} : { [RouterConfigLive.ENV.events]: "false" })
+  ...(scenario.events === "on" ? {} : { [RouterConfigLive.ENV.events]: "false" })
 })
 
 /**
@@ -161,7 +169,12 @@ export const runScaleScenario = (installed: InstalledScripts, scenario: ScaleSce
       const cpuBefore = yield* cluster.cpuMs
       const requestsBefore = yield* requestsByVerb(cluster.info.server)
       const outcome = yield* Effect.either(
-        runnerProcess(installed, scenario, runnerEnv(scenario, cluster.info, kubeconfig))
+        runnerProcess(
+          installed,
+          scenario,
+          runnerEnv(scenario, cluster.info, kubeconfig),
+          scenario.events === "bare" ? "bare-events" : undefined
+        )
       )
       const clusterCpuMs = (yield* cluster.cpuMs) - cpuBefore
       const requests = difference(yield* requestsByVerb(cluster.info.server), requestsBefore)
@@ -221,7 +234,7 @@ const lagOf = (sorted: ReadonlyArray<number>) => ({
 })
 
 /** The runner's diagnostic runs beside the scenarios (bench/scaleRunner.ts). */
-type RunnerMode = "floor" | "publish-only" | "pending" | "stream"
+type RunnerMode = "floor" | "publish-only" | "pending" | "stream" | "bare-events"
 
 /**
  * A diagnostic run at `sessions` in a runner process of its own, against a fresh
@@ -244,7 +257,7 @@ const diagnostic = <A>(
         script: installed.scripts.cluster!
       })
       const kubeconfig = yield* kubeconfigFile(cluster.info.kubeconfig, "scale")
-      const scenario = { sessions, events: true }
+      const scenario = { sessions, events: "on" as const }
       return yield* Effect.merge(
         runnerProcess<A>(installed, scenario, runnerEnv(scenario, cluster.info, kubeconfig), mode)
       )
@@ -274,7 +287,7 @@ const header = () =>
 
 const sizeOf = (sessions: number) => `${sessions.toLocaleString("en-US")}x${PORTS_PER_SESSION}`
 const size = (m: ScaleMeasured) => sizeOf(m.scenario.sessions)
-const eventsLabel = (m: ScaleMeasured) => m.scenario.events ? "on" : "off"
+const eventsLabel = (m: ScaleMeasured) => m.scenario.events
 
 /** One run's line of the table, or with `tag` one of several runs (`#2`) or their medians. */
 const row = (m: ScaleMeasured, tag?: string) => {
@@ -361,7 +374,7 @@ const incomplete = (m: ScaleMeasured): string | undefined =>
     : undefined
 
 const checks = (all: ReadonlyArray<ScaleMeasured>, sizes: ReadonlyArray<number>): ReadonlyArray<Check> => {
-  const find = (sessions: number, events: boolean) =>
+  const find = (sessions: number, events: EventsSetting) =>
     all.find((m) => m.scenario.sessions === sessions && m.scenario.events === events)
   const out: Array<Check> = []
   // A target of a size not run is neither met nor missed. A cost measured over a run in
@@ -369,12 +382,12 @@ const checks = (all: ReadonlyArray<ScaleMeasured>, sizes: ReadonlyArray<number>)
   // load: it is printed, and missed.
   const atSize = (
     sessions: number,
-    events: boolean,
+    events: EventsSetting,
     name: string,
     check: (m: ScaleMeasured) => Omit<Check, "name">,
     evenIfIncomplete = false
   ) => {
-    const label = `${sizeOf(sessions)} Events ${events ? "on" : "off"}: ${name}`
+    const label = `${sizeOf(sessions)} Events ${events}: ${name}`
     const m = find(sessions, events)
     const short = m === undefined ? undefined : incomplete(m)
     const measured = m?.runner === undefined ? undefined : check(m)
@@ -388,27 +401,27 @@ const checks = (all: ReadonlyArray<ScaleMeasured>, sizes: ReadonlyArray<number>)
         : { name: label, ok: false, said: `${measured.said}, but ${short}` }
     )
   }
-  atSize(10_000, true, "every host settles", (m) => ({
+  atSize(10_000, "on", "every host settles", (m) => ({
     ok: m.unsettled === 0,
     said: m.unsettled === 0 ? "all settled" : `${m.unsettled} hosts unsettled`
   }), true)
-  atSize(10_000, true, "runner peak RSS <= 1 GiB", (m) => ({
+  atSize(10_000, "on", "runner peak RSS <= 1 GiB", (m) => ({
     ok: m.runner!.peakRssKiB <= KIB_PER_GIB,
     said: `${(m.runner!.peakRssKiB / 1024).toFixed(0)} MiB`
   }))
-  atSize(10_000, true, "<= 40 KiB heap per session, settled", (m) => {
+  atSize(10_000, "on", "<= 40 KiB heap per session, settled", (m) => {
     const perSession = m.runner!.heapSettledKiB / m.runner!.sessions
     return { ok: perSession <= 40, said: `${perSession.toFixed(1)} KiB` }
   })
-  atSize(1_000, true, "verdict lag p99 <= 50 ms", (m) => ({ ok: m.lag.p99 <= 50, said: `${shownMs(m.lag.p99)} ms` }))
-  for (const events of [true, false]) {
+  atSize(1_000, "on", "verdict lag p99 <= 50 ms", (m) => ({ ok: m.lag.p99 <= 50, said: `${shownMs(m.lag.p99)} ms` }))
+  for (const events of ["on", "off"] as const) {
     atSize(1_000, events, "published at >= 250 sessions/s", (m) => ({
       ok: m.publishPerSecond >= 250,
       said: `${m.publishPerSecond.toFixed(0)} sessions/s`
     }))
   }
   for (const sessions of sizes) {
-    for (const events of [true, false]) {
+    for (const events of ["on", "off"] as const) {
       atSize(sessions, events, "runner CPU per published session <= 3 ms", (m) => ({
         ok: m.cpuPerSessionMs <= 3,
         said: `${m.cpuPerSessionMs.toFixed(2)} ms`
@@ -421,8 +434,8 @@ const checks = (all: ReadonlyArray<ScaleMeasured>, sizes: ReadonlyArray<number>)
       }), true)
     }
     // The Events' cost: the same size, the same sitting, with the recorder and without.
-    const on = find(sessions, true)
-    const off = find(sessions, false)
+    const on = find(sessions, "on")
+    const off = find(sessions, "off")
     const ratio = (name: string, value: (m: ScaleMeasured) => number, unit: string) => {
       const label = `${sizeOf(sessions)}: Events-on ${name} <= 1.5x Events-off's`
       if (on?.runner === undefined || off?.runner === undefined) {
@@ -440,6 +453,18 @@ const checks = (all: ReadonlyArray<ScaleMeasured>, sizes: ReadonlyArray<number>)
     }
     ratio("CPU per route", (m) => m.cpuPerRouteMs, "ms")
     ratio("verdict lag p99", (m) => m.lag.p99, "ms")
+    // The floor under that ratio: the same Events, over bare node:http, beside Events off.
+    const bare = find(sessions, "bare")
+    if (bare?.runner !== undefined && off?.runner !== undefined) {
+      const times = bare.lag.p99 / off.lag.p99
+      out.push({
+        name: `${sizeOf(sessions)}: floor: verdict lag p99 with bare Events against Events-off's`,
+        ok: undefined,
+        said: `${shownMs(bare.lag.p99)} vs ${shownMs(off.lag.p99)} ms (${times.toFixed(2)}x)${
+          times > 1.5 ? ": here an Event per session, however it is written, costs the verdicts more than 1.5x" : ""
+        }`
+      })
+    }
   }
   return out
 }
@@ -466,9 +491,9 @@ export const scale: Effect.Effect<boolean> = Effect.gen(function*() {
   const notesOf: Array<string> = []
   for (const sessions of sizes) {
     const repeats = repeatsAt(sessions)
-    const runs = new Map<boolean, Array<ScaleMeasured>>([[true, []], [false, []]])
+    const runs = new Map<EventsSetting, Array<ScaleMeasured>>([["on", []], ["off", []], ["bare", []]])
     for (let i = 0; i < repeats; i++) {
-      for (const events of i % 2 === 0 ? [true, false] : [false, true]) {
+      for (const events of i % 2 === 0 ? ["on", "off", "bare"] as const : ["bare", "off", "on"] as const) {
         const measured = yield* runScaleScenario(installed, { sessions, events })
         runs.get(events)!.push(measured)
         console.log(row(measured, repeats > 1 ? `#${i + 1}` : undefined))
@@ -476,7 +501,7 @@ export const scale: Effect.Effect<boolean> = Effect.gen(function*() {
         if (note !== undefined) notesOf.push(repeats > 1 ? `${note} (run ${i + 1})` : note)
       }
     }
-    for (const events of [true, false]) {
+    for (const events of ["on", "off", "bare"] as const) {
       const judged = medianOf(runs.get(events)!)
       all.push(judged)
       if (repeats > 1) console.log(row(judged, "median"))

@@ -5,8 +5,9 @@
  * ports published at once through the README's composition, configured by the
  * environment alone, each session's events reported to their end through
  * `reportSession` (the form the README gives runners at scale; `stream` as argv[4]: read
- * from `publishSession`'s stream instead). Prints what it measured as one JSON line,
- * `{"scale": RunnerResult}`.
+ * from `publishSession`'s stream instead; `bare-events`: with Events off, each session's
+ * Event written over bare node:http once its hosts settle). Prints what it measured as
+ * one JSON line, `{"scale": RunnerResult}`.
  */
 import { NodeRuntime } from "@effect/platform-node"
 import * as k8s from "@kubernetes/client-node"
@@ -21,6 +22,7 @@ import {
   type SessionEvent,
   SessionRouter
 } from "session-routing"
+import { bareEvents } from "./bareEvents.js"
 import { barePublish, type BarePublished } from "./barePublish.js"
 import { countGcPauses, gc, type GcPauses, instantMs, mainThreadCpuMs } from "./processStats.js"
 
@@ -107,9 +109,24 @@ const RoutingLive = SessionRouter.layerConfig.pipe(
   Layer.provideMerge(RouterConfigLive.layer)
 )
 
-const run = (sessions: number, settleTimeoutMs: number, reading: "report" | "stream") =>
+/** The cluster the kubeconfig names, and its user's bearer token: where the bare requests go. */
+const bareServer = () => {
+  const kc = new k8s.KubeConfig()
+  kc.loadFromDefault()
+  return { server: kc.getCurrentCluster()!.server, token: kc.getCurrentUser()?.token }
+}
+
+/**
+ * A run; `reading` says how each session's events are read, and with `bare` (Events off
+ * in the environment) each session whose hosts all settled gets its Event over bare
+ * node:http instead (bench/bareEvents.ts).
+ */
+const run = (sessions: number, settleTimeoutMs: number, reading: "report" | "stream", bare = false) =>
   Effect.scoped(
     Effect.gen(function*() {
+      const config = yield* RouterConfig
+      const events = bare ? bareEvents({ ...bareServer(), namespace: config.sessionNamespace }) : undefined
+      if (events !== undefined) yield* Effect.addFinalizer(() => Effect.sync(events.close))
       const verdicts: Array<readonly [string, number, 0 | 1]> = []
       const publishErrors: Array<string> = []
       let returned = 0
@@ -120,9 +137,16 @@ const run = (sessions: number, settleTimeoutMs: number, reading: "report" | "str
       const cpuStart = process.cpuUsage()
       const mainStart = mainThreadCpuMs()
       const publishStart = Date.now()
-      const verdict = (sessionId: string) => (event: SessionEvent) =>
+      const settledHosts = new Map<string, number>()
+      const verdict = (spec: ReturnType<typeof specOf>) => (event: SessionEvent) =>
         event.type === "route" && event.state !== "pending"
-          ? Effect.sync(() => verdicts.push([sessionId, instantMs(), event.state === "programmed" ? 1 : 0]))
+          ? Effect.sync(() => {
+            verdicts.push([spec.sessionId, instantMs(), event.state === "programmed" ? 1 : 0])
+            if (events === undefined) return
+            const settled = (settledHosts.get(spec.sessionId) ?? 0) + 1
+            settledHosts.set(spec.sessionId, settled)
+            if (settled === spec.ports.length) events.settled(spec, settled)
+          })
           : Effect.void
       // The publish phase ends with the last publish to return, failed or not.
       const returnedOne = Effect.sync(() => {
@@ -136,7 +160,7 @@ const run = (sessions: number, settleTimeoutMs: number, reading: "report" | "str
         (spec) =>
           reading === "report"
             // The first event is `published`: the publish has returned.
-            ? reportSession(spec, (event) => event.type === "published" ? returnedOne : verdict(spec.sessionId)(event))
+            ? reportSession(spec, (event) => event.type === "published" ? returnedOne : verdict(spec)(event))
               .pipe(
                 Effect.catchAll((error) => Effect.zipRight(returnedOne, failed(error)))
               )
@@ -146,13 +170,13 @@ const run = (sessions: number, settleTimeoutMs: number, reading: "report" | "str
               Effect.flatMap((published) =>
                 published._tag === "Left"
                   ? failed(published.left)
-                  : Stream.runForEach(published.right.events, verdict(spec.sessionId))
+                  : Stream.runForEach(published.right.events, verdict(spec))
               )
             ),
         { concurrency: "unbounded", discard: true }
       )
       const settled = yield* everySession.pipe(Effect.timeout(settleTimeoutMs), Effect.option)
-      yield* eventsQuiet
+      yield* events === undefined ? eventsQuiet : Effect.promise(events.idle)
       const runCpu = process.cpuUsage(cpuStart)
       const mainEnd = mainThreadCpuMs()
       // The scope is still open: what the settled sessions hold while their runner keeps them.
@@ -173,7 +197,7 @@ const run = (sessions: number, settleTimeoutMs: number, reading: "report" | "str
         timedOut: Option.isNone(settled),
         peakRssKiB: process.resourceUsage().maxRSS,
         heapSettledKiB: (heapSettled - heapBefore) / 1024,
-        events: yield* eventsByOutcome
+        events: events === undefined ? yield* eventsByOutcome : { aggregated: 0, filtered: 0, ...events.counts() }
       }
       yield* report(result)
     })
@@ -186,13 +210,10 @@ process.stdin.on("end", () => process.exit(1)).resume()
 /** `floor` as argv[4]: the same sessions over bare node:http instead (bench/barePublish.ts). */
 const floor = (sessions: number) =>
   Effect.gen(function*() {
-    const kc = new k8s.KubeConfig()
-    kc.loadFromDefault()
     const config = yield* Effect.orDie(Effect.provide(RouterConfig, RouterConfigLive.layer))
     const result = yield* Effect.promise(() =>
       barePublish({
-        server: kc.getCurrentCluster()!.server,
-        token: kc.getCurrentUser()?.token,
+        ...bareServer(),
         settings: {
           sessionNamespace: config.sessionNamespace,
           managedBy: config.managedBy,
@@ -277,7 +298,12 @@ NodeRuntime.runMain(
     ? publishOnly(Number(process.argv[2]))
     : mode === "pending"
     ? pending(Number(process.argv[2]))
-    : run(Number(process.argv[2]), Number(process.argv[3]), mode === "stream" ? "stream" : "report"))
+    : run(
+      Number(process.argv[2]),
+      Number(process.argv[3]),
+      mode === "stream" ? "stream" : "report",
+      mode === "bare-events"
+    ))
     .pipe(
       Effect.ensuring(Effect.sync(() => process.stdin.destroy()))
     )
