@@ -71,9 +71,11 @@ export const bareEvents = (target: BareEventsTarget): BareEvents => {
       const chunks: Array<Buffer> = []
       response.on("data", (chunk: Buffer) => chunks.push(chunk))
       response.on("end", () => {
-        JSON.parse(Buffer.concat(chunks).toString("utf8"))
-        if ((response.statusCode ?? 500) < 300) written += 1
-        else failed += 1
+        // The answer is read as the library reads one: parsed when the write succeeded.
+        if ((response.statusCode ?? 500) < 300) {
+          JSON.parse(Buffer.concat(chunks).toString("utf8"))
+          written += 1
+        } else failed += 1
         settle()
       })
     })
