@@ -360,8 +360,8 @@ export const controller: Effect.Effect<boolean> = Effect.gen(function*() {
     {
       name: `${PODS.toLocaleString("en-US")} Pods: creation to True p99`,
       ok: undefined,
-      said: `${percentile(latencies, 0.99)} ms (${
-        percentile(latencies, 0.99) - SCALE_CONTROLLER_DELAY_MS
+      said: `${shownMs(percentile(latencies, 0.99))} ms (${
+        shownMs(percentile(latencies, 0.99) - SCALE_CONTROLLER_DELAY_MS)
       } ms beyond the delay)`
     }
   ]
