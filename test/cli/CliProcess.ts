@@ -38,6 +38,13 @@ export interface CliProcess {
 export const startCli = (
   args: ReadonlyArray<string>,
   env: Readonly<Record<string, string>>
+): Effect.Effect<CliProcess, never, Scope.Scope> => startProcess(process.execPath, [BIN, ...args], env)
+
+/** `startCli` for any program: `command <args>` with exactly `env` (plus PATH), watched the same way. */
+export const startProcess = (
+  command: string,
+  args: ReadonlyArray<string>,
+  env: Readonly<Record<string, string>>
 ): Effect.Effect<CliProcess, never, Scope.Scope> =>
   Effect.gen(function*() {
     let stderr = ""
@@ -45,7 +52,7 @@ export const startCli = (
     const exited = yield* Deferred.make<Ended>()
     const child = yield* Effect.acquireRelease(
       Effect.sync(() => {
-        const child = spawn(process.execPath, [BIN, ...args], {
+        const child = spawn(command, [...args], {
           cwd: ROOT,
           env: { PATH: process.env.PATH ?? "", ...env },
           stdio: ["ignore", "pipe", "pipe"]

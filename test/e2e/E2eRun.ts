@@ -10,7 +10,8 @@ import { randomBytes } from "node:crypto"
 import { inject } from "vitest"
 import { LABEL_SESSION_ID, sessionObjectName } from "../../src/domain/Manifests.js"
 import type { Pod } from "../../src/domain/Objects.js"
-import { type CliProcess, startCli } from "../cli/CliProcess.js"
+import { PORTS_ANNOTATION, ROUTES_CONDITION, SESSION_LABEL } from "../../src/domain/PodRouting.js"
+import { type CliProcess, startCli, startProcess } from "../cli/CliProcess.js"
 import { type E2eTarget, e2eTarget, realTargetFromEnv } from "./E2eTarget.js"
 
 /** The label on everything a run creates, valued with the run's id. */
@@ -38,6 +39,17 @@ export interface SessionPod {
   readonly uid: string
 }
 
+export interface SessionPodOptions {
+  readonly ready?: boolean
+  readonly serve?: boolean
+  /**
+   * A Pod for controller mode: `session-<id>`, labelled with the session and its ports
+   * annotated, gated on the routes condition, and without the session Service's label
+   * (the controller writes it).
+   */
+  readonly gated?: boolean
+}
+
 export interface E2eRun {
   readonly target: E2eTarget
   readonly runId: string
@@ -49,6 +61,8 @@ export interface E2eRun {
   readonly kubectl: (args: ReadonlyArray<string>, stdin?: string) => Effect.Effect<string, string>
   /** Runs kubectl with `kubeconfig` and reports how it ended, whatever the exit. */
   readonly kubectlAs: (kubeconfig: string, args: ReadonlyArray<string>) => Effect.Effect<ProcessRun>
+  /** Starts kubectl as the admin for the scope, for a command that runs on (`get -w`). */
+  readonly startKubectl: (args: ReadonlyArray<string>) => Effect.Effect<CliProcess, never, Scope.Scope>
   /** Runs `session-routing <args>` to its end (within the route wait and a margin). */
   readonly cli: (args: ReadonlyArray<string>, settings: CliSettings) => Effect.Effect<ProcessRun, string>
   /** Starts `session-routing <args>` for the scope, for a journey that talks to it while it runs. */
@@ -58,13 +72,14 @@ export interface E2eRun {
   ) => Effect.Effect<CliProcess, never, Scope.Scope>
   /**
    * Creates `telo-run-<session>` in the run's namespace, one container per port serving
-   * HTTP on it, and runs its workload; with `ready`, waits until the Pod is Ready.
+   * HTTP on it; with `serve`, runs its workload where the target's kubelet does not (the
+   * ports must then come from `target.servedPort`); with `ready`, waits until it is Ready.
    */
   readonly sessionPod: (
     sessionId: string,
     ports: ReadonlyArray<number>,
-    options?: { readonly ready?: boolean }
-  ) => Effect.Effect<SessionPod, string>
+    options?: SessionPodOptions
+  ) => Effect.Effect<SessionPod, string, Scope.Scope>
 }
 
 /**
@@ -119,16 +134,25 @@ const podManifest = (
   namespace: string,
   runId: string,
   sessionId: string,
-  ports: ReadonlyArray<number>
+  ports: ReadonlyArray<number>,
+  gated: boolean
 ) => ({
   apiVersion: "v1",
   kind: "Pod",
-  metadata: {
-    name: sessionObjectName(sessionId),
-    namespace,
-    labels: { [RUN_LABEL]: runId, [LABEL_SESSION_ID]: sessionId }
-  },
+  metadata: gated
+    ? {
+      name: `session-${sessionId}`,
+      namespace,
+      labels: { [RUN_LABEL]: runId, [SESSION_LABEL]: sessionId },
+      annotations: { [PORTS_ANNOTATION]: ports.join(",") }
+    }
+    : {
+      name: sessionObjectName(sessionId),
+      namespace,
+      labels: { [RUN_LABEL]: runId, [LABEL_SESSION_ID]: sessionId }
+    },
   spec: {
+    ...(gated ? { readinessGates: [{ conditionType: ROUTES_CONDITION }] } : {}),
     containers: ports.map((port) => ({
       name: `http-${port}`,
       image: target.names.podImage,
@@ -161,7 +185,7 @@ const makeRun: Effect.Effect<E2eRun, unknown, Scope.Scope> = Effect.gen(function
           : Effect.fail(`kubectl ${args.join(" ")} exited ${run.code}: ${run.stderr.trim()}`)
     )
 
-  const cleanup = `kubectl delete namespace,clusterrole,clusterrolebinding -l ${selector}`
+  const cleanup = `kubectl delete namespace,clusterrole,clusterrolebinding,ingressclass -l ${selector}`
   console.log(`session-routing e2e run ${runId} against ${target.description}`)
   console.log(`after a crashed run, clean up with: ${cleanup}`)
   yield* Effect.acquireRelease(
@@ -174,7 +198,7 @@ const makeRun: Effect.Effect<E2eRun, unknown, Scope.Scope> = Effect.gen(function
       })
     ),
     () =>
-      kubectl(["delete", "namespace,clusterrole,clusterrolebinding", "-l", selector, "--wait=false"]).pipe(
+      kubectl(["delete", "namespace,clusterrole,clusterrolebinding,ingressclass", "-l", selector, "--wait=false"]).pipe(
         Effect.catchAll((reason) => Effect.sync(() => console.error(`cleanup failed (${reason}); run: ${cleanup}`)))
       )
   )
@@ -207,12 +231,12 @@ const makeRun: Effect.Effect<E2eRun, unknown, Scope.Scope> = Effect.gen(function
       return { code: ended.code ?? -1, stdout: command.stdout(), stderr: command.stderr() }
     }))
 
-  const sessionPod = (sessionId: string, ports: ReadonlyArray<number>, options: { readonly ready?: boolean } = {}) =>
+  const sessionPod = (sessionId: string, ports: ReadonlyArray<number>, options: SessionPodOptions = {}) =>
     Effect.gen(function*() {
-      const manifest = podManifest(target, namespace, runId, sessionId, ports)
+      const manifest = podManifest(target, namespace, runId, sessionId, ports, options.gated === true)
       const created = JSON.parse(yield* kubectl(["create", "-f", "-", "-o", "json"], JSON.stringify(manifest))) as Pod
       const name = created.metadata?.name ?? ""
-      yield* target.runWorkload({ namespace, name })
+      if (options.serve === true) yield* target.runWorkload({ namespace, name, ports })
       if (options.ready === true) {
         const within = `${Duration.toSeconds(target.waits.gatewayAddress)}s`
         yield* kubectl(["wait", "-n", namespace, "--for=condition=Ready", `pod/${name}`, `--timeout=${within}`])
@@ -238,6 +262,10 @@ const makeRun: Effect.Effect<E2eRun, unknown, Scope.Scope> = Effect.gen(function
     selector,
     kubectl,
     kubectlAs: (kubeconfig, args) => kubectlAs(kubeconfig, args),
+    startKubectl: (args) =>
+      startProcess(kubectlPath(), ["--kubeconfig", target.kubeconfig, ...contextFlags, ...args], {
+        HOME: process.env.HOME ?? ""
+      }),
     cli,
     startCli: (args, settings) => startCli(cliArgs(args, settings), modeEnv(settings)),
     sessionPod

@@ -1,20 +1,25 @@
 /**
- * The cluster the end-to-end journeys run against: the real one
- * `SESSION_ROUTING_E2E_KUBECONFIG` names (`npm run test:cluster`), else a LocalCluster set
- * up as test/e2e/cluster/up.sh sets up kind: IngressClass `nginx`, GatewayClass `eg` with
- * its controller's name, and the Gateway of test/e2e/cluster/gateway.yaml, read from that
- * file. The journeys see only a kubeconfig, names and waits; what differs between the two
- * is how long a controller may take, and who runs a Pod's containers.
+ * The cluster the end-to-end journeys run against, one of three:
+ * - the real control plane `npm run test:cluster` starts (test/control-plane: kube-apiserver,
+ *   its controllers, kwok's Pods, Traefik) with the Gateway of test/e2e/cluster/gateway.yaml;
+ * - another real cluster, the one `SESSION_ROUTING_E2E_KUBECONFIG` names (kind, as
+ *   test/e2e/cluster/up.sh sets it up: IngressClass `nginx`, GatewayClass `eg`);
+ * - LocalCluster inside `npm test`, set up with kind's names and the same Gateway.
+ * The journeys see only a kubeconfig, names and waits; what differs is how long a
+ * controller may take, and who runs a Pod's containers.
  */
 import { SessionCluster } from "@session-routing/local-cluster"
 import { Duration, Effect, Scope } from "effect"
 import { readFileSync } from "node:fs"
 import { mkdtemp, rm } from "node:fs/promises"
+import { request } from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { inject } from "vitest"
 import { parseAllDocuments } from "yaml"
 import type { Gateway } from "../../src/domain/Objects.js"
-import { loopbackServer } from "../support/LoopbackServer.js"
+import type { ControlPlaneInfo } from "../control-plane/ControlPlaneProcess.js"
+import { httpServerAt, loopbackServer } from "../support/LoopbackServer.js"
 
 /** The names a cluster's setup chose, each from its variable, with the defaults of up.sh. */
 export interface E2eNames {
@@ -36,11 +41,18 @@ export interface E2eWaits {
   readonly gatewayAddress: Duration.Duration
 }
 
+/** A Pod whose containers a target runs (or stands in for). */
+export interface WorkloadPod {
+  readonly namespace: string
+  readonly name: string
+  readonly ports: ReadonlyArray<number>
+}
+
 export interface E2eTarget {
-  /** For the log: `LocalCluster`, or the context and server of the kubeconfig. */
+  /** For the log: `LocalCluster`, the real control plane, or the context and server of the kubeconfig. */
   readonly description: string
-  /** Whether the cluster is the in-process LocalCluster. */
-  readonly local: boolean
+  /** Which of the three it is. */
+  readonly kind: "local" | "control-plane" | "cluster"
   /** An admin kubeconfig: the suite creates namespaces, Pods and RBAC with it. */
   readonly kubeconfig: string
   readonly context: string | undefined
@@ -50,10 +62,21 @@ export interface E2eTarget {
   readonly probe: { readonly address?: string; readonly port?: number }
   /**
    * Runs a Pod's containers for the scope. A real cluster's kubelet does this once the
-   * Pod is created, so there it does nothing; LocalCluster runs no containers, so one
-   * server on 127.0.0.1 answering 200 stands in for them.
+   * Pod is created, so there it does nothing. LocalCluster runs no containers, so one
+   * server on 127.0.0.1 answering 200 stands in for them; kwok runs none either, so on
+   * the real control plane a server per port listens at the Pod's address (the Node's).
    */
-  readonly runWorkload: (pod: { readonly namespace: string; readonly name: string }) => Effect.Effect<void>
+  readonly runWorkload: (pod: WorkloadPod) => Effect.Effect<void, string, Scope.Scope>
+  /**
+   * A port for a Pod whose workload runs: on the real control plane every Pod has the
+   * Node's address, so a served port must be one free there; elsewhere `preferred`.
+   */
+  readonly servedPort: (preferred: number) => Effect.Effect<number, string>
+  /**
+   * Stops the API server and starts it again, succeeding once it answers: only the real
+   * control plane this run started can.
+   */
+  readonly restartApiServer: Effect.Effect<void, string> | undefined
 }
 
 /** The variables `npm run test:cluster` reads, and the setup's names they default to. */
@@ -120,7 +143,7 @@ const realTarget = (kubeconfig: string): E2eTarget => {
   const probePort = probePortFromEnv()
   return {
     description: `the cluster of ${kubeconfig}${context === undefined ? "" : ` (context ${context})`}`,
-    local: false,
+    kind: "cluster",
     kubeconfig,
     context,
     names: namesFromEnv(),
@@ -129,9 +152,71 @@ const realTarget = (kubeconfig: string): E2eTarget => {
       ...(probeAddress !== undefined ? { address: probeAddress } : {}),
       ...(probePort !== undefined ? { port: probePort } : {})
     },
-    runWorkload: () => Effect.void
+    runWorkload: () => Effect.void,
+    servedPort: (preferred) => Effect.succeed(preferred),
+    restartApiServer: undefined
   }
 }
+
+/**
+ * The real control plane the run's global setup started (ControlPlaneGlobalSetup.ts):
+ * Traefik's classes, the suite's Gateway, the conformance waits, and a workload server per
+ * port at the Node's address, which every kwok Pod has.
+ */
+const controlPlaneTarget = (info: ControlPlaneInfo): E2eTarget => {
+  const [gatewayNamespace, gatewayName] = info.gateway.split("/") as [string, string]
+  const dataPlane = new URL(info["data-plane"])
+  const nodeAddress = info["node-address"]
+  const control = info.control
+  return {
+    description: `the real control plane (Kubernetes ${info.kubernetes}, Traefik) at ${info.server}`,
+    kind: "control-plane",
+    kubeconfig: info.kubeconfig,
+    context: undefined,
+    names: {
+      ingressClass: info["ingress-class"],
+      gatewayClass: info["gateway-class"],
+      gatewayController: info["gateway-controller"],
+      gatewayName,
+      gatewayNamespace,
+      baseDomain: info["base-domain"],
+      podImage: DEFAULT_NAMES.podImage
+    },
+    waits: { route: Duration.seconds(60), gatewayAddress: Duration.seconds(180) },
+    probe: { address: dataPlane.hostname, port: Number(dataPlane.port) },
+    runWorkload: (pod) =>
+      Effect.forEach(pod.ports, (port) =>
+        httpServerAt(nodeAddress, port, (_, res) => res.end("served")).pipe(
+          Effect.mapError((error) =>
+            `cannot serve ${pod.namespace}/${pod.name}'s port ${port} at ${nodeAddress}: ${error.message}`
+          )
+        ), { discard: true }),
+    servedPort: () =>
+      Effect.scoped(httpServerAt(nodeAddress, 0)).pipe(
+        Effect.map((server) => server.port),
+        Effect.mapError((error) => `no free port at ${nodeAddress}: ${error.message}`)
+      ),
+    restartApiServer: control === undefined ? undefined : restartThrough(control)
+  }
+}
+
+/** Asks the control plane's supervisor to restart kube-apiserver; succeeds once it is back. */
+const restartThrough = (control: string): Effect.Effect<void, string> =>
+  Effect.async<void, string>((resume) => {
+    const req = request(`${control}/restart/kube-apiserver`, { method: "POST" }, (res) => {
+      let body = ""
+      res.setEncoding("utf8")
+      res.on("data", (chunk: string) => (body += chunk))
+      res.on("end", () =>
+        resume(res.statusCode === 200 ? Effect.void : Effect.fail(`the restart failed (${res.statusCode}): ${body}`)))
+    })
+    req.on("error", (error) =>
+      resume(Effect.fail(`the control plane's supervisor did not answer: ${error.message}`)))
+    req.end()
+    return Effect.sync(() =>
+      req.destroy()
+    )
+  })
 
 /** The Gateway of test/e2e/cluster/gateway.yaml, the one object of its kind there. */
 const gatewayOfSetup = (): Gateway => {
@@ -175,7 +260,7 @@ const localTarget: Effect.Effect<E2eTarget, unknown, Scope.Scope> = Effect.gen(f
   const scope = yield* Effect.scope
   return {
     description: `LocalCluster at ${session.cluster.url}`,
-    local: true,
+    kind: "local",
     kubeconfig,
     context: undefined,
     names,
@@ -185,20 +270,28 @@ const localTarget: Effect.Effect<E2eTarget, unknown, Scope.Scope> = Effect.gen(f
       Effect.gen(function*() {
         const server = yield* loopbackServer((_, res) => res.end("served"))
         yield* Effect.orDie(dataPlane.registerPod(pod, { host: "127.0.0.1", port: server.port }))
-      }).pipe(Scope.extend(scope))
+      }).pipe(Scope.extend(scope)),
+    servedPort: (preferred) => Effect.succeed(preferred),
+    restartApiServer: session.cluster.faults.server.restart.pipe(Effect.mapError((error) => error.reason))
   }
 })
 
-/** Whether `SESSION_ROUTING_E2E_KUBECONFIG` names a real cluster to run against. */
-export const onRealCluster = (): boolean => variable(E2E_ENV.kubeconfig) !== undefined
+/** The real control plane the global setup started, in `npm run test:cluster` without a kubeconfig. */
+const controlPlaneInfo = (): ControlPlaneInfo | undefined => inject("controlPlane") ?? undefined
 
-/** The real cluster the environment names, if it names one. */
+/** Whether the journeys run against a real API server: the control plane's, or the one the variable names. */
+export const onRealCluster = (): boolean =>
+  variable(E2E_ENV.kubeconfig) !== undefined || controlPlaneInfo() !== undefined
+
+/** The real cluster the run targets, if it targets one: the variable's, else the control plane. */
 export const realTargetFromEnv = (): E2eTarget | undefined => {
   const kubeconfig = variable(E2E_ENV.kubeconfig)
-  return kubeconfig === undefined ? undefined : realTarget(kubeconfig)
+  if (kubeconfig !== undefined) return realTarget(kubeconfig)
+  const info = controlPlaneInfo()
+  return info === undefined ? undefined : controlPlaneTarget(info)
 }
 
-/** The target the environment names: that real cluster, else LocalCluster. */
+/** The target the run names: a real cluster, else LocalCluster. */
 export const e2eTarget: Effect.Effect<E2eTarget, unknown, Scope.Scope> = Effect.suspend(() => {
   const real = realTargetFromEnv()
   return real === undefined ? localTarget : Effect.succeed(real)

@@ -1,8 +1,9 @@
 /**
  * The user journeys end to end, through the `session-routing` binary and kubectl, against
- * the cluster test/e2e/E2eTarget.ts picks: a real one with `npm run test:cluster`, else
- * LocalCluster inside `npm test`. The assertions are the same on both; only the waits
- * differ. docs/e2e.md sets up kind for it.
+ * the cluster test/e2e/E2eTarget.ts picks: with `npm run test:cluster`, the real control
+ * plane (kube-apiserver, its controllers, Traefik) or the cluster a kubeconfig names; else
+ * LocalCluster inside `npm test`. The assertions are the same on each; only the waits
+ * differ. docs/e2e.md describes the setups.
  */
 import { expect, layer } from "@effect/vitest"
 import { Duration, Effect } from "effect"
@@ -10,16 +11,19 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { httpRouteName, LABEL_SESSION_ID, sessionObjectName } from "../../src/domain/Manifests.js"
-import type { KubeObject } from "../../src/domain/Objects.js"
+import type { HttpRoute, KubeObject } from "../../src/domain/Objects.js"
+import { ROUTES_CONDITION, SESSION_LABEL } from "../../src/domain/PodRouting.js"
 import type { SessionEvent } from "../../src/runner/SessionRunner.js"
 import { jsonLines } from "../cli/CliCluster.js"
 import { E2e, E2eLive, type E2eRun, probeReachable, RUN_LABEL } from "./E2eRun.js"
-import { onRealCluster } from "./E2eTarget.js"
+import { onRealCluster, realTargetFromEnv } from "./E2eTarget.js"
 
 /** Per journey: a Pod to start, a controller to answer, a deadline to pass, a command to end. */
 const JOURNEY_TIMEOUT = onRealCluster() ? Duration.minutes(8) : Duration.seconds(60)
 const timeout = Duration.toMillis(JOURNEY_TIMEOUT)
 const probeSkipped = !(await probeReachable())
+// Only a cluster the run started (the real control plane, LocalCluster) can have its API server restarted.
+const restartSkipped = onRealCluster() && realTargetFromEnv()?.restartApiServer === undefined
 
 /** Each host's last `route` event, by port: where a session settled. */
 const settled = (stdout: string) => {
@@ -137,6 +141,16 @@ layer(E2eLive, { excludeTestServices: true, timeout: onRealCluster() ? Duration.
     it.scoped("each diagnosis code a configuration alone can cause is the one reported", () =>
       Effect.gen(function*() {
         const e2e = yield* E2e
+        const unservedClass = `unserved-${e2e.runId}`
+        yield* e2e.kubectl(
+          ["create", "-f", "-"],
+          JSON.stringify({
+            apiVersion: "networking.k8s.io/v1",
+            kind: "IngressClass",
+            metadata: { name: unservedClass, labels: { [RUN_LABEL]: e2e.runId } },
+            spec: { controller: "example.com/no-such-controller" }
+          })
+        )
         const cases = [
           {
             session: "no-class",
@@ -158,10 +172,19 @@ layer(E2eLive, { excludeTestServices: true, timeout: onRealCluster() ? Duration.
             code: "NotAllowedByListeners"
           },
           {
+            // Pinned to the listener that admits the namespace: with both listeners, which
+            // refusal a controller reports is its own choice (Traefik: the last listener's).
             session: "uncovered",
             mode: "gateway",
-            env: { SESSION_ROUTING_BASE_DOMAIN: "sessions.example.org" },
+            env: { SESSION_ROUTING_BASE_DOMAIN: "sessions.example.org", SESSION_GATEWAY_SECTION: "http" },
             code: "NoMatchingListenerHostname"
+          },
+          {
+            // A class that exists but that no controller serves: nobody ever writes a status.
+            session: "unserved",
+            mode: "ingress",
+            env: { SESSION_INGRESS_CLASS: unservedClass },
+            code: "NoIngressStatus"
           }
         ] as const
         const outcomes = yield* Effect.forEach(cases, (journey) =>
@@ -291,8 +314,9 @@ layer(E2eLive, { excludeTestServices: true, timeout: onRealCluster() ? Duration.
       () =>
         Effect.gen(function*() {
           const e2e = yield* E2e
-          const pod = yield* e2e.sessionPod("probed", [8080], { ready: true })
-          const probed = yield* e2e.cli(publishArgs("probed", pod, [8080]), {
+          const port = yield* e2e.target.servedPort(8080)
+          const pod = yield* e2e.sessionPod("probed", [port], { ready: true, serve: true })
+          const probed = yield* e2e.cli(publishArgs("probed", pod, [port]), {
             mode: "gateway",
             env: {
               SESSION_ROUTE_PROBE: "http",
@@ -305,9 +329,142 @@ layer(E2eLive, { excludeTestServices: true, timeout: onRealCluster() ? Duration.
             }
           })
           expect(probed.code, probed.stderr).toBe(0)
-          expect(settled(probed.stdout)).toEqual([{ port: 8080, state: "programmed" }])
+          expect(settled(probed.stdout)).toEqual([{ port, state: "programmed" }])
           const probes = jsonLines(probed.stdout).filter((event) => event.type === "probe")
-          expect(probes.at(-1), probed.stdout).toMatchObject({ port: 8080, ok: true, status: 200 })
+          expect(probes.at(-1), probed.stdout).toMatchObject({ port, ok: true, status: 200 })
+        }),
+      timeout
+    )
+
+    it.scoped(
+      "controller mode: a Pod gated on its routes stays unready until the controller programmed them, then turns Ready",
+      () =>
+        Effect.gen(function*() {
+          const e2e = yield* E2e
+          const controller = yield* e2e.startCli(["controller", "-o", "json"], { mode: "gateway" })
+          const port = yield* e2e.target.servedPort(8080)
+          // Every version of the Pod from its creation on: resourceVersion, Ready, the routes condition.
+          const versions = yield* e2e.startKubectl([
+            "get",
+            "pods",
+            "-n",
+            e2e.namespace,
+            "-l",
+            `${SESSION_LABEL}=gated`,
+            "--watch",
+            "-o",
+            `jsonpath={.metadata.resourceVersion} {.status.conditions[?(@.type=="Ready")].status} {.status.conditions[?(@.type=="${ROUTES_CONDITION}")].status}{"\\n"}`
+          ])
+          const pod = yield* e2e.sessionPod("gated", [port], { gated: true, serve: true })
+          const within = Duration.sum(e2e.target.waits.route, Duration.seconds(30))
+          const written = yield* controller.stdoutLine(
+            (line) => line.includes(`"pod":"${pod.name}"`) && line.includes(`"status":"True"`),
+            within
+          )
+          expect(JSON.parse(written)).toMatchObject({ type: "condition", pod: pod.name, reason: "RoutesProgrammed" })
+          yield* e2e.kubectl([
+            "wait",
+            "-n",
+            e2e.namespace,
+            "--for=condition=Ready",
+            `pod/${pod.name}`,
+            `--timeout=${Duration.toSeconds(within)}s`
+          ])
+          // The controller's route: accepted by the Gateway's controller, which is what let the gate open.
+          const route = JSON.parse(
+            yield* e2e.kubectl(["get", "-n", e2e.namespace, `httproute/${httpRouteName("gated", port)}`, "-o", "json"])
+          ) as HttpRoute
+          const parent = route.status?.parents?.find((p) => p.controllerName === e2e.target.names.gatewayController)
+          expect(parent?.conditions?.find((c) => c.type === "Accepted")?.status).toBe("True")
+          // Ready never ran ahead of the routes: the Pod was seen unready first, and Ready
+          // was True only in versions where the routes condition was True too.
+          yield* versions.stdoutLine((line) => line.split(" ")[1] === "True", within)
+          const seen = versions.stdout().split("\n").filter((line) => line.trim() !== "").map((line) => {
+            const [, ready, routes] = line.split(" ")
+            return { ready, routes }
+          })
+          expect(seen.find((v) => v.ready === "False"), versions.stdout()).toBeDefined()
+          expect(seen.filter((v) => v.ready === "True" && v.routes !== "True"), versions.stdout()).toEqual([])
+        }),
+      timeout
+    )
+
+    it.scoped(
+      "the garbage collector removes a deleted Pod's Service, Ingress and HTTPRoutes",
+      () =>
+        Effect.gen(function*() {
+          const e2e = yield* E2e
+          const ingressPod = yield* e2e.sessionPod("collected-ingress", [8080])
+          const gatewayPod = yield* e2e.sessionPod("collected-gateway", [8080, 8081])
+          const published = yield* Effect.all([
+            e2e.cli(publishArgs("collected-ingress", ingressPod, [8080]), { mode: "ingress" }),
+            e2e.cli(publishArgs("collected-gateway", gatewayPod, [8080, 8081]), { mode: "gateway" })
+          ], { concurrency: "unbounded" })
+          expect(published.map((run) => run.code), published.map((run) => run.stderr).join("\n")).toEqual([0, 0])
+          const objects = [
+            `ingress/${sessionObjectName("collected-ingress")}`,
+            `service/${sessionObjectName("collected-ingress")}`,
+            `httproute/${httpRouteName("collected-gateway", 8080)}`,
+            `httproute/${httpRouteName("collected-gateway", 8081)}`,
+            `service/${sessionObjectName("collected-gateway")}`
+          ]
+          // Each one is there, owned by its Pod.
+          const owners = yield* e2e.kubectl([
+            "get",
+            "-n",
+            e2e.namespace,
+            ...objects,
+            "-o",
+            `jsonpath={range .items[*]}{.metadata.ownerReferences[0].uid}{"\\n"}{end}`
+          ])
+          expect(owners.split("\n").filter((uid) => uid !== "").sort()).toEqual(
+            [ingressPod.uid, ingressPod.uid, gatewayPod.uid, gatewayPod.uid, gatewayPod.uid].sort()
+          )
+          yield* e2e.kubectl(["delete", "-n", e2e.namespace, `pod/${ingressPod.name}`, `pod/${gatewayPod.name}`])
+          yield* e2e.kubectl([
+            "wait",
+            "-n",
+            e2e.namespace,
+            "--for=delete",
+            ...objects,
+            `--timeout=${Duration.toSeconds(e2e.target.waits.route)}s`
+          ])
+          expect(yield* sessionObjects(e2e, "services,ingresses,httproutes", "collected-ingress")).toEqual([])
+          expect(yield* sessionObjects(e2e, "services,ingresses,httproutes", "collected-gateway")).toEqual([])
+        }),
+      timeout
+    )
+
+    it.scoped.skipIf(restartSkipped)(
+      "a restart of the API server under publish --follow: nothing is reported wrong meanwhile, and verdicts resume",
+      () =>
+        Effect.gen(function*() {
+          const e2e = yield* E2e
+          const pod = yield* e2e.sessionPod("restarted", [8080])
+          const follow = yield* e2e.startCli(
+            [...publishArgs("restarted", pod, [8080]).filter((arg) => arg !== "--watch"), "--follow"],
+            { mode: "gateway" }
+          )
+          const within = Duration.sum(e2e.target.waits.route, Duration.seconds(30))
+          yield* follow.stdoutLine((line) => line.includes(`"state":"programmed"`), within)
+          const restart = e2e.target.restartApiServer
+          if (restart === undefined) return yield* Effect.fail("this target cannot restart its API server")
+          yield* restart
+          // Verdicts resume: a route deleted after the restart is reported at once.
+          yield* e2e.kubectl(["delete", "-n", e2e.namespace, `httproute/${httpRouteName("restarted", 8080)}`])
+          yield* follow.stdoutLine((line) => line.includes(`"code":"RouteDeleted"`), within)
+          follow.child.kill("SIGINT")
+          expect((yield* follow.ended()).code).toBe(130)
+          // While the API server was away, no host was reported anything but programmed
+          // until the deletion: a read that failed is not a verdict.
+          const routes = jsonLines(follow.stdout()).filter((event) => event.type === "route")
+          const deleted = routes.findIndex((event) => event.state === "unprogrammed")
+          expect(routes.slice(0, deleted).filter((event) => event.state !== "pending" && event.state !== "programmed"))
+            .toEqual([])
+          expect(routes.slice(deleted), follow.stdout()).toMatchObject([{
+            state: "unprogrammed",
+            code: "RouteDeleted"
+          }])
         }),
       timeout
     )

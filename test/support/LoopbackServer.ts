@@ -17,12 +17,24 @@ export interface LoopbackServer {
 
 /** Listens with `handler` (none: every request waits) until the scope closes. */
 export const loopbackServer = (handler?: RequestListener): Effect.Effect<LoopbackServer, never, Scope.Scope> =>
+  Effect.orDie(httpServerAt("127.0.0.1", 0, handler))
+
+/**
+ * Listens on `host`:`port` (0: a free one) with `handler` until the scope closes; fails
+ * with the listen error (a port in use) rather than dying.
+ */
+export const httpServerAt = (
+  host: string,
+  port: number,
+  handler?: RequestListener
+): Effect.Effect<LoopbackServer, Error, Scope.Scope> =>
   Effect.acquireRelease(
-    Effect.async<LoopbackServer>((resume) => {
+    Effect.async<LoopbackServer, Error>((resume) => {
       const server = createServer(handler)
-      server.listen(0, "127.0.0.1", () => {
+      server.once("error", (error) => resume(Effect.fail(error)))
+      server.listen(port, host, () => {
         const { port } = server.address() as net.AddressInfo
-        resume(Effect.succeed({ server, port, url: `http://127.0.0.1:${port}` }))
+        resume(Effect.succeed({ server, port, url: `http://${host}:${port}` }))
       })
     }),
     ({ server }) => Effect.sync(() => server.close())
