@@ -141,16 +141,38 @@ layer(E2eLive, { excludeTestServices: true, timeout: onRealCluster() ? Duration.
     it.scoped("each diagnosis code a configuration alone can cause is the one reported", () =>
       Effect.gen(function*() {
         const e2e = yield* E2e
+        // The cluster's own configuration a session can be pointed at: a class no controller
+        // serves, a Gateway of a class that does not exist, and one whose only listener is TCP.
         const unservedClass = `unserved-${e2e.runId}`
+        const gateway = (name: string, className: string, listener: object) => ({
+          apiVersion: "gateway.networking.k8s.io/v1",
+          kind: "Gateway",
+          metadata: { name, namespace: e2e.namespace },
+          spec: { gatewayClassName: className, listeners: [listener] }
+        })
         yield* e2e.kubectl(
           ["create", "-f", "-"],
           JSON.stringify({
-            apiVersion: "networking.k8s.io/v1",
-            kind: "IngressClass",
-            metadata: { name: unservedClass, labels: { [RUN_LABEL]: e2e.runId } },
-            spec: { controller: "example.com/no-such-controller" }
+            apiVersion: "v1",
+            kind: "List",
+            items: [
+              {
+                apiVersion: "networking.k8s.io/v1",
+                kind: "IngressClass",
+                metadata: { name: unservedClass, labels: { [RUN_LABEL]: e2e.runId } },
+                spec: { controller: "example.com/no-such-controller" }
+              },
+              gateway("classless", `absent-${e2e.runId}`, {
+                name: "http",
+                protocol: "HTTP",
+                port: 80,
+                hostname: `*.${e2e.target.names.baseDomain}`
+              }),
+              gateway("tcp-only", e2e.target.names.gatewayClass, { name: "tcp", protocol: "TCP", port: 9 })
+            ]
           })
         )
+        const ownGateway = (name: string) => ({ SESSION_GATEWAY_NAME: name, SESSION_GATEWAY_NAMESPACE: e2e.namespace })
         const cases = [
           {
             session: "no-class",
@@ -185,7 +207,10 @@ layer(E2eLive, { excludeTestServices: true, timeout: onRealCluster() ? Duration.
             mode: "ingress",
             env: { SESSION_INGRESS_CLASS: unservedClass },
             code: "NoIngressStatus"
-          }
+          },
+          { session: "classless", mode: "gateway", env: ownGateway("classless"), code: "GatewayClassNotFound" },
+          // Refused for its kind: a TCP listener carries no HTTPRoutes.
+          { session: "tcp-only", mode: "gateway", env: ownGateway("tcp-only"), code: "NotAllowedByListeners" }
         ] as const
         const outcomes = yield* Effect.forEach(cases, (journey) =>
           Effect.gen(function*() {
