@@ -1,5 +1,5 @@
 import { fileURLToPath } from "node:url"
-import { defineConfig } from "vitest/config"
+import { configDefaults, defineConfig } from "vitest/config"
 
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url))
 
@@ -18,6 +18,8 @@ export default defineConfig({
   resolve: { alias: sourceAliases },
   test: {
     include: ["test/**/*.test.ts", "packages/*/test/**/*.test.ts"],
+    // `*.cluster.test.ts` need Go or the real control plane: `npm run test:cluster` runs them.
+    exclude: [...configDefaults.exclude, "**/*.cluster.test.ts"],
     reporters: ["default", "./test/support/SummaryReporter.ts"],
     // Builds the package the CLI tests spawn; unpacks the kubectl that the wire tests drive
     // from a pinned devDependency, once per checkout.

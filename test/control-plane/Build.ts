@@ -21,16 +21,17 @@ export interface Versions {
   readonly traefik: string
 }
 
-/** The pins of versions.env. */
+/** The pins of versions.env (or of the file `SESSION_ROUTING_CONTROL_PLANE_VERSIONS` names, as build.sh reads it). */
 export const versions = (): Versions => {
   const pins = new Map<string, string>()
-  for (const line of readFileSync(join(HERE, "versions.env"), "utf8").split("\n")) {
+  const file = process.env.SESSION_ROUTING_CONTROL_PLANE_VERSIONS?.trim() || join(HERE, "versions.env")
+  for (const line of readFileSync(file, "utf8").split("\n")) {
     const match = /^([A-Z_]+)=(\S+)$/.exec(line.trim())
     if (match !== null) pins.set(match[1]!, match[2]!)
   }
   const pin = (name: string) => {
     const value = pins.get(name)
-    if (value === undefined) throw new Error(`test/control-plane/versions.env has no ${name}`)
+    if (value === undefined) throw new Error(`${file} has no ${name}`)
     return value
   }
   return {
@@ -80,7 +81,8 @@ export const binaries = (pins: Versions = versions(), root: string = cacheRoot()
  */
 export const ensureBuilt = (onLine: (line: string) => void): Effect.Effect<void, ControlPlaneError> =>
   Effect.async<void, ControlPlaneError>((resume) => {
-    const child = spawn("bash", [BUILD_SCRIPT], { stdio: ["ignore", "pipe", "pipe"] })
+    // A group of its own, so stopping it stops the go commands it runs too.
+    const child = spawn("bash", [BUILD_SCRIPT], { stdio: ["ignore", "pipe", "pipe"], detached: true })
     // The line that says what failed: build.sh names the component and version in it.
     let failure = ""
     const relay = (chunk: Buffer) => {
@@ -103,5 +105,7 @@ export const ensureBuilt = (onLine: (line: string) => void): Effect.Effect<void,
           ? Effect.void
           : Effect.fail(new ControlPlaneError({ message: failure || `${BUILD_SCRIPT} ended with ${code ?? signal}` }))
       ))
-    return Effect.sync(() => child.kill("SIGTERM"))
+    return Effect.sync(() => {
+      if (child.pid !== undefined && child.exitCode === null) process.kill(-child.pid, "SIGTERM")
+    })
   })

@@ -12,11 +12,14 @@
 #
 #   test/control-plane/build.sh           build what is missing
 #   test/control-plane/build.sh --where   print the cache directory and exit
+#
+# Needs Go (GO_MINIMUM of versions.env) and the Go module proxy; nothing else.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# Another pin file (its tests use one) with SESSION_ROUTING_CONTROL_PLANE_VERSIONS.
 # shellcheck source=versions.env
-source "$here/versions.env"
+source "${SESSION_ROUTING_CONTROL_PLANE_VERSIONS:-$here/versions.env}"
 
 cache="${SESSION_ROUTING_CONTROL_PLANE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/session-routing/control-plane}"
 if [ "${1:-}" = "--where" ]; then
@@ -107,12 +110,15 @@ scratch_module() {
 }
 
 # Downloads `module@version` into the module cache and prints one path of it: its `Dir`
-# (the source) or its `GoMod`.
+# (the source) or its `GoMod`. `go mod download -json` says what went wrong on stdout, in
+# an `Error` field: that goes to stderr.
 module_file() {
-  local module="$1" version="$2" field="$3" path
-  path="$(go mod download -json "$module@$version" | sed -n "s/^[[:space:]]*\"$field\": \"\(.*\)\",\$/\1/p")" || return 1
-  if [ -z "$path" ] || [ ! -e "$path" ]; then
-    echo "go mod download $module@$version gave no $field" >&2
+  local module="$1" version="$2" field="$3" json path error
+  json="$(go mod download -json "$module@$version")"
+  error="$(sed -n 's/^[[:space:]]*"Error": "\(.*\)",\{0,1\}$/\1/p' <<<"$json")"
+  path="$(sed -n "s/^[[:space:]]*\"$field\": \"\(.*\)\",\$/\1/p" <<<"$json")"
+  if [ -n "$error" ] || [ -z "$path" ] || [ ! -e "$path" ]; then
+    echo "go mod download $module@$version: ${error:-no $field in its answer}" >&2
     return 1
   fi
   echo "$path"
