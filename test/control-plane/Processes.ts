@@ -22,6 +22,8 @@ export interface ComponentSpec {
   readonly args: ReadonlyArray<string>
   readonly env?: Readonly<Record<string, string>>
   readonly logFile: string
+  /** How long it may take to stop on SIGTERM before it is killed; default 10 s. */
+  readonly stopGrace?: Duration.Duration
 }
 
 export interface Component {
@@ -86,7 +88,9 @@ export const startComponent = (spec: ComponentSpec): Effect.Effect<Component, Co
       stopping = true
       return signal("SIGTERM").pipe(
         // Interruptible, or the grace could not end it inside a scope's (uninterruptible) finalizer.
-        Effect.zipRight(Deferred.await(exited).pipe(Effect.interruptible, Effect.timeout(STOP_GRACE))),
+        Effect.zipRight(
+          Deferred.await(exited).pipe(Effect.interruptible, Effect.timeout(spec.stopGrace ?? STOP_GRACE))
+        ),
         Effect.catchAll(() => signal("SIGKILL").pipe(Effect.zipRight(Deferred.await(exited)))),
         Effect.asVoid
       )
@@ -115,29 +119,18 @@ export const awaitUp = (
   const up: Effect.Effect<void> = check.pipe(
     Effect.timeout(Duration.seconds(5)),
     Effect.orElseSucceed(() => false),
-    Effect.flatMap((
-      ok
-    ) => (ok ? Effect.void : Effect.zipRight(Effect.sleep(Duration.millis(200)), Effect.suspend(() => up))))
+    Effect.flatMap((ok) => (ok ? Effect.void : Effect.zipRight(Effect.sleep("200 millis"), Effect.suspend(() => up))))
   )
-  const died = component.exited.pipe(
-    Effect.flatMap((exit) =>
-      Effect.flatMap(logTail(component.logFile), (tail) =>
-        Effect.fail(
-          new ControlPlaneError({
-            message: `${component.name} ${
-              describeExit(exit)
-            } before it was up; the end of ${component.logFile}:\n${tail}`
-          })
-        ))
-    )
-  )
-  return Effect.raceFirst(up, died).pipe(
-    Effect.timeoutFail({
-      duration: within,
-      onTimeout: () =>
+  const failWith = (what: string) =>
+    Effect.flatMap(logTail(component.logFile), (tail) =>
+      Effect.fail(
         new ControlPlaneError({
-          message: `${component.name} did not come up within ${Duration.format(within)}; see ${component.logFile}`
+          message: `${component.name} ${what}; the end of ${component.logFile}:\n${tail || "(nothing)"}`
         })
-    })
+      ))
+  const died = Effect.flatMap(component.exited, (exit) => failWith(`${describeExit(exit)} before it was up`))
+  return Effect.raceFirst(up, died).pipe(
+    Effect.timeout(within),
+    Effect.catchTag("TimeoutException", () => failWith(`did not come up within ${Duration.format(within)}`))
   )
 }
