@@ -10,6 +10,7 @@ import { writeFile } from "node:fs/promises"
 import { join } from "node:path"
 import { StdoutTerminal } from "../../src/cli/present/Presenter.js"
 import { HttpRouteResource, IngressResource, ServiceResource } from "../../src/domain/Resources.js"
+import { Unprogrammed } from "../../src/domain/Routes.js"
 import type { SessionEvent } from "../../src/runner/SessionRunner.js"
 import { localIngressSilence } from "../support/Causes.js"
 import { cliCluster, gatewayEnv, jsonLines, settledInPortOrder, tcpEndpoint, tempDir } from "./CliCluster.js"
@@ -277,6 +278,33 @@ describe("session-routing publish", () => {
         expect(ingress.spec?.rules?.map((rule) => rule.host)).toEqual([hostOf(9090)])
       })
     ))
+
+  // The objects name an owner that does not exist: the garbage collector deletes them at
+  // once, often before the status watch sees them, so the deadline says what happened.
+  it.live(
+    "reports hosts whose objects the garbage collector deleted as deleted, never as unclaimed",
+    () =>
+      Effect.scoped(
+        Effect.gen(function*() {
+          const cluster = yield* cliCluster({ ingress: { delay: "never" }, gateway: false, controllerManager: true })
+          const result = yield* runCli([
+            "publish",
+            ...podArgs,
+            ...ports,
+            "--kubeconfig",
+            cluster.kubeconfig,
+            "--watch",
+            "-o",
+            "json"
+          ], { ...cluster.env, SESSION_ROUTE_READY_TIMEOUT_MS: "2000" })
+          expect(result.exitCode).toBe(3)
+          expect(settledInPortOrder(jsonLines(result.stdout)).slice(3)).toEqual([
+            { ...unprogrammed(8080, Unprogrammed.deleted.reason), code: "RouteDeleted" },
+            { ...unprogrammed(9090, Unprogrammed.deleted.reason), code: "RouteDeleted" }
+          ])
+        })
+      )
+  )
 
   it.live("exits 0 at once with nothing to watch in mode none, and needs no cluster for it", () =>
     Effect.gen(function*() {

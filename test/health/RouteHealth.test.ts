@@ -193,6 +193,39 @@ describe("watchRouteHealth", () => {
       })
     }))
 
+  // A Pod deleted (or never there: a wrong uid) has its objects collected at once; the
+  // deadline's diagnosis would then blame a controller for a route that no longer exists.
+  it.effect("reports a host whose object was seen and then gone as deleted at once, not at the deadline", () =>
+    Effect.gen(function*() {
+      const gone = pollingOver(
+        (_sessionId, _route) =>
+          Effect.map(Clock.currentTimeMillis, (now) => ({ verdict: Verdict.pending, present: now < 3 })),
+        { unclaimedReason: unclaimed }
+      )
+      const seen = yield* runFor(10, { sessionId, routes: [r8080], timeoutMs: 1_000, intervalMs: 1 }).pipe(
+        Effect.provide(Layer.succeed(RouteStatusSource, gone))
+      )
+      expect(seen).toEqual([
+        { at: 0, host: r8080.host, state: "pending" },
+        { at: 3, host: r8080.host, state: "unprogrammed", reason: Unprogrammed.deleted.reason }
+      ])
+    }))
+
+  it.effect("reports a host whose object is never found as deleted at the deadline, never as unclaimed", () =>
+    Effect.gen(function*() {
+      const never = pollingOver(() => Effect.succeed({ verdict: Verdict.pending, present: false }), {
+        unclaimedReason: unclaimed
+      })
+      const events = yield* watchRouteHealth({ sessionId, routes: [r8080], timeoutMs: 5, intervalMs: 1 }).pipe(
+        Stream.runCollect,
+        Effect.fork,
+        Effect.tap(() => TestClock.adjust(5)),
+        Effect.flatMap(Fiber.join),
+        Effect.provide(Layer.succeed(RouteStatusSource, never))
+      )
+      expect([...events].at(-1)).toEqual(RouteHealthEvent.unprogrammed(r8080, Unprogrammed.deleted))
+    }))
+
   it.effect("calls a route that stays pending unprogrammed at the deadline, the silent-404 case", () =>
     Effect.gen(function*() {
       const fake = yield* fakeSource(always(Verdict.pending))

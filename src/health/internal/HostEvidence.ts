@@ -16,6 +16,8 @@ import { RouteHealthEvent } from "../RouteHealthEvent.js"
 export interface AnsweredPending {
   readonly _tag: "AnsweredPending"
   readonly held?: RouteHold
+  /** The answer was that the object does not exist. */
+  readonly absent?: boolean
 }
 
 /** The last answer a host's reads got; it decides the reason at the deadline. */
@@ -23,6 +25,9 @@ export type LastOutcome = AnsweredPending | RouteReadError
 
 /** Shared: every pending answer without a hold is the same evidence. */
 export const LAST_ANSWERED_PENDING: Option.Option<LastOutcome> = Option.some({ _tag: "AnsweredPending" })
+
+/** Shared: every answer that the object does not exist is the same evidence. */
+const LAST_ANSWERED_ABSENT: Option.Option<LastOutcome> = Option.some({ _tag: "AnsweredPending", absent: true })
 
 /** What one host's observations have shown so far. */
 export interface HostEvidence {
@@ -35,6 +40,8 @@ export interface HostEvidence {
   readonly slowestAnswerMs: number
   /** Read failures in a row that will not heal by waiting (401, 403, API not served): the backoff exponent. */
   readonly permanentStreak: number
+  /** Whether any answer showed the object: one that then shows it gone saw it deleted. */
+  readonly seenPresent: boolean
 }
 
 export const noEvidence: HostEvidence = {
@@ -42,7 +49,8 @@ export const noEvidence: HostEvidence = {
   readSince: undefined,
   lastReadAt: undefined,
   slowestAnswerMs: 0,
-  permanentStreak: 0
+  permanentStreak: 0,
+  seenPresent: false
 }
 
 /**
@@ -83,7 +91,10 @@ const answered = (e: HostEvidence, error: RouteReadError | undefined, now: numbe
 /**
  * One observation taken into a host's evidence at `now`. A verdict of any kind
  * proves the read path works: pending replaces an earlier failure as the last word.
- * A rejection is final: the controller looked at the route and refused it.
+ * A rejection is final: the controller looked at the route and refused it. So is an
+ * object seen and then gone: deleted (unpublished, or collected with its owner Pod),
+ * it will not be programmed, and waiting for the deadline would only end in a
+ * diagnosis of a route that no longer exists.
  */
 export const absorb = (route: PublishedRoute, e: HostEvidence, observation: Observation, now: number): Taken => {
   switch (observation._tag) {
@@ -93,7 +104,12 @@ export const absorb = (route: PublishedRoute, e: HostEvidence, observation: Obse
     case "Unreadable":
       return { evidence: answered(e, observation.error, now), readError: observation.error }
     case "Seen": {
-      const evidence = answered(e, undefined, now)
+      const evidence = { ...answered(e, undefined, now), seenPresent: e.seenPresent || observation.present }
+      if (!observation.present) {
+        return e.seenPresent
+          ? { evidence, settled: RouteHealthEvent.unprogrammed(route, Unprogrammed.deleted) }
+          : { evidence: { ...evidence, last: LAST_ANSWERED_ABSENT } }
+      }
       const verdict = observation.verdict
       switch (verdict.kind) {
         case "programmed":

@@ -137,8 +137,9 @@ export const settle = (
  * The terminal event of a host still unsettled at the deadline: the last evidence
  * decides. The diagnosis (the first broken link of its routing) only when the last
  * thing the cluster said was a real answer (the object, without a status that
- * programs it); a read failure when the last read failed, or when the read the
- * deadline cut short (the one still out, if any) had gone unanswered.
+ * programs it); deleted when the answer was that the object does not exist; a read
+ * failure when the last read failed, or when the read the deadline cut short (the
+ * one still out, if any) had gone unanswered.
  */
 export const atDeadline = (
   watch: HostWatch,
@@ -154,6 +155,10 @@ export const atDeadline = (
     const last = Option.getOrUndefined(seen.last)
     return last?._tag === "RouteReadError"
       ? Effect.succeed(RouteHealthEvent.unprogrammed(route, readFailure(last)))
+      // Published, yet not there: it was deleted before any read saw it (the garbage
+      // collector is that quick when the owner Pod does not exist).
+      : last?.absent === true
+      ? Effect.succeed(RouteHealthEvent.unprogrammed(route, Unprogrammed.deleted))
       : last?.held !== undefined
       ? Effect.succeed(RouteHealthEvent.unprogrammed(route, Unprogrammed.held(last.held)))
       : Effect.map(watch.unclaimed(route), (why) => RouteHealthEvent.unprogrammed(route, why))
