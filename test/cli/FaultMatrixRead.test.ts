@@ -94,7 +94,8 @@ describe("fault matrix: status", () => {
       ))
   }
 
-  it.live("reports hosts whose own status read fails as read failures, with one read-error, and exits 3", () =>
+  // A status that could not be read is no verdict: a failure (1), never "unprogrammed" (3).
+  it.live("reports hosts whose own status read fails as read failures, with one read-error, and exits 1", () =>
     Effect.scoped(
       Effect.gen(function*() {
         const cluster = yield* published
@@ -106,7 +107,8 @@ describe("fault matrix: status", () => {
           action: Fault.forbid()
         })
         const result = yield* timedCli(args(cluster, "status", "-o", "json"), cluster.env)
-        expect(result.exitCode).toBe(3)
+        expect(result.exitCode).toBe(1)
+        expect(oneLine(result)).toMatch(/^error: the route status of 8080-\S+, 9090-\S+ could not be read: /)
         const events = jsonLines(result.stdout)
         expect(events.filter((event) => event.type === "read-error")).toHaveLength(1)
         expect(events.filter((event) => event.type === "route").map(classOf)).toEqual(["read-failure", "read-failure"])

@@ -15,6 +15,7 @@ import {
   renderFrame,
   screenLines,
   statusExitCode,
+  unreadMessage,
   viewOf
 } from "../../src/cli/present/SessionView.js"
 import type { SessionEvent } from "../../src/runner/SessionRunner.js"
@@ -67,6 +68,25 @@ describe("session view", () => {
     expect(publishExitCode(viewOf([published, programmed(8080), unprogrammed(9090, "x")]))).toBe(3)
     // Nothing routed: nothing to wait for, and nothing failed.
     expect(publishExitCode(viewOf([{ ...published, routes: [] }]))).toBe(0)
+  })
+
+  it("exits 1, naming the hosts, when a host's status could not be read to the end, whatever the others say", () => {
+    const unread = (port: number): SessionEvent => ({
+      type: "route",
+      port,
+      host: host(port),
+      state: "unprogrammed",
+      reason: "route status could not be read: the connection was refused",
+      code: "RouteStatusUnreadable"
+    })
+    const view = viewOf([published, unread(8080), unprogrammed(9090, "x")])
+    expect([publishExitCode(view), statusExitCode(view)]).toEqual([1, 1])
+    expect(unreadMessage(view)).toBe(
+      `the route status of ${
+        host(8080)
+      } could not be read: nothing is known of whether it is programmed (the reason is on its line above)`
+    )
+    expect(unreadMessage(viewOf([published, unprogrammed(9090, "x")]))).toBeUndefined()
   })
 
   it("exits 3 from a status read when a host is still pending, not only when it is unprogrammed", () => {

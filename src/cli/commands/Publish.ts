@@ -22,7 +22,7 @@ import {
   presentPublished,
   presentWatch
 } from "../present/Presenter.js"
-import { applyEvent, emptyView, publishExitCode } from "../present/SessionView.js"
+import { applyEvent, emptyView, publishExitCode, type SessionView, unreadMessage } from "../present/SessionView.js"
 import { parsePodFlags, parsePortFlags, podFlag, podUidFlag, portFlag, sessionFlag } from "../SessionFlags.js"
 
 /** The publish flags as @effect/cli parses them: raw text, checked by `parsePublishInput`. */
@@ -72,7 +72,13 @@ export const nothingRoutedNote = (
 // The command
 // ---------------------------------------------------------------------------
 
-/** Publishes, prints, and returns the exit status (the caller provides the layers). */
+/** How a publish ends: its exit status, and the line to say when it is a failure. */
+const outcomeOf = (view: SessionView): { readonly code: number; readonly message: string } => ({
+  code: publishExitCode(view),
+  message: unreadMessage(view) ?? ""
+})
+
+/** Publishes, prints, and returns how it ended (the caller provides the layers). */
 const runPublish = (
   input: PublishInput,
   presentation: Presentation,
@@ -94,16 +100,16 @@ const runPublish = (
           routes: session.routes,
           endpoints: session.endpoints
         })
-        return ExitCode.ok as number
+        return { code: ExitCode.ok as number, message: "" }
       }
-      if (!mode.follow) return publishExitCode(yield* presentWatch(presentation, session.events))
+      if (!mode.follow) return outcomeOf(yield* presentWatch(presentation, session.events))
       const seen = yield* Ref.make(emptyView)
       const watched = Stream.tap(session.events, (event) => Ref.update(seen, (view) => applyEvent(view, event)))
       const followed = Stream.unwrap(
         Effect.map(Ref.get(seen), (view) => followSession(input.sessionId, view.rows))
       )
       // Reached only if the follow stream ever ended; interrupting it is the way out.
-      return publishExitCode(yield* presentWatch(presentation, Stream.concat(watched, followed)))
+      return outcomeOf(yield* presentWatch(presentation, Stream.concat(watched, followed)))
     })
   )
 
@@ -112,7 +118,8 @@ export const publishHelp: CommandHelp = {
   details: [
     "Applies the session's Service, then its Ingress or one HTTPRoute per tcp port, all owned by the Pod, " +
     "to the cluster the kubeconfig names, and prints what was published. Exit status 0 when every watched " +
-    "host is programmed, 3 when one is unprogrammed, 1 on a failure. Everything but the flags comes from " +
+    "host is programmed, 3 when one is unprogrammed, 1 on a failure (a status that could not be read " +
+    "included). Everything but the flags comes from " +
     `the environment (${RouterConfigLive.ENV.baseDomain}, ${RouterConfigLive.ENV.ingressClassName}, ...).`
   ],
   examples: [
@@ -163,11 +170,12 @@ export const publishCommand = Command.make(
       yield* warnAbout(config)
       const note = nothingRoutedNote(config, input.ports)
       if (note !== undefined) yield* Console.error(note)
-      const code = yield* runPublish(input, presentation, flags).pipe(
+      const outcome = yield* runPublish(input, presentation, flags).pipe(
         withSessionLayer(flags, config),
         withMetricsServer(flags)
       )
-      // The events already said which hosts failed: nothing more to print.
-      if (code !== ExitCode.ok) return yield* cliError("", code)
+      // The events already said which hosts were unprogrammed and why; a status that
+      // could not be read is a failure, and said so once more.
+      if (outcome.code !== ExitCode.ok) return yield* cliError(outcome.message, outcome.code)
     })
 ).pipe(Command.withDescription("Publish a session's routing objects and report whether each host is programmed"))

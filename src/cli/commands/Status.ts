@@ -11,7 +11,7 @@ import { cliError, ExitCode } from "../CliError.js"
 import { nothingToNote, routerConfigFrom, sharedOptions, warnAbout, withSessionLayer } from "../GlobalOptions.js"
 import type { CommandHelp } from "../internal/Help.js"
 import { outputOption, presentationFor, presentSnapshot } from "../present/Presenter.js"
-import { statusExitCode } from "../present/SessionView.js"
+import { statusExitCode, unreadMessage } from "../present/SessionView.js"
 import { sessionFlag } from "../SessionFlags.js"
 
 /** What `status --help` says beyond the options. */
@@ -19,7 +19,7 @@ export const statusHelp: CommandHelp = {
   details: [
     "For a process that did not publish the session (a restarted runner, a person on call), in the event " +
     "shapes publish prints. Exit status 0 when every host is programmed, 3 when one is pending or " +
-    "unprogrammed, 1 on a failure."
+    "unprogrammed, 1 on a failure (a status that could not be read included)."
   ],
   examples: [
     {
@@ -59,6 +59,6 @@ export const statusCommand = Command.make(
         )
       }
       const code = statusExitCode(view)
-      if (code !== ExitCode.ok) return yield* cliError("", code)
+      if (code !== ExitCode.ok) return yield* cliError(unreadMessage(view) ?? "", code)
     })
 ).pipe(Command.withDescription("Read once whether each host the cluster holds for a session is programmed"))

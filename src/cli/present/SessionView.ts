@@ -3,7 +3,7 @@
  * every way it is printed: JSON lines, plain lines, and frames of the live table.
  * Pure functions of their arguments, so each output is tested without a terminal.
  */
-import type { Endpoint, RouteState } from "../../domain/Routes.js"
+import { type Endpoint, type RouteState, UnprogrammedCode } from "../../domain/Routes.js"
 import type { SessionEvent } from "../../runner/SessionRunner.js"
 import { ExitCode } from "../CliError.js"
 
@@ -16,6 +16,7 @@ export interface HostRow {
   readonly host: string
   readonly state: RouteState
   readonly reason?: string
+  readonly code?: string
   /** The probe through the public path: `200`, or what failed; set once a probe ends. */
   readonly probe?: string
 }
@@ -38,7 +39,8 @@ const rowOf = (event: Extract<SessionEvent, { readonly type: "route" }>): HostRo
   port: event.port,
   host: event.host,
   state: event.state,
-  ...(event.reason !== undefined ? { reason: event.reason } : {})
+  ...(event.reason !== undefined ? { reason: event.reason } : {}),
+  ...(event.code !== undefined ? { code: event.code } : {})
 })
 
 /**
@@ -93,18 +95,44 @@ export const viewOf = (events: Iterable<SessionEvent>): SessionView => {
 // ---------------------------------------------------------------------------
 
 /**
- * `publish --watch`: 3 when any host ended `unprogrammed`, else 0 (every host
- * programmed, or nothing was routed, so there was nothing to wait for).
+ * `publish --watch`: 1 when a host's status could not be read to the end, 3 when any
+ * host ended `unprogrammed`, else 0 (every host programmed, or nothing was routed, so
+ * there was nothing to wait for).
  */
 export const publishExitCode = (view: SessionView): number =>
-  view.rows.some((row) => row.state === "unprogrammed") ? ExitCode.unprogrammed : ExitCode.ok
+  unreadHosts(view).length > 0
+    ? ExitCode.failure
+    : view.rows.some((row) => row.state === "unprogrammed")
+    ? ExitCode.unprogrammed
+    : ExitCode.ok
 
 /**
- * `status`: 0 only when every host is programmed (or the session has none); a host
- * still pending is not served yet, so it counts as not programmed, like a rejected one.
+ * `status`: 0 only when every host is programmed; a host still pending is not served
+ * yet, so it counts as not programmed (3), like a rejected one; 1 when a host's status
+ * could not be read.
  */
 export const statusExitCode = (view: SessionView): number =>
-  view.rows.every((row) => row.state === "programmed") ? ExitCode.ok : ExitCode.unprogrammed
+  unreadHosts(view).length > 0
+    ? ExitCode.failure
+    : view.rows.every((row) => row.state === "programmed")
+    ? ExitCode.ok
+    : ExitCode.unprogrammed
+
+/**
+ * The hosts whose status could not be read to the end. Not a verdict on the route but
+ * a failure to learn one, so a command ends 1 for them, never 3 ("a host unprogrammed").
+ */
+export const unreadHosts = (view: SessionView): ReadonlyArray<HostRow> =>
+  view.rows.filter((row) => row.state === "unprogrammed" && row.code === UnprogrammedCode.statusUnreadable)
+
+/** The failure line for hosts whose status could not be read, when there are any. */
+export const unreadMessage = (view: SessionView): string | undefined => {
+  const unread = unreadHosts(view)
+  if (unread.length === 0) return undefined
+  return `the route status of ${unread.map((row) => row.host).join(", ")} could not be read: nothing is known of ${
+    unread.length === 1 ? "whether it is" : "whether they are"
+  } programmed (the reason is on ${unread.length === 1 ? "its line" : "their lines"} above)`
+}
 
 // ---------------------------------------------------------------------------
 // Lines
