@@ -13,6 +13,7 @@ import type { RoutingMode } from "../domain/Routes.js"
 import * as KubeClientLive from "../layers/KubeClientLive.js"
 import * as RouterConfigLive from "../layers/RouterConfigLive.js"
 import { SessionRouter } from "../layers/SessionRouter.js"
+import { baseDomainOf, gatewayOf, modeOf, type SessionFootprint } from "../runner/SessionFootprint.js"
 import type { KubeClient } from "../services/KubeClient.js"
 import { RouterConfig, type RouterConfigError } from "../services/RouterConfig.js"
 import type { RouterSetupError } from "../services/SessionRouter.js"
@@ -102,6 +103,52 @@ export const kubeClientLayer = (options: ClusterOptions): Layer.Layer<KubeClient
   KubeClientLive.layer(kubeConfigOptions(options))
 
 /**
+ * The configuration for a command that reads or deletes what a session already has
+ * (`status`, `unpublish`): the environment and the namespace flag, as mode `none`, so
+ * nothing a publish needs (a base domain, a Gateway) is asked for. What the session was
+ * published with, its objects say (`configFromObjects`).
+ */
+export const objectsConfig = (options: RoutingOptions): Effect.Effect<RouterConfig.Service, RouterConfigError> =>
+  RouterConfigLive.fromEnv({
+    ...routerConfigOverrides({ namespace: options.namespace, mode: Option.none() }),
+    mode: { value: "none", key: "--mode" }
+  })
+
+/**
+ * The configuration that reads the session's hosts as its objects were published: their
+ * mode (or `--mode`), the Gateway its HTTPRoutes attach to, and the base domain of their
+ * hosts, over whatever else the environment says (the ingress class, the time limits).
+ */
+export const configFromObjects = (
+  options: RoutingOptions,
+  footprint: SessionFootprint
+): Effect.Effect<RouterConfig.Service, RouterConfigError> => {
+  const mode = Option.getOrElse(Option.filter(options.mode, (m) => m !== "none"), () => modeOf(footprint))
+  const gateway = gatewayOf(footprint)
+  const baseDomain = baseDomainOf(footprint)
+  const fromObjects = (value: string) => ({ value, key: "the session's objects" })
+  return RouterConfigLive.fromEnv({
+    ...routerConfigOverrides({ namespace: options.namespace, mode: Option.none() }),
+    mode: { value: mode, key: Option.isSome(options.mode) ? "--mode" : "the session's objects" },
+    ...(baseDomain !== undefined ? { baseDomain: fromObjects(baseDomain) } : {}),
+    ...(mode === "gateway" && gateway !== undefined
+      ? {
+        gatewayName: fromObjects(gateway.name),
+        gatewayNamespace: fromObjects(gateway.namespace),
+        ...(gateway.sectionName !== undefined ? { gatewaySection: fromObjects(gateway.sectionName) } : {})
+      }
+      : {})
+  })
+}
+
+/** `KubeClient` for the flags' kubeconfig, and `config`: what reading a session's objects needs. */
+export const objectsLayer = (
+  options: ClusterOptions,
+  config: RouterConfig.Service
+): Layer.Layer<KubeClient | RouterConfig, KubeClientLive.KubeConfigError> =>
+  Layer.merge(kubeClientLayer(options), Layer.succeed(RouterConfig, config))
+
+/**
  * Whether a configuration routes anything, hence needs a cluster: mode `none` and a
  * missing base domain both publish nothing (`SessionRouter.layerConfig` picks the
  * none layer for them).
@@ -112,20 +159,6 @@ export const routesSessions = (config: RouterConfig.Service): boolean =>
 /** What `publish` and `render` say when no base domain is set: the variable to set. */
 export const noBaseDomainNote =
   `note: nothing is published without a base domain: set ${RouterConfigLive.ENV.baseDomain} (e.g. sessions.example.com)`
-
-/**
- * Why a command that reads or deletes a session's objects (`what`) has nothing to do,
- * or undefined when the configuration routes sessions. The none layer touches
- * nothing, so its silence would say nothing about the cluster.
- */
-export const nothingToNote = (config: RouterConfig.Service, what: "read" | "delete"): string | undefined =>
-  routesSessions(config) ?
-    undefined :
-    `note: nothing to ${what}: ${
-      config.mode === "none"
-        ? "mode none publishes nothing"
-        : `no base domain is set (${RouterConfigLive.ENV.baseDomain})`
-    }; pass the --mode the session was published with`
 
 /**
  * `RouterConfig` (already read and validated) and the `SessionRouter` it picks, over

@@ -5,16 +5,20 @@
  */
 import { Effect, Layer } from "effect"
 import type { RoutingMode } from "../domain/Routes.js"
+import { KubeClient } from "../services/KubeClient.js"
 import { RouterConfig } from "../services/RouterConfig.js"
 import { RouteStatusSource } from "../services/RouteStatusSource.js"
-import { SessionRouter as SessionRouterTag } from "../services/SessionRouter.js"
+import { type PublishError, SessionRouter as SessionRouterTag } from "../services/SessionRouter.js"
 import * as EventRecorderLive from "./EventRecorderLive.js"
 import { makeAdmission } from "./internal/Admission.js"
 import { MAX_CALL_SOCKETS } from "./internal/kubeClient/ConnectionPool.js"
+import { ENV } from "./internal/routerConfig/Settings.js"
 import * as PollStatusSource from "./internal/routeStatusSource/PollStatusSource.js"
 import * as GatewayRouter from "./internal/sessionRouter/GatewayRouter.js"
 import * as IngressRouter from "./internal/sessionRouter/IngressRouter.js"
 import * as NoneRouter from "./internal/sessionRouter/NoneRouter.js"
+import type { ObjectRef } from "./internal/sessionRouter/SessionObjects.js"
+import { unpublishSession } from "./internal/sessionRouter/Unpublish.js"
 import * as RouteProbeLive from "./RouteProbeLive.js"
 import { layerConfigFor } from "./RouteStatusSource.js"
 
@@ -51,10 +55,25 @@ const withStatusSource = <E, R>(mode: RoutingMode, router: Layer.Layer<SessionRo
     Layer.provideMerge(bounded(router))
   )
 
-/** Picks the layer `RouterConfig` names; without a base domain nothing is published, whatever the mode. */
+/**
+ * Picks the layer `RouterConfig` names; without a base domain nothing is published,
+ * whatever the mode. In a mode that publishes, a warning says so: a runner started
+ * without the variable would otherwise see every publish succeed, with no public host.
+ */
 const layerConfig = Layer.unwrapEffect(
-  Effect.map(RouterConfig, (config) => {
-    if (config.baseDomain === undefined) return withStatusSource("none", NoneRouter.layer)
+  Effect.gen(function*() {
+    const config = yield* RouterConfig
+    if (config.baseDomain === undefined) {
+      yield* config.mode === "none"
+        ? Effect.logDebug("routing: the none router, as the configured mode says")
+        : Effect.logWarning(
+          `${ENV.baseDomain} is not set: sessions are published with no routing objects and no public host ` +
+            `(as in mode none), though ${ENV.mode} is ${config.mode}; set it to route them`
+        )
+      return withStatusSource("none", NoneRouter.layer)
+    }
+    // Which router a run uses is the first thing a person debugging its routing asks.
+    yield* Effect.logDebug(`routing: the ${config.mode} router, as the configured mode says`)
     switch (config.mode) {
       case "ingress":
         return withStatusSource("ingress", IngressRouter.layer)
@@ -65,6 +84,32 @@ const layerConfig = Layer.unwrapEffect(
     }
   })
 )
+
+/**
+ * Removes a session's objects whatever mode published them, as each router's
+ * `unpublish` does, for a caller that does not know how the session was published:
+ * its Ingresses and HTTPRoutes, then its Service. Needs only the namespace and
+ * `managedBy` of `RouterConfig`, no base domain or Gateway. A kind it cannot list
+ * fails it, naming the kind, since nothing it could not see may be called removed;
+ * given a `mode`, only that mode's kind must be listable, and the other is looked
+ * through as a router looks through the other mode's (an identity whose RBAC names
+ * one kind). Succeeds with what it deleted.
+ *
+ * @since 0.1.0
+ * @category programs
+ */
+export const unpublishEveryMode = (
+  sessionId: string,
+  mode?: "ingress" | "gateway"
+): Effect.Effect<ReadonlyArray<ObjectRef>, PublishError, KubeClient | RouterConfig> =>
+  Effect.gen(function*() {
+    const kube = yield* KubeClient
+    const config = yield* RouterConfig
+    return yield* unpublishSession(kube, config.sessionNamespace, config.managedBy, {
+      ingress: mode === "gateway" ? "other" : "own",
+      gateway: mode === "ingress" ? "other" : "own"
+    })(sessionId)
+  })
 
 /**
  * The routing layer of a session, with one Layer per implementation. Each also

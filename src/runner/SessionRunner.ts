@@ -4,6 +4,7 @@
  * a runner's conventions. Layers in, nothing global.
  */
 import { Clock, Data, Effect, Either, Exit, Mailbox, type Scope, type Stream, Tracer } from "effect"
+import { atDeadline as unprogrammedAtDeadline } from "../domain/Diagnosis.js"
 import type { SessionSpec } from "../domain/Manifests.js"
 import {
   type Endpoint,
@@ -11,7 +12,8 @@ import {
   hostProblem,
   type PublishedRoute,
   reportOf,
-  type RoutingMode
+  type RoutingMode,
+  Unprogrammed
 } from "../domain/Routes.js"
 import { parsePorts, parseSessionId } from "../domain/Session.js"
 import { readFailure, reportRouteHealth, type RouteHealthEvent } from "../health/RouteHealth.js"
@@ -257,15 +259,33 @@ export const reportSession = (
   })
 
 /**
+ * How `sessionStatus` judges a host still pending: how long its object has existed, and
+ * after how long a pending host counts as unprogrammed (as `publish --watch` would have
+ * said at its deadline).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface StatusOptions {
+  /** When the host's routing object was created (epoch ms), if known. */
+  readonly since?: (route: PublishedRoute) => number | undefined
+  /** The route deadline, `RouterConfig.routeReadyTimeoutMs`. */
+  readonly deadlineMs?: number
+}
+
+/**
  * One read of every host the cluster holds for the session: one `route` event per
  * host (a failed read is `unprogrammed` with the read failure as its reason, never
- * a verdict), and `read-error` once if any read failed.
+ * a verdict), and `read-error` once if any read failed. A host still pending says for
+ * how long; one pending past the deadline is `unprogrammed` with the diagnosis of its
+ * routing's first broken link, as a publish's watch reports it at its deadline.
  *
  * @since 0.1.0
  * @category programs
  */
 export const sessionStatus = (
-  sessionId: string
+  sessionId: string,
+  options: StatusOptions = {}
 ): Effect.Effect<ReadonlyArray<SessionEvent>, PublishError | InvalidSession, SessionRouter> =>
   Effect.gen(function*() {
     const id = parseSessionId(sessionId)
@@ -276,6 +296,11 @@ export const sessionStatus = (
       routes,
       (route) => Effect.either(router.verdictFor(sessionId, route)).pipe(Effect.map((verdict) => ({ route, verdict }))),
       { concurrency: 8 }
+    )
+    const now = yield* Clock.currentTimeMillis
+    // Read once for the session, and only if a host is pending past the deadline.
+    const diagnosis = yield* Effect.cached(
+      router.diagnose === undefined ? Effect.succeed(undefined) : router.diagnose(sessionId)
     )
     const events: Array<SessionEvent> = []
     let readErrorReported = false
@@ -289,7 +314,28 @@ export const sessionStatus = (
         events.push({ ...base, state: "unprogrammed", ...readFailure(verdict.left) })
         continue
       }
-      events.push({ ...base, ...reportOf(verdict.right) })
+      const since = options.since?.(route)
+      if (verdict.right.kind !== "pending" || verdict.right.held !== undefined || since === undefined) {
+        events.push({ ...base, ...reportOf(verdict.right) })
+        continue
+      }
+      const ageMs = Math.max(0, now - since)
+      const deadlineMs = options.deadlineMs
+      if (deadlineMs !== undefined && ageMs >= deadlineMs) {
+        const pathOf = yield* diagnosis
+        const why = pathOf === undefined
+          ? Unprogrammed.unclaimed(router.unclaimedReason(route))
+          : unprogrammedAtDeadline(pathOf(route), router.unclaimedReason(route))
+        events.push({ ...base, state: "unprogrammed", ...why })
+        continue
+      }
+      events.push({
+        ...base,
+        state: "pending",
+        reason: `published ${Math.round(ageMs / 1000)} s ago${
+          deadlineMs === undefined ? "" : `; unprogrammed if still pending ${Math.round(deadlineMs / 1000)} s after`
+        }`
+      })
     }
     return events
   })

@@ -440,9 +440,17 @@ describe("session-routing publish, status and unpublish: bad input", () => {
     },
     {
       name: "gateway mode without a Gateway name",
-      args: (k) => ["status", "--session", sessionId, "--mode", "gateway", "--kubeconfig", k],
+      args: (k) => ["publish", ...podArgs, "--port", "8080", "--mode", "gateway", "--kubeconfig", k],
       line:
         "error: invalid configuration: SESSION_GATEWAY_NAME is not set: set it to the name of the Gateway the HTTPRoutes attach to (gateway mode needs one; --mode=gateway)"
+    },
+    {
+      // The library would publish nothing (the none layer), which would look like success.
+      name: "a publish without a base domain",
+      args: (k) => ["publish", ...podArgs, "--port", "8080", "--watch", "--kubeconfig", k],
+      env: { SESSION_ROUTING_BASE_DOMAIN: "" },
+      line:
+        "error: no base domain is set, so there is no host to publish: set SESSION_ROUTING_BASE_DOMAIN (e.g. sessions.example.com), or pass --mode none to publish nothing on purpose"
     },
     {
       name: "a kubeconfig context that does not exist",

@@ -42,7 +42,7 @@ describe("session-routing status", () => {
       })
     ))
 
-  it.live("exits 3 while hosts are still pending, one plain line each off a terminal", () =>
+  it.live("exits 3 while hosts are still pending, saying since when, one plain line each off a terminal", () =>
     Effect.scoped(
       Effect.gen(function*() {
         const cluster = yield* cliCluster({ ingress: false, gateway: false })
@@ -51,11 +51,47 @@ describe("session-routing status", () => {
         const result = yield* runCli(["status", "--session", sessionId, ...k], cluster.env).pipe(
           Effect.provideService(StdoutTerminal, { isTTY: false, columns: () => undefined })
         )
-        expect(result).toEqual({
-          exitCode: 3,
-          stdout: `${hostOf(8080)} pending\n${hostOf(9090)} pending\n`,
-          stderr: ""
+        expect(result).toMatchObject({ exitCode: 3, stderr: "" })
+        const since = "published \\d+ s ago; unprogrammed if still pending 10 s after"
+        expect(result.stdout).toMatch(
+          new RegExp(`^${hostOf(8080)} pending: ${since}\\n${hostOf(9090)} pending: ${since}\\n$`)
+        )
+      })
+    ))
+
+  it.live("reports a host pending past the route deadline as unprogrammed with its diagnosis, as a watch would", () =>
+    Effect.scoped(
+      Effect.gen(function*() {
+        const cluster = yield* cliCluster({ ingress: false, gateway: false })
+        const k = ["--kubeconfig", cluster.kubeconfig]
+        const env = { ...cluster.env, SESSION_INGRESS_CLASS: "absent" }
+        expect((yield* runCli([...publishArgs, ...k], env)).exitCode).toBe(0)
+        const result = yield* runCli(["status", "--session", sessionId, ...k, "-o", "json"], {
+          ...env,
+          SESSION_ROUTE_READY_TIMEOUT_MS: "1"
         })
+        expect(result.exitCode).toBe(3)
+        expect(jsonLines(result.stdout).map((event) => event.type === "route" && [event.port, event.state, event.code]))
+          .toEqual([[8080, "unprogrammed", "IngressClassNotFound"], [9090, "unprogrammed", "IngressClassNotFound"]])
+      })
+    ))
+
+  // The objects say how the session was published: no mode, Gateway or base domain is asked for.
+  it.live("reads a session published in gateway mode with none of gateway mode's settings", () =>
+    Effect.scoped(
+      Effect.gen(function*() {
+        const cluster = yield* cliCluster({ ingress: false, gateway: { delay: Duration.millis(50) } })
+        const k = ["--kubeconfig", cluster.kubeconfig]
+        expect((yield* runCli([...publishArgs, ...k, "--watch"], gatewayEnv(cluster))).exitCode).toBe(0)
+        const result = yield* runCli(["status", "--session", sessionId, ...k, "-o", "json"], {
+          RUNNER_SESSION_NAMESPACE: cluster.namespace
+        })
+        expect(result.stderr).toBe("")
+        expect(result.exitCode).toBe(0)
+        expect(jsonLines(result.stdout)).toEqual([
+          { type: "route", port: 8080, host: hostOf(8080), state: "programmed" },
+          { type: "route", port: 9090, host: hostOf(9090), state: "programmed" }
+        ])
       })
     ))
 
@@ -84,7 +120,8 @@ describe("session-routing status", () => {
       })
     ))
 
-  it.live("exits 0 with a note on stderr for a session with no routing objects", () =>
+  // A script checking a session that is not there must not read success.
+  it.live("exits 1 with one line for a session with no routing objects", () =>
     Effect.scoped(
       Effect.gen(function*() {
         const cluster = yield* cliCluster({ ingress: false, gateway: false })
@@ -98,9 +135,10 @@ describe("session-routing status", () => {
           "json"
         ], cluster.env)
         expect(result).toEqual({
-          exitCode: 0,
+          exitCode: 1,
           stdout: "",
-          stderr: `note: session ${sessionId} has no ingress routing objects in namespace ${cluster.namespace}\n`
+          stderr:
+            `error: session ${sessionId} has no routing objects in namespace ${cluster.namespace} (no Service, Ingress or HTTPRoute labelled telo.run/session-id=${sessionId}): was it published there?\n`
         })
       })
     ))
@@ -125,7 +163,12 @@ describe("session-routing status", () => {
         ]
         expect((yield* runCli([...reload, ...k], cluster.env)).exitCode).toBe(0)
         const result = yield* runCli(["status", "--session", sessionId, ...k, "-o", "json"], cluster.env)
-        expect(jsonLines(result.stdout)).toEqual([{ type: "route", port: 9090, host: hostOf(9090), state: "pending" }])
+        expect(jsonLines(result.stdout)).toMatchObject([{
+          type: "route",
+          port: 9090,
+          host: hostOf(9090),
+          state: "pending"
+        }])
         expect(result.exitCode).toBe(3)
       })
     ))

@@ -11,7 +11,7 @@ import { followSession } from "../../runner/FollowSession.js"
 import { publishSession } from "../../runner/SessionRunner.js"
 import type { RouterConfig } from "../../services/RouterConfig.js"
 import { cliError, ExitCode } from "../CliError.js"
-import { noBaseDomainNote, routerConfigFrom, sharedOptions, warnAbout, withSessionLayer } from "../GlobalOptions.js"
+import { routerConfigFrom, sharedOptions, warnAbout, withSessionLayer } from "../GlobalOptions.js"
 import type { CommandHelp } from "../internal/Help.js"
 import { metricsOptions, withMetricsServer } from "../MetricsFlags.js"
 import {
@@ -61,7 +61,6 @@ export const nothingRoutedNote = (
   ports: ReadonlyArray<PortMapping>
 ): string | undefined => {
   if (config.mode === "none") return "note: mode none publishes nothing for a session: there is no host to watch"
-  if (config.baseDomain === undefined) return noBaseDomainNote
   if (!ports.some((port) => port.protocol === "tcp")) {
     return "note: no tcp port: HTTP routing carries tcp ports only, so only the Service is published and there is no host to watch"
   }
@@ -167,6 +166,14 @@ export const publishCommand = Command.make(
       const config = yield* routerConfigFrom(flags)
       const input = yield* Either.mapLeft(parsePublishInput(flags), (line) => cliError(line))
       const presentation = yield* presentationFor(input.format)
+      // Without a base domain the library publishes nothing (the none layer): on a command
+      // line that would read as a publish that worked.
+      if (config.mode !== "none" && config.baseDomain === undefined) {
+        return yield* cliError(
+          `no base domain is set, so there is no host to publish: set ${RouterConfigLive.ENV.baseDomain} ` +
+            `(e.g. sessions.example.com), or pass --mode none to publish nothing on purpose`
+        )
+      }
       yield* warnAbout(config)
       const note = nothingRoutedNote(config, input.ports)
       if (note !== undefined) yield* Console.error(note)

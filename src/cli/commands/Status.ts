@@ -5,12 +5,14 @@
  */
 import { Command } from "@effect/cli"
 import { Console, Effect, Either } from "effect"
+import { sessionSelector } from "../../domain/Manifests.js"
 import { parseSessionId } from "../../domain/Session.js"
+import { hostsOf, isEmptyFootprint, sessionFootprint } from "../../runner/SessionFootprint.js"
 import { sessionStatus } from "../../runner/SessionRunner.js"
 import { cliError, ExitCode } from "../CliError.js"
-import { nothingToNote, routerConfigFrom, sharedOptions, warnAbout, withSessionLayer } from "../GlobalOptions.js"
+import { configFromObjects, objectsConfig, objectsLayer, sharedOptions, withSessionLayer } from "../GlobalOptions.js"
 import type { CommandHelp } from "../internal/Help.js"
-import { outputOption, presentationFor, presentSnapshot } from "../present/Presenter.js"
+import { asCliError, outputOption, presentationFor, presentSnapshot } from "../present/Presenter.js"
 import { statusExitCode, unreadMessage } from "../present/SessionView.js"
 import { sessionFlag } from "../SessionFlags.js"
 
@@ -18,18 +20,19 @@ import { sessionFlag } from "../SessionFlags.js"
 export const statusHelp: CommandHelp = {
   details: [
     "For a process that did not publish the session (a restarted runner, a person on call), in the event " +
-    "shapes publish prints. Exit status 0 when every host is programmed, 3 when one is pending or " +
-    "unprogrammed, 1 on a failure (a status that could not be read included)."
+    "shapes publish prints. The session's objects say how it was published: no mode, Gateway or base domain " +
+    "is needed. A host pending longer than SESSION_ROUTE_READY_TIMEOUT_MS is unprogrammed with its diagnosis, " +
+    "as publish --watch reports it at its deadline. Exit status 0 when every host is programmed, 3 when one is " +
+    "pending or unprogrammed, 1 on a failure (a session with no objects, or a status that could not be read)."
   ],
   examples: [
     {
       comment: "Is every host of session hzyayvabgyvz programmed?",
-      command: "SESSION_ROUTING_BASE_DOMAIN=sessions.example.com session-routing status --session hzyayvabgyvz"
+      command: "session-routing status --session hzyayvabgyvz"
     },
     {
-      comment: "The same for a session published in gateway mode in namespace dev, as JSON",
-      command:
-        "SESSION_ROUTING_BASE_DOMAIN=sessions.example.com SESSION_GATEWAY_NAME=sessions session-routing status --session hzyayvabgyvz --mode gateway -n dev -o json"
+      comment: "The same in namespace dev, as JSON",
+      command: "session-routing status --session hzyayvabgyvz -n dev -o json"
     }
   ]
 }
@@ -44,21 +47,37 @@ export const statusCommand = Command.make(
   },
   (flags) =>
     Effect.gen(function*() {
-      const config = yield* routerConfigFrom(flags)
+      const environment = yield* objectsConfig(flags)
       const sessionId = yield* Either.mapLeft(parseSessionId(flags.session), (line) => cliError(line))
       const presentation = yield* presentationFor(flags.output)
-      yield* warnAbout(config)
-      const idle = nothingToNote(config, "read")
-      // The none layer reads nothing, so "no hosts" would say nothing about the cluster.
-      if (idle !== undefined) return yield* Console.error(idle)
-      const events = yield* sessionStatus(sessionId).pipe(withSessionLayer(flags, config))
+      // The session's objects say how it was published: no mode, Gateway or base domain to be told.
+      const footprint = yield* sessionFootprint(sessionId).pipe(
+        Effect.provide(objectsLayer(flags, environment)),
+        Effect.mapError(asCliError)
+      )
+      if (isEmptyFootprint(footprint)) {
+        return yield* cliError(
+          `session ${sessionId} has no routing objects in namespace ${environment.sessionNamespace} ` +
+            `(no Service, Ingress or HTTPRoute labelled ${sessionSelector(sessionId)}): was it published there?`
+        )
+      }
+      const config = yield* configFromObjects(flags, footprint)
+      const since = new Map(hostsOf(footprint).map((host) => [host.host, host.since]))
+      const events = yield* sessionStatus(sessionId, {
+        since: (route) => since.get(route.host),
+        deadlineMs: config.routeReadyTimeoutMs
+      }).pipe(withSessionLayer(flags, config))
       const view = yield* presentSnapshot(presentation, events)
       if (view.rows.length === 0) {
         yield* Console.error(
-          `note: session ${sessionId} has no ${config.mode} routing objects in namespace ${config.sessionNamespace}`
+          `note: session ${sessionId} has only a Service in namespace ${config.sessionNamespace}: no tcp port, so no host`
         )
       }
       const code = statusExitCode(view)
       if (code !== ExitCode.ok) return yield* cliError(unreadMessage(view) ?? "", code)
     })
-).pipe(Command.withDescription("Read once whether each host the cluster holds for a session is programmed"))
+).pipe(
+  Command.withDescription(
+    "Read once whether each host the cluster holds for a session is programmed, whichever mode published it"
+  )
+)

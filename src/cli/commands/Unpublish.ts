@@ -1,32 +1,35 @@
 /**
- * `session-routing unpublish`: deletes a session's routing objects (its Service and
- * the Ingress or HTTPRoutes of the configured mode) before the Pod goes, e.g. when a
- * session is closed but its Pod is kept. Deleting what is already gone succeeds.
+ * `session-routing unpublish`: deletes a session's routing objects (its Service and its
+ * Ingress or HTTPRoutes, whichever mode published them) before the Pod goes, e.g. when
+ * a session is closed but its Pod is kept. Deleting what is already gone succeeds.
  */
 import { Command } from "@effect/cli"
-import { Console, Effect, Either } from "effect"
+import { Console, Effect, Either, Option } from "effect"
 import { parseSessionId } from "../../domain/Session.js"
-import { unpublishSession } from "../../runner/SessionRunner.js"
+import { unpublishEveryMode } from "../../layers/SessionRouter.js"
 import { cliError } from "../CliError.js"
-import { nothingToNote, routerConfigFrom, sharedOptions, warnAbout, withSessionLayer } from "../GlobalOptions.js"
+import { objectsConfig, objectsLayer, sharedOptions } from "../GlobalOptions.js"
 import type { CommandHelp } from "../internal/Help.js"
+import { asCliError } from "../present/Presenter.js"
 import { sessionFlag } from "../SessionFlags.js"
 
 /** What `unpublish --help` says beyond the options. */
 export const unpublishHelp: CommandHelp = {
   details: [
-    "Deletes the session's Service and the Ingress or HTTPRoutes of the configured mode, e.g. when a session " +
-    "closes but its Pod stays (the Pod's deletion collects them anyway). Exit status 0 also when there were none."
+    "Deletes the session's Service and its Ingress or HTTPRoutes, whichever mode published them, e.g. when a " +
+    "session closes but its Pod stays (the Pod's deletion collects them anyway). Needs no base domain or " +
+    "Gateway. Both kinds of route must be listable, unless --mode names the session's: then the other kind is " +
+    "looked through only if this identity may (RBAC for one mode). Prints each object deleted; exit status 0 " +
+    "also when there were none (said on stderr), 1 when one could not be listed or deleted."
   ],
   examples: [
     {
-      comment: "Delete session hzyayvabgyvz's Service and Ingress",
-      command: "SESSION_ROUTING_BASE_DOMAIN=sessions.example.com session-routing unpublish --session hzyayvabgyvz"
+      comment: "Delete session hzyayvabgyvz's objects in the configured namespace",
+      command: "session-routing unpublish --session hzyayvabgyvz"
     },
     {
-      comment: "Delete the HTTPRoutes of a session published in gateway mode in namespace dev",
-      command:
-        "SESSION_ROUTING_BASE_DOMAIN=sessions.example.com SESSION_GATEWAY_NAME=sessions session-routing unpublish --session hzyayvabgyvz --mode gateway -n dev"
+      comment: "The same in namespace dev, as an identity allowed to list HTTPRoutes but not Ingresses",
+      command: "session-routing unpublish --session hzyayvabgyvz --mode gateway -n dev"
     }
   ]
 }
@@ -40,14 +43,18 @@ export const unpublishCommand = Command.make(
   },
   (flags) =>
     Effect.gen(function*() {
-      const config = yield* routerConfigFrom(flags)
+      const config = yield* objectsConfig(flags)
       const sessionId = yield* Either.mapLeft(parseSessionId(flags.session), (line) => cliError(line))
-      yield* warnAbout(config)
-      const idle = nothingToNote(config, "delete")
-      // The none layer deletes nothing: saying "unpublished" would hide objects an
-      // earlier publish in another mode left behind.
-      if (idle !== undefined) return yield* Console.error(idle)
-      yield* unpublishSession(sessionId).pipe(withSessionLayer(flags, config))
-      yield* Console.log(`unpublished session ${sessionId} (${config.mode}, namespace ${config.sessionNamespace})`)
+      const mode = Option.getOrUndefined(Option.filter(flags.mode, (m) => m !== "none"))
+      const removed = yield* unpublishEveryMode(sessionId, mode).pipe(
+        Effect.provide(objectsLayer(flags, config)),
+        Effect.mapError(asCliError)
+      )
+      if (removed.length === 0) {
+        return yield* Console.error(
+          `note: session ${sessionId} has no routing objects in namespace ${config.sessionNamespace}: nothing to delete`
+        )
+      }
+      for (const ref of removed) yield* Console.log(`${ref.kind} ${ref.namespace}/${ref.name} deleted`)
     })
-).pipe(Command.withDescription("Delete a session's routing objects"))
+).pipe(Command.withDescription("Delete a session's routing objects, whichever mode published them"))

@@ -7,7 +7,7 @@ import { Effect, Layer } from "effect"
 import { buildSessionHttpRoutes, managedSessionSelector } from "../../../domain/Manifests.js"
 import type { ManifestSettings } from "../../../domain/Manifests.js"
 import type { HttpRoute, Ingress } from "../../../domain/Objects.js"
-import { HttpRouteResource, IngressResource, ServiceResource } from "../../../domain/Resources.js"
+import { HttpRouteResource, IngressResource } from "../../../domain/Resources.js"
 import { routesFor } from "../../../domain/Routes.js"
 import { KubeClient } from "../../../services/KubeClient.js"
 import type { KubeError } from "../../../services/KubeError.js"
@@ -18,7 +18,7 @@ import { runPublish } from "./PublishPlan.js"
 import { manifestSettings, publishStep, sessionServicePlan } from "./RouterSupport.js"
 import { makeSessionLookup, type SessionLookup } from "./SessionLookup.js"
 import { plannedWrite, removeOtherModeObjects, removeSessionObjects } from "./SessionObjects.js"
-import { runUnpublish } from "./Unpublish.js"
+import { unpublishSession } from "./Unpublish.js"
 
 /**
  * Only an unserved HTTPRoute type means "no Gateway API here"; any other failure
@@ -81,19 +81,6 @@ const publishGateway = (
   })
 
 /** Every routing object of the session, in either mode; where HTTPRoutes are not served, none of them. */
-const unpublishGateway = (kube: KubeClient.Service, settings: ManifestSettings, sessionId: string) => {
-  const selector = managedSessionSelector(settings.managedBy, sessionId)
-  const namespace = settings.sessionNamespace
-  return runUnpublish(sessionId, [
-    // Nothing to remove where HTTPRoutes are not served at all.
-    removeSessionObjects(kube, HttpRouteResource, namespace, selector, {
-      tolerate: (error) => error._tag === "NotServed"
-    }),
-    removeOtherModeObjects(kube, IngressResource, namespace, selector),
-    removeSessionObjects(kube, ServiceResource, namespace, selector)
-  ])
-}
-
 /** Builds the gateway router from the client and the configuration. */
 export const make = Effect.gen(function*() {
   const kube = yield* KubeClient
@@ -139,7 +126,12 @@ export const make = Effect.gen(function*() {
           Effect.mapError(notServed(sessionId))
         ),
 
-    unpublish: (sessionId) => unpublishGateway(kube, settings, sessionId)
+    unpublish: (sessionId) =>
+      Effect.asVoid(
+        unpublishSession(kube, settings.sessionNamespace, settings.managedBy, { ingress: "other", gateway: "own" })(
+          sessionId
+        )
+      )
   }
   return service
 })

@@ -4,10 +4,10 @@
  * and has no way to say "refused": a refusal looks like silence until the deadline.
  */
 import { Effect, Layer } from "effect"
-import { buildSessionIngress, managedSessionSelector, sessionObjectName } from "../../../domain/Manifests.js"
+import { buildSessionIngress, sessionObjectName } from "../../../domain/Manifests.js"
 import type { ManifestSettings } from "../../../domain/Manifests.js"
 import type { HttpRoute } from "../../../domain/Objects.js"
-import { HttpRouteResource, IngressResource, ServiceResource } from "../../../domain/Resources.js"
+import { HttpRouteResource, IngressResource } from "../../../domain/Resources.js"
 import { routesFor } from "../../../domain/Routes.js"
 import { KubeClient } from "../../../services/KubeClient.js"
 import { RouterConfig } from "../../../services/RouterConfig.js"
@@ -16,8 +16,8 @@ import { ingressStatus, readVerdict } from "../routeStatusSource/StatusObjects.j
 import { runPublish } from "./PublishPlan.js"
 import { manifestSettings, publishStep, sessionServicePlan } from "./RouterSupport.js"
 import { makeSessionLookup, type SessionLookup } from "./SessionLookup.js"
-import { plannedWrite, removeObject, removeOtherModeObjects, removeSessionObjects } from "./SessionObjects.js"
-import { runUnpublish } from "./Unpublish.js"
+import { plannedWrite, removeObject, removeOtherModeObjects } from "./SessionObjects.js"
+import { unpublishSession } from "./Unpublish.js"
 
 /**
  * The session's Service and, while it has a tcp port, its Ingress, in one publish;
@@ -82,14 +82,10 @@ export const make = Effect.gen(function*() {
         publishStep(sessionId, `read Ingress ${namespace}/${sessionObjectName(sessionId)}`)
       ),
 
-    unpublish: (sessionId) => {
-      const selector = managedSessionSelector(settings.managedBy, sessionId)
-      return runUnpublish(sessionId, [
-        removeSessionObjects(kube, IngressResource, namespace, selector),
-        removeOtherModeObjects(kube, HttpRouteResource, namespace, selector),
-        removeSessionObjects(kube, ServiceResource, namespace, selector)
-      ])
-    }
+    unpublish: (sessionId) =>
+      Effect.asVoid(
+        unpublishSession(kube, namespace, settings.managedBy, { ingress: "own", gateway: "other" })(sessionId)
+      )
   }
   return service
 })

@@ -5,16 +5,33 @@
  * wait out its own timeout. The failure names every object that may remain.
  */
 import { Effect, Either } from "effect"
+import { managedSessionSelector } from "../../../domain/Manifests.js"
+import { HttpRouteResource, IngressResource, type ResourceType, ServiceResource } from "../../../domain/Resources.js"
+import type { KubeClient, WritableObject } from "../../../services/KubeClient.js"
 import type { KubeError } from "../../../services/KubeError.js"
 import { PublishError } from "../../../services/SessionRouter.js"
-import { describeRef, type Removal, serverDidNotAnswer } from "./SessionObjects.js"
+import {
+  describeRef,
+  type ObjectRef,
+  type Removal,
+  removeOtherModeObjects,
+  removeSessionObjects,
+  serverDidNotAnswer
+} from "./SessionObjects.js"
 
 const NOT_TRIED = "not tried: the API server stopped answering"
 
-/** Runs `removals` in order and fails, naming what remains, if any of them could not finish. */
-export const runUnpublish = (sessionId: string, removals: ReadonlyArray<Removal>): Effect.Effect<void, PublishError> =>
+/**
+ * Runs `removals` in order and fails, naming what remains, if any of them could not
+ * finish; succeeds with the objects it deleted.
+ */
+export const runUnpublish = (
+  sessionId: string,
+  removals: ReadonlyArray<Removal>
+): Effect.Effect<ReadonlyArray<ObjectRef>, PublishError> =>
   Effect.gen(function*() {
     const left: Array<string> = []
+    const removed: Array<ObjectRef> = []
     let first: KubeError | undefined
     let silent = false
     const failed = (error: KubeError, what: string) => {
@@ -38,9 +55,11 @@ export const runUnpublish = (sessionId: string, removals: ReadonlyArray<Removal>
           left.push(`${describeRef(target.ref)} (${NOT_TRIED})`)
           continue
         }
-        const removed = yield* Effect.either(target.remove)
-        if (Either.isLeft(removed)) {
-          failed(removed.left, `${describeRef(target.ref)} (could not delete it: ${removed.left.reason})`)
+        const done = yield* Effect.either(target.remove)
+        if (Either.isLeft(done)) {
+          failed(done.left, `${describeRef(target.ref)} (could not delete it: ${done.left.reason})`)
+        } else if (done.right) {
+          removed.push(target.ref)
         }
       }
     }
@@ -52,4 +71,38 @@ export const runUnpublish = (sessionId: string, removals: ReadonlyArray<Removal>
         reason: `could not remove every object of session ${sessionId}; these may remain: ${left.join("; ")}`
       })
     }
+    return removed
   })
+
+/**
+ * How an unpublish looks through one kind of route: `own`, the kind the session's mode
+ * publishes, whose list must succeed; `other`, the other mode's, best effort (a kind
+ * not served, or not listable under this identity's RBAC, holds nothing to see); `skip`.
+ */
+export type RouteKindLook = "own" | "other" | "skip"
+
+/**
+ * Every object of the session, by its labels: its Ingresses and HTTPRoutes as `look`
+ * says, then its Service (last, so a route never points at a Service already gone).
+ * A cluster that does not serve HTTPRoutes has none.
+ */
+export const unpublishSession = (
+  kube: KubeClient.Service,
+  namespace: string,
+  managedBy: string,
+  look: { readonly ingress: RouteKindLook; readonly gateway: RouteKindLook }
+) =>
+(sessionId: string): Effect.Effect<ReadonlyArray<ObjectRef>, PublishError> => {
+  const selector = managedSessionSelector(managedBy, sessionId)
+  const routes = <A extends WritableObject>(resource: ResourceType<A>, how: RouteKindLook): ReadonlyArray<Removal> =>
+    how === "skip"
+      ? []
+      : how === "other"
+      ? [removeOtherModeObjects(kube, resource, namespace, selector)]
+      : [removeSessionObjects(kube, resource, namespace, selector, { tolerate: (error) => error._tag === "NotServed" })]
+  return runUnpublish(sessionId, [
+    ...routes(IngressResource, look.ingress),
+    ...routes(HttpRouteResource, look.gateway),
+    removeSessionObjects(kube, ServiceResource, namespace, selector)
+  ])
+}
