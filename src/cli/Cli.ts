@@ -18,9 +18,11 @@ import { publishCommand, publishHelp } from "./commands/Publish.js"
 import { renderCommand, renderHelp } from "./commands/Render.js"
 import { statusCommand, statusHelp } from "./commands/Status.js"
 import { unpublishCommand, unpublishHelp } from "./commands/Unpublish.js"
-import { builtInOptions, commandTree } from "./internal/CommandTree.js"
-import { type CommandHelp, helpText, wantsHelp } from "./internal/Help.js"
-import { commandNames, helpDocLines, subcommandIndex, usageErrorLine } from "./internal/UsageError.js"
+import { normalizeArgv } from "./internal/ArgvForms.js"
+import { builtInOptions, commandTree, WITHHELD_BUILT_INS } from "./internal/CommandTree.js"
+import { completionScript, completionShell } from "./internal/Completions.js"
+import { type CommandHelp, helpCommand, helpText, wantsHelp } from "./internal/Help.js"
+import { commandNames, helpDocLines, subcommandIndex, usageErrorLine, withheldFlag } from "./internal/UsageError.js"
 import { logsToStderr, stdoutColor } from "./present/Presenter.js"
 
 /**
@@ -82,10 +84,12 @@ const helpTexts: Readonly<Record<string, CommandHelp>> = {
 /** The parsed application: `cli(argv)` with argv shaped like `process.argv` (runtime, script, arguments). */
 export const cli = Command.run(command, { name: NAME, version: packageJson.version })
 
-/** The command tree as data, for the help and the usage errors. */
-const tree = commandTree(command)
+const declared = commandTree(command)
 
-/** The options @effect/cli gives every command. */
+/** The command tree as data, for the help and the usage errors, with the `help` that `run` answers. */
+const tree = { ...declared, subcommands: [...declared.subcommands, helpCommand] }
+
+/** The options @effect/cli gives every command, those the CLI offers. */
 const globalOptions = builtInOptions(command)
 
 /** The option and command names usage errors suggest from. */
@@ -98,6 +102,8 @@ const names = commandNames(tree, globalOptions)
 const printHelp = (args: ReadonlyArray<string>): Effect.Effect<number> => {
   const at = subcommandIndex(args, names.options)
   const word = at < 0 ? undefined : args[at]
+  // `help publish` asks for what `publish --help` prints; `help` alone, the root's.
+  if (word === helpCommand.name) return printHelp(args.slice(at + 1))
   const sub = word === undefined ? undefined : tree.subcommands.find((command) => command.name === word)
   if (word !== undefined && sub === undefined) {
     return Effect.as(Console.error(`error: ${usageErrorLine(names, args, [])}`), ExitCode.failure)
@@ -114,6 +120,38 @@ const printHelp = (args: ReadonlyArray<string>): Effect.Effect<number> => {
       })),
       ExitCode.ok
     ))
+}
+
+/** `args` (no runtime or script path) as @effect/cli receives them from `run`: see ArgvForms.ts. */
+export const commandLine = (args: ReadonlyArray<string>): Array<string> => normalizeArgv(args, names)
+
+/** Whether `args` name the `help` command. */
+const isHelpCommand = (args: ReadonlyArray<string>): boolean =>
+  args[subcommandIndex(args, names.options)] === helpCommand.name
+
+/**
+ * The arguments before the command and before a bare `--`: where @effect/cli reads its
+ * built-ins, and where `normalizeArgv` moved any typed after the command.
+ */
+const rootArgs = (args: ReadonlyArray<string>): ReadonlyArray<string> => {
+  const ends = [subcommandIndex(args, names.options), args.indexOf("--")].filter((at) => at >= 0)
+  return args.slice(0, Math.min(args.length, ...ends))
+}
+
+/**
+ * What the CLI prints itself for a built-in `args` ask for, or undefined to leave them
+ * to @effect/cli: `--completions` (the library's script offers `--wizard`) and
+ * `--version` (the library prints it as a paragraph of its help document, which ends
+ * in a blank line). A value `--completions` refuses is left to the library's error.
+ */
+const builtInAnswer = (args: ReadonlyArray<string>): Effect.Effect<void> | undefined => {
+  const root = rootArgs(args)
+  const at = root.indexOf("--completions")
+  const shell = at < 0 ? undefined : completionShell(root[at + 1] ?? "")
+  if (shell !== undefined) {
+    return Effect.flatMap(completionScript(command.descriptor, NAME, shell, WITHHELD_BUILT_INS), Console.log)
+  }
+  return root.includes("--version") ? Console.log(packageJson.version) : undefined
 }
 
 /**
@@ -137,7 +175,8 @@ const errorLine = (message: string): Effect.Effect<void> =>
 
 /**
  * Prints a failure as its one line on stderr and says which exit status it means.
- * `args` (as typed) let a usage error name the unknown flag and the nearest real one.
+ * `args` (as @effect/cli received them) let a usage error name the unknown flag and the
+ * nearest real one.
  */
 const report = (args: ReadonlyArray<string>) => (error: unknown): Effect.Effect<number> => {
   if (ValidationError.isValidationError(error)) {
@@ -154,11 +193,18 @@ const report = (args: ReadonlyArray<string>) => (error: unknown): Effect.Effect<
  * Runs the CLI on `argv` and succeeds with the exit status: 0 on success, the
  * command's own status on a `CliError`, 1 on a usage or configuration error. Output
  * goes through `Console` (stdout: results only; stderr: warnings and the error line).
+ * The arguments are first put in the form @effect/cli reads (see ArgvForms.ts); the
+ * help, a withheld built-in, `--completions` and `--version` are answered before it parses.
  */
 export const run = (argv: ReadonlyArray<string>): Effect.Effect<number, never, CliApp.CliApp.Environment> => {
-  const args = argv.slice(2)
-  if (wantsHelp(args)) return printHelp(args)
-  return cli(argv).pipe(
+  const args = commandLine(argv.slice(2))
+  if (wantsHelp(args) || isHelpCommand(args)) return printHelp(args)
+  if (withheldFlag(args, WITHHELD_BUILT_INS) !== undefined) {
+    return Effect.as(errorLine(usageErrorLine(names, args, [])), ExitCode.failure)
+  }
+  const answer = builtInAnswer(args)
+  if (answer !== undefined) return Effect.as(answer, ExitCode.ok)
+  return cli([...argv.slice(0, 2), ...args]).pipe(
     // Spans go where the OTEL_* variables say, and are flushed before the status is returned.
     Effect.provide(TracingExport.layer),
     withoutLibraryErrors,

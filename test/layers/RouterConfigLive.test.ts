@@ -214,7 +214,7 @@ describe("RouterConfig from the environment", () => {
     [
       "SESSION_INGRESS_BASE_DOMAIN",
       "example.com.",
-      "a lower-case DNS name: labels of a-z, 0-9 and '-' (each at most 63 characters) joined by '.', e.g. sessions.example.com"
+      `a lower-case DNS name: labels of a-z, 0-9 and '-' (each at most 63 characters) joined by '.', e.g. sessions.example.com (drop the trailing dot: "example.com")`
     ],
     [
       "SESSION_INGRESS_CLASS",

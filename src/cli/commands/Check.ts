@@ -12,7 +12,7 @@ import { cliError, ExitCode } from "../CliError.js"
 import { kubeClientLayer, routerConfigFrom, routesSessions, sharedOptions, warnAbout } from "../GlobalOptions.js"
 import type { CommandHelp } from "../internal/Help.js"
 import { reportJson, reportLines } from "../present/CheckView.js"
-import { outputOption, stdoutColor } from "../present/Presenter.js"
+import { stdoutColor } from "../present/Presenter.js"
 import { parsePodFlags, podFlag, podUidFlag } from "../SessionFlags.js"
 
 /** `--pod` and `--pod-uid` together, checked as `publish` checks them; neither is fine too. */
@@ -23,6 +23,19 @@ const probeOwnerOf = (pod: Option.Option<string>, podUid: Option.Option<string>)
   }
   return Either.mapLeft(parsePodFlags(pod.value, podUid.value), (line) => cliError(line))
 }
+
+/**
+ * `-o` as `check` prints it: the report is one value, not a stream of events, so the
+ * session commands' `outputOption` (a live table, one event per line) would describe
+ * another command's output.
+ */
+const checkOutputOption = Options.choice("output", ["table", "json"] as const).pipe(
+  Options.withAlias("o"),
+  Options.withDescription(
+    "Output: table (one line per check: ✓ passed, ✗ failed, ! could not tell) or json (the whole report as one JSON object)"
+  ),
+  Options.withDefault("table")
+)
 
 /** What `check --help` says beyond the options. */
 export const checkHelp: CommandHelp = {
@@ -54,7 +67,7 @@ export const checkHelp: CommandHelp = {
 export const checkCommand = Command.make(
   "check",
   {
-    output: outputOption,
+    output: checkOutputOption,
     roundTrip: Options.boolean("round-trip").pipe(
       Options.withDescription("Also publish a probe session, wait for its verdict and unpublish it")
     ),

@@ -144,8 +144,15 @@ export const commandTree = <Name extends string>(command: Command.Command<Name, 
   commandOf(command.descriptor as unknown as DescriptorNode)
 
 /**
- * The options @effect/cli adds to every command (`--help`, `--version`, `--log-level`,
- * `--completions`, `--wizard`), with its own descriptions.
+ * The options @effect/cli adds to every command that the CLI does not offer: `--wizard`
+ * prompts on the terminal, so without one it hangs, and it writes colour codes wherever
+ * stdout goes. A kubectl-style tool has no wizard; `Cli.run` refuses it as unknown.
+ */
+export const WITHHELD_BUILT_INS: ReadonlyArray<string> = ["--wizard"]
+
+/**
+ * The options @effect/cli adds to every command that the CLI offers (`--help`,
+ * `--version`, `--log-level`, `--completions`), with its own descriptions.
  */
 export const builtInOptions = <Name extends string>(
   command: Command.Command<Name, any, any, any>
@@ -155,7 +162,7 @@ export const builtInOptions = <Name extends string>(
     true,
     false,
     Option.none()
-  )
+  ).filter((option) => !WITHHELD_BUILT_INS.includes(option.name))
 
 /** Every name of `option`, the long one first. */
 export const namesOf = (option: OptionInfo): ReadonlyArray<string> => [option.name, ...option.aliases]

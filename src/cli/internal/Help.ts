@@ -30,6 +30,19 @@ export interface CommandHelp {
   readonly usage?: ReadonlyArray<string>
 }
 
+/**
+ * `help [command]`, kubectl's way to ask for a command's help: `help publish` prints
+ * what `publish --help` prints, `help` alone the root's. It is no @effect/cli command
+ * (its handler would need the help of the tree it belongs to): `Cli.run` answers it
+ * before parsing, and the root's help lists it with the commands.
+ */
+export const helpCommand: CommandInfo = {
+  name: "help",
+  description: "Print the help of a command (help publish: the same as publish --help)",
+  options: [],
+  subcommands: []
+}
+
 /** Whether `args` (no runtime or script path) ask for help: none at all, or -h/--help before a bare `--`. */
 export const wantsHelp = (args: ReadonlyArray<string>): boolean => {
   if (args.length === 0) return true

@@ -72,8 +72,18 @@ export const closestName = (
 }
 
 /** `--name=value` names `--name`; a negative number (`-1`) is a value, not a flag. */
-const flagName = (arg: string): string | undefined =>
+export const flagName = (arg: string): string | undefined =>
   arg.length > 1 && arg.startsWith("-") && !/^-\d/.test(arg) ? arg.split("=")[0] : undefined
+
+/** The name of the first flag in `args` that `pick` takes, up to a bare `--`. */
+const firstFlag = (args: ReadonlyArray<string>, pick: (name: string) => boolean): string | undefined => {
+  for (const arg of args) {
+    if (arg === "--") return undefined
+    const name = flagName(arg)
+    if (name !== undefined && pick(name)) return name
+  }
+  return undefined
+}
 
 /**
  * The first flag in `args` that is not one of `known`, up to a bare `--`.
@@ -81,14 +91,16 @@ const flagName = (arg: string): string | undefined =>
  * after it as missing ("Expected to find option: '--session'" for `publish --prot 1
  * --session s1`); the unknown flag is the cause and is what the person must fix.
  */
-export const unknownFlag = (args: ReadonlyArray<string>, known: ReadonlyArray<string>): string | undefined => {
-  for (const arg of args) {
-    if (arg === "--") return undefined
-    const name = flagName(arg)
-    if (name !== undefined && !known.includes(name)) return name
-  }
-  return undefined
-}
+export const unknownFlag = (args: ReadonlyArray<string>, known: ReadonlyArray<string>): string | undefined =>
+  firstFlag(args, (name) => !known.includes(name))
+
+/**
+ * The first of `withheld` (built-in options of @effect/cli that the CLI does not offer)
+ * in `args`, up to a bare `--`. @effect/cli acts on them wherever they are rather than
+ * refusing them, so the CLI looks for them before it parses.
+ */
+export const withheldFlag = (args: ReadonlyArray<string>, withheld: ReadonlyArray<string>): string | undefined =>
+  firstFlag(args, (name) => withheld.includes(name))
 
 const suggestion = (word: string, candidates: ReadonlyArray<string>): string => {
   const near = closestName(word, candidates)
@@ -182,6 +194,10 @@ export const usageErrorLine = (
   const at = subcommandIndex(args, names.options)
   const sub = at < 0 ? undefined : args[at]
   const subOptions = sub === undefined ? undefined : names.subcommands.get(sub)
+  // A root option's bad value (`--log-level loud`) makes @effect/cli take the word after
+  // it for a command ("Invalid subcommand"): the value is what the person must fix.
+  const rootChoice = badChoice(at < 0 ? args : args.slice(0, at), names.options)
+  if (rootChoice !== undefined) return rootChoice
   if (sub !== undefined && subOptions === undefined) {
     return `unknown command ${sub} for ${names.name}${suggestion(sub, [...names.subcommands.keys()])}`
   }

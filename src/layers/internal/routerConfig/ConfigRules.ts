@@ -30,6 +30,18 @@ const text = (check: (value: string) => string | undefined): Rule<string> => (va
 const lowerCaseHint = (value: string, valid: (v: string) => boolean): string =>
   value !== value.toLowerCase() && valid(value.toLowerCase()) ? ` (lower case: "${value.toLowerCase()}")` : ""
 
+/**
+ * A fully qualified name (`sessions.example.com.`, as zone files and `dig` write it) is
+ * a common slip: hosts are `<port>-<session>.<domain>`, and a host may not end in a dot.
+ * Say to drop it, with the value that would pass (`valid` on the name without it).
+ */
+const trailingDotHint = (value: string, valid: (v: string) => boolean): string => {
+  const dropped = value.replace(/\.+$/, "")
+  if (dropped === value) return ""
+  if (valid(dropped)) return ` (drop the trailing dot: "${dropped}")`
+  return valid(dropped.toLowerCase()) ? ` (drop the trailing dot, lower case: "${dropped.toLowerCase()}")` : ""
+}
+
 const isDnsLabel = (v: string) => isDns1123Label(v).length === 0
 const isDnsSubdomain = (v: string) => isDns1123Subdomain(v).length === 0
 /** A name DNS resolves: a subdomain whose every label also fits 63 characters. */
@@ -97,7 +109,7 @@ export const baseDomainRule: Rule<string> = text((v) => {
   if (!isDnsName(v)) {
     return `a lower-case DNS name: labels of a-z, 0-9 and '-' (each at most ${MAX_LABEL} characters) joined by '.', e.g. sessions.example.com${
       lowerCaseHint(v, isDnsName)
-    }`
+    }${trailingDotHint(v, (dropped) => isDnsName(dropped) && !isNumericDomain(dropped))}`
   }
   if (v.length > MAX_BASE_DOMAIN_LENGTH || hostProblem(v, "x".repeat(MAX_SESSION_ID_LENGTH)) !== undefined) {
     return `at most ${MAX_BASE_DOMAIN_LENGTH} characters (it has ${v.length}), so the longest host "65535-<${MAX_SESSION_ID_LENGTH}-character session id>.<domain>" fits in ${MAX_HOST_LENGTH}`
