@@ -91,12 +91,18 @@ export const notOwnedReason = (object: KubeObject): string | undefined =>
     ? undefined
     : "it carries the session's labels but no owner reference to a Pod, so it was not published by a runner"
 
+/** The Pods among an object's owners. */
+const podOwners = (object: KubeObject): ReadonlyArray<OwnerReference> =>
+  (object.metadata?.ownerReferences ?? []).filter((ref) => ref.apiVersion === "v1" && ref.kind === "Pod")
+
 /**
  * Why a publish must not take over `live`, the object already at the name of one it
  * writes (`written`), or undefined when it is ours: labelled with the same runner and
- * session, and owned by a Pod. Another manager's fields on an object of ours (an
+ * session, and owned by the same Pod. Another manager's fields on an object of ours (an
  * earlier version's, a `kubectl edit`) are ours to overwrite; on anything else they
- * are someone's, and forcing them would silently take their object.
+ * are someone's, and writing would silently take their object: a user's object at one
+ * of our names, or another Pod's session of the same id, whose Pod would then lose
+ * its routes and be collected with the wrong Pod.
  */
 export const notOursToTakeOver = (live: KubeObject, written: KubeObject): string | undefined => {
   const labels = live.metadata?.labels ?? {}
@@ -107,6 +113,14 @@ export const notOursToTakeOver = (live: KubeObject, written: KubeObject): string
         ? `it has no ${key} label, so it was not published by this runner`
         : `its ${key} label is ${JSON.stringify(labels[key])}, not ${JSON.stringify(wanted[key])}`
     }
+  }
+  const owner = podOwners(written)[0]
+  const other = podOwners(live).find((ref) => owner === undefined || ref.uid !== owner.uid)
+  if (other !== undefined && owner !== undefined) {
+    return `it belongs to Pod ${other.name} (uid ${other.uid}), not to Pod ${owner.name} (uid ${owner.uid}): ` +
+      `another Pod has session ${
+        labels[LABEL_SESSION_ID]
+      }; unpublish it (or delete that Pod) first, or use another session id`
   }
   return notOwnedReason(live)
 }

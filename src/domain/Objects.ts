@@ -359,11 +359,14 @@ export interface RoleBinding extends KubeObject {
 }
 
 /** One field error in an `Invalid` Status, shaped as the API server reports it. */
+/**
+ * One cause of a failure (a field invalid, a field another manager owns). Its kind is
+ * `reason` on the wire: Go's `StatusCause.Type` is serialized under that key.
+ */
 export interface StatusCause {
   readonly reason?: string
   readonly message?: string
   readonly field?: string
-  readonly type?: string
 }
 
 /** `metav1.Status`: the body of every API error (and of some successful deletes). */

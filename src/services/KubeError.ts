@@ -49,7 +49,7 @@ export class AlreadyExists extends KubeErrorCase("AlreadyExists")<Common> {}
 
 /**
  * 409 Conflict: a stale resourceVersion, or (server-side apply) a field owned by
- * another manager; `causes` then lists the fields with type `FieldManagerConflict`.
+ * another manager; `causes` then lists the fields, each with reason `FieldManagerConflict`.
  */
 export class Conflict extends KubeErrorCase("Conflict")<Common & { readonly causes: ReadonlyArray<StatusCause> }> {}
 

@@ -47,7 +47,7 @@ interface WriteScript {
 /** The server's answer to an apply that meets another manager's fields, as it words it. */
 const fieldConflict = new Conflict({
   reason: "Apply failed with 1 conflict: conflict with \"kubectl-edit\" using v1: .spec.rules",
-  causes: [{ type: "FieldManagerConflict", message: "conflict with \"kubectl-edit\" using v1", field: ".spec.rules" }]
+  causes: [{ reason: "FieldManagerConflict", message: "conflict with \"kubectl-edit\" using v1", field: ".spec.rules" }]
 })
 
 /** A scripted world: planned writes and removals whose every call lands in `log`. */
@@ -118,6 +118,8 @@ describe("runPublish, the order of its calls", () => {
         "list HTTPRoute",
         "list Ingress",
         "dry-run Service web",
+        // It exists: it is checked to be ours before anything is written.
+        "read Service web",
         "dry-run HTTPRoute web-8080",
         "apply Service web",
         "apply HTTPRoute web-8080",
@@ -128,11 +130,33 @@ describe("runPublish, the order of its calls", () => {
 })
 
 describe("runPublish, fields another manager set", () => {
-  it.effect("writes without force when no other manager holds the fields, reading nothing more", () =>
+  it.effect("writes without force when no other manager holds the fields, once the object is found ours", () =>
     Effect.gen(function*() {
       const { log, write } = world()
       yield* runPublish(plan([write("Service", "web", { exists: true })]))
+      expect(log).toEqual(["dry-run Service web", "read Service web", "apply Service web"])
+    }))
+
+  it.effect("creates without reading: an object that is not there is nobody's", () =>
+    Effect.gen(function*() {
+      const { log, write } = world()
+      yield* runPublish(plan([write("Service", "web")]))
       expect(log).toEqual(["dry-run Service web", "apply Service web"])
+    }))
+
+  // No field in the way is no proof of ownership: a user's object at our name merges silently.
+  it.effect("refuses an object that is not ours even when no field conflicts, and writes nothing", () =>
+    Effect.gen(function*() {
+      const { log, write } = world()
+      const notOurs = "it has no app.kubernetes.io/managed-by label, so it was not published by this runner"
+      const failure = yield* failureOf(plan([
+        write("Service", "web", { exists: true, notOurs }),
+        write("Ingress", "web")
+      ]))
+      expect(failure.reason).toBe(
+        `could not apply Service ns/web: Service ns/web already exists; it was left as it is: ${notOurs}; nothing was changed`
+      )
+      expect(log).toEqual(["dry-run Service web", "read Service web"])
     }))
 
   it.effect("takes the fields over on an object that is ours, and only that object", () =>
@@ -169,7 +193,7 @@ describe("runPublish, fields another manager set", () => {
       // A conflict with causes, none of them another manager's fields.
       const changed = new Conflict({
         reason: "web was changed meanwhile",
-        causes: [{ type: "FieldValueInvalid", message: "the object has been modified", field: "metadata" }]
+        causes: [{ reason: "FieldValueInvalid", message: "the object has been modified", field: "metadata" }]
       })
       const failure = yield* failureOf(plan([write("Service", "web", { dryRun: changed })]))
       expect(failure.reason).toBe("could not apply Service ns/web: web was changed meanwhile; nothing was changed")

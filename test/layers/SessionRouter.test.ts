@@ -165,6 +165,50 @@ for (const face of faces) {
           expect(left.metadata?.ownerReferences).toBeUndefined()
         }), { cluster: { ingress: { delay: "never" } } }))
 
+    // A user's object at one of our names, with no field in the way: the write would have
+    // taken it silently (and the garbage collector deleted it with the session's Pod).
+    it.live("leaves a user's Service at the session's name as it is, even when no field conflicts", () =>
+      withRouter(face, SessionRouter.layerIngress, ({ kube, router, sc }) =>
+        Effect.gen(function*() {
+          const name = sessionObjectName(sessionId)
+          const users = {
+            apiVersion: "v1",
+            kind: "Service",
+            metadata: { name, namespace: sc.namespace },
+            spec: { ports: [{ name: "postgres", port: 5432 }] }
+          }
+          yield* Effect.orDie(sc.cluster.store.apply(ServiceResource, sc.namespace, name, users as never, {
+            fieldManager: "kubectl",
+            force: true
+          }))
+          const refused = yield* Effect.flip(router.publish(spec))
+          expect(refused.reason).toBe(
+            `could not apply Service ${sc.namespace}/${name}: Service ${sc.namespace}/${name} already exists; it was left as it is: it has no app.kubernetes.io/managed-by label, so it was not published by this runner; nothing was changed`
+          )
+          const left = yield* kube.get(ServiceResource, sc.namespace, name)
+          expect([left.metadata?.labels, left.metadata?.ownerReferences, left.spec?.selector]).toEqual([
+            undefined,
+            undefined,
+            undefined
+          ])
+        }), { cluster: { ingress: { delay: "never" } } }))
+
+    // Two Pods with one session id: the second publish re-owned the first Pod's objects.
+    it.live("refuses to publish over the objects of another Pod with the same session id, and changes nothing", () =>
+      withRouter(face, SessionRouter.layerIngress, ({ kube, router, sc }) =>
+        Effect.gen(function*() {
+          yield* router.publish(spec)
+          const before = yield* kube.get(IngressResource, sc.namespace, sessionObjectName(sessionId))
+          const other = { ...spec, podName: "telo-run-other", podUid: "0f0f0f0f-0000-4000-8000-000000000001" }
+          const refused = yield* Effect.flip(router.publish(other))
+          expect(refused.reason).toContain(
+            `it belongs to Pod ${spec.podName} (uid ${spec.podUid}), not to Pod telo-run-other (uid ${other.podUid}): another Pod has session ${sessionId}`
+          )
+          const after = yield* kube.get(IngressResource, sc.namespace, sessionObjectName(sessionId))
+          expect(after.metadata?.ownerReferences).toEqual(before.metadata?.ownerReferences)
+          expect(after.metadata?.resourceVersion).toBe(before.metadata?.resourceVersion)
+        }), { cluster: { ingress: { delay: "never" } } }))
+
     it.live("deletes the session Ingress when a reload leaves no routable port, and creates nothing", () =>
       withRouter(face, SessionRouter.layerIngress, ({ kube, router, sc }) =>
         Effect.gen(function*() {

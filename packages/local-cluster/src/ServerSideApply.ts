@@ -148,7 +148,7 @@ export const conflictReport = (
   conflicts: ReadonlyArray<Conflict>
 ): { readonly message: string; readonly causes: ReadonlyArray<StatusCause> } => {
   const causes = conflicts.map((c) => ({
-    type: "FieldManagerConflict",
+    reason: "FieldManagerConflict",
     message: `conflict with ${describeManager(c.manager)}`,
     field: pathString(c.path)
   }))

@@ -272,7 +272,7 @@ describe("HttpApi writes", () => {
         ingress("web", { className: "b" }),
         "application/apply-patch+yaml"
       )
-      expect([conflict.status, conflict.body.details.causes[0].type]).toEqual([409, "FieldManagerConflict"])
+      expect([conflict.status, conflict.body.details.causes[0].reason]).toEqual([409, "FieldManagerConflict"])
       const forced = yield* send(
         url,
         "PATCH",

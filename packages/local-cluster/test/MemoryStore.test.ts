@@ -540,7 +540,7 @@ describe("MemoryStore server-side apply", () => {
         message: `Apply failed with 1 conflict: conflict with "first": .spec.ingressClassName`,
         reason: "Conflict",
         details: {
-          causes: [{ type: "FieldManagerConflict", message: `conflict with "first"`, field: ".spec.ingressClassName" }]
+          causes: [{ reason: "FieldManagerConflict", message: `conflict with "first"`, field: ".spec.ingressClassName" }]
         },
         code: 409
       })

@@ -6,7 +6,7 @@
  */
 import { Effect, Either } from "effect"
 import type { WritableObject } from "../../../services/KubeClient.js"
-import type { KubeError } from "../../../services/KubeError.js"
+import { AlreadyExists, type KubeError } from "../../../services/KubeError.js"
 import { PublishError } from "../../../services/SessionRouter.js"
 import {
   describeRef,
@@ -90,20 +90,22 @@ const describeUndone = (undone: ReadonlyArray<Undone>): string => {
 
 /** Whether the server refused an apply because another field manager owns what it changes. */
 const isFieldConflict = (error: KubeError): boolean =>
-  error._tag === "Conflict" && error.causes.some((cause) => cause.type === "FieldManagerConflict")
+  error._tag === "Conflict" && error.causes.some((cause) => cause.reason === "FieldManagerConflict")
 
-/**
- * The dry run of one write, and whether the write must force. Without force first: a
- * field another manager set is then reported by the server, and forced only when the
- * object is ours (`notOursToTakeOver`), so a user's object at one of our names is
- * never taken over silently.
- */
 /** A dry run that failed, and why the object was not taken over when that was the question. */
 interface DryRunFailure {
   readonly error: KubeError
   readonly notOurs?: string
 }
 
+/**
+ * The dry run of one write, and whether the write must force. An object already at the
+ * name must be ours (this runner's, this session's, this Pod's: `notOursToTakeOver`)
+ * whatever the dry run says: a write that updates it is checked, so a user's object, or
+ * another Pod's session of the same id, is never taken over, with or without a field
+ * conflict. Force is used only when a field another manager set is in the way of an
+ * object that is ours.
+ */
 const dryRun = (
   write: PlannedWrite
 ): Effect.Effect<{ readonly answer: WritableObject; readonly force: boolean }, DryRunFailure> => {
@@ -112,12 +114,19 @@ const dryRun = (
       Effect.map((answer) => ({ answer, force })),
       Effect.mapError((error): DryRunFailure => ({ error }))
     )
+  const ours = (refused: KubeError) =>
+    write.notOurs.pipe(
+      Effect.mapError((readError): DryRunFailure => ({ error: readError })),
+      Effect.flatMap((notOurs) => (notOurs === undefined ? Effect.void : Effect.fail({ error: refused, notOurs })))
+    )
+  const taken = new AlreadyExists({ reason: `${describeRef(write.ref)} already exists`, code: 409 })
   return attempt(false).pipe(
-    Effect.catchIf(({ error }) => isFieldConflict(error), ({ error }) =>
-      write.notOurs.pipe(
-        Effect.mapError((readError): DryRunFailure => ({ error: readError })),
-        Effect.flatMap((notOurs) => notOurs === undefined ? attempt(true) : Effect.fail({ error, notOurs }))
-      ))
+    // The server answers a create with an object that has no resourceVersion yet.
+    Effect.tap(({ answer }) => ((answer.metadata?.resourceVersion ?? "") === "" ? Effect.void : ours(taken))),
+    Effect.catchIf(
+      ({ error, notOurs }) => notOurs === undefined && isFieldConflict(error),
+      ({ error }) => Effect.zipRight(ours(error), attempt(true))
+    )
   )
 }
 
