@@ -115,6 +115,22 @@ export const objectsConfig = (options: RoutingOptions): Effect.Effect<RouterConf
   })
 
 /**
+ * The mode the flags or the environment name (`--mode`, else `SESSION_ROUTING_MODE`,
+ * else the default), without what that mode would need: for a command that only looks
+ * at what a session already has. Read after `objectsConfig`, which has said what is
+ * wrong with the environment, if anything.
+ */
+export const configuredMode = (options: RoutingOptions): Effect.Effect<RoutingMode> =>
+  Option.match(options.mode, {
+    onSome: Effect.succeed,
+    onNone: () =>
+      Effect.map(Effect.orDie(RouterConfigLive.config), (raw) => {
+        const value = String(raw.mode?.value ?? "")
+        return ROUTING_MODES.find((mode) => mode === value) ?? RouterConfigLive.DEFAULTS.mode
+      })
+  })
+
+/**
  * The configuration that reads the session's hosts as its objects were published: their
  * mode (or `--mode`), the Gateway its HTTPRoutes attach to, and the base domain of their
  * hosts, over whatever else the environment says (the ingress class, the time limits).

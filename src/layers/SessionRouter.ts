@@ -89,11 +89,11 @@ const layerConfig = Layer.unwrapEffect(
  * Removes a session's objects whatever mode published them, as each router's
  * `unpublish` does, for a caller that does not know how the session was published:
  * its Ingresses and HTTPRoutes, then its Service. Needs only the namespace and
- * `managedBy` of `RouterConfig`, no base domain or Gateway. A kind it cannot list
- * fails it, naming the kind, since nothing it could not see may be called removed;
- * given a `mode`, only that mode's kind must be listable, and the other is looked
- * through as a router looks through the other mode's (an identity whose RBAC names
- * one kind). Succeeds with what it deleted.
+ * `managedBy` of `RouterConfig`, no base domain or Gateway. Given a `mode`, that
+ * mode's kind must be listable and the other is looked through as a router looks
+ * through the other mode's (an identity whose RBAC names one kind); without one, a
+ * kind it cannot list fails it, naming the kind, since nothing it could not see may be
+ * called removed. Succeeds with what it deleted.
  *
  * @since 0.1.0
  * @category programs

@@ -4,11 +4,11 @@
  * a session is closed but its Pod is kept. Deleting what is already gone succeeds.
  */
 import { Command } from "@effect/cli"
-import { Console, Effect, Either, Option } from "effect"
+import { Console, Effect, Either } from "effect"
 import { parseSessionId } from "../../domain/Session.js"
 import { unpublishEveryMode } from "../../layers/SessionRouter.js"
 import { cliError } from "../CliError.js"
-import { objectsConfig, objectsLayer, sharedOptions } from "../GlobalOptions.js"
+import { configuredMode, objectsConfig, objectsLayer, sharedOptions } from "../GlobalOptions.js"
 import type { CommandHelp } from "../internal/Help.js"
 import { asCliError } from "../present/Presenter.js"
 import { sessionFlag } from "../SessionFlags.js"
@@ -18,8 +18,8 @@ export const unpublishHelp: CommandHelp = {
   details: [
     "Deletes the session's Service and its Ingress or HTTPRoutes, whichever mode published them, e.g. when a " +
     "session closes but its Pod stays (the Pod's deletion collects them anyway). Needs no base domain or " +
-    "Gateway. Both kinds of route must be listable, unless --mode names the session's: then the other kind is " +
-    "looked through only if this identity may (RBAC for one mode). Prints each object deleted; exit status 0 " +
+    "Gateway. The configured mode's routes (--mode, else SESSION_ROUTING_MODE) must be listable; the other " +
+    "mode's are looked through where this identity may list them. Prints each object deleted; exit status 0 " +
     "also when there were none (said on stderr), 1 when one could not be listed or deleted."
   ],
   examples: [
@@ -28,7 +28,7 @@ export const unpublishHelp: CommandHelp = {
       command: "session-routing unpublish --session hzyayvabgyvz"
     },
     {
-      comment: "The same in namespace dev, as an identity allowed to list HTTPRoutes but not Ingresses",
+      comment: "The same in namespace dev, for a runner in gateway mode (its RBAC may name HTTPRoutes only)",
       command: "session-routing unpublish --session hzyayvabgyvz --mode gateway -n dev"
     }
   ]
@@ -45,7 +45,10 @@ export const unpublishCommand = Command.make(
     Effect.gen(function*() {
       const config = yield* objectsConfig(flags)
       const sessionId = yield* Either.mapLeft(parseSessionId(flags.session), (line) => cliError(line))
-      const mode = Option.getOrUndefined(Option.filter(flags.mode, (m) => m !== "none"))
+      // The configured mode's routes must be listable; the other mode's are looked through as
+      // a router looks through what the other mode left (an identity with one mode's RBAC).
+      const configured = yield* configuredMode(flags)
+      const mode = configured === "none" ? undefined : configured
       const removed = yield* unpublishEveryMode(sessionId, mode).pipe(
         Effect.provide(objectsLayer(flags, config)),
         Effect.mapError(asCliError)
