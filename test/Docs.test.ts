@@ -97,6 +97,23 @@ describe("the README", () => {
   })
 })
 
+describe("installing the packages", () => {
+  it("is told from tarballs packed in a clone, never by a name the npm registry does not have yet", () => {
+    // Neither package is published: `npm install session-routing` fails (or finds someone else's).
+    const byName =
+      /npm (?:install|i)(?: -D| --save-dev)? (?:session-routing|@session-routing\/local-cluster)(?![\w./-])/
+    const files = [...documents, "packages/local-cluster/README.md"]
+    expect(files.filter((file) => byName.test(read(file)))).toEqual([])
+    // The README packs as test/support/ConsumerProject.ts does, and names the tarballs npm writes.
+    const readme = read("README.md")
+    const version = (JSON.parse(read("package.json")) as { version: string }).version
+    expect(readme).toContain("npm pack --ignore-scripts --pack-destination /tmp")
+    expect(readme).toContain("-w @session-routing/local-cluster")
+    expect(readme).toContain(`npm install /tmp/session-routing-${version}.tgz`)
+    expect(readme).toContain(`npm install -D /tmp/session-routing-local-cluster-${version}.tgz`)
+  })
+})
+
 describe("the documentation's links", () => {
   it("resolve to existing files and headings, in the README, CONTRIBUTING.md and docs/", () => {
     const relativeLinks = documents.flatMap((file) =>

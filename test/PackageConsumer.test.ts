@@ -13,7 +13,7 @@ import { Effect } from "effect"
 import { transform } from "esbuild"
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { LOCAL_CLUSTER_PACKAGE } from "../src/cli/internal/LocalClusterPackage.js"
+import { LOCAL_CLUSTER_PACKAGE, missingPackageMessage } from "../src/cli/internal/LocalClusterPackage.js"
 import {
   installProject,
   lockedVersion,
@@ -119,7 +119,7 @@ describe("the packed packages in a fresh project", () => {
           expect({ code: demo.code, stderr: demo.stderr.trim().split("\n") }).toEqual({
             code: 1,
             stderr: [
-              `error: \`session-routing demo\` runs the local cluster, which is not installed: npm install ${LOCAL_CLUSTER_PACKAGE}`
+              `error: ${missingPackageMessage("demo", LOCAL_CLUSTER_PACKAGE)}`
             ]
           })
         })

@@ -74,14 +74,21 @@ describe("session-routing cluster flags", () => {
     const input = parseClusterInput({ ...flags, noIngressController: true, controllerDelay: "never" })
     expect(input._tag).toBe("Right")
     if (input._tag !== "Right") return
-    expect(sessionClusterOptions(input.right)).toEqual({ port: 0, ingress: false, gateway: { delay: "never" } })
+    expect(sessionClusterOptions(input.right)).toEqual({
+      port: 0,
+      ingress: false,
+      gateway: { delay: "never" },
+      endpointSlices: true
+    })
   })
 
-  it("runs the garbage collector and the EndpointSlice controller only when --controller-manager asks", () => {
+  it("always runs the EndpointSlice controller, and the garbage collector only when --controller-manager asks", () => {
+    // Without slices the session Pod's workload would never take its Service's traffic.
     const input = parseClusterInput({ ...flags, controllerManager: true })
     expect(input._tag).toBe("Right")
     if (input._tag !== "Right") return
     expect(sessionClusterOptions(input.right)).toMatchObject({ controllerManager: true })
+    expect(sessionClusterOptions(input.right)).not.toHaveProperty("endpointSlices")
   })
 
   it.effect("refuses a port outside 0..65535 with one line naming the flag", () =>
@@ -209,6 +216,61 @@ describe("session-routing cluster as a process", () => {
       ),
     60_000
   )
+
+  // Without the flag the EndpointSlice controller alone runs; with it, the garbage collector too.
+  for (const extra of [[], ["--controller-manager"]]) {
+    it.live(
+      `starts the session Pod telo-run-demo, whose workload answers 200 once published with the uid the hint prints${
+        extra.length > 0 ? `, with ${extra.join(" ")}` : ""
+      }`,
+      () =>
+        Effect.scoped(
+          Effect.gen(function*() {
+            const proc = yield* startClusterProcess(["--controller-delay", "50", ...extra])
+            const pod = yield* getJson(`${proc.info.server}/api/v1/namespaces/telo-sessions/pods/telo-run-demo`)
+            expect([pod.status, pod.body.metadata.labels]).toEqual([200, { "telo.run/session-id": "demo" }])
+            const ready = pod.body.status.conditions.find((c: any) => c.type === "Ready")
+            expect(ready.status).toBe("True")
+
+            // The hint names the Pod's own uid: with the garbage collector on, objects owned
+            // by a uid that does not exist (the `--pod-uid 1` it printed before) went at once.
+            const uid: string = pod.body.metadata.uid
+            const hint = yield* Effect.sync(() => proc.stderr()).pipe(
+              Effect.filterOrFail((err) => err.includes("curl "), () => "hints not printed yet"),
+              Effect.retry({ schedule: Schedule.spaced(Duration.millis(50)), times: 100 })
+            )
+            const publish = hint.split("\n").find((line) =>
+              line.includes(" SESSION_INGRESS_CLASS=local session-routing")
+            )
+            expect(publish).toContain(`--session demo --pod telo-run-demo --pod-uid ${uid} --port 8080 --watch`)
+            expect(hint).toContain(`curl -H 'Host: 8080-demo.sessions.localtest.me' ${proc.info["data-plane"]}/`)
+            expect(hint).not.toContain("--pod-uid 1 ")
+
+            const env = { SESSION_ROUTING_BASE_DOMAIN: "sessions.localtest.me", SESSION_INGRESS_CLASS: "local" }
+            const session = ["--session", "demo", "--pod", "telo-run-demo", "--pod-uid", uid, "--port", "8080"]
+            const published = yield* runCli(
+              ["publish", "--kubeconfig", proc.info.kubeconfig, ...session, "--watch"],
+              env
+            )
+            expect([published.exitCode, published.stderr]).toEqual([0, ""])
+            // Through the data plane, to the workload the command registered for the Pod
+            // (the EndpointSlice controller lists it, as it does on every cluster).
+            const answer = yield* getVia(proc.info["data-plane"], "8080-demo.sessions.localtest.me").pipe(
+              Effect.filterOrFail((a) => a.status === 200, (a) => `${a.status} ${a.body}`),
+              Effect.retry({ schedule: Schedule.spaced(Duration.millis(50)), times: 100 })
+            )
+            expect(answer.body).toBe("hello from session demo port 8080\n")
+            // The objects stay, the garbage collector's run or not: their owner exists.
+            const service = yield* getJson(`${proc.info.server}/api/v1/namespaces/telo-sessions/services/telo-run-demo`)
+            expect(service.status).toBe(200)
+
+            proc.child.kill("SIGTERM")
+            expect(yield* proc.ended()).toEqual({ code: 0, signal: null })
+          })
+        ),
+      60_000
+    )
+  }
 
   it.live(
     "exits 0 on SIGTERM and removes the temporary kubeconfig it wrote",

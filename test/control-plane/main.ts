@@ -176,10 +176,14 @@ const program = Effect.gen(function*() {
   )
   const control = values.control === true ? yield* Scope.extend(serveControl(started), scope) : undefined
   for (const line of describe(started, control?.url)) process.stdout.write(`${line}\n`)
+  // The objects name their owner Pod by uid: a made-up uid has them collected at once.
+  const kubectl = `kubectl --kubeconfig ${started.kubeconfig} -n ${started.namespace}`
   stderr(`try:\n  kubectl --kubeconfig ${started.kubeconfig} get nodes,ingressclass,gatewayclass,gateway -A`)
+  stderr(`  ${kubectl} run telo-run-demo --image=session --port=8080`)
   stderr(
     `  env ${ENV.baseDomain}=${started.baseDomain} ${ENV.sessionNamespace}=${started.namespace} ${ENV.ingressClassName}=${started.ingressClass} ` +
-      `session-routing publish --kubeconfig ${started.kubeconfig} --session demo --pod telo-run-demo --pod-uid 1 --port 8080 --watch`
+      `session-routing publish --kubeconfig ${started.kubeconfig} --session demo --pod telo-run-demo ` +
+      `--pod-uid "$(${kubectl} get pod telo-run-demo -o jsonpath='{.metadata.uid}')" --port 8080 --watch`
   )
   process.stdout.write("ready\n")
 

@@ -1,8 +1,16 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
+import { execFile } from "node:child_process"
 import { readFile } from "node:fs/promises"
+import { fileURLToPath } from "node:url"
 import { main } from "../../examples/runner.js"
+import { startClusterProcess } from "../cli/ClusterProcess.js"
 import { runnerEnvironment } from "../support/RunnerEnvironment.js"
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url))
+
+/** The README's section on the runner example, up to the next heading. */
+const runnerSection = (readme: string): string => (readme.split("## In an Effect runner")[1] ?? "").split("\n## ")[0]!
 
 describe("the README's runner example", () => {
   it.live("publishes through the live client and streams the session's events to the end", () =>
@@ -48,4 +56,46 @@ describe("the README's copy of the example", () => {
       at = found + 1
     }
   })
+})
+
+describe("the README's command for the example", () => {
+  it.live(
+    "runs it in the clone against session-routing cluster, with the variables the cluster prints",
+    () =>
+      Effect.scoped(
+        Effect.gen(function*() {
+          const readme = yield* Effect.promise(() => readFile(new URL("../../README.md", import.meta.url), "utf8"))
+          // The shell block after the example: the command a newcomer copies.
+          const after = runnerSection(readme).split("```ts")[1]?.split("```").slice(1).join("```") ?? ""
+          const command = /```sh\n([\s\S]*?)```/.exec(after)?.[1] ?? ""
+          expect(command).toContain("npx tsx")
+          const proc = yield* startClusterProcess(["--controller-delay", "50"])
+          const variable = (name: string) => new RegExp(`\\b${name}=(\\S+)`).exec(command)?.[1]
+          // What it sets is what the cluster prints (the kubeconfig's path aside, which is the reader's).
+          expect({
+            "base-domain": variable("SESSION_ROUTING_BASE_DOMAIN"),
+            "ingress-class": variable("SESSION_INGRESS_CLASS")
+          }).toEqual({ "base-domain": proc.info["base-domain"], "ingress-class": proc.info["ingress-class"] })
+          const kubeconfig = variable("KUBECONFIG") ?? ""
+          expect(kubeconfig).not.toBe("")
+          const ran = yield* Effect.async<{ code: number; stdout: string; stderr: string }>((resume) => {
+            const child = execFile("sh", ["-c", command.replaceAll(kubeconfig, proc.info.kubeconfig)], {
+              cwd: ROOT,
+              env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "" },
+              timeout: 60_000
+            }, (error, stdout, stderr) =>
+              resume(Effect.succeed({ code: error === null ? 0 : Number(error.code ?? 1), stdout, stderr })))
+            return Effect.sync(() =>
+              child.kill()
+            )
+          })
+          expect(ran.code, ran.stderr).toBe(0)
+          const host = `8080-hzyayvabgyvz.${proc.info["base-domain"]}`
+          expect(ran.stdout).toContain(JSON.stringify({ type: "route", port: 8080, host, state: "programmed" }))
+          proc.child.kill("SIGTERM")
+          yield* proc.ended()
+        })
+      ),
+    90_000
+  )
 })

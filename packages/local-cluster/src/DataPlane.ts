@@ -283,7 +283,14 @@ export const make = (
             Effect.map((list) => list.items),
             Effect.catchIf((status) => status.code === 404, () => Effect.succeed([] as ReadonlyArray<A>))
           )
-        return readyEndpoints(target, port, yield* inNamespace(PodResource), yield* inNamespace(EndpointSliceResource))
+        const registered = yield* Ref.get(pods)
+        return readyEndpoints(
+          target,
+          port,
+          yield* inNamespace(PodResource),
+          yield* inNamespace(EndpointSliceResource),
+          (pod) => HashMap.has(registered, podKey({ namespace, name: pod.metadata?.name ?? "" }))
+        )
       })
 
     /**

@@ -15,6 +15,7 @@ import {
   type ResourceType
 } from "session-routing/kubernetes"
 import * as DataPlane from "./DataPlane.js"
+import * as EndpointSliceController from "./EndpointSliceController.js"
 import * as GatewayController from "./GatewayController.js"
 import type { GatewayAddress } from "./GatewayStatus.js"
 import type { HttpApiError } from "./HttpApi.js"
@@ -79,6 +80,12 @@ export interface SessionClusterOptions {
    * Default false.
    */
   readonly controllerManager?: boolean
+  /**
+   * Run the EndpointSlice controller without the garbage collector (`controllerManager`
+   * runs both): a session Service's ready Pods take its traffic, while objects owned by
+   * a Pod that does not exist stay. Default false.
+   */
+  readonly endpointSlices?: boolean
   /** Labels of the session namespace (what a listener's `allowedRoutes` Selector matches). */
   readonly namespaceLabels?: Readonly<Record<string, string>>
   /** More IngressClasses, served by no controller (a class of another cluster, a second default). */
@@ -183,6 +190,10 @@ export const make = (
           ...(gatewaySetup.addresses !== undefined ? { addresses: gatewaySetup.addresses } : {})
         })
       )
+    }
+
+    if (options.endpointSlices === true && options.controllerManager !== true) {
+      controllers.push(({ store }) => EndpointSliceController.run(store))
     }
 
     const cluster = yield* LocalCluster.make({

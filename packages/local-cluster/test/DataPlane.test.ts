@@ -315,10 +315,11 @@ describe("DataPlane", () => {
       // A Service port's registered backend no longer decides: the Pod behind it is not ready.
       yield* plane.registerBackend({ namespace: NS, service: "web", port: 8080 }, web)
 
+      // The 503 says why, naming the Pod: LocalCluster runs no containers, so nothing serves it yet.
       const unready = yield* get(plane, "web.example.test")
       expect([unready.status, unready.body.trim()]).toEqual([
         503,
-        `503 Service Unavailable: no ready endpoints for Service ${NS}/web port 8080 (1 Pod selected, none Ready)`
+        `503 Service Unavailable: no ready endpoints for Service ${NS}/web port 8080: Pod ${NS}/web-0 selected, but LocalCluster runs no containers and no workload is registered for it (DataPlane.registerPod serves a Pod at an address and makes it Ready)`
       ])
 
       yield* plane.registerPod({ namespace: NS, name: "web-0" }, web)

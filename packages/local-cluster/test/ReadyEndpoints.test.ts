@@ -46,6 +46,26 @@ describe("readyEndpoints", () => {
     })
   })
 
+  it("names the selected Pods no workload serves before any symptom, a few and then how many more", () => {
+    const none = () => false
+    expect(readyEndpoints(service, 80, [pod], [slice(false)], none)).toEqual({
+      _tag: "NoneReady",
+      message:
+        "no ready endpoints for Service ns/web port 80: Pod ns/web-0 selected, but LocalCluster runs no containers and no workload is registered for it (DataPlane.registerPod serves a Pod at an address and makes it Ready)"
+    })
+    const many = ["a", "b", "c", "d", "e"].map((name): Pod => ({ ...pod, metadata: { ...pod.metadata, name } }))
+    expect(readyEndpoints(service, 80, many, [], none)).toEqual({
+      _tag: "NoneReady",
+      message:
+        "no ready endpoints for Service ns/web port 80: Pods ns/a, ns/b, ns/c and 2 more selected, but LocalCluster runs no containers and no workload is registered for them (DataPlane.registerPod serves a Pod at an address and makes it Ready)"
+    })
+    // One Pod served is enough to look further: then it is the slices or readiness.
+    expect(readyEndpoints(service, 80, many, [slice(false)], (p) => p.metadata?.name === "a")).toEqual({
+      _tag: "NoneReady",
+      message: "no ready endpoints for Service ns/web port 80 (5 Pods selected, none Ready)"
+    })
+  })
+
   it("lists a ready endpoint with the slice port that has the Service port's name", () => {
     expect(readyEndpoints(service, 80, [pod], [slice(true)])).toEqual({
       _tag: "Ready",

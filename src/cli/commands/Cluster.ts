@@ -1,23 +1,32 @@
 /**
  * `session-routing cluster`: runs LocalCluster standalone, set up as a session
  * cluster (namespace, IngressClass, GatewayClass and Gateway, controllers, data
- * plane), prints where it listens, and serves until SIGINT or SIGTERM stops it.
+ * plane, and a session Pod whose workload answers), prints where it listens, and
+ * serves until SIGINT or SIGTERM stops it.
  */
 import { Command, Options } from "@effect/cli"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
 import type { ControllerDelay, SessionCluster } from "@session-routing/local-cluster"
 import { Console, Deferred, Duration, Effect, Either, Exit, Option, type Scope } from "effect"
+import { sessionObjectName } from "../../domain/Manifests.js"
 import type { KubeObject } from "../../domain/Objects.js"
 import { RBAC_NAME, rbacManifest } from "../../domain/RbacManifest.js"
 import { allResources, apiVersionOf, type ResourceType } from "../../domain/Resources.js"
 import { ENV } from "../../layers/RouterConfigLive.js"
 import { cliError } from "../CliError.js"
+import { startSessionPod } from "../internal/DemoWorkload.js"
 import type { CommandHelp } from "../internal/Help.js"
 import { loadLocalCluster } from "../internal/LocalClusterPackage.js"
 
 /** The controllers' delay when `--controller-delay` is not given: long enough to see `pending`. */
 export const DEFAULT_CONTROLLER_DELAY_MS = 1000
+
+/** The session whose Pod `cluster` starts, with a workload the data plane sends its traffic to. */
+export const DEMO_SESSION = "demo"
+
+/** The port that Pod declares; its workload answers on every port a route names. */
+export const DEMO_PORT = 8080
 
 /** The cluster flags as @effect/cli parses them: raw text, checked by `parseClusterInput`. */
 export interface ClusterFlags {
@@ -38,7 +47,7 @@ export interface ClusterInput {
   readonly ingressController: boolean
   readonly gatewayController: boolean
   readonly delay: ControllerDelay
-  /** Run the garbage collector and the EndpointSlice controller. */
+  /** Run the garbage collector too (the EndpointSlice controller always runs). */
   readonly controllerManager: boolean
   /** HTTPS, authentication and RBAC, with a runner kubeconfig bound to deploy/rbac.yaml's grants. */
   readonly rbac: boolean
@@ -80,12 +89,17 @@ export const parseClusterInput = (flags: ClusterFlags): Either.Either<ClusterInp
     }
   })
 
-/** The SessionCluster the flags describe. */
+/**
+ * The SessionCluster the flags describe. The EndpointSlice controller always runs, as
+ * on every real cluster: without it a Pod behind a session Service never takes its
+ * traffic. The garbage collector only with `--controller-manager`, since it deletes at
+ * once what a publish names a Pod that does not exist as the owner of.
+ */
 export const sessionClusterOptions = (input: ClusterInput): SessionCluster.SessionClusterOptions => ({
   port: input.port,
   ingress: input.ingressController ? { delay: input.delay } : false,
   gateway: input.gatewayController ? { delay: input.delay } : false,
-  ...(input.controllerManager ? { controllerManager: true } : {}),
+  ...(input.controllerManager ? { controllerManager: true } : { endpointSlices: true }),
   ...(input.rbac ? { auth: { rbac: true } } : {})
 })
 
@@ -134,15 +148,30 @@ export const describeCluster = (sc: SessionCluster.SessionCluster, kubeconfigPat
   `gateway: ${sc.gateway.namespace}/${sc.gateway.name}`
 ]
 
+/** The session Pod `cluster` started: its uid, and where its workload listens. */
+export interface DemoPod {
+  readonly name: string
+  readonly uid: string
+  /** The loopback port of the workload that stands in for its containers. */
+  readonly local: number
+}
+
 /** What a person can do with the cluster, for stderr (stdout stays parseable). */
 export const usageHints = (
   sc: SessionCluster.SessionCluster,
   input: ClusterInput,
-  kubeconfigPath: string
+  kubeconfigPath: string,
+  pod?: DemoPod
 ): ReadonlyArray<string> => {
   const env = `${ENV.baseDomain}=${sc.baseDomain} ${ENV.sessionNamespace}=${sc.namespace}`
+  // The Pod's own uid: with --controller-manager, objects owned by a uid that does not
+  // exist are collected at once, so a made-up one would leave nothing to see.
+  const owner = pod === undefined
+    ? `--pod ${sessionObjectName(DEMO_SESSION)} --pod-uid UID`
+    : `--pod ${pod.name} --pod-uid ${pod.uid}`
   const publish =
-    `session-routing publish --kubeconfig ${kubeconfigPath} --session demo --pod telo-run-demo --pod-uid 1 --port 8080 --watch`
+    `session-routing publish --kubeconfig ${kubeconfigPath} --session ${DEMO_SESSION} ${owner} --port ${DEMO_PORT} --watch`
+  const host = `${DEMO_PORT}-${DEMO_SESSION}.${sc.baseDomain}`
   return [
     `LocalCluster is serving on 127.0.0.1; Ctrl-C stops it.`,
     `  ingress controller: ${
@@ -151,9 +180,14 @@ export const usageHints = (
     `  gateway controller: ${
       input.gatewayController ? `class "${sc.gateway.className}", ${delayText(input.delay)}` : "off"
     } (Gateway ${sc.gateway.namespace}/${sc.gateway.name}, listener *.${sc.baseDomain})`,
+    ...(pod === undefined ? [] : [
+      `  session Pod ${sc.namespace}/${pod.name} (uid ${pod.uid}, session ${DEMO_SESSION}): LocalCluster runs no ` +
+      `containers, so a workload on 127.0.0.1:${pod.local} stands in and answers 200 on every port`
+    ]),
     `try:`,
-    `  kubectl --kubeconfig ${kubeconfigPath} get ingressclass,ingress -A`,
+    `  kubectl --kubeconfig ${kubeconfigPath} get ingressclass,ingress,pods -A`,
     `  ${env} ${ENV.ingressClassName}=${sc.ingressClassName} ${publish}`,
+    ...(sc.dataPlane === undefined ? [] : [`  curl -H 'Host: ${host}' ${sc.dataPlane.url}/`]),
     `  ${env} ${ENV.mode}=gateway ${ENV.gatewayName}=${sc.gateway.name} ${publish}`
   ]
 }
@@ -207,11 +241,30 @@ export const shutdownSignal: Effect.Effect<Effect.Effect<ShutdownSignal>, never,
 export const loadSessionCluster = (command: string) =>
   Effect.map(loadLocalCluster(command), (module) => module.SessionCluster)
 
-/** A cluster being served: what `describeCluster` printed. */
+/** A cluster being served: what `describeCluster` printed, and the session Pod it started. */
 export interface ServedCluster {
   readonly sc: SessionCluster.SessionCluster
   readonly kubeconfigPath: string
+  readonly pod?: DemoPod
 }
+
+/**
+ * The session Pod `telo-run-demo`, served by a workload the data plane sends its
+ * traffic to: LocalCluster runs no containers, so without one every host a person
+ * publishes would answer 503. None when there is no data plane to register it with.
+ */
+const startDemoPod = (sc: SessionCluster.SessionCluster) =>
+  sc.dataPlane === undefined
+    ? Effect.succeed(undefined)
+    : Effect.map(
+      startSessionPod(
+        { ...sc, dataPlane: sc.dataPlane },
+        DEMO_SESSION,
+        [{ port: DEMO_PORT, protocol: "tcp" }],
+        "cluster"
+      ),
+      ({ local, pod }): DemoPod => ({ name: pod.name, uid: pod.uid, local })
+    )
 
 /**
  * Starts the cluster, writes the kubeconfig, prints where everything is, and serves
@@ -246,13 +299,14 @@ export const serveCluster = <E, R>(
       yield* sc.cluster.writeKubeconfig(kubeconfigPath).pipe(Effect.mapError((error) => cliError(error.reason)))
       const runner = input.rbac ? runnerKubeconfigPath(kubeconfigPath) : undefined
       if (runner !== undefined) yield* grantRunner(sc, runner)
+      const pod = yield* startDemoPod(sc)
       for (const line of describeCluster(sc, kubeconfigPath)) yield* Console.log(line)
       if (runner !== undefined) {
         yield* Console.log(`runner-kubeconfig: ${runner}`)
         yield* Console.log(`runner: system:serviceaccount:${sc.namespace}:${RBAC_NAME}`)
       }
-      for (const line of usageHints(sc, input, kubeconfigPath)) yield* Console.error(line)
-      const why = yield* until({ sc, kubeconfigPath })
+      for (const line of usageHints(sc, input, kubeconfigPath, pod)) yield* Console.error(line)
+      const why = yield* until({ sc, kubeconfigPath, ...(pod !== undefined ? { pod } : {}) })
       yield* Console.error(`${why}: stopping the cluster`)
     })
   ).pipe(Effect.zipLeft(Console.error("cluster stopped")))
@@ -261,8 +315,9 @@ export const serveCluster = <E, R>(
 export const clusterHelp: CommandHelp = {
   details: [
     "Sets it up as a session cluster (namespace, IngressClass, GatewayClass and Gateway, controllers, data " +
-    "plane), prints where it listens as key: value lines on stdout (server first), and serves until SIGINT " +
-    "or SIGTERM, then exits 0. Needs the @session-routing/local-cluster package."
+    "plane, and the session Pod telo-run-demo with a workload that answers 200), prints where it listens as " +
+    "key: value lines on stdout (server first), and serves until SIGINT or SIGTERM, then exits 0. Needs the " +
+    "@session-routing/local-cluster package."
   ],
   examples: [
     {
@@ -319,7 +374,7 @@ export const clusterCommand = Command.make(
     ),
     controllerManager: Options.boolean("controller-manager").pipe(
       Options.withDescription(
-        "Also run the garbage collector and the EndpointSlice controller: objects whose owner Pod is gone (or never existed) are deleted"
+        "Also run the garbage collector: objects whose owner Pod is gone (or never existed) are deleted (the EndpointSlice controller always runs)"
       )
     )
   },

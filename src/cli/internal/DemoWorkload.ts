@@ -42,24 +42,28 @@ export const listen = (sessionId: string): Effect.Effect<number, never, Scope.Sc
   ).pipe(Effect.map((server) => (server.address() as AddressInfo).port))
 
 /**
- * Starts the session Pod: the Pod object (its labels put it behind the session
- * Service) and a stand-in for its containers on 127.0.0.1. Once that listens, the Pod
- * turns Ready, the EndpointSlice controller lists it, and the data plane sends the
- * session's traffic to it, as a real cluster would. Both go with the scope.
+ * Starts the session Pod for `command` (`demo`, `cluster`): the Pod object (its labels
+ * put it behind the session Service) and a stand-in for its containers on 127.0.0.1.
+ * Once that listens, the Pod turns Ready, the EndpointSlice controller lists it, and
+ * the data plane sends the session's traffic to it, as a real cluster would. Both go
+ * with the scope.
  */
 export const startSessionPod = (
   sc: SessionCluster.SessionCluster & { readonly dataPlane: DataPlane },
   sessionId: string,
-  ports: ReadonlyArray<PortMapping>
+  ports: ReadonlyArray<PortMapping>,
+  command = "demo"
 ) =>
   Effect.gen(function*() {
-    const { createSessionPod } = yield* loadLocalCluster("demo")
+    const { createSessionPod } = yield* loadLocalCluster(command)
     const pod = yield* createSessionPod(sc.cluster.store, {
       namespace: sc.namespace,
       sessionId,
       ports: ports.map((p) => p.port)
     }).pipe(
-      Effect.mapError((status) => cliError(`demo: cannot start the session Pod: ${status.message ?? status.code}`))
+      Effect.mapError((status) =>
+        cliError(`${command}: cannot start the session Pod: ${status.message ?? status.code}`)
+      )
     )
     const local = yield* listen(sessionId)
     yield* Effect.acquireRelease(

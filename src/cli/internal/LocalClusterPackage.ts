@@ -10,6 +10,20 @@ import { type CliError, cliError } from "../CliError.js"
 /** The package's name, as npm installs it. */
 export const LOCAL_CLUSTER_PACKAGE = "@session-routing/local-cluster"
 
+/**
+ * How to install `specifier`, one of this repository's packages. They are not on the
+ * npm registry yet, so `npm install <name>` would fail: the way is a tarball packed in a
+ * clone, as test/PackageConsumer.test.ts installs them.
+ */
+export const installAdvice = (specifier: string): string =>
+  `it is not on the npm registry yet: in a clone of session-routing run \`npm ci && npm pack --workspace ${specifier}\`, then here \`npm install <path to the .tgz it wrote>\``
+
+/** The line a command that needs the local cluster fails with when it is not installed. */
+export const missingPackageMessage = (command: string, specifier: string): string =>
+  `\`session-routing ${command}\` runs the local cluster, ${specifier}, which is not installed; ${
+    installAdvice(specifier)
+  }`
+
 type LocalClusterModule = typeof import("@session-routing/local-cluster")
 
 /** Whether `error` says that `specifier` itself could not be found (not a module below it). */
@@ -31,11 +45,7 @@ export const importForCommand = <A>(
   Effect.tryPromise({ try: load, catch: (error) => error }).pipe(
     Effect.catchAll((error) =>
       isMissingPackage(error, specifier)
-        ? Effect.fail(
-          cliError(
-            `\`session-routing ${command}\` runs the local cluster, which is not installed: npm install ${specifier}`
-          )
-        )
+        ? Effect.fail(cliError(missingPackageMessage(command, specifier)))
         : Effect.die(error)
     )
   )

@@ -24,12 +24,24 @@ const matches = (
   labels: Readonly<Record<string, string>> | undefined
 ): boolean => Object.entries(selector).every(([k, v]) => labels?.[k] === v)
 
-/** The ready endpoints of `service`'s `port`, from the Pods and slices of its namespace. */
+/** The Pods named in a message: a few, then how many more. */
+const podList = (pods: ReadonlyArray<Pod>): string => {
+  const names = pods.slice(0, 3).map((pod) => `${pod.metadata?.namespace ?? ""}/${pod.metadata?.name ?? ""}`)
+  const more = pods.length > names.length ? ` and ${pods.length - names.length} more` : ""
+  return `${pods.length === 1 ? "Pod" : "Pods"} ${names.join(", ")}${more}`
+}
+
+/**
+ * The ready endpoints of `service`'s `port`, from the Pods and slices of its namespace.
+ * `hasWorkload` says whether something serves a Pod: LocalCluster runs no containers, so
+ * a Pod is served only where a workload was registered for it.
+ */
 export const readyEndpoints = (
   service: Service | undefined,
   port: number,
   pods: ReadonlyArray<Pod>,
-  slices: ReadonlyArray<EndpointSlice>
+  slices: ReadonlyArray<EndpointSlice>,
+  hasWorkload: (pod: Pod) => boolean = () => true
 ): EndpointChoice => {
   const selector = service?.spec?.selector ?? {}
   if (service === undefined || Object.keys(selector).length === 0) return { _tag: "NoPods" }
@@ -55,6 +67,18 @@ export const readyEndpoints = (
     })
   if (endpoints.length > 0) return { _tag: "Ready", endpoints }
   const namespace = service.metadata?.namespace ?? ""
+  const unserved = selected.filter((pod) => !hasWorkload(pod))
+  // The cause before its symptoms: a Pod nothing runs never turns Ready, slices or not.
+  if (unserved.length === selected.length) {
+    return {
+      _tag: "NoneReady",
+      message: `no ready endpoints for Service ${namespace}/${name} port ${port}: ${
+        podList(unserved)
+      } selected, but LocalCluster runs no containers and no workload is registered for ${
+        unserved.length === 1 ? "it" : "them"
+      } (DataPlane.registerPod serves a Pod at an address and makes it Ready)`
+    }
+  }
   const chosen = `${selected.length} ${selected.length === 1 ? "Pod" : "Pods"} selected`
   return {
     _tag: "NoneReady",

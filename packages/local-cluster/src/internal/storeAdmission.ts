@@ -1,12 +1,15 @@
 /**
  * The checks a write passes before anything is stored: the body decoded as the
- * endpoint decodes it, its name and namespace against the request's, and validation.
+ * endpoint decodes it, its name and namespace against the request's, the mutating
+ * admission a create goes through, and validation.
  */
-import { apiVersionOf, type KubeObject } from "session-routing/kubernetes"
-import type { ServedResource } from "../ServedResources.js"
+import { apiVersionOf, type Ingress, type IngressClass, type KubeObject } from "session-routing/kubernetes"
+import { DEFAULT_INGRESS_CLASS_ANNOTATION, INGRESS_CLASS_ANNOTATION } from "../RouteTable.js"
+import { IngressClassResource, IngressResource, type ServedResource } from "../ServedResources.js"
 import { decodeProblem, isObject, shapeOf } from "../ServerSideApply.js"
 import { type FieldError, invalidStatus, validateObject } from "../Validation.js"
-import { type Json, metaOf } from "./storeObjects.js"
+import type { Bucket } from "./storeHistory.js"
+import { type Json, metaOf, resourceId } from "./storeObjects.js"
 import { badRequest, refuse } from "./storeStatus.js"
 
 /** The body as the endpoint decodes it: kind and apiVersion checked, types checked for built-ins. */
@@ -88,6 +91,48 @@ export const checkName = (body: Json, name: string): void => {
     refuse(badRequest(`the name of the object (${bodyName}) does not match the name on the URL (${name})`))
   }
 }
+
+/**
+ * The IngressClass kube-apiserver's DefaultIngressClass admission plugin (on by default)
+ * gives a new Ingress that names none: of the classes annotated default, the newest by
+ * creationTimestamp, the first by name among equals, as the plugin sorts them (older
+ * releases refused the Ingress when several were default); none without one.
+ */
+export const defaultIngressClass = (classes: Iterable<IngressClass>): string | undefined => {
+  let chosen: { readonly name: string; readonly created: number } | undefined
+  for (const ingressClass of classes) {
+    if (ingressClass.metadata?.annotations?.[DEFAULT_INGRESS_CLASS_ANNOTATION] !== "true") continue
+    const name = ingressClass.metadata.name ?? ""
+    const created = Date.parse(ingressClass.metadata.creationTimestamp ?? "") || 0
+    if (chosen === undefined || created > chosen.created || (created === chosen.created && name < chosen.name)) {
+      chosen = { name, created }
+    }
+  }
+  return chosen?.name
+}
+
+/**
+ * Mutating admission on create, as kube-apiserver's default plugins change a new
+ * object: an Ingress that names no class, neither in `spec.ingressClassName` nor in
+ * the legacy annotation, gets the default class. Only on create (the plugin handles
+ * no update), so clearing the field later leaves it cleared.
+ */
+export const admitCreate = (
+  resource: ServedResource<KubeObject>,
+  object: KubeObject,
+  buckets: ReadonlyMap<string, Bucket>
+): KubeObject => {
+  if (resource !== IngressResource) return object
+  const ingress = object as Ingress
+  if (ingress.spec?.ingressClassName !== undefined) return object
+  if (ingress.metadata?.annotations?.[INGRESS_CLASS_ANNOTATION] !== undefined) return object
+  // Read where they are stored: looking up an empty bucket must not make one.
+  const classes = buckets.get(resourceId(IngressClassResource))?.objects.values() ?? []
+  const className = defaultIngressClass(classes as Iterable<IngressClass>)
+  if (className === undefined) return object
+  return { ...ingress, spec: { ...ingress.spec, ingressClassName: className } } as KubeObject
+}
+
 export const validate = (
   resource: ServedResource<KubeObject>,
   object: KubeObject,

@@ -16,7 +16,7 @@ import { type ServedResource, ServiceResource } from "../ServedResources.js"
 import { decodeManagers, encodeManagers, isObject, jsonEqual, type Managers, recordUpdate } from "../ServerSideApply.js"
 import type { WriteOptions, WriteResult } from "../Store.js"
 import type { FieldError } from "../Validation.js"
-import { checkName, checkNamespace, decodeBody, validate } from "./storeAdmission.js"
+import { admitCreate, checkName, checkNamespace, decodeBody, validate } from "./storeAdmission.js"
 import type { makeAllocator } from "./storeAllocation.js"
 import { defaulted, pruned } from "./storeDefaults.js"
 import type { Bucket, Buckets, StoreState } from "./storeHistory.js"
@@ -107,7 +107,11 @@ export const makeWrites = (state: StoreState, buckets: Buckets, allocator: Retur
     }
     const withoutStatus: Json = { ...body, metadata: inMeta }
     if (resource.statusSubresource) delete withoutStatus.status
-    let object = defaulted(resource, pruned(resource, withoutStatus) as KubeObject)
+    const requested = defaulted(resource, pruned(resource, withoutStatus) as KubeObject)
+    // Mutating admission runs after the request's fields are recorded for its manager, as
+    // kube-apiserver's handlers do: what it sets is nobody's, so an apply that leaves the
+    // field out later does not remove it.
+    let object = admitCreate(resource, requested, state.buckets)
     validate(resource, object)
     if (requestedVersion !== undefined && requestedVersion !== "") {
       refuse(failure(500, undefined, "resourceVersion should not be set on objects to be created"))
@@ -122,7 +126,7 @@ export const makeWrites = (state: StoreState, buckets: Buckets, allocator: Retur
       creationTimestamp: now
     }
     object = withMeta(object, meta)
-    const managedFields = encodeManagers(ownership(object))
+    const managedFields = encodeManagers(ownership(withMeta(requested, meta)))
     object = withMeta(object, { ...meta, ...(managedFields.length > 0 ? { managedFields } : {}) })
     object = allocate(resource, object, undefined, !dryRun)
     return { object: ordered(object), key, namespace: ns }
