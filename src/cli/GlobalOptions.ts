@@ -157,12 +157,15 @@ export const configFromObjects = (
   })
 }
 
-/** `KubeClient` for the flags' kubeconfig, and `config`: what reading a session's objects needs. */
+/**
+ * `KubeClient` for the flags' kubeconfig over `config` (whose API time limit bounds its
+ * calls), and `config` itself: what reading a session's objects needs.
+ */
 export const objectsLayer = (
   options: ClusterOptions,
   config: RouterConfig.Service
 ): Layer.Layer<KubeClient | RouterConfig, KubeClientLive.KubeConfigError> =>
-  Layer.merge(kubeClientLayer(options), Layer.succeed(RouterConfig, config))
+  Layer.provideMerge(kubeClientLayer(options), Layer.succeed(RouterConfig, config))
 
 /**
  * Whether a configuration routes anything, hence needs a cluster: mode `none` and a
