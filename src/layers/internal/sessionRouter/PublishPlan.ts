@@ -138,7 +138,11 @@ const findRemovals = (plan: PublishPlan, fail: Fail) =>
   Effect.forEach(plan.removals, (removal) =>
     removal.find.pipe(
       Effect.mapError((error) =>
-        fail(error, `list the ${removal.kind} objects of session ${plan.sessionId}`, "; nothing was changed")
+        fail(
+          error,
+          removal.looking?.(plan.sessionId) ?? `list the ${removal.kind} objects of session ${plan.sessionId}`,
+          "; nothing was changed"
+        )
       )
     )).pipe(Effect.map((found) => found.flat()))
 

@@ -91,6 +91,12 @@ export interface Removal {
   readonly kind: string
   /** `the session's Ingress objects`, for messages. */
   readonly what: string
+  /**
+   * What finding them is, for a publish that could not: `check for HTTPRoute objects
+   * of session x that a gateway-mode publish may have left`. Unset: listing the
+   * session's objects of `kind`.
+   */
+  readonly looking?: (sessionId: string) => string
   readonly find: Effect.Effect<ReadonlyArray<RemovalTarget>, KubeError>
 }
 
@@ -200,7 +206,13 @@ export const removeOtherModeObjects = <A extends WritableObject>(
   resource: ResourceType<A>,
   namespace: string,
   found: Found<A>
-): Removal =>
-  removeSessionObjects(kube, resource, namespace, found, {
+): Removal => ({
+  ...removeSessionObjects(kube, resource, namespace, found, {
     tolerate: (error) => error._tag === "NotServed" || error._tag === "Forbidden"
-  })
+  }),
+  // A person in one mode never asked for the other's kind: say why it was looked for.
+  looking: (sessionId) =>
+    `check for ${resource.kind} objects of session ${sessionId} that a ${
+      resource.kind === "Ingress" ? "ingress" : "gateway"
+    }-mode publish may have left`
+})
