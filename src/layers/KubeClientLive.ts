@@ -17,6 +17,8 @@ import { liveLeaseCalls, livePodWrites } from "./internal/kubeClient/ControllerW
 import { liveEventWrites } from "./internal/kubeClient/EventWrites.js"
 import { cacheExecCredentials } from "./internal/kubeClient/ExecCredentialCache.js"
 import {
+  clearTextCredentialsWarning,
+  clientNodeView,
   KubeConfigError,
   type KubeConfigOptions,
   loadKubeConfig,
@@ -68,23 +70,28 @@ const makeScoped = (
   )
 
 const makeOver = (
-  kc: k8s.KubeConfig,
+  given: k8s.KubeConfig,
   options: KubeClientLiveOptions,
   pools: ConnectionPools
 ): Effect.Effect<KubeClient.Service, KubeConfigError> =>
   Effect.gen(function*() {
-    const address = yield* validate(kc, "the given KubeConfig")
+    const address = yield* validate(given, "the given KubeConfig")
+    const clearText = clearTextCredentialsWarning(given)
+    if (clearText !== undefined) yield* Effect.logWarning(clearText)
+    const kc = clientNodeView(given)
     cacheExecCredentials(kc)
     // What every message names: the address without its userinfo.
     const server = shownServer(address)
     const configured = yield* Effect.serviceOption(RouterConfig)
-    const limits = callLimits(
-      options.apiTimeout ??
+    // Messages name what set the limit: the option when the code gave one, else the environment's setting.
+    const limits = options.apiTimeout !== undefined
+      ? callLimits(options.apiTimeout, "KubeClientLive's apiTimeout option")
+      : callLimits(
         Option.match(configured, {
           onNone: () => DEFAULT_API_TIMEOUT,
           onSome: (config) => Duration.millis(config.apiTimeoutMs)
         })
-    )
+      )
     const { limited, request } = makeRequests(
       makeCaller(makeRestTransport(kc, pools, address), server, limits, options.retrySchedule ?? transientRetrySchedule)
     )

@@ -5,6 +5,7 @@
  * overall time budget.
  */
 import { Clock, Duration, Effect, Schedule } from "effect"
+import { durationInWords } from "../domain/Durations.js"
 import { isTransient, type KubeError, Transport } from "../services/KubeError.js"
 
 /** First retry after about this long; each next one doubles. */
@@ -62,22 +63,30 @@ export const REFUSED_BUDGET = Duration.seconds(3)
 /** The default of `SESSION_API_TIMEOUT_MS`: the most one API call may take, retries included. */
 export const DEFAULT_API_TIMEOUT = Duration.seconds(20)
 
+/** What sets the client's time limit unless told otherwise: the environment variable. */
+export const API_TIMEOUT_SETTING = "SESSION_API_TIMEOUT_MS"
+
 /** The time limits of one call. */
 export interface CallLimits {
   /** How long one attempt may wait for its answer. */
   readonly attempt: Duration.Duration
   /** How long the call may take in all, retries and the pauses between them included. */
   readonly budget: Duration.Duration
+  /**
+   * What sets `budget`, as a message names it (`SESSION_API_TIMEOUT_MS`): a person
+   * told only "no answer within 20 s" cannot tell a slow server from a limit set too low.
+   */
+  readonly setBy: string
 }
 
 /**
  * The limits `SESSION_API_TIMEOUT_MS` stands for: the whole call within `budget`, and
  * each attempt within half of it, so that one hung attempt still leaves time for a
- * retry that may reach a restarted server.
+ * retry that may reach a restarted server. `setBy` names the setting in messages.
  */
-export const callLimits = (budget: Duration.DurationInput): CallLimits => {
+export const callLimits = (budget: Duration.DurationInput, setBy: string = API_TIMEOUT_SETTING): CallLimits => {
   const total = Duration.decode(budget)
-  return { budget: total, attempt: Duration.millis(Math.max(1, Math.floor(Duration.toMillis(total) / 2))) }
+  return { budget: total, attempt: Duration.millis(Math.max(1, Math.floor(Duration.toMillis(total) / 2))), setBy }
 }
 
 /** How a call is named in its failure: `get ingresses.networking.k8s.io "x" in namespace "ns" at https://...`. */
@@ -89,15 +98,34 @@ export interface CallTarget {
 
 /** What an attempt that had no answer within its limit (`limits.attempt`) fails with. */
 export const attemptTimedOut = (target: CallTarget, limits: CallLimits): Transport =>
-  noAnswer(target, limits.attempt, 1)
-
-const noAnswer = (target: CallTarget, after: Duration.Duration, attempts: number) =>
   new Transport({
-    reason: `could not ${target.what} at ${target.server}: no answer within ${Duration.format(after)}${
-      attempts > 1 ? ` (${attempts} attempts)` : ""
-    }`,
+    reason: `could not ${target.what} at ${target.server}: no answer within ${
+      durationInWords(Duration.toMillis(limits.attempt))
+    }, the time limit of one attempt (half of the ${
+      durationInWords(Duration.toMillis(limits.budget))
+    } ${limits.setBy} allows a call)`,
     kind: "no-answer"
   })
+
+/**
+ * What a call whose overall time limit ran out while the server said nothing fails
+ * with: the limit as it was set (not the time measured, which a late timer stretches
+ * to "20s 12ms"), and the setting that sets it. A server that answered an earlier
+ * attempt and then fell silent is said to have been silent for that long.
+ */
+const budgetRanOut = (target: CallTarget, limits: CallLimits, silentMs: number, attempts: number) => {
+  const budgetMs = Duration.toMillis(limits.budget)
+  const limit = `the time limit of one call (${limits.setBy})`
+  const tries = attempts > 1 ? `; ${attempts} attempts` : ""
+  return new Transport({
+    reason: `could not ${target.what} at ${target.server}: ${
+      silentMs >= budgetMs
+        ? `no answer within ${durationInWords(budgetMs)}, ${limit}`
+        : `no answer for the last ${durationInWords(silentMs)} when ${limit}, ${durationInWords(budgetMs)}, ran out`
+    }${tries}`,
+    kind: "no-answer"
+  })
+}
 
 /** How one call is limited and retried. */
 export interface LimitOptions {
@@ -152,7 +180,7 @@ const limitedCall = <A, R>(attempt: Effect.Effect<A, KubeError, R>, options: Lim
     // Otherwise the server has been silent: say for how long.
     return Effect.flatMap(
       Clock.currentTimeMillis,
-      (now) => Effect.fail(noAnswer(target, Duration.millis(now - state.lastAnswerAt), state.attempts))
+      (now) => Effect.fail(budgetRanOut(target, limits, now - state.lastAnswerAt, state.attempts))
     )
   })
 

@@ -21,10 +21,16 @@ export { pollingOver } from "./internal/routeStatusSource/Polling.js"
  */
 export const layerConfigFor = (mode?: RoutingMode) =>
   Layer.unwrapEffect(
-    Effect.map(
-      RouterConfig,
-      (config) => (config.statusSource === "poll" ? PollStatusSource.layerFor(mode) : WatchStatusSource.layerFor(mode))
-    )
+    Effect.gen(function*() {
+      const config = yield* RouterConfig
+      const polling = config.statusSource === "poll"
+      yield* Effect.logDebug(
+        `route status: ${polling ? "polling each host" : "the shared watch"} for ${
+          mode ?? config.mode
+        } mode (status source "${config.statusSource}")`
+      )
+      return polling ? PollStatusSource.layerFor(mode) : WatchStatusSource.layerFor(mode)
+    })
   )
 
 /**

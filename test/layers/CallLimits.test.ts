@@ -51,7 +51,8 @@ describe("withinLimits", () => {
       if (result._tag === "Left") {
         expect(result.left).toEqual(
           new Transport({
-            reason: `could not ${target.what} at ${target.server}: no answer within 1s (2 attempts)`,
+            reason:
+              `could not ${target.what} at ${target.server}: no answer within 1 s, the time limit of one call (SESSION_API_TIMEOUT_MS); 2 attempts`,
             kind: "no-answer"
           })
         )
@@ -87,7 +88,7 @@ describe("withinLimits", () => {
         expect(result.left._tag).toBe("Transport")
         // The 503 came at once; from then on two attempts went unanswered until the budget ran out.
         expect(result.left.reason).toBe(
-          `could not ${target.what} at ${target.server}: no answer within 10s (3 attempts)`
+          `could not ${target.what} at ${target.server}: no answer within 10 s, the time limit of one call (SESSION_API_TIMEOUT_MS); 3 attempts`
         )
       }
     }))
@@ -150,7 +151,7 @@ describe("withinLimits", () => {
         1_000
       )
       expect(result._tag === "Left" && result.left.reason).toBe(
-        `could not ${target.what} at ${target.server}: no answer within 500ms`
+        `could not ${target.what} at ${target.server}: no answer within 500 ms, the time limit of one attempt (half of the 1 s SESSION_API_TIMEOUT_MS allows a call)`
       )
     }))
 })

@@ -66,7 +66,7 @@ describe("what the diagnosis reads, and what it calls a read that failed", () =>
         expect(yield* Fiber.join(fiber)).toEqual({
           _tag: "Unread",
           what: "the IngressClasses",
-          reason: "no answer within 5s"
+          reason: "no answer within 5 s"
         })
       })))
 

@@ -20,6 +20,9 @@ import { closedWithin, countConnections, loopbackServer, loopbackSocketServer } 
 const NS = "demo"
 const noRetry = Schedule.stop
 const MiB = 1024 * 1024
+/** What a hung attempt of `limitedClient` says: its limit, and what the limit derives from. */
+const ATTEMPT_LIMIT =
+  "no answer within 200 ms, the time limit of one attempt (half of the 400 ms KubeClientLive's apiTimeout option allows a call)"
 
 /** Writes `chunk` until the client goes away, honouring backpressure; counts what it wrote. */
 const writeForever = (res: ServerResponse, chunk: Buffer | string, written: { bytes: number; closed: boolean }) => {
@@ -207,10 +210,10 @@ describe("the live client against a hostile server", () => {
       const listed = yield* Effect.flip(client.list(IngressResource, NS))
       expect([read._tag, read._tag === "Transport" && read.kind]).toEqual(["Transport", "no-answer"])
       expect(read.reason).toBe(
-        `could not get ingresses.networking.k8s.io "a" in namespace "${NS}" at ${hung.url}: no answer within 200ms`
+        `could not get ingresses.networking.k8s.io "a" in namespace "${NS}" at ${hung.url}: ${ATTEMPT_LIMIT}`
       )
       expect(listed.reason).toBe(
-        `could not list ingresses.networking.k8s.io in namespace "${NS}" at ${hung.url}: no answer within 200ms`
+        `could not list ingresses.networking.k8s.io in namespace "${NS}" at ${hung.url}: ${ATTEMPT_LIMIT}`
       )
       // Two attempts of 200 ms each, one after the other, and no retry.
       expect((yield* Clock.currentTimeMillis) - started).toBeLessThan(1_500)
@@ -353,7 +356,7 @@ describe("the live client's watch against a hostile server", () => {
       )
       expect([failure._tag, failure._tag === "Transport" && failure.kind]).toEqual(["Transport", "no-answer"])
       expect(failure.reason).toBe(
-        `could not watch ingresses.networking.k8s.io in namespace "${NS}" at ${hung.url}: no answer within 200ms`
+        `could not watch ingresses.networking.k8s.io in namespace "${NS}" at ${hung.url}: ${ATTEMPT_LIMIT}`
       )
       yield* closedWithin(hung, "500 millis")
     }))

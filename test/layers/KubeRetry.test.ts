@@ -167,7 +167,8 @@ describe("the limits of one call", () => {
       expect(result).toEqual(
         Either.left(
           new Transport({
-            reason: `could not ${target.what} at ${target.server}: no answer within 700ms (3 attempts)`,
+            reason:
+              `could not ${target.what} at ${target.server}: no answer for the last 700 ms when the time limit of one call (SESSION_API_TIMEOUT_MS), 1 s, ran out; 3 attempts`,
             kind: "no-answer"
           })
         )
@@ -190,7 +191,8 @@ describe("the limits of one call", () => {
       expect(result).toEqual(
         Either.left(
           new Transport({
-            reason: `could not ${target.what} at ${target.server}: no answer within 1s`,
+            reason:
+              `could not ${target.what} at ${target.server}: no answer within 1 s, the time limit of one call (SESSION_API_TIMEOUT_MS)`,
             kind: "no-answer"
           })
         )

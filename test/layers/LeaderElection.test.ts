@@ -227,7 +227,7 @@ describe("runElected", () => {
       const lost = failureOf(yield* Fiber.await(a.fiber))
       expect(lost).toBeInstanceOf(LeadershipLost)
       expect((lost as LeadershipLost).message).toEqual(
-        `candidate "a" lost Lease controllers/session-routing: no renewal succeeded within the renew deadline of 10s; the last try: no answer about Lease controllers/session-routing within 3s`
+        `candidate "a" lost Lease controllers/session-routing: no renewal succeeded within the renew deadline of 10 s; the last try: no answer about Lease controllers/session-routing within 3 s, what was left of the renew deadline`
       )
     }))
 
@@ -475,21 +475,21 @@ describe("runElected", () => {
     it.effect("refuses a leaseDuration no longer than the renewDeadline, naming both", () =>
       Effect.gen(function*() {
         expect(yield* refused({ leaseDuration: "10 seconds" })).toEqual(
-          "invalid leader election settings: leaseDuration 10s must be longer than renewDeadline 10s, or another candidate may take the Lease while the holder still leads: lengthen leaseDuration or shorten renewDeadline"
+          "invalid leader election settings: leaseDuration 10 s must be longer than renewDeadline 10 s, or another candidate may take the Lease while the holder still leads: lengthen leaseDuration or shorten renewDeadline"
         )
       }))
 
     it.effect("refuses a renewDeadline no longer than 1.2 × retryPeriod, naming both", () =>
       Effect.gen(function*() {
         expect(yield* refused({ renewDeadline: "2400 millis" })).toEqual(
-          "invalid leader election settings: renewDeadline 2s 400ms must be longer than 1.2 × retryPeriod 2s (2s 400ms), or a failed renewal is not tried again before the deadline: lengthen renewDeadline or shorten retryPeriod"
+          "invalid leader election settings: renewDeadline 2.4 s must be longer than 1.2 × retryPeriod 2 s (2.4 s), or a failed renewal is not tried again before the deadline: lengthen renewDeadline or shorten retryPeriod"
         )
       }))
 
     it.effect("names every bad value in one message", () =>
       Effect.gen(function*() {
         expect(yield* refused({ identity: "", name: "", retryPeriod: 0, leaseDuration: Duration.infinity })).toEqual(
-          "invalid leader election settings: name is empty: name the Lease every candidate competes for; identity is empty: give each candidate its own, such as its Pod name; leaseDuration Infinity must be a positive, finite duration; retryPeriod 0 must be a positive, finite duration"
+          "invalid leader election settings: name is empty: name the Lease every candidate competes for; identity is empty: give each candidate its own, such as its Pod name; leaseDuration infinity must be a positive, finite duration; retryPeriod 0 ms must be a positive, finite duration"
         )
       }))
 

@@ -4,6 +4,7 @@
  * others may take over, and a failed renewal is tried again before its deadline).
  */
 import { Data, Duration, Either } from "effect"
+import { durationInWords } from "../../../domain/Durations.js"
 import type { LeaseCalls } from "../../../services/KubeClient.js"
 
 /** The defaults of client-go's examples and controller-runtime. */
@@ -77,7 +78,7 @@ const durationProblem = (field: string, input: Duration.DurationInput): [number,
   const ms = Duration.toMillis(duration)
   return Duration.isFinite(duration) && ms > 0
     ? [ms, []]
-    : [0, [`${field} ${Duration.format(duration)} must be a positive, finite duration`]]
+    : [0, [`${field} ${durationInWords(ms)} must be a positive, finite duration`]]
 }
 
 /** The settings checked, every problem named at once, with the calls the election makes. */
@@ -85,7 +86,7 @@ export const checkSettings = (
   calls: LeaseCalls,
   settings: LeaderElectionSettings
 ): Either.Either<Election, InvalidLeaderElectionSettings> => {
-  const fmt = (ms: number) => Duration.format(Duration.millis(ms))
+  const fmt = durationInWords
   const [leaseMs, leaseProblems] = durationProblem("leaseDuration", settings.leaseDuration ?? DEFAULT_LEASE_DURATION)
   const [renewMs, renewProblems] = durationProblem("renewDeadline", settings.renewDeadline ?? DEFAULT_RENEW_DEADLINE)
   const [retryMs, retryProblems] = durationProblem("retryPeriod", settings.retryPeriod ?? DEFAULT_RETRY_PERIOD)

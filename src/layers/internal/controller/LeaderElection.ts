@@ -5,6 +5,7 @@
  * *their own* clock measures it, so clocks that disagree never make two leaders.
  */
 import { Clock, Data, Duration, Effect, Either, Predicate, Random } from "effect"
+import { durationInWords } from "../../../domain/Durations.js"
 import type { LeaseCalls } from "../../../services/KubeClient.js"
 import type { KubeError } from "../../../services/KubeError.js"
 import {
@@ -65,7 +66,9 @@ export class LeadershipLost extends Data.TaggedError("LeadershipLost")<{
       return `${lost}: it names ${this.holder === undefined ? "no holder" : `"${this.holder}"`} now`
     }
     const last = this.cause === undefined ? "" : `; the last try: ${this.cause.message}`
-    return `${lost}: no renewal succeeded within the renew deadline of ${Duration.format(this.renewDeadline)}${last}`
+    return `${lost}: no renewal succeeded within the renew deadline of ${
+      durationInWords(Duration.toMillis(this.renewDeadline))
+    }${last}`
   }
 }
 

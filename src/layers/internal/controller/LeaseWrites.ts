@@ -5,7 +5,9 @@
  * saw the Lease's record change, on its own clock.
  */
 import { Clock, DateTime, Duration, Effect, Either } from "effect"
+import { durationInWords } from "../../../domain/Durations.js"
 import type { Lease } from "../../../domain/Objects.js"
+import { withoutTransientRetry } from "../../../services/KubeClient.js"
 import { type KubeError, Transport } from "../../../services/KubeError.js"
 import type { Election } from "./ElectionSettings.js"
 
@@ -55,8 +57,16 @@ const HELD: Try = { held: true }
  * and create it, renew it (it names this candidate), take it (no holder, or unchanged
  * for its duration) or leave it. A Conflict or AlreadyExists fails the try: another
  * candidate wrote first.
+ *
+ * Each call is one attempt, as client-go's are: the election tries again every
+ * retryPeriod. The client's own retries would run on inside the try's time limit, and
+ * when it cut them short the try said "no answer" for a server that had refused the
+ * connection every time.
  */
 export const tryOnce = (election: Election, candidate: Candidate, leading: boolean): Effect.Effect<Try, KubeError> =>
+  withoutTransientRetry(tryOnceAsked(election, candidate, leading))
+
+const tryOnceAsked = (election: Election, candidate: Candidate, leading: boolean): Effect.Effect<Try, KubeError> =>
   Effect.gen(function*() {
     const { calls, identity, namespace } = election
     const leaseSeconds = Math.ceil(election.leaseMs / 1_000)
@@ -105,8 +115,9 @@ export const tryOnce = (election: Election, candidate: Candidate, leading: boole
   })
 
 /**
- * `self` within `ms`, else a `Transport` no-answer. Interruptible even inside a
- * finalizer, where the release runs: an uninterruptible call would outlast its limit.
+ * `self` within `ms`, else a `Transport` no-answer naming the limit (one try's, the
+ * renew deadline, or what was left of it). Interruptible even inside a finalizer, where
+ * the release runs: an uninterruptible call would outlast its limit.
  */
 export const within = <A>(
   election: Election,
@@ -117,7 +128,13 @@ export const within = <A>(
     duration: Duration.millis(ms),
     onTimeout: () =>
       new Transport({
-        reason: `no answer about Lease ${election.label} within ${Duration.format(Duration.millis(ms))}`,
+        reason: `no answer about Lease ${election.label} within ${durationInWords(ms)}, ${
+          ms === election.tryMs
+            ? "the time limit of one try (half the renew deadline)"
+            : ms === election.renewMs
+            ? "the renew deadline"
+            : "what was left of the renew deadline"
+        }`,
         kind: "no-answer"
       })
   }))

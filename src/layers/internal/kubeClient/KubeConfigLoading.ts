@@ -162,17 +162,63 @@ export const validate = (kc: k8s.KubeConfig, source: string, file?: string): Eff
         fields
       )
     }
-    if (url.protocol === "http:" && !cluster.skipTLSVerify) {
-      // client-node refuses plain HTTP unless the cluster entry opts out of TLS checks.
-      return yield* configError(
-        `cluster "${cluster.name}" in ${source} uses plain HTTP (${
-          shownServer(cluster.server)
-        }): set insecure-skip-tls-verify: true on it`,
-        fields
-      )
-    }
+    // A plain-HTTP server (`kubectl proxy`'s http://127.0.0.1:8001) is accepted as it is,
+    // as kubectl accepts it: `clientNodeView` keeps client-node from refusing it.
     return cluster.server.replace(/\/+$/, "")
   })
+
+/**
+ * The kubeconfig as client-node must see it to apply its credentials to a request.
+ * client-node 1.4.0 refuses to build an agent for a plain-HTTP server unless its
+ * cluster entry sets insecure-skip-tls-verify ("HTTP protocol is not allowed when
+ * skipTLSVerify is not set or false"), a setting that means nothing without TLS and that
+ * kubectl does not ask for. For such a server the view reads the current cluster with
+ * it set, and everything else (users, exec plugins, authenticators) from `kc` itself;
+ * `kc` is left as it was. Any other kubeconfig is returned as it is.
+ */
+export const clientNodeView = (kc: k8s.KubeConfig): k8s.KubeConfig => {
+  const cluster = kc.getCurrentCluster()
+  if (cluster === null || cluster.skipTLSVerify || !cluster.server.startsWith("http:")) return kc
+  const seen = { ...cluster, skipTLSVerify: true }
+  // client-node's methods reach the cluster through `this.getCurrentCluster()`, and keep
+  // no private fields, so a view over the instance works for every one of them.
+  const view = Object.create(kc) as k8s.KubeConfig
+  view.getCurrentCluster = () => seen
+  return view
+}
+
+/** Whether `hostname` (as a URL gives it) is this machine: what goes to it never crosses a network. */
+const isLoopback = (hostname: string): boolean => {
+  const host = hostname.replace(/^\[(.*)\]$/, "$1").toLowerCase()
+  return host === "localhost" || host.endsWith(".localhost") || host === "::1" || /^127(\.\d{1,3}){3}$/.test(host)
+}
+
+/**
+ * The warning for a kubeconfig whose requests would carry credentials unencrypted: a
+ * plain-HTTP server that is not this machine, and a user with a token, a password, or
+ * a plugin or auth provider that supplies a token. Undefined otherwise. kubectl sends
+ * them all the same, and so does this client; the line says what travels in clear. A
+ * client certificate is never sent without TLS, so it is not one of them.
+ */
+export const clearTextCredentialsWarning = (kc: k8s.KubeConfig): string | undefined => {
+  const cluster = kc.getCurrentCluster()
+  if (cluster === null || !URL.canParse(cluster.server)) return undefined
+  const url = new URL(cluster.server)
+  if (url.protocol !== "http:" || isLoopback(url.hostname)) return undefined
+  const user = kc.getCurrentUser()
+  const carried = [
+    ...(user?.token !== undefined && user.token !== "" ? ["a bearer token"] : []),
+    ...(user?.username !== undefined || user?.password !== undefined || url.username !== "" || url.password !== ""
+      ? ["a user name and password"]
+      : []),
+    ...(user?.exec !== undefined ? ["the token of its exec credential plugin"] : []),
+    ...(user?.authProvider !== undefined ? ["the token of its auth provider"] : [])
+  ]
+  if (carried.length === 0) return undefined
+  return `cluster "${cluster.name}" is served over plain HTTP (${shownServer(cluster.server)}), so every request ` +
+    `carries ${carried.join(" and ")} unencrypted across the network; use the server's https address, or ` +
+    `kubectl proxy on this machine`
+}
 
 /**
  * The server URL as every message shows it: without the user and password a URL may

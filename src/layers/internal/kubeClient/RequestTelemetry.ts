@@ -1,10 +1,11 @@
 /**
  * The live client's account of its requests: one span per call (retries included,
  * with the final status and how many times it was sent again) when spans go
- * somewhere, and one count per attempt in `session_routing_api_requests_total`, so a
- * retried call shows as the requests the server really got.
+ * somewhere, one count per attempt in `session_routing_api_requests_total`, so a
+ * retried call shows as the requests the server really got, and one debug line per
+ * call when debug logging is on.
  */
-import { Cause, Effect, Exit, Option } from "effect"
+import { Cause, Clock, Effect, Exit, Option } from "effect"
 import type { KubeError } from "../../../services/KubeError.js"
 import {
   apiRequests,
@@ -14,6 +15,7 @@ import {
   unsafeUpdateSeries,
   whenTraced
 } from "../../../services/Telemetry.js"
+import { logsDebug } from "./DebugLog.js"
 import type { RequestContext } from "./KubeErrorParsing.js"
 
 /** The HTTP method of each verb: server-side apply is a PATCH, list and watch are GETs. */
@@ -42,17 +44,68 @@ export type ObserveAttempt = <A>(
   answered: () => number
 ) => Effect.Effect<A, KubeError>
 
+/** The request as its debug line shows it: the method and the path below the server, query included. */
+export interface RequestLine {
+  readonly method: string
+  readonly path: string
+}
+
+/** How a call ended, for its debug line: the last status, or why there was none. */
+const endedWith = (exit: Exit.Exit<unknown, KubeError>, lastCode: number | undefined): string =>
+  Exit.isSuccess(exit)
+    ? String(lastCode ?? "answered")
+    : Option.match(Cause.failureOption(exit.cause), {
+      onNone: () => "interrupted",
+      onSome: (error) =>
+        error.code !== undefined
+          ? `${error.code} ${error._tag}`
+          : error._tag === "Transport"
+          ? `no answer (${error.kind ?? "other"})`
+          : error._tag
+    })
+
+/**
+ * One debug line for a call that ended: `GET /api/v1/...?labelSelector=...: 200 in 12 ms`,
+ * its retries, and the same as annotations. The path is what the request named below the
+ * server: no credential is ever part of it (they travel in headers, never logged).
+ */
+const logCall = (
+  ctx: RequestContext,
+  line: RequestLine,
+  exit: Exit.Exit<unknown, KubeError>,
+  attempts: number,
+  lastCode: number | undefined,
+  durationMs: number
+): Effect.Effect<void> => {
+  const status = endedWith(exit, lastCode)
+  const retries = Math.max(0, attempts - 1)
+  return Effect.logDebug(
+    `${line.method} ${line.path}: ${status} in ${durationMs} ms${
+      retries > 0 ? `, ${retries} ${retries === 1 ? "retry" : "retries"}` : ""
+    }`
+  ).pipe(Effect.annotateLogs({
+    method: line.method,
+    path: line.path,
+    status,
+    durationMs,
+    retries,
+    verb: ctx.verb,
+    resource: ctx.resource
+  }))
+}
+
 /**
  * Runs `call` (a whole call, its retries included) in a `kube.<verb>` span when spans
- * go somewhere (`whenTraced`). `call` wraps each of its attempts with the
- * `ObserveAttempt` it is given.
+ * go somewhere (`whenTraced`), and with `line` logs it at debug level when the fiber
+ * logs debug lines (checked before anything of the line is built). `call` wraps each
+ * of its attempts with the `ObserveAttempt` it is given.
  */
 export const observeRequest = <A>(
   ctx: RequestContext,
-  extra: { readonly dryRun?: boolean },
+  extra: { readonly dryRun?: boolean; readonly line?: RequestLine },
   call: (observe: ObserveAttempt) => Effect.Effect<A, KubeError>
 ): Effect.Effect<A, KubeError> =>
-  Effect.suspend(() => {
+  Effect.withFiberRuntime((fiber) => {
     let attempts = 0
     let lastCode: number | undefined
     const observe: ObserveAttempt = (attempt, answered) =>
@@ -62,9 +115,19 @@ export const observeRequest = <A>(
           lastCode = Exit.isSuccess(exit) ? answered() : failedCode(exit.cause)
           countAttempt(ctx, lastCode)
         }))
+    const { line } = extra
+    const logged = line === undefined || !logsDebug(fiber) ?
+      call :
+      (o: ObserveAttempt) =>
+        Effect.flatMap(Clock.currentTimeMillis, (start) =>
+          Effect.onExit(call(o), (exit) =>
+            Effect.flatMap(
+              Clock.currentTimeMillis,
+              (end) => logCall(ctx, line, exit, attempts, lastCode, end - start)
+            )))
     return whenTraced(
       () =>
-        call(observe).pipe(
+        logged(observe).pipe(
           Effect.onExit(() =>
             Effect.annotateCurrentSpan({
               [SpanAttribute.retryCount]: Math.max(0, attempts - 1),
@@ -90,6 +153,6 @@ export const observeRequest = <A>(
             }
           })
         ),
-      () => call(observe)
+      () => logged(observe)
     )
   })

@@ -13,6 +13,7 @@ import { type Admission, makeAdmission } from "../Admission.js"
 import { type Deadlines, makeDeadlines, runtimeOfFiber } from "../Deadlines.js"
 import { failureOf, outcome } from "./AttemptOutcome.js"
 import { MAX_CALL_SOCKETS } from "./ConnectionPool.js"
+import { logsDebug } from "./DebugLog.js"
 import { describeRequest, type RequestContext } from "./KubeErrorParsing.js"
 import { countAttempt, failedCode, observeRequest } from "./RequestTelemetry.js"
 import type { RestCall, RestTransport } from "./RestTransport.js"
@@ -247,7 +248,8 @@ const direct = (
 
 /**
  * One request, its answer read once and (when 2xx) parsed once; each attempt within
- * its time limit, retried while transient, counted, and the whole call in one span.
+ * its time limit, retried while transient, counted, and the whole call in one span
+ * and, when the fiber logs at debug level, one debug line.
  * Calls wait for admission (`unadmitted` ones do not); interrupting the fiber aborts
  * the request and closes its connection.
  */
@@ -258,15 +260,17 @@ const request = (
   extra: RequestExtra = {}
 ): Effect.Effect<unknown, KubeError> =>
   Effect.withFiberRuntime((fiber, status) =>
-    keepsNoSpans(fiber.currentTracer)
+    // A debug line needs the attempts counted as the composed path counts them.
+    keepsNoSpans(fiber.currentTracer) && !logsDebug(fiber)
       ? direct(caller, fiber, status, ctx, call, extra.unadmitted !== true)
-      : observeRequest(ctx, extra, (observe) =>
+      : observeRequest(ctx, { ...extra, line: { method: call.method, path: call.path } }, (observe) =>
         Effect.suspend(() => {
           let code = 0
           const self = limited(
             caller,
             ctx,
-            observe(attempt(caller, ctx, call, (answered) => code = answered), () => code),
+            observe(attempt(caller, ctx, call, (answered) => code = answered), () =>
+              code),
             true
           )
           return extra.unadmitted === true ? self : caller.admission.admit(self)

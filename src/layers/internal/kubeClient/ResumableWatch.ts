@@ -17,6 +17,7 @@ import type {
 import { objectKey } from "../../../services/KubeClient.js"
 import { BadRequest, isTransient, type KubeError, Transport } from "../../../services/KubeError.js"
 import { watchRelists, watchRestarts } from "../../../services/Telemetry.js"
+import { whenDebug } from "./DebugLog.js"
 
 /**
  * Delay between reconnection attempts after a transient failure (or a connection
@@ -216,6 +217,33 @@ const waitAfter = <A extends ReadableObject>(run: WatchRun<A>, outcome: Outcome)
   }
 }
 
+/** How the previous connection or list ended, for the debug line of the next one. */
+const endedAs = (outcome: Outcome): string => {
+  switch (outcome._tag) {
+    case "Fresh":
+      return "after a list"
+    case "Delivered":
+      return "the last connection ended after delivering events"
+    case "Empty":
+      return "the last connection closed without sending anything"
+    case "Failed":
+      return `the last one failed: ${outcome.error.reason}`
+  }
+}
+
+/**
+ * One debug line for a watch's list or connection: which watch, what it does, and why
+ * again when it is not the first. The resourceVersion and selector are no secret.
+ */
+const logStep = <A extends ReadableObject>(run: WatchRun<A>, doing: string) =>
+  whenDebug(() =>
+    Effect.logDebug(
+      `watch of ${qualifiedName(run.resource)}${run.namespace === "" ? "" : ` in namespace "${run.namespace}"`}${
+        run.labelSelector === undefined ? "" : ` (${run.labelSelector})`
+      }: ${doing}`
+    ).pipe(Effect.annotateLogs({ watch: qualifiedName(run.resource), namespace: run.namespace }))
+  )
+
 /** Lists again and emits what changed since what the consumer last saw; the next connection starts from the list. */
 const relist = <A extends ReadableObject>(run: WatchRun<A>): Effect.Effect<Stream.Stream<WatchEvent<A>>, KubeError> =>
   Effect.gen(function*() {
@@ -353,10 +381,27 @@ const resumableWatch = <A extends ReadableObject>(
           yield* waitAfter(run, before.outcome)
           const s = yield* Ref.get(run.state)
           if (s.needsList || s.resourceVersion === undefined) {
-            if (lists++ > 0) yield* Metric.increment(counted(watchRelists))
+            const again = lists++ > 0
+            if (again) yield* Metric.increment(counted(watchRelists))
+            yield* logStep(
+              run,
+              !again
+                ? "listing"
+                // Only a 410 asks for a list again; a list that failed is tried again after its backoff.
+                : `listing again (${
+                  before.outcome._tag === "Failed" ? endedAs(before.outcome) : "its resourceVersion expired"
+                })`
+            )
             return yield* relist(run)
           }
-          if (connections++ > 0) yield* Metric.increment(counted(watchRestarts))
+          const again = connections++ > 0
+          if (again) yield* Metric.increment(counted(watchRestarts))
+          yield* logStep(
+            run,
+            `${again ? "reconnecting" : "connecting"} from resourceVersion ${s.resourceVersion}${
+              again ? ` (${endedAs(before.outcome)})` : ""
+            }`
+          )
           return connect(run, s.resourceVersion)
         }
       ).pipe(Effect.mapError(Option.some))

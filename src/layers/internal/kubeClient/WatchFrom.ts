@@ -50,20 +50,25 @@ export const makeWatchFrom = (setup: WatchSetup): KubeClientPrimitives["watchFro
         (controller) => Effect.sync(() => controller.abort())
       )
       // The span and the count cover the opening (until the headers), not the stream after it.
-      const opening = yield* observeRequest(ctx, {}, (observe) =>
-        observe(
-          Effect.tryPromise({
-            try: (signal) => openWatch(kc, pools, url, AbortSignal.any([signal, connection.signal])),
-            catch: (error) => fromTransportError(ctx, server, error)
-          }).pipe(
-            Effect.flatMap((opened) =>
-              opened.ok
-                ? Effect.succeed(opened.response)
-                : Effect.fail(fromResponse(ctx, opened.code, opened.text, opened.retryAfter))
-            )
-          ),
-          () => 200
-        ).pipe((self) => limited(ctx, self)))
+      const opening = yield* observeRequest(
+        ctx,
+        // Below the server, as every call's line shows its path.
+        { line: { method: "GET", path: wirePath(resource, namespace) + url.search } },
+        (observe) =>
+          observe(
+            Effect.tryPromise({
+              try: (signal) => openWatch(kc, pools, url, AbortSignal.any([signal, connection.signal])),
+              catch: (error) => fromTransportError(ctx, server, error)
+            }).pipe(
+              Effect.flatMap((opened) =>
+                opened.ok
+                  ? Effect.succeed(opened.response)
+                  : Effect.fail(fromResponse(ctx, opened.code, opened.text, opened.retryAfter))
+              )
+            ),
+            () => 200
+          ).pipe((self) => limited(ctx, self))
+      )
       return watchEvents<A>(opening, ctx, server, (error) => fromTransportError(ctx, server, error))
     })
   )

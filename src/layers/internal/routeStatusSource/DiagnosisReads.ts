@@ -7,6 +7,7 @@
  */
 import { Duration, Effect } from "effect"
 import { type IngressFacts, ingressPath, RoutingPath } from "../../../domain/Diagnosis.js"
+import { durationInWords } from "../../../domain/Durations.js"
 import { type GatewayFacts, gatewayNeedsNamespaceLabels, gatewayPath } from "../../../domain/GatewayPath.js"
 import {
   GatewayClassResource,
@@ -38,7 +39,10 @@ const read = <A>(what: string, effect: Effect.Effect<A, KubeError>): Effect.Effe
     Effect.mapError((error): Unread => ({ what, reason: error.reason })),
     Effect.timeoutFail({
       duration: DIAGNOSIS_READ_TIMEOUT,
-      onTimeout: (): Unread => ({ what, reason: `no answer within ${Duration.format(DIAGNOSIS_READ_TIMEOUT)}` })
+      onTimeout: (): Unread => ({
+        what,
+        reason: `no answer within ${durationInWords(Duration.toMillis(DIAGNOSIS_READ_TIMEOUT))}`
+      })
     })
   )
 
