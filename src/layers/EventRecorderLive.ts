@@ -25,7 +25,7 @@ export interface EventRecorderOptions {
 
 /**
  * The recorder over `writes`, each write bounded by `timeout`. Its writers live in the
- * scope; closing it waits, within `timeout`, for what is still queued.
+ * scope; closing it waits, within `timeout`, for what is still queued (not when it closes on an interruption).
  */
 export const makeWith = (
   writes: EventWrites,

@@ -4,7 +4,8 @@
  * signal handling, stdout and exit status only exist in a process.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Duration, Effect, Fiber, Ref } from "effect"
+import { Fault } from "@session-routing/local-cluster"
+import { Clock, Deferred, Duration, Effect, Fiber, Ref } from "effect"
 import { ProcessStop, type ProcessStops, stopExitCode, untilStopped } from "../../src/cli/internal/ProcessStop.js"
 import { IngressResource } from "../../src/domain/Resources.js"
 import { cliCluster } from "./CliCluster.js"
@@ -125,6 +126,32 @@ describe("session-routing as a process, stopped from outside", () => {
       60_000
     )
   }
+
+  // Ctrl-C with Event writes the server leaves unanswered: nobody waits for Events then, and
+  // "routing goes on without Events" would be false while routing ends.
+  it.live(
+    "stops publish --follow at once on SIGINT while Event writes hang, saying nothing of Events",
+    () =>
+      Effect.scoped(
+        Effect.gen(function*() {
+          const cluster = yield* cliCluster({ ingress: { delay: Duration.millis(20) }, gateway: false })
+          yield* cluster.cluster.faults.add({ resource: "events", action: Fault.hang })
+          const cli = yield* startCli(publishFollow(cluster.kubeconfig), {
+            ...cluster.env,
+            SESSION_API_TIMEOUT_MS: "20000"
+          })
+          // The Events of the publish and of the programmed host are queued or hanging by now.
+          yield* cli.stdoutLine(programmed)
+          const stopped = yield* Clock.currentTimeMillis
+          cli.child.kill("SIGINT")
+          expect(yield* cli.ended()).toEqual({ code: 130, signal: null })
+          // The hung write would have held the stop for its 20 s limit.
+          expect((yield* Clock.currentTimeMillis) - stopped).toBeLessThan(5_000)
+          expect(cli.stderr()).toBe("")
+        })
+      ),
+    60_000
+  )
 
   it.live(
     "ends publish --follow with 141 and no stack trace once the reader of stdout goes away",

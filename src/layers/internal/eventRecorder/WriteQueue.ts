@@ -3,7 +3,7 @@
  * for a write takes one place in a bounded queue, a few writer fibers take from it, and
  * a latch tells when nothing is queued or in flight, for `flush` and for closing.
  */
-import { type Duration, Effect, Queue, type Scope } from "effect"
+import { type Duration, Effect, Exit, Queue, type Scope } from "effect"
 import { counted, type Series, settleSeries } from "./EventSeries.js"
 import type { Tell } from "./WriteProblems.js"
 
@@ -22,7 +22,8 @@ export interface WriteQueue {
 
 /**
  * The queue, with `WRITERS` fibers running `write` on each series taken from it. They
- * live in the scope; closing it waits, within `timeout`, for what is still queued.
+ * live in the scope; closing it waits, within `timeout`, for what is still queued,
+ * unless the scope closes on an interruption.
  */
 export const makeWriteQueue = (
   write: (entry: Series) => Effect.Effect<void>,
@@ -63,8 +64,13 @@ export const makeWriteQueue = (
     yield* Effect.forkScoped(Effect.forever(Effect.flatMap(Queue.take(queue), writeOne))).pipe(
       Effect.replicateEffect(WRITERS)
     )
-    // Added after the writers, so it runs before they are interrupted: what is queued still gets written.
-    yield* Effect.addFinalizer(() => Effect.ignore(Effect.timeout(idle.await, timeout)))
+    // Added after the writers, so it runs before they are interrupted: what is queued still
+    // gets written when the routing ends of itself. Not when it is interrupted (Ctrl-C, a
+    // stop): then nobody waits for Events, and a server that is gone would only make the
+    // stop wait out each write's time limit.
+    yield* Effect.addFinalizer((exit) =>
+      Exit.isInterrupted(exit) ? Effect.void : Effect.ignore(Effect.timeout(idle.await, timeout))
+    )
 
     return { enqueue, idle: idle.await }
   })
