@@ -174,14 +174,36 @@ export const describeNeed = (need: Need): string =>
   `${needResource(need)}${need.namespace !== undefined ? ` in namespace "${need.namespace}"` : " (cluster-wide)"}`
 
 /**
- * The `kubectl create role` line that grants a set of verbs on one need's resource, in
- * a Role named `role` (a ClusterRole `<role>-read` for a cluster-scoped need).
+ * How `kubectl create rolebinding` names the identity `username` (as the API server's
+ * authenticator gives it): a ServiceAccount by `--serviceaccount`, anyone else by `--user`.
+ * Unknown: the shell asks the server who the current kubeconfig is.
  */
-export const grantHint = (need: Need, verbs: ReadonlyArray<string>, role: string = "session-routing"): string =>
-  need.namespace !== undefined
-    ? `grant them in a Role bound to this identity: kubectl create role ${role} -n ${need.namespace} --verb=${
-      verbs.join(",")
-    } --resource=${needResource(need)}`
-    : `grant them in a ClusterRole bound to this identity: kubectl create clusterrole ${role}-read --verb=${
-      verbs.join(",")
-    } --resource=${needResource(need)}`
+export const bindingSubject = (username: string | undefined): string => {
+  const account = /^system:serviceaccount:([^:]+):([^:]+)$/.exec(username ?? "")
+  if (account !== null) return `--serviceaccount=${account[1]}:${account[2]}`
+  return username !== undefined && username !== ""
+    ? `--user=${username}`
+    : `--user="$(kubectl auth whoami -o jsonpath='{.status.userInfo.username}')"`
+}
+
+/**
+ * The commands that grant a set of verbs on one need's resource to `subject`
+ * (`bindingSubject`), as one line a person can run as is: a Role and its RoleBinding (a
+ * ClusterRole and ClusterRoleBinding for a cluster-scoped need), each named after the
+ * resource, so the lines of several refused needs never collide on one name.
+ */
+export const grantHint = (
+  need: Need,
+  verbs: ReadonlyArray<string>,
+  subject: string,
+  role: string = "session-routing"
+): string => {
+  // The qualified name keeps the two Events APIs apart: `events` and `events.events.k8s.io`.
+  const name = `${role}-${needResource(need).replace(/[./]/g, "-")}`
+  const rules = `--verb=${verbs.join(",")} --resource=${needResource(need)}`
+  return need.namespace !== undefined
+    ? `grant them to this identity: kubectl create role ${name} -n ${need.namespace} ${rules} && ` +
+      `kubectl create rolebinding ${name} -n ${need.namespace} --role=${name} ${subject}`
+    : `grant them to this identity: kubectl create clusterrole ${name} ${rules} && ` +
+      `kubectl create clusterrolebinding ${name} --clusterrole=${name} ${subject}`
+}

@@ -250,6 +250,8 @@ export interface ClusterQueries {
   readonly servedResources: (group: string, version: string) => Effect.Effect<ReadonlyArray<string>, KubeError>
   /** Asks with a `SelfSubjectAccessReview` whether the caller may do one thing. */
   readonly accessReview: (question: AccessQuestion) => Effect.Effect<AccessAnswer, KubeError>
+  /** Who the API server takes the caller for (`SelfSubjectReview`, what `kubectl auth whoami` asks). */
+  readonly whoAmI: Effect.Effect<{ readonly username: string }, KubeError>
 }
 
 /**

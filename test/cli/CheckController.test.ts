@@ -8,8 +8,10 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Credential, SessionCluster } from "@session-routing/local-cluster"
 import { Effect } from "effect"
+import { execFile } from "node:child_process"
 import { writeFile } from "node:fs/promises"
-import { join } from "node:path"
+import { dirname, join } from "node:path"
+import { inject } from "vitest"
 import { CONTROLLER_NAME } from "../../src/domain/ControllerManifest.js"
 import type { KubeObject, PolicyRule, Role } from "../../src/domain/Objects.js"
 import { allResources, type ResourceType, RoleResource } from "../../src/domain/Resources.js"
@@ -74,7 +76,43 @@ const without = (role: Role, resource: string, verb: string): ReadonlyArray<Poli
     return verbs.length === 0 ? [] : [{ ...rule, verbs }]
   })
 
+/** Runs one hint line as the cluster's admin would, in a shell, with kubectl on the PATH. */
+const runHint = (hint: string, adminKubeconfig: string) =>
+  Effect.async<{ readonly code: number; readonly output: string }>((resume) => {
+    const kubectl = inject("bundledKubectl") ?? process.env.KUBECTL ?? "kubectl"
+    const command = hint.replace(/^grant them to this identity: /, "")
+    execFile("bash", ["-c", command], {
+      env: { ...process.env, KUBECONFIG: adminKubeconfig, PATH: `${dirname(kubectl)}:${process.env.PATH ?? ""}` },
+      timeout: 30_000
+    }, (error, stdout, stderr) => resume(Effect.succeed({ code: error === null ? 0 : 1, output: stdout + stderr })))
+  })
+
 describe("session-routing check --controller, with RBAC on", () => {
+  // Each refused need's hint is one line a person can paste as is, in any order: its Role
+  // and RoleBinding are named after the resource, so no two lines meet AlreadyExists.
+  it.scopedLive(
+    "says for each refused need a line that grants it when run as printed, after which the check passes",
+    () =>
+      Effect.gen(function*() {
+        const { kubeconfig, sc } = yield* securedCluster(envOf)
+        // The rendered Role is gone: nearly everything the controller does is refused.
+        yield* Effect.orDie(sc.cluster.store.delete(RoleResource, sc.namespace, CONTROLLER_NAME))
+        const refused = yield* check(kubeconfig, envOf(sc), "--controller")
+        // The permission checks' hints; the dry run fails too, for the same missing grants.
+        const hints = refused.report.checks
+          .filter((c) => c.status === "fail" && c.id.startsWith("permissions:"))
+          .map((c) => c.hint ?? "")
+        expect(hints.length).toBeGreaterThan(3)
+        const admin = join(yield* tempDir, "admin.kubeconfig")
+        yield* sc.cluster.writeKubeconfig(admin)
+        for (const hint of hints) expect([hint, yield* runHint(hint, admin)]).toMatchObject([hint, { code: 0 }])
+        const granted = yield* check(kubeconfig, envOf(sc), "--controller")
+        expect(granted.report.checks.filter((c) => c.status === "fail")).toEqual([])
+        expect(granted.exitCode).toBe(0)
+      }),
+    60_000
+  )
+
   it.scopedLive(
     "passes every check as the ServiceAccount bound to exactly the rendered Role",
     () =>
@@ -133,7 +171,7 @@ describe("session-routing check --controller, with RBAC on", () => {
           status: "fail",
           line: `may not patch pods/status in namespace "${sc.namespace}"`,
           hint:
-            `grant them in a Role bound to this identity: kubectl create role session-routing-controller -n ${sc.namespace} --verb=patch --resource=pods/status`
+            `grant them to this identity: kubectl create role session-routing-controller-pods-status -n ${sc.namespace} --verb=patch --resource=pods/status && kubectl create rolebinding session-routing-controller-pods-status -n ${sc.namespace} --role=session-routing-controller-pods-status --serviceaccount=${sc.namespace}:${CONTROLLER_NAME}`
         }])
         // The runner's check asks nothing of what only the controller does.
         const runner = yield* check(kubeconfig, envOf(sc))

@@ -6,7 +6,15 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { clusterRules, sessionRules } from "../../src/domain/RbacManifest.js"
-import { controllerNeeds, describeNeed, featureNeeds, grantHint, routingNeeds } from "../../src/domain/Requirements.js"
+import {
+  bindingSubject,
+  controllerNeeds,
+  describeNeed,
+  featureNeeds,
+  grantHint,
+  needResource,
+  routingNeeds
+} from "../../src/domain/Requirements.js"
 import {
   EndpointSliceResource,
   EventResource,
@@ -223,11 +231,13 @@ describe("controllerNeeds", () => {
 })
 
 describe("how a need is named and granted", () => {
+  const subject = "--serviceaccount=telo-sessions:runner"
+
   it("names a subresource need and grants it by its resource/subresource", () => {
     const finalizers = routingNeeds("ingress", { sessionNamespace: NS, watch: false }).at(-1)!
     expect(describeNeed(finalizers)).toBe(`pods/finalizers in namespace "${NS}"`)
-    expect(grantHint(finalizers, ["update"])).toBe(
-      `grant them in a Role bound to this identity: kubectl create role session-routing -n ${NS} --verb=update --resource=pods/finalizers`
+    expect(grantHint(finalizers, ["update"], subject)).toBe(
+      `grant them to this identity: kubectl create role session-routing-pods-finalizers -n ${NS} --verb=update --resource=pods/finalizers && kubectl create rolebinding session-routing-pods-finalizers -n ${NS} --role=session-routing-pods-finalizers ${subject}`
     )
   })
 
@@ -239,22 +249,29 @@ describe("how a need is named and granted", () => {
     expect(describeNeed(ingressClass!)).toBe("ingressclasses.networking.k8s.io (cluster-wide)")
   })
 
-  it("grants a namespaced need through a Role and a cluster-scoped one through a ClusterRole", () => {
-    expect(grantHint(ingress!, ["get", "watch"])).toBe(
-      `grant them in a Role bound to this identity: kubectl create role session-routing -n ${NS} --verb=get,watch --resource=ingresses.networking.k8s.io`
+  it("grants a namespaced need through a Role and its binding, a cluster-scoped one through a ClusterRole", () => {
+    expect(grantHint(ingress!, ["get", "watch"], subject)).toBe(
+      `grant them to this identity: kubectl create role session-routing-ingresses-networking-k8s-io -n ${NS} --verb=get,watch --resource=ingresses.networking.k8s.io && kubectl create rolebinding session-routing-ingresses-networking-k8s-io -n ${NS} --role=session-routing-ingresses-networking-k8s-io ${subject}`
     )
-    expect(grantHint(ingressClass!, ["list"])).toBe(
-      "grant them in a ClusterRole bound to this identity: kubectl create clusterrole session-routing-read --verb=list --resource=ingressclasses.networking.k8s.io"
+    expect(grantHint(ingressClass!, ["list"], "--user=alice")).toBe(
+      "grant them to this identity: kubectl create clusterrole session-routing-ingressclasses-networking-k8s-io --verb=list --resource=ingressclasses.networking.k8s.io && kubectl create clusterrolebinding session-routing-ingressclasses-networking-k8s-io --clusterrole=session-routing-ingressclasses-networking-k8s-io --user=alice"
     )
   })
 
-  it("names the Role a grant goes in when told, and its ClusterRole after it", () => {
-    const [, status] = controllerNeeds(NS)
-    expect(grantHint(status!, ["patch"], "session-routing-controller")).toBe(
-      `grant them in a Role bound to this identity: kubectl create role session-routing-controller -n ${NS} --verb=patch --resource=pods/status`
+  // Several refused needs each get a line: run one after another, none may meet AlreadyExists.
+  it("names each grant after its role and resource, so the lines of several needs never share a name", () => {
+    const needs = [...routingNeeds("ingress", { sessionNamespace: NS, watch: true }), ...controllerNeeds(NS)]
+    const names = needs.map((need) =>
+      /kubectl create (?:cluster)?role (\S+)/.exec(grantHint(need, ["get"], subject, "session-routing-controller"))![1]
     )
-    expect(grantHint(ingressClass!, ["list"], "session-routing-controller")).toBe(
-      "grant them in a ClusterRole bound to this identity: kubectl create clusterrole session-routing-controller-read --verb=list --resource=ingressclasses.networking.k8s.io"
+    expect(new Set(names).size).toBe(new Set(needs.map(needResource)).size)
+  })
+
+  it("binds a ServiceAccount as one, anyone else as a user, and asks the server when it is not known", () => {
+    expect(bindingSubject("system:serviceaccount:ops:deployer")).toBe("--serviceaccount=ops:deployer")
+    expect(bindingSubject("kubernetes-admin")).toBe("--user=kubernetes-admin")
+    expect(bindingSubject(undefined)).toBe(
+      `--user="$(kubectl auth whoami -o jsonpath='{.status.userInfo.username}')"`
     )
   })
 })

@@ -42,6 +42,7 @@ const openQueries = (overrides: Partial<ClusterQueries> = {}): ClusterQueries =>
         : ["httproutes", "gateways", "gatewayclasses"]
     ),
   accessReview: () => Effect.succeed({ allowed: true }),
+  whoAmI: Effect.succeed({ username: "system:serviceaccount:telo-sessions:runner" }),
   ...overrides
 })
 
@@ -225,7 +226,7 @@ describe("permissions", () => {
         status: "fail",
         line: `may not watch ingresses.networking.k8s.io in ${NS}`,
         hint:
-          `grant them in a Role bound to this identity: kubectl create role session-routing -n ${SessionCluster.DEFAULT_SESSION_NAMESPACE} --verb=watch --resource=ingresses.networking.k8s.io`
+          `grant them to this identity: kubectl create role session-routing-ingresses-networking-k8s-io -n ${SessionCluster.DEFAULT_SESSION_NAMESPACE} --verb=watch --resource=ingresses.networking.k8s.io && kubectl create rolebinding session-routing-ingresses-networking-k8s-io -n ${SessionCluster.DEFAULT_SESSION_NAMESPACE} --role=session-routing-ingresses-networking-k8s-io --user=system:anonymous`
       })
       expect(report.ok).toBe(false)
     }))
@@ -259,14 +260,14 @@ describe("permissions", () => {
           status: "warn",
           line: `may not create events.events.k8s.io in ${NS} (used only for Events on the session Pod)`,
           hint:
-            `grant them in a Role bound to this identity: kubectl create role session-routing -n ${SessionCluster.DEFAULT_SESSION_NAMESPACE} --verb=create --resource=events.events.k8s.io`
+            `grant them to this identity: kubectl create role session-routing-events-events-k8s-io -n ${SessionCluster.DEFAULT_SESSION_NAMESPACE} --verb=create --resource=events.events.k8s.io && kubectl create rolebinding session-routing-events-events-k8s-io -n ${SessionCluster.DEFAULT_SESSION_NAMESPACE} --role=session-routing-events-events-k8s-io --user=system:anonymous`
         },
         {
           id: "permissions:events",
           status: "warn",
           line: `may not create events in ${NS} (used only for Events on the session Pod)`,
           hint:
-            `grant them in a Role bound to this identity: kubectl create role session-routing -n ${SessionCluster.DEFAULT_SESSION_NAMESPACE} --verb=create --resource=events`
+            `grant them to this identity: kubectl create role session-routing-events -n ${SessionCluster.DEFAULT_SESSION_NAMESPACE} --verb=create --resource=events && kubectl create rolebinding session-routing-events -n ${SessionCluster.DEFAULT_SESSION_NAMESPACE} --role=session-routing-events --user=system:anonymous`
         },
         {
           id: "permissions:endpointslices.discovery.k8s.io",
@@ -306,7 +307,7 @@ describe("permissions", () => {
         status: "fail",
         line: `may not watch pods in ${NS}`,
         hint:
-          `grant them in a Role bound to this identity: kubectl create role session-routing-controller -n ${sc.namespace} --verb=watch --resource=pods`
+          `grant them to this identity: kubectl create role session-routing-controller-pods -n ${sc.namespace} --verb=watch --resource=pods && kubectl create rolebinding session-routing-controller-pods -n ${sc.namespace} --role=session-routing-controller-pods --serviceaccount=telo-sessions:runner`
       })
       expect(report.ok).toBe(false)
       // pods/status is asked as the subresource it is, all of them in the session namespace.

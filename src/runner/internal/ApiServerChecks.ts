@@ -4,7 +4,7 @@
  * this identity may do what routing and its features do.
  */
 import { Effect, Either } from "effect"
-import { describeNeed, grantHint, type Need, needResource } from "../../domain/Requirements.js"
+import { bindingSubject, describeNeed, grantHint, type Need, needResource } from "../../domain/Requirements.js"
 import { qualifiedName } from "../../domain/Resources.js"
 import type { ClusterQueries } from "../../services/KubeClient.js"
 import type { KubeError } from "../../services/KubeError.js"
@@ -86,7 +86,8 @@ const reviewUnavailable = (error: KubeError): string =>
 
 /**
  * One check per need, by access review: a required verb denied fails, an optional one
- * warns. A refusal's hint grants the verbs in a Role named `role`.
+ * warns. A refusal's hint grants the verbs to the caller, in a Role (and binding) named
+ * after `role` and the resource.
  */
 export const permissionChecks = (
   queries: ClusterQueries | undefined,
@@ -96,6 +97,13 @@ export const permissionChecks = (
   Effect.gen(function*() {
     if (queries === undefined) return [result("permissions", "warn", "permissions not checked")]
     const checks: Array<CheckResult> = []
+    // Whom a refusal's grant binds: who the server says the caller is, asked once, when needed.
+    const subject = yield* Effect.cached(
+      queries.whoAmI.pipe(
+        Effect.map(({ username }) => bindingSubject(username)),
+        Effect.orElseSucceed(() => bindingSubject(undefined))
+      )
+    )
     for (const need of needs) {
       const id = `permissions:${needResource(need)}`
       const answers = yield* Effect.forEach(need.verbs, (verb) =>
@@ -127,7 +135,7 @@ export const permissionChecks = (
             id,
             need.required ? "fail" : "warn",
             `may not ${denied.join(", ")} ${describeNeed(need)}${need.required ? "" : ` (used only for ${need.use})`}`,
-            grantHint(need, denied, role)
+            grantHint(need, denied, yield* subject, role)
           )
         )
       }

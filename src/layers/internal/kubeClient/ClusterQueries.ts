@@ -12,7 +12,7 @@ import type { RestCall } from "./RestTransport.js"
 /** One request under the client's limits and telemetry, its JSON answer parsed. */
 export type Request = (ctx: RequestContext, call: RestCall) => Effect.Effect<unknown, KubeError>
 
-/** `GET /version`, discovery and `SelfSubjectAccessReview`, through the same limits as every call. */
+/** `GET /version`, discovery, `SelfSubjectAccessReview` and `SelfSubjectReview`, through the same limits as every call. */
 export const clusterQueries = (kc: k8s.KubeConfig, server: string, request: Request): ClusterQueries => {
   const context = kc.getCurrentContext()
   return {
@@ -62,6 +62,19 @@ export const clusterQueries = (kc: k8s.KubeConfig, server: string, request: Requ
           const reason = status?.reason ?? status?.evaluationError
           return { allowed: status?.allowed === true, ...(reason !== undefined && reason !== "" ? { reason } : {}) }
         })
-      )
+      ),
+    whoAmI: request(
+      { verb: "create", resource: "selfsubjectreviews.authentication.k8s.io" },
+      {
+        method: "POST",
+        path: "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+        body: JSON.stringify({ apiVersion: "authentication.k8s.io/v1", kind: "SelfSubjectReview" }),
+        contentType: "application/json"
+      }
+    ).pipe(
+      Effect.map((raw) => ({
+        username: (raw as { status?: { userInfo?: { username?: string } } }).status?.userInfo?.username ?? ""
+      }))
+    )
   }
 }
