@@ -189,7 +189,7 @@ describe("each command's --help", () => {
       const after = yield* help(["status", "--session", "s1", "-h"])
       expect(yield* help(["--help", "status"])).toEqual(after)
       expect(after.stdout.split("\n")[0]).toBe(
-        "Read once whether each host the cluster holds for a session is programmed"
+        "Read once whether each host the cluster holds for a session is programmed, whichever mode published"
       )
     }))
 

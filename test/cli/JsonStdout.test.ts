@@ -64,10 +64,10 @@ describe("-o json against an events API that fails", () => {
             const cli = yield* startCli([...command, "--kubeconfig", cluster.kubeconfig, ...json], env)
             const ended = yield* Effect.orDie(cli.ended("60 seconds"))
             const name = command[0] ?? ""
-            // unpublish prints one plain line and has no -o: no log line may join it.
+            // unpublish prints a plain line per object deleted and has no -o: no log line may join them.
             const lines = json.length > 0
               ? parsedLines(name, cli.stdout())
-              : (expect(cli.stdout()).toMatch(/^unpublished session [^\n]*\n$/), [])
+              : (expect(cli.stdout()).toMatch(/^((Service|Ingress|HTTPRoute) \S+ deleted\n)+$/), [])
             const eventErrors = lines.filter((line) => line.type === "event-error")
             expect(eventErrors.length, `${name}: event-error lines`).toBeLessThanOrEqual(1)
             // Said on stdout, so not again on stderr; said nowhere else, then once on stderr.

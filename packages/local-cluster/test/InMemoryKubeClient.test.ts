@@ -51,7 +51,7 @@ describe("InMemoryKubeClient", () => {
       )
       expect(error._tag).toBe("Conflict")
       expect(error._tag === "Conflict" && error.causes).toEqual([
-        { type: "FieldManagerConflict", message: `conflict with "someone"`, field: ".spec.ingressClassName" }
+        { reason: "FieldManagerConflict", message: `conflict with "someone"`, field: ".spec.ingressClassName" }
       ])
     }))
 

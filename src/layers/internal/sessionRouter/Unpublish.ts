@@ -83,8 +83,10 @@ export type RouteKindLook = "own" | "other" | "skip"
 
 /**
  * Every object of the session, by its labels: its Ingresses and HTTPRoutes as `look`
- * says, then its Service (last, so a route never points at a Service already gone).
- * A cluster that does not serve HTTPRoutes has none.
+ * says, the mode's own kind first (the one certainly there, so a server that stops
+ * answering leaves the other mode's lookup untried, not the session's own routes), then
+ * its Service (last, so a route never points at a Service already gone). A cluster
+ * that does not serve HTTPRoutes has none.
  */
 export const unpublishSession = (
   kube: KubeClient.Service,
@@ -100,9 +102,12 @@ export const unpublishSession = (
       : how === "other"
       ? [removeOtherModeObjects(kube, resource, namespace, selector)]
       : [removeSessionObjects(kube, resource, namespace, selector, { tolerate: (error) => error._tag === "NotServed" })]
+  const ingresses = routes(IngressResource, look.ingress)
+  const httpRoutes = routes(HttpRouteResource, look.gateway)
   return runUnpublish(sessionId, [
-    ...routes(IngressResource, look.ingress),
-    ...routes(HttpRouteResource, look.gateway),
+    ...(look.gateway === "own" && look.ingress !== "own"
+      ? [...httpRoutes, ...ingresses]
+      : [...ingresses, ...httpRoutes]),
     removeSessionObjects(kube, ServiceResource, namespace, selector)
   ])
 }
