@@ -126,7 +126,8 @@ export const UnprogrammedCode = {
  * @category constants
  */
 export const GONE_REASON =
-  "the routing object for this host is gone: the session was unpublished, or its owner Pod was deleted"
+  "the routing object for this host is gone: the session was unpublished, or its owner Pod was deleted " +
+  "(or never existed: objects owned by a Pod uid that names no Pod are collected at once)"
 
 /**
  * The reason a rejected host is reported with: the condition's reason code first,

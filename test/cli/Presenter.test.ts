@@ -155,6 +155,9 @@ describe("log lines", () => {
     expect(cliLogLine(LogLevel.Warning, "cannot watch: forbidden")).toBe("warning: cannot watch: forbidden")
     expect(cliLogLine(LogLevel.Error, ["could not", "read"])).toBe("error: could not read")
     expect(cliLogLine(LogLevel.Info, "first\n  second")).toBe("note: first; second")
+    // --log-level debug's request lines are not notes.
+    expect(cliLogLine(LogLevel.Debug, "GET /version: 200 in 3 ms")).toBe("debug: GET /version: 200 in 3 ms")
+    expect(cliLogLine(LogLevel.Trace, "x")).toBe("debug: x")
   })
 })
 

@@ -107,7 +107,7 @@ const plan = (
 const failureOf = (p: PublishPlan) => Effect.flip(runPublish(p))
 
 describe("runPublish, the order of its calls", () => {
-  it.effect("lists and dry-runs everything before the first write, then writes in order and removes last", () =>
+  it.effect("dry-runs and lists everything before the first write, then writes in order and removes last", () =>
     Effect.gen(function*() {
       const { log, removal, write } = world()
       yield* runPublish(plan(
@@ -115,12 +115,12 @@ describe("runPublish, the order of its calls", () => {
         [removal("HTTPRoute", [["web-9090", true]]), removal("Ingress", [["web", false]])]
       ))
       expect(log).toEqual([
-        "list HTTPRoute",
-        "list Ingress",
         "dry-run Service web",
         // It exists: it is checked to be ours before anything is written.
         "read Service web",
         "dry-run HTTPRoute web-8080",
+        "list HTTPRoute",
+        "list Ingress",
         "apply Service web",
         "apply HTTPRoute web-8080",
         "delete HTTPRoute web-9090",
@@ -215,7 +215,7 @@ describe("runPublish, a failure before the first write", () => {
       expect(failure.reason).toBe(
         "could not list the Ingress objects of session s1: listing ingresses is forbidden; nothing was changed"
       )
-      expect(log).toEqual(["list HTTPRoute", "list Ingress"])
+      expect(log).toEqual(["dry-run Service web", "list HTTPRoute", "list Ingress"])
     }))
 
   it.effect("changes nothing and says so when a dry run is refused", () =>

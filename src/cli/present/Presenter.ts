@@ -95,7 +95,9 @@ export const cliLogLine = (level: LogLevel.LogLevel, message: unknown): string =
     ? "error"
     : LogLevel.greaterThanEqual(level, LogLevel.Warning)
     ? "warning"
-    : "note"
+    : LogLevel.greaterThanEqual(level, LogLevel.Info)
+    ? "note"
+    : "debug"
   const text = (Array.isArray(message) ? message : [message]).map((part) => String(part)).join(" ")
   return `${label}: ${text.replace(/\s*\n\s*/g, "; ")}`
 }

@@ -231,7 +231,7 @@ const removeAll = (targets: ReadonlyArray<RemovalTarget>, created: ReadonlyArray
   })
 
 /**
- * Runs a plan: find what to remove, dry-run every write, write, remove. A failure
+ * Runs a plan: dry-run every write, find what to remove, write, remove. A failure
  * before the first write changes nothing; a failure after it takes back what this
  * publish created, unless the old objects are already partly removed (then going
  * back would leave neither the old state nor the new one). Removals come last: a
@@ -245,8 +245,10 @@ export const runPublish = (plan: PublishPlan): Effect.Effect<void, PublishError>
       reason: `${plan.explain?.(error) ?? `could not ${step}: ${error.reason}`}${rest}`
     })
   return Effect.gen(function*() {
-    const targets = yield* findRemovals(plan, fail)
+    // The writes' dry runs first: against a server that is down, the first request to fail
+    // is then the session's own object, not the other mode's lookup.
     const checked = yield* dryRunAll(plan, fail)
+    const targets = yield* findRemovals(plan, fail)
     const created = yield* writeAll(checked, fail)
     yield* removeAll(targets, created, fail)
   })
