@@ -22,7 +22,14 @@ import { normalizeArgv } from "./internal/ArgvForms.js"
 import { builtInOptions, commandTree, WITHHELD_BUILT_INS } from "./internal/CommandTree.js"
 import { completionScript, completionShell } from "./internal/Completions.js"
 import { type CommandHelp, helpCommand, helpText, wantsHelp } from "./internal/Help.js"
-import { commandNames, helpDocLines, subcommandIndex, usageErrorLine, withheldFlag } from "./internal/UsageError.js"
+import {
+  commandNames,
+  helpDocLines,
+  repeatedOptionLine,
+  subcommandIndex,
+  usageErrorLine,
+  withheldFlag
+} from "./internal/UsageError.js"
 import { logsToStderr, stdoutColor } from "./present/Presenter.js"
 
 /**
@@ -202,6 +209,9 @@ export const run = (argv: ReadonlyArray<string>): Effect.Effect<number, never, C
   if (withheldFlag(args, WITHHELD_BUILT_INS) !== undefined) {
     return Effect.as(errorLine(usageErrorLine(names, args, [])), ExitCode.failure)
   }
+  // @effect/cli keeps one of the values, or says another option is missing.
+  const repeated = repeatedOptionLine(args, names)
+  if (repeated !== undefined) return Effect.as(errorLine(repeated), ExitCode.failure)
   const answer = builtInAnswer(args)
   if (answer !== undefined) return Effect.as(answer, ExitCode.ok)
   return cli([...argv.slice(0, 2), ...args]).pipe(

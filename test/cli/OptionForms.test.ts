@@ -135,6 +135,26 @@ describe("option forms through the CLI", () => {
     }))
 })
 
+describe("an option given twice", () => {
+  const render = (...rest: ReadonlyArray<string>) => runCli(["render", "--session", "s1", ...rest], ENV)
+  // It was "needs a value", or "missing options --pod, --pod-uid" though both were given.
+  it.effect("refuses a one-value option given twice, naming both values, in any form", () =>
+    Effect.gen(function*() {
+      const publish = (...args: ReadonlyArray<string>) =>
+        runCli(["publish", "--session", "s1", "--pod", "p", "--port", "8080", ...args], ENV)
+      expect(yield* publish("--pod-uid", "1", "--pod-uid=2")).toEqual({
+        exitCode: 1,
+        stdout: "",
+        stderr: `error: option --pod-uid for publish is given 2 times ("1", "2"): give it once\n`
+      })
+      expect((yield* render("--port", "1", "-n", "a", "--namespace=b")).stderr).toBe(
+        `error: option --namespace for render is given 2 times ("a", "b"): give it once\n`
+      )
+      // A repeatable one stays repeatable.
+      expect((yield* render("--port", "8080", "--port=9090")).exitCode).toBe(0)
+    }))
+})
+
 describe("option forms through the executable", () => {
   // The findings, as they were made: `--port=8080` was "unexpected argument", `-n=foo`
   // too, and `--log-level debug` after the command "needs a value".

@@ -82,13 +82,19 @@ describe("usageErrorLine", () => {
   const options = (
     names: ReadonlyArray<string>,
     choices: ReadonlyMap<string, { readonly name: string; readonly values: ReadonlyArray<string> }> = new Map()
-  ): CommandOptions => ({ names, choices, withValue: new Set(names.filter((name) => name !== "--help")) })
+  ): CommandOptions => ({
+    names,
+    choices,
+    withValue: new Set(names.filter((name) => name !== "--help")),
+    once: new Map()
+  })
   const names: CommandNames = {
     name: "session-routing",
     options: {
       names: ["--help", "-h", "--version", "--log-level"],
       choices: new Map(),
-      withValue: new Set(["--log-level"])
+      withValue: new Set(["--log-level"]),
+      once: new Map([["--log-level", "--log-level"]])
     },
     subcommands: new Map([
       [

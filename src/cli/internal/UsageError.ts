@@ -16,6 +16,8 @@ export interface CommandOptions {
   readonly choices: ReadonlyMap<string, { readonly name: string; readonly values: ReadonlyArray<string> }>
   /** The names of the options that take a value, so the word after them is not a command. */
   readonly withValue: ReadonlySet<string>
+  /** Each name of an option that takes one value and may be given once, to its long name. */
+  readonly once: ReadonlyMap<string, string>
 }
 
 /** The names a usage error can point at: the program's own options and each subcommand's. */
@@ -33,8 +35,42 @@ export const commandOptions = (options: ReadonlyArray<OptionInfo>): CommandOptio
       namesOf(option).map((name) => [name, { name: option.name, values: option.choices }] as const)
     )
   ),
-  withValue: new Set(options.filter((option) => Option.isSome(option.value)).flatMap(namesOf))
+  withValue: new Set(options.filter((option) => Option.isSome(option.value)).flatMap(namesOf)),
+  once: new Map(
+    options.filter((option) => Option.isSome(option.value) && !option.repeatable).flatMap((option) =>
+      namesOf(option).map((name) => [name, option.name] as const)
+    )
+  )
 })
+
+/**
+ * The line for an option that takes one value given twice or more, in `args` as
+ * `normalizeArgv` puts them (each value option as two words), or undefined. kubectl
+ * would take the last; a command that publishes objects owned by a Pod should not
+ * guess which uid was meant.
+ */
+export const repeatedOptionLine = (args: ReadonlyArray<string>, names: CommandNames): string | undefined => {
+  const at = subcommandIndex(args, names.options)
+  const command = at < 0 ? undefined : args[at]
+  const options = command === undefined ? names.options : names.subcommands.get(command)
+  if (options === undefined) return undefined
+  const given = new Map<string, Array<string>>()
+  for (let i = at + 1; i < args.length; i++) {
+    const arg = args[i]!
+    if (arg === "--") break
+    const long = options.once.get(arg)
+    if (long !== undefined && i + 1 < args.length) given.set(long, [...(given.get(long) ?? []), args[++i]!])
+    else if (options.withValue.has(arg)) i++
+  }
+  for (const [name, values] of given) {
+    if (values.length > 1) {
+      return `option ${name} for ${command} is given ${values.length} times (${
+        values.map((v) => JSON.stringify(v)).join(", ")
+      }): give it once`
+    }
+  }
+  return undefined
+}
 
 /**
  * Reads the names off the command tree: the same tree @effect/cli parses with. The
