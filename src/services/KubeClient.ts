@@ -102,9 +102,10 @@ export interface WatchOptions<A = unknown> extends ListOptions {
    */
   readonly resourceVersion?: string
   /**
-   * With `resourceVersion`: the objects the caller already holds as of that version
-   * (from its own list). A relist after 410 Expired then reports the difference
-   * against them too, so an object deleted while the watch was away is not missed.
+   * The objects the caller already holds (from its own list, or an earlier watch that
+   * broke). With `resourceVersion`, a relist after 410 Expired reports the difference
+   * against them too; without it, the opening list does: an object deleted while the
+   * caller was not watching comes as `DELETED`, one that did not change comes not at all.
    */
   readonly known?: ReadonlyArray<A>
   /**

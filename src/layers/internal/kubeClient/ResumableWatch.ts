@@ -1,9 +1,10 @@
 /**
  * The resuming watch every KubeClient layer shares: list-then-watch, reconnect from
  * the last seen resourceVersion, and relist on 410 Expired emitting only the
- * difference, so a consumer sees each change exactly once whatever the wire did.
+ * difference, so a consumer sees each change exactly once whatever the wire did. A
+ * connection that goes silent past its progress deadline is closed and resumed.
  */
-import { Chunk, Context, Effect, Metric, Option, Ref, Schedule, Stream, Tracer } from "effect"
+import { Chunk, Context, Duration, Effect, Metric, Option, Ref, Schedule, Stream, Tracer } from "effect"
 import type { KubeObject } from "../../../domain/Objects.js"
 import { qualifiedName, type ResourceType } from "../../../domain/Resources.js"
 import type {
@@ -31,9 +32,25 @@ export const watchReconnectSchedule: Schedule.Schedule<unknown, KubeError> = Sch
   Schedule.intersect(Schedule.recurs(8))
 )
 
+/**
+ * How long a watch connection may deliver neither an event nor a bookmark before it is
+ * closed and resumed from its last resourceVersion. Every connection asks for bookmarks
+ * (`allowWatchBookmarks`), and kube-apiserver sends each watch that asks one roughly
+ * every minute (its watch cache's bookmark frequency, checked on a timer of about a
+ * second) besides one just before the watch times out. A connection quiet for that
+ * minute and half of it again is not a quiet namespace but a watch that stopped: a
+ * proxy that lost its upstream, a server whose watch cache stalled while it answers
+ * every other call. Closing one wrongly costs one reconnection and loses nothing, so
+ * the margin need not be wide; a server that sends no periodic bookmarks gets its quiet
+ * watches reconnected once per deadline.
+ */
+export const WATCH_PROGRESS_DEADLINE: Duration.Duration = Duration.seconds(90)
+
 export interface ResumableWatchOptions {
   /** Replaces `watchReconnectSchedule` (tests use fixed delays). */
   readonly reconnectSchedule?: Schedule.Schedule<unknown, KubeError>
+  /** Replaces `WATCH_PROGRESS_DEADLINE`, for a server that sends bookmarks at another pace. */
+  readonly progressDeadline?: Duration.DurationInput
 }
 
 /** The full service from a layer's primitives: they plus the resuming `watch`. */
@@ -85,11 +102,14 @@ type Outcome =
   | { readonly _tag: "Fresh" }
   | { readonly _tag: "Delivered" }
   | { readonly _tag: "Empty" }
+  /** Closed by us: nothing came for a whole progress deadline. */
+  | { readonly _tag: "Stalled" }
   | { readonly _tag: "Failed"; readonly error: KubeError }
 
 const Fresh: Outcome = { _tag: "Fresh" }
 const Delivered: Outcome = { _tag: "Delivered" }
 const Empty: Outcome = { _tag: "Empty" }
+const Stalled: Outcome = { _tag: "Stalled" }
 
 interface State<A> {
   /** Where the next connection starts; undefined until a list or an event gave one. */
@@ -163,6 +183,7 @@ interface WatchRun<A extends ReadableObject> {
   readonly remember: (object: A) => A
   readonly state: Ref.Ref<State<A>>
   readonly driver: Schedule.ScheduleDriver<unknown, KubeError>
+  readonly progressDeadlineMs: number
 }
 
 const setOutcome = <A extends ReadableObject>(run: WatchRun<A>, outcome: Outcome) =>
@@ -200,6 +221,9 @@ const waitAfter = <A extends ReadableObject>(run: WatchRun<A>, outcome: Outcome)
   switch (outcome._tag) {
     case "Fresh":
     case "Delivered":
+    // The deadline itself was the wait, so this cannot loop hot; and it spends none of the
+    // backoff's attempts, or a server that sends no bookmarks would fail a quiet watch.
+    case "Stalled":
       return Effect.void
     case "Empty":
       // A real server sends bookmarks; one that keeps closing silently is
@@ -218,7 +242,7 @@ const waitAfter = <A extends ReadableObject>(run: WatchRun<A>, outcome: Outcome)
 }
 
 /** How the previous connection or list ended, for the debug line of the next one. */
-const endedAs = (outcome: Outcome): string => {
+const endedAs = <A extends ReadableObject>(run: WatchRun<A>, outcome: Outcome): string => {
   switch (outcome._tag) {
     case "Fresh":
       return "after a list"
@@ -226,6 +250,8 @@ const endedAs = (outcome: Outcome): string => {
       return "the last connection ended after delivering events"
     case "Empty":
       return "the last connection closed without sending anything"
+    case "Stalled":
+      return `the last connection sent neither an event nor a bookmark for ${deadlineInWords(run)}`
     case "Failed":
       return `the last one failed: ${outcome.error.reason}`
   }
@@ -312,6 +338,45 @@ const handle = <A extends ReadableObject>(
     )
   })
 
+const deadlineInWords = <A extends ReadableObject>(run: WatchRun<A>): string =>
+  Duration.format(Duration.millis(run.progressDeadlineMs))
+
+/**
+ * `raw` ended once it has kept its consumer waiting a whole progress deadline with
+ * nothing (an event or a bookmark), the outcome noted as `Stalled`. Only time spent
+ * waiting on the server counts: a consumer slow to take a burst is no silent server.
+ * One watchdog fiber per connection, not a timer per chunk.
+ */
+const withProgressDeadline = <A extends ReadableObject>(
+  run: WatchRun<A>,
+  raw: Stream.Stream<RawWatchEvent<A>, KubeError>
+): Stream.Stream<RawWatchEvent<A>, KubeError> =>
+  Stream.unwrapScoped(
+    Effect.gen(function*() {
+      const clock = yield* Effect.clock
+      const limit = run.progressDeadlineMs
+      const pull = yield* Stream.toPull(raw)
+      // When the consumer started waiting for the next chunk; undefined while it holds one.
+      let waitingSince: number | undefined = clock.unsafeCurrentTimeMillis()
+      const next = Effect.suspend(() => {
+        waitingSince = clock.unsafeCurrentTimeMillis()
+        return pull
+      }).pipe(Effect.map((chunk) => {
+        waitingSince = undefined
+        return chunk
+      }))
+      const watchdog: Effect.Effect<void> = Effect.suspend(() => {
+        const since = waitingSince
+        if (since === undefined) return Effect.zipRight(Effect.sleep(Duration.millis(limit)), watchdog)
+        const left = since + limit - clock.unsafeCurrentTimeMillis()
+        if (left > 0) return Effect.zipRight(Effect.sleep(Duration.millis(left)), watchdog)
+        return setOutcome(run, Stalled)
+      })
+      // The watchdog ending interrupts the pull under way: the connection closes cleanly.
+      return Stream.repeatEffectChunkOption(next).pipe(Stream.interruptWhen(watchdog))
+    })
+  )
+
 /** One connection from `resourceVersion`, its events until it ends or fails; a failure is noted for the next step. */
 const connect = <A extends ReadableObject>(
   run: WatchRun<A>,
@@ -320,10 +385,13 @@ const connect = <A extends ReadableObject>(
   Stream.unwrap(
     setOutcome(run, Empty).pipe(
       Effect.as(
-        run.primitives.watchFrom(run.resource, run.namespace, {
-          resourceVersion,
-          ...(run.labelSelector !== undefined ? { labelSelector: run.labelSelector } : {})
-        }).pipe(
+        withProgressDeadline(
+          run,
+          run.primitives.watchFrom(run.resource, run.namespace, {
+            resourceVersion,
+            ...(run.labelSelector !== undefined ? { labelSelector: run.labelSelector } : {})
+          })
+        ).pipe(
           Stream.mapChunksEffect((raws) => handle(run, raws)),
           Stream.takeWhile((x): x is WatchEvent<A> => x !== END),
           Stream.catchAll((error) => Stream.execute(onFailure(run, error)))
@@ -356,13 +424,16 @@ const resumableWatch = <A extends ReadableObject>(
         state: yield* Ref.make<State<A>>({
           resourceVersion: fromList ? undefined : start,
           needsList: fromList,
-          known: new Map(
-            fromList ? [] : (watchOptions?.known ?? []).map((object) => [objectKey(object), remember(object)])
-          ),
+          // Kept when the watch starts from a list too: that list then reports the
+          // difference against them, deletions included, as a relist after 410 does
+          // (client-go's Replace). A caller that starts a broken watch again from what
+          // it had seen thus learns what was deleted while it was down.
+          known: new Map((watchOptions?.known ?? []).map((object) => [objectKey(object), remember(object)])),
           outcome: Fresh,
           expiries: 0
         }),
-        driver
+        driver,
+        progressDeadlineMs: Math.max(1, Duration.toMillis(options?.progressDeadline ?? WATCH_PROGRESS_DEADLINE))
       }
 
       // A connection after the first is a restart, and a list after the first (or any
@@ -389,7 +460,7 @@ const resumableWatch = <A extends ReadableObject>(
                 ? "listing"
                 // Only a 410 asks for a list again; a list that failed is tried again after its backoff.
                 : `listing again (${
-                  before.outcome._tag === "Failed" ? endedAs(before.outcome) : "its resourceVersion expired"
+                  before.outcome._tag === "Failed" ? endedAs(run, before.outcome) : "its resourceVersion expired"
                 })`
             )
             return yield* relist(run)
@@ -399,7 +470,7 @@ const resumableWatch = <A extends ReadableObject>(
           yield* logStep(
             run,
             `${again ? "reconnecting" : "connecting"} from resourceVersion ${s.resourceVersion}${
-              again ? ` (${endedAs(before.outcome)})` : ""
+              again ? ` (${endedAs(run, before.outcome)})` : ""
             }`
           )
           return connect(run, s.resourceVersion)

@@ -23,7 +23,10 @@ export type Phase =
   | { readonly _tag: "Failing"; readonly error: KubeError; readonly by: "watch" | "probe" }
   /** In sync with the cluster: each host's object is what the cache holds. */
   | { readonly _tag: "Synced" }
-  /** The watch was refused for good: this kind is polled instead. */
+  /**
+   * The watch was refused (403, the API not served): this kind is polled instead,
+   * until a list and a watch are allowed again.
+   */
   | { readonly _tag: "Polling" }
 
 /**
@@ -75,8 +78,17 @@ export const nameOf = (object: StatusObject): string => object.metadata?.name ??
 /** The cache of one routed kind, and what the watch and its readers do with it. */
 export interface StatusCache {
   readonly phase: () => Phase
-  /** Sets the phase and wakes every waiting host. Polling, once entered, is for good. */
+  /**
+   * Sets the phase and wakes every waiting host. Polling is left only for Synced (a
+   * list that the watch after it was let in): a failure of the watch that was stopped
+   * when polling began must not show through it.
+   */
   readonly enter: (next: Phase) => Effect.Effect<void>
+  /**
+   * The number a polled observation takes: the next change's. A host that polled and
+   * then watches again sees the cache as newer than anything it polled.
+   */
+  readonly polled: () => number
   /** Records one object's change (already slim; undefined: deleted) and wakes the hosts waiting on it. */
   readonly record: (name: string, object: StatusObject | undefined) => Effect.Effect<void>
   /** Takes a full list as the truth: what it lacks is gone, what changed is recorded. */
@@ -87,8 +99,6 @@ export interface StatusCache {
   readonly learn: (context: VerdictContext) => void
   /** The sequence number of what a read of the named object would answer now. */
   readonly seqOf: (name: string) => number
-  /** The number of the latest change of any kind. */
-  readonly latest: () => number
   /** How many wait for a change right now. */
   readonly waiting: () => number
   /**
@@ -275,7 +285,7 @@ export const makeStatusCache = (
 
     const enter = (next: Phase) =>
       Effect.sync(() => {
-        if (phase._tag === "Polling") return
+        if (phase._tag === "Polling" && next._tag !== "Synced") return
         phase = next
         phaseSeq = ++changes
         for (const entry of entries.map.values()) wake(entry)
@@ -318,7 +328,7 @@ export const makeStatusCache = (
         known = context
       },
       seqOf,
-      latest: () => changes,
+      polled: () => ++changes,
       waiting: () => waiters,
       awaitAny
     }

@@ -2,11 +2,12 @@
  * The watching route-status source: per process, one list-then-watch of the routed
  * kind in the session namespace, selected by the runner's managed-by label, feeding
  * one cache that every session's health reads from. A verdict is recomputed from the
- * cached object on each change of that object, never by a GET. A watch refused for
- * good (403, the API not served) falls back to polling, said once; a transient
- * failure is reported to the hosts as unreadable and the watch starts over.
+ * cached object on each change of that object, never by a GET. A refused watch (403,
+ * the API not served) falls back to polling, said once, and is tried again now and
+ * then until it is allowed; a transient failure is reported to the hosts as
+ * unreadable and the watch starts over.
  */
-import { Duration, Effect, Fiber, Layer, Schedule, type Scope, Stream } from "effect"
+import { Duration, Effect, Either, Layer, Schedule, type Scope, Stream } from "effect"
 import { qualifiedName, type ResourceType } from "../../../domain/Resources.js"
 import type { PublishedRoute, RoutingMode } from "../../../domain/Routes.js"
 import { KubeClient, withoutTransientRetry } from "../../../services/KubeClient.js"
@@ -34,8 +35,27 @@ const RESTART_SCHEDULE = Schedule.exponential(Duration.millis(250)).pipe(
   Schedule.either(Schedule.spaced(Duration.seconds(10)))
 )
 
+/**
+ * After a fall back to polling, list and watch are tried again on this schedule: after
+ * 30 s, doubling, at most 5 minutes apart, for as long as the process lives. A 403 may
+ * be RBAC being changed or a webhook authorizer's bad moment, and an unserved API one
+ * being installed; each try costs two requests that select nothing, so a cluster that
+ * never allows the watch pays a couple of requests per 5 minutes.
+ */
+const REWATCH_SCHEDULE = Schedule.exponential(Duration.seconds(30)).pipe(
+  Schedule.jittered,
+  Schedule.either(Schedule.spaced(Duration.minutes(5)))
+)
+
 /** A label no object carries: the liveness list selects nothing, so it costs the server next to nothing. */
 const LIVENESS_LABEL = "telo.run/liveness-probe"
+
+/** A selector within the watch's own that matches no object. */
+const nothingOf = (objects: StatusObjects): string => `${objects.selector},${LIVENESS_LABEL}=true`
+
+/** `list and watch ingresses.networking.k8s.io in namespace "..."`, for messages. */
+const listAndWatchOf = (objects: StatusObjects, resource: ResourceType<StatusObject>): string =>
+  `list and watch ${qualifiedName(resource)} in namespace "${objects.namespace}"`
 
 /** `list ingresses.networking.k8s.io in namespace "..."`, for messages. */
 const listingOf = (objects: StatusObjects, resource: ResourceType<StatusObject>): string =>
@@ -132,9 +152,10 @@ const sourceOver = (
       yield* start
       const name = objects.objectName(sessionId, route)
       while (true) {
-        // Once the watch is refused for good, this host is polled from then on.
+        // While the watch is refused, this host is polled.
         if (cache.phase()._tag === "Polling") {
-          return yield* poll.next(sessionId, route, Math.max(after, cache.latest()))
+          const { observation } = yield* poll.next(sessionId, route, after)
+          return { seq: cache.polled(), observation }
         }
         const seq = cache.seqOf(name)
         if (seq > after) return { seq, observation: yield* observation(route, name) }
@@ -166,19 +187,20 @@ const sourceOver = (
  * keeps its TCP connections up and the kernel answers keep-alive probes. While anything
  * is observed, one list that matches nothing proves once per interval that the server
  * still answers (one request per process, not per host). A failure marks every host
- * unreadable, the cache kept; the next answer restores it.
+ * unreadable, the cache kept; the next answer restores it. A refusal for good fails it:
+ * the watch is then no longer what anyone reads. (A watch that goes silent while the
+ * server answers is the client's to notice: its watch has a progress deadline.)
  */
 const livenessCheck = (
   kube: KubeClient.Service,
   objects: StatusObjects,
   resource: ResourceType<StatusObject>,
   cache: StatusCache,
-  timeoutMs: number,
-  fallBack: (error: KubeError) => Effect.Effect<void>
-): Effect.Effect<void> => {
+  timeoutMs: number
+): Effect.Effect<void, KubeError> => {
   const listing = listingOf(objects, resource)
   const probe = withoutTransientRetry(
-    kube.list(resource, objects.namespace, { labelSelector: `${objects.selector},${LIVENESS_LABEL}=true` })
+    kube.list(resource, objects.namespace, { labelSelector: nothingOf(objects) })
   ).pipe(
     Effect.timeoutFail({
       duration: Duration.millis(timeoutMs),
@@ -197,11 +219,7 @@ const livenessCheck = (
     const outcome = yield* Effect.either(probe)
     const now = cache.phase()
     if (outcome._tag === "Left") {
-      if (refusedForGood(outcome.left)) {
-        yield* fallBack(outcome.left)
-        // Nothing left to check: the informer's watch is no longer what anyone reads.
-        return yield* Effect.interrupt
-      }
+      if (refusedForGood(outcome.left)) return yield* Effect.fail(outcome.left)
       if (now._tag === "Synced" || (now._tag === "Failing" && now.by === "probe")) {
         yield* cache.enter({ _tag: "Failing", error: outcome.left, by: "probe" })
       }
@@ -210,6 +228,29 @@ const livenessCheck = (
     }
   })
 }
+
+/**
+ * Whether list and watch are allowed again, at the cost of one list and one watch that
+ * select nothing. A watch is refused as it opens, in one round trip; one that no answer
+ * has refused within `graceMs` (the API time limit, the most a call may take) was let
+ * in. Fails with whatever refused or failed either.
+ */
+const allowedAgain = (
+  kube: KubeClient.Service,
+  objects: StatusObjects,
+  resource: ResourceType<StatusObject>,
+  graceMs: number
+): Effect.Effect<void, KubeError> =>
+  withoutTransientRetry(Effect.gen(function*() {
+    const labelSelector = nothingOf(objects)
+    const listed = yield* kube.list(resource, objects.namespace, { labelSelector })
+    const watching = kube.watchFrom(resource, objects.namespace, {
+      labelSelector,
+      resourceVersion: listed.metadata.resourceVersion ?? "0"
+    })
+    // A watch the server closes at once was let in too.
+    yield* Effect.raceFirst(Stream.runDrain(watching), Effect.sleep(Duration.millis(graceMs)))
+  }))
 
 /**
  * The watching source over `status`, reading through `kube` on `config`'s intervals;
@@ -233,50 +274,46 @@ export const fromStatus = (
     const resource = objects.resource as ResourceType<StatusObject>
     const cache = yield* makeStatusCache(resource)
 
-    const informOnce = inform(kube, objects, resource, cache)
+    const what = listAndWatchOf(objects, resource)
 
-    let informerFiber: Fiber.RuntimeFiber<void> | undefined
-    /**
-     * Polls this kind from now on, and says so once: the watch was refused for good
-     * (403 on list or watch, the API not served), whether the informer or the
-     * liveness list met the refusal first.
-     */
-    const fallBack = (error: KubeError) =>
-      Effect.suspend(() => {
-        if (cache.phase()._tag === "Polling") return Effect.void
-        return Effect.logWarning(
-          new WatchUnavailable({
-            what: `list and watch ${qualifiedName(resource)} in namespace "${objects.namespace}"`,
-            reason: error.reason
-          }).message
-        ).pipe(
-          Effect.zipRight(cache.enter({ _tag: "Polling" })),
-          // The watch is no longer what anyone reads: stop it (without waiting, as the
-          // informer itself may be the one falling back).
-          Effect.zipRight(informerFiber === undefined ? Effect.void : Fiber.interruptFork(informerFiber))
-        )
-      })
-
-    const informer = informOnce.pipe(
+    // Fails only with a refusal for good; a transient failure is the hosts' to see, and starts over.
+    const informer = inform(kube, objects, resource, cache).pipe(
       Effect.tapError((
         error
       ) => (refusedForGood(error) ? Effect.void : cache.enter({ _tag: "Failing", error, by: "watch" }))),
-      Effect.retry({ schedule: RESTART_SCHEDULE, while: (error) => !refusedForGood(error) }),
-      Effect.catchAll(fallBack)
+      Effect.retry({ schedule: RESTART_SCHEDULE, while: (error) => !refusedForGood(error) })
     )
 
-    const checkLiveness = livenessCheck(kube, objects, resource, cache, livenessTimeoutMs, fallBack)
-    const liveness = checkLiveness.pipe(
-      Effect.repeat(Schedule.spaced(Duration.millis(Math.max(1, livenessIntervalMs))))
+    // Fails only with a refusal for good.
+    const liveness = livenessCheck(kube, objects, resource, cache, livenessTimeoutMs).pipe(
+      Effect.zipRight(Effect.sleep(Duration.millis(Math.max(1, livenessIntervalMs)))),
+      Effect.forever
     )
 
-    // Started by the first observer, once, in the layer's scope: they stop when the layer does.
-    const start = yield* Effect.once(
-      Effect.forkIn(informer, scope).pipe(
-        Effect.tap((fiber) => Effect.sync(() => (informerFiber = fiber))),
-        Effect.zipRight(Effect.forkIn(liveness, scope))
-      )
-    )
+    /**
+     * Watches until the informer or the liveness list meets a refusal for good (403 on
+     * list or watch, the API not served), whichever first, both then stopped; polls
+     * this kind from then on, said once; and tries list and watch again on
+     * `REWATCH_SCHEDULE` until both are allowed, said once too, to watch again. The
+     * informer's list then takes the cache from polling back to in sync.
+     */
+    const supervise = Effect.gen(function*() {
+      const rewatch = yield* Schedule.driver(REWATCH_SCHEDULE)
+      while (true) {
+        const refusal = yield* Effect.flip(Effect.raceFirst(informer, liveness))
+        yield* Effect.logWarning(new WatchUnavailable({ what, reason: refusal.reason }).message)
+        yield* cache.enter({ _tag: "Polling" })
+        while (true) {
+          yield* rewatch.next(undefined).pipe(Effect.orElse(() => Effect.void))
+          if (Either.isRight(yield* Effect.either(allowedAgain(kube, objects, resource, config.apiTimeoutMs)))) break
+        }
+        yield* rewatch.reset
+        yield* Effect.logInfo(`can ${what} again: route status is watched again, no longer polled`)
+      }
+    })
+
+    // Started by the first observer, once, in the layer's scope: it stops when the layer does.
+    const start = yield* Effect.once(Effect.asVoid(Effect.forkIn(supervise, scope)))
 
     return sourceOver(cache, { ...status, objects }, poll, start)
   })
