@@ -22,6 +22,7 @@ import {
   Unavailable,
   Unexpected
 } from "../../../services/KubeError.js"
+import { redactedShapes } from "./Redaction.js"
 
 /** What the caller was doing, for messages: `get ingresses.networking.k8s.io "x" in namespace "ns"`. */
 export interface RequestContext {
@@ -78,8 +79,14 @@ export const parseStatusBody = (body: unknown): Status | string | undefined => {
       // Not JSON after all: fall through and keep it as text.
     }
   }
-  return serverText(text)
+  // Credentials out before the text is cut: a cut through a URL's userinfo would leave
+  // its password without the shape that finds it.
+  return serverText(redactedShapes(text))
 }
+
+/** `status` with whatever its message echoes in the shape of a credential taken out. */
+const withoutCredentials = (status: Status): Status =>
+  status.message === undefined ? status : { ...status, message: redactedShapes(status.message) }
 
 const retryAfterFrom = (status: Status | undefined, header: string | undefined): number | undefined => {
   if (header !== undefined) {
@@ -101,7 +108,10 @@ export const fromResponse = (
   cause?: unknown
 ): KubeError => {
   const parsed = parseStatusBody(body)
-  const status = typeof parsed === "object" ? parsed : undefined
+  // Whoever built the Status (a server's handler, a proxy, a watch's ERROR event), what
+  // it echoes of a request's credentials goes no further: reasons reach terminals,
+  // logs, Events and, in controller mode, a Pod's condition.
+  const status = typeof parsed === "object" ? withoutCredentials(parsed) : undefined
   const text = typeof parsed === "string" ? parsed : undefined
   // The server's words go into reasons, events and terminals: bounded and printable.
   const serverSaid = status?.message !== undefined ? printable(status.message) : text

@@ -10,6 +10,7 @@ import * as https from "node:https"
 import { urlToHttpOptions } from "node:url"
 import * as zlib from "node:zlib"
 import type { ConnectionPools } from "./ConnectionPool.js"
+import { dropExecCredential } from "./ExecCredentialCache.js"
 import { credentialsOf, redacted } from "./Redaction.js"
 
 /**
@@ -205,6 +206,8 @@ const credentialsFor = (kc: k8s.KubeConfig, pools: ConnectionPools) => {
  * a token or an exec plugin refreshed when due, a rotated client certificate read
  * again; once for a kubeconfig whose credentials cannot change), then a pooled
  * connection with those TLS settings. The body is written with the headers in one piece.
+ * A 401 to an exec plugin's credential is not answered at once: the credential is
+ * dropped and the request sent once more, within the same attempt, with a fresh one.
  *
  * Callbacks rather than a promise and an AbortSignal: at thousands of calls a second
  * the signal's listeners and a promise per call were a visible share of the client's CPU.
@@ -229,8 +232,9 @@ export const makeRestTransport = (kc: k8s.KubeConfig, pools: ConnectionPools, se
       over = true
       onFailure(error)
     }
-    const send = (agent: http.Agent | undefined, options: https.RequestOptions) => {
+    const send = (agent: http.Agent | undefined, options: https.RequestOptions, refreshed: boolean) => {
       const headers = requestHeaders(options, call)
+      const authorization = headers["Authorization"] ?? headers["authorization"]
       request = (secure ? https : http).request({
         ...options,
         protocol: base.protocol,
@@ -243,23 +247,36 @@ export const makeRestTransport = (kc: k8s.KubeConfig, pools: ConnectionPools, se
       }, (response) =>
         readAnswer(
           response,
-          () => credentialsOf(headers["Authorization"] ?? headers["authorization"], serverUrl),
-          answer,
+          () => credentialsOf(authorization, serverUrl, options.auth),
+          (value) => {
+            // A 401 to an exec plugin's credential: the token may have rotated under a
+            // credential kept without an expiry. It is dropped and the call sent once
+            // more with a fresh one from the plugin, as client-go does; a second 401 stands.
+            if (
+              value.code === 401 && !refreshed && !over &&
+              dropExecCredential(kc, typeof authorization === "string" ? authorization : undefined)
+            ) {
+              return sendWithCredentials(true)
+            }
+            answer(value)
+          },
           fail,
           () => request?.destroy()
         ))
       request.on("error", fail)
       request.end(call.body)
     }
-    withCredentials(({ agent, options }) => {
-      if (over) return
-      try {
-        send(agent, options)
-      } catch (error) {
-        // node:http refuses a request it cannot form (a header it will not send) by throwing.
-        fail(error)
-      }
-    }, fail)
+    const sendWithCredentials = (refreshed: boolean) =>
+      withCredentials(({ agent, options }) => {
+        if (over) return
+        try {
+          send(agent, options, refreshed)
+        } catch (error) {
+          // node:http refuses a request it cannot form (a header it will not send) by throwing.
+          fail(error)
+        }
+      }, fail)
+    sendWithCredentials(false)
     return () => {
       if (over) return
       over = true
