@@ -8,6 +8,7 @@ import { Either } from "effect"
 import type { Pod, PodCondition } from "./Objects.js"
 import type { RouteState } from "./Routes.js"
 import { parsePorts, parsePortSpec, parseSessionId, type PortMapping } from "./Session.js"
+import { MAX_QUOTED_CHARS, printable } from "./Text.js"
 
 /**
  * The label that marks a Pod as a session; its value is the session id.
@@ -41,6 +42,36 @@ export const ENDPOINTS_ANNOTATION = "session-routing.dev/endpoints"
  * @category constants
  */
 export const ROUTES_CONDITION = "session-routing.dev/RoutesProgrammed"
+
+/**
+ * The most characters `ROUTES_CONDITION`'s message holds, cut with an ellipsis past it.
+ * The condition is part of the Pod's status, which the API server sends whole, on every
+ * write, to every watcher of the Pod (its kubelet, the scheduler, the endpoint and
+ * informer caches of every controller), and which stays in etcd with the Pod. 1 KiB is
+ * the bound Kubernetes puts on an Event's note, and enough for the first hosts'
+ * reasons; a message built from a 200 KB annotation is not a message anyone reads.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const MAX_CONDITION_MESSAGE_CHARS = 1024
+
+/**
+ * The most characters of one value taken from a Pod (a label or annotation value, as
+ * quoted) a message repeats: a valid label value is at most 63, a ports annotation of
+ * this length already lists dozens of ports.
+ */
+const MAX_POD_VALUE_CHARS = 128
+
+/** The most characters of a name (a Pod's namespace/name: each a DNS name of at most 253). */
+const MAX_NAME_CHARS = 253
+
+/** A value a Pod carries, as a message quotes it: in JSON quotes, escaped, bounded. */
+const quoted = (value: string): string => printable(JSON.stringify(value), MAX_POD_VALUE_CHARS)
+
+/** `namespace/name` of a Pod, as a message names it: escaped, bounded. */
+const podName = (namespace: string | undefined, name: string | undefined): string =>
+  printable(`${namespace ?? ""}/${name ?? ""}`, 2 * MAX_NAME_CHARS + 1)
 
 /**
  * A session as its Pod declares it.
@@ -97,12 +128,17 @@ const annotatedPorts = (text: string): Either.Either<ReadonlyArray<PortMapping>,
  */
 export const podSession = (pod: Pod, label: string = SESSION_LABEL): Either.Either<PodSession, PodProblem> => {
   const metadata = pod.metadata ?? {}
-  const where = `Pod ${metadata.namespace ?? ""}/${metadata.name ?? ""}`
+  // Every word taken from the Pod, and every problem that quotes one, is escaped and
+  // bounded here: the message becomes the Pod's condition and Events, and a Pod's
+  // owner can put 256 KiB of anything, bidi overrides included, in its annotations.
+  const where = `Pod ${podName(metadata.namespace, metadata.name)}`
   const id = parseSessionId(metadata.labels?.[label] ?? "")
   if (Either.isLeft(id)) {
     return Either.left({
       code: "InvalidSessionLabel",
-      message: `${where}: label ${label}=${JSON.stringify(metadata.labels?.[label] ?? "")}: ${id.left}`
+      message: `${where}: label ${printable(label, MAX_NAME_CHARS)}=${quoted(metadata.labels?.[label] ?? "")}: ${
+        printable(id.left, MAX_QUOTED_CHARS)
+      }`
     })
   }
   const annotation = metadata.annotations?.[PORTS_ANNOTATION]
@@ -110,7 +146,9 @@ export const podSession = (pod: Pod, label: string = SESSION_LABEL): Either.Eith
   if (Either.isLeft(ports)) {
     return Either.left({
       code: "InvalidPortsAnnotation",
-      message: `${where}: annotation ${PORTS_ANNOTATION}=${JSON.stringify(annotation)}: ${ports.left}`
+      message: `${where}: annotation ${PORTS_ANNOTATION}=${quoted(annotation ?? "")}: ${
+        printable(ports.left, MAX_QUOTED_CHARS)
+      }`
     })
   }
   if (ports.right.length === 0) {
@@ -201,12 +239,16 @@ export type RoutesCondition = Pick<PodCondition, "type" | "status" | "reason" | 
 /** A status read that failed says nothing of the route: Unknown, never False. */
 const UNREADABLE = "RouteStatusUnreadable"
 
+/** The condition, its message escaped and bounded as a whole, whatever its pieces. */
 const condition = (status: PodCondition["status"], reason: string, message: string): RoutesCondition => ({
   type: ROUTES_CONDITION,
   status,
   reason,
-  message
+  message: printable(message, MAX_CONDITION_MESSAGE_CHARS)
 })
+
+/** A reason a server or the routes gave (a host's, a probe's, a publish's), escaped and bounded. */
+const said = (reason: string): string => printable(reason, MAX_QUOTED_CHARS)
 
 /**
  * The condition a Pod's routes give it: True once every tcp host is programmed (and,
@@ -225,7 +267,9 @@ export const routesCondition = (routes: PodRoutes): RoutesCondition => {
       return condition(
         "False",
         "SessionTaken",
-        `session ${routes.sessionId} is already routed for Pod ${routes.byPod}: give each Pod its own session id`
+        `session ${printable(routes.sessionId, MAX_NAME_CHARS)} is already routed for Pod ${
+          printable(routes.byPod, 2 * MAX_NAME_CHARS + 1)
+        }: give each Pod its own session id`
       )
     case "PublishFailed":
       return condition("False", "PublishFailed", routes.reason)
@@ -236,11 +280,12 @@ export const routesCondition = (routes: PodRoutes): RoutesCondition => {
 
 const hostsCondition = (hosts: ReadonlyArray<PodHost>): RoutesCondition => {
   if (hosts.length === 0) return condition("True", "NoHttpPorts", "no tcp port: there is no public host to program")
-  const said = (list: ReadonlyArray<PodHost>) => list.map((h) => `${h.host}: ${h.reason ?? h.state}`).join("; ")
+  const hostsSaid = (list: ReadonlyArray<PodHost>) =>
+    list.map((h) => `${printable(h.host, MAX_NAME_CHARS)}: ${said(h.reason ?? h.state)}`).join("; ")
   const failed = hosts.filter((h) => h.state === "unprogrammed" && h.code !== UNREADABLE)
-  if (failed.length > 0) return condition("False", failed[0]!.code ?? "Unprogrammed", said(failed))
+  if (failed.length > 0) return condition("False", failed[0]!.code ?? "Unprogrammed", hostsSaid(failed))
   const unreadable = hosts.filter((h) => h.state === "unprogrammed")
-  if (unreadable.length > 0) return condition("Unknown", UNREADABLE, said(unreadable))
+  if (unreadable.length > 0) return condition("Unknown", UNREADABLE, hostsSaid(unreadable))
   const pending = hosts.filter((h) => h.state === "pending")
   const unproven = hosts.filter((h) =>
     h.state === "programmed" && h.probe !== undefined && h.probe.passed < h.probe.required
@@ -250,8 +295,8 @@ const hostsCondition = (hosts: ReadonlyArray<PodHost>): RoutesCondition => {
       "Unknown",
       "ProbePending",
       unproven.map((h) =>
-        `${h.host}: ${h.probe!.passed} of ${h.probe!.required} probes in a row reached it${
-          h.probe!.reason !== undefined ? `; the last: ${h.probe!.reason}` : ""
+        `${printable(h.host, MAX_NAME_CHARS)}: ${h.probe!.passed} of ${h.probe!.required} probes in a row reached it${
+          h.probe!.reason !== undefined ? `; the last: ${said(h.probe!.reason)}` : ""
         }`
       ).join("; ")
     )
@@ -261,9 +306,13 @@ const hostsCondition = (hosts: ReadonlyArray<PodHost>): RoutesCondition => {
       "Unknown",
       "RoutesPending",
       `${hosts.length - pending.length} of ${hosts.length} hosts programmed; waiting for ${
-        pending.map((h) => h.host).join(", ")
+        pending.map((h) => printable(h.host, MAX_NAME_CHARS)).join(", ")
       }`
     )
   }
-  return condition("True", "RoutesProgrammed", `every host is programmed: ${hosts.map((h) => h.host).join(", ")}`)
+  return condition(
+    "True",
+    "RoutesProgrammed",
+    `every host is programmed: ${hosts.map((h) => printable(h.host, MAX_NAME_CHARS)).join(", ")}`
+  )
 }
