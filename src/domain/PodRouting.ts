@@ -230,6 +230,8 @@ export interface PodHost {
 export type PodRoutes =
   | { readonly _tag: "Invalid"; readonly problem: PodProblem }
   | { readonly _tag: "Taken"; readonly sessionId: string; readonly byPod: string }
+  /** The session label was taken off a routed Pod: its session was unpublished. */
+  | { readonly _tag: "LabelRemoved"; readonly sessionId: string; readonly label: string }
   | { readonly _tag: "PublishFailed"; readonly reason: string }
   | { readonly _tag: "Hosts"; readonly hosts: ReadonlyArray<PodHost> }
 
@@ -270,6 +272,14 @@ export const routesCondition = (routes: PodRoutes): RoutesCondition => {
         `session ${printable(routes.sessionId, MAX_NAME_CHARS)} is already routed for Pod ${
           printable(routes.byPod, 2 * MAX_NAME_CHARS + 1)
         }: give each Pod its own session id`
+      )
+    case "LabelRemoved":
+      return condition(
+        "False",
+        "SessionLabelRemoved",
+        `the label ${printable(routes.label, MAX_NAME_CHARS)} was removed: session ${
+          printable(routes.sessionId, MAX_NAME_CHARS)
+        } was unpublished and this Pod is no longer routed; label it again to route it`
       )
     case "PublishFailed":
       return condition("False", "PublishFailed", routes.reason)

@@ -87,7 +87,7 @@ export const sessionRules = (settings: RbacSettings): ReadonlyArray<PolicyRule> 
   ]
   const gatewayNamespace = settings.gateway?.namespace ?? settings.sessionNamespace
   return [
-    rule("", "services", ["create", "delete", "list", "patch"]),
+    rule("", "services", ["create", "delete", "get", "list", "patch"]),
     settings.mode === "ingress"
       ? rule("networking.k8s.io", "ingresses", routedVerbs)
       : rule("gateway.networking.k8s.io", "httproutes", routedVerbs),
@@ -125,7 +125,7 @@ export const sessionRules = (settings: RbacSettings): ReadonlyArray<PolicyRule> 
 export const controllerRules: ReadonlyArray<PolicyRule> = [
   rule("", "pods", ["get", "list", "patch", "watch"]),
   rule("", "pods/status", ["patch"]),
-  rule("coordination.k8s.io", "leases", ["create", "get", "update"])
+  rule("coordination.k8s.io", "leases", ["create", "get", "list", "update"])
 ]
 
 /**

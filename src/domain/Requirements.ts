@@ -94,10 +94,10 @@ export const controllerNeeds = (sessionNamespace: string): ReadonlyArray<Need> =
   },
   {
     resource: LeaseResource,
-    verbs: ["get", "create", "update"],
+    verbs: ["get", "list", "create", "update"],
     namespace: sessionNamespace,
     required: true,
-    use: "electing the replica that routes"
+    use: "electing the replica that routes (list: no replica runs with another --shards)"
   }
 ]
 
@@ -111,10 +111,11 @@ export const routingNeeds = (mode: "ingress" | "gateway", settings: NeedsSetting
     required: true,
     use
   })
-  // Applied, found by label and deleted: never read alone.
+  // Applied, found by label and deleted; read when a publish would update one, to make
+  // sure it is the session's own (a publish refuses, rather than takes over, another's).
   const service: Need = {
     resource: ServiceResource,
-    verbs: ["list", "create", "patch", "delete"],
+    verbs: WRITE_VERBS,
     namespace: ns,
     required: true,
     use: "the session Service"

@@ -9,6 +9,7 @@
  */
 import { Data, Duration, Effect, Either, FiberMap, Option, Schedule, Stream } from "effect"
 import { type Occurrence, podReference } from "../domain/KubeEvents.js"
+import { LABEL_SESSION_ID } from "../domain/Manifests.js"
 import type { Pod } from "../domain/Objects.js"
 import {
   type PodSession,
@@ -19,13 +20,16 @@ import {
   shardOf
 } from "../domain/PodRouting.js"
 import { PodResource } from "../domain/Resources.js"
+import { withGuardedWrites } from "../layers/internal/controller/GuardedWrites.js"
 import {
   InvalidLeaderElectionSettings,
   isLeadershipLost,
   type LeaderElectionSettings,
+  type Leadership,
   type LeadershipChange,
   runElected
 } from "../layers/internal/controller/LeaderElection.js"
+import { findOtherShardCount, shardLeaseName } from "../layers/internal/controller/ShardLeases.js"
 import { EventRecorder } from "../services/EventRecorder.js"
 import { KubeClient } from "../services/KubeClient.js"
 import type { KubeError } from "../services/KubeError.js"
@@ -73,7 +77,11 @@ export interface ControllerOptions {
  * @category models
  */
 export interface ControllerElection extends Omit<LeaderElectionSettings, "namespace" | "name"> {
-  /** Default `session-routing-controller`, with `-shard-<index>` when sharded. */
+  /**
+   * Default `session-routing-controller`, `session-routing-controller-shard-<index>-of-<count>`
+   * when sharded; with the default, the replica refuses to start while a live Lease of
+   * another shard count exists in the namespace.
+   */
   readonly leaseName?: string
   /** Told each change of leadership (for logs and readiness). */
   readonly onChange?: (change: LeadershipChange) => Effect.Effect<void>
@@ -86,7 +94,7 @@ export interface ControllerElection extends Omit<LeaderElectionSettings, "namesp
  * @category rules
  */
 export const controllerLeaseName = (shard: ControllerOptions["shard"]): string =>
-  shard === undefined ? "session-routing-controller" : `session-routing-controller-shard-${shard.index}`
+  shard === undefined ? shardLeaseName(1, 0) : shardLeaseName(shard.count, shard.index)
 
 /**
  * The controller cannot run with this client.
@@ -100,6 +108,9 @@ export class ControllerSetupError extends Data.TaggedError("ControllerSetupError
   }
 }
 
+/** An unpublish of a session no Pod holds any more is tried a few times, then said. */
+const UNPUBLISH_RETRY = Schedule.exponential("500 millis").pipe(Schedule.intersect(Schedule.recurs(4)))
+
 /** A restarted Pod watch starts from what was seen, so a Pod deleted meanwhile is still seen to go. */
 const WATCH_RESTART = Schedule.exponential("1 second").pipe(Schedule.either(Schedule.spaced("30 seconds")))
 
@@ -110,9 +121,10 @@ interface Routed {
 /**
  * Runs the controller until interrupted: watches the session namespace's Pods that
  * carry the session label and routes each, with `leaderElection` only while this
- * replica holds the Lease. Fails only when the client cannot write Pods (or Leases) or
- * the election's settings are unsafe; a watch that breaks is started again from what
- * it had seen, and a lost Lease is stood for again.
+ * replica holds the Lease. Fails only when the client cannot write Pods (or Leases),
+ * the election's settings are unsafe, or (default Lease name) a live Lease of the same
+ * controller with another shard count exists; a watch that breaks is started again from
+ * what it had seen, and a lost Lease is stood for again.
  *
  * @since 0.1.0
  * @category programs
@@ -140,8 +152,14 @@ export const runController = (
       namespace: config.sessionNamespace,
       name: leaseName ?? controllerLeaseName(options.shard)
     }
-    // A lost Lease interrupts the routing at once; the replica then stands again.
-    return yield* runElected(kube.leases, settings, routeAll(options), onChange).pipe(
+    if (leaseName === undefined) {
+      const other = yield* findOtherShardCount(kube, config.sessionNamespace, options.shard?.count ?? 1)
+      if (other !== undefined) return yield* new ControllerSetupError({ reason: other.line })
+    }
+    // A lost Lease interrupts the routing at once; the replica then stands again. Every
+    // write of the routing asks the election first whether this replica still leads.
+    const lead = (leadership: Leadership) => withGuardedWrites(leadership)(routeAll(options))
+    return yield* runElected(kube.leases, settings, lead, onChange).pipe(
       Effect.retry({ while: isLeadershipLost }),
       Effect.catchTag("LeadershipLost", (lost) => Effect.die(lost))
     )
@@ -180,19 +198,46 @@ const routeAll = (
       const warn = (pod: Pod, reason: string, note: string) =>
         recorder === undefined ? Effect.void : recorder.record(podOccurrence(pod, reason, note))
 
-      /** Stops routing a Pod; a Pod that waited for its session id is routed now. */
-      const forget = (uid: string): Effect.Effect<void, never, KubeClient | SessionRouter | RouterConfig> =>
+      /** The live Pod, other than `uid`, labelled for `sessionId` that carries the id's mark, if any. */
+      const marked = (sessionId: string, uid: string): Pod | undefined =>
+        [...seen.values()].find((pod) =>
+          pod.metadata?.uid !== uid && pod.metadata?.deletionTimestamp === undefined &&
+          pod.metadata?.labels?.[label] === sessionId && pod.metadata?.labels?.[LABEL_SESSION_ID] === sessionId
+        )
+
+      /**
+       * Stops routing a Pod and releases its session id. A Pod that lives on (relabelled,
+       * its label taken off, its ports made invalid) has its session unpublished, as the
+       * garbage collector would not take its objects; a deleted one's objects are the
+       * collector's, unless a Pod waits for the id: they are deleted first, or the
+       * waiting Pod's publish would find them owned by another Pod and refuse.
+       */
+      const forget = (
+        uid: string,
+        how: "gone" | "lives"
+      ): Effect.Effect<void, never, KubeClient | SessionRouter | RouterConfig> =>
         Effect.gen(function*() {
           const was = routed.get(uid)
           routed.delete(uid)
           yield* FiberMap.remove(fibers, uid)
           if (was === undefined || owners.get(was.session.sessionId) !== uid) return
-          owners.delete(was.session.sessionId)
-          const waiting = [...seen.values()].find((pod) =>
-            pod.metadata?.uid !== uid && pod.metadata?.labels?.[label] === was.session.sessionId
+          const sessionId = was.session.sessionId
+          owners.delete(sessionId)
+          const waiting = marked(sessionId, uid) ?? [...seen.values()].find((pod) =>
+            pod.metadata?.uid !== uid && pod.metadata?.deletionTimestamp === undefined &&
+            pod.metadata?.labels?.[label] === sessionId
           )
+          if (how === "lives" || waiting !== undefined) yield* unpublish(sessionId)
           if (waiting !== undefined) yield* reconcile(waiting)
         })
+
+      const unpublish = (sessionId: string) =>
+        Effect.flatMap(SessionRouter, (router) => router.unpublish(sessionId)).pipe(
+          Effect.retry(UNPUBLISH_RETRY),
+          Effect.catchAll((error) =>
+            Effect.logWarning(`could not unpublish session ${sessionId}, whose Pod no longer holds it: ${error.reason}`)
+          )
+        )
 
       const ours = (sessionId: string) =>
         options.shard === undefined || shardOf(sessionId, options.shard.count) === options.shard.index
@@ -201,28 +246,41 @@ const routeAll = (
         Effect.gen(function*() {
           const uid = pod.metadata?.uid ?? ""
           if (pod.metadata?.deletionTimestamp !== undefined) {
-            return yield* Effect.zipRight(forget(uid), writer.forget(uid))
+            return yield* Effect.zipRight(forget(uid, "gone"), writer.forget(uid))
           }
           const declared = podSession(pod, label)
           if (Either.isLeft(declared)) {
-            yield* forget(uid)
+            yield* forget(uid, "lives")
             if (!ours(pod.metadata?.labels?.[label] ?? "")) {
               return
             }
             const problem = declared.left
             yield* writer.report(pod, { _tag: "Invalid", problem })
+            yield* writer.unmark(pod)
             return yield* warn(pod, problem.code, problem.message)
           }
           const session = declared.right
-          if (!ours(session.sessionId)) return yield* forget(uid)
+          const before = routed.get(uid)
+          // Another session id on a routed Pod (a warm pool handing it to the next user):
+          // the old session is forgotten, its objects deleted, before the new one is routed.
+          if (before !== undefined && before.session.sessionId !== session.sessionId) yield* forget(uid, "lives")
+          if (!ours(session.sessionId)) return yield* forget(uid, "lives")
+          // Of two Pods with one id, the one that carries its mark (routed before a
+          // restart or a handover) keeps it, whichever the watch lists first.
+          if (!owners.has(session.sessionId) && pod.metadata?.labels?.[LABEL_SESSION_ID] !== session.sessionId) {
+            const holder = marked(session.sessionId, uid)
+            if (holder !== undefined) yield* reconcile(holder)
+          }
           const owner = owners.get(session.sessionId)
           if (owner !== undefined && owner !== uid && routed.has(owner)) {
-            yield* forget(uid)
+            yield* forget(uid, "lives")
             const byPod = routed.get(owner)!.session.podName
-            return yield* writer.report(pod, { _tag: "Taken", sessionId: session.sessionId, byPod })
+            yield* writer.report(pod, { _tag: "Taken", sessionId: session.sessionId, byPod })
+            // Or the session's Service would select it too.
+            return yield* writer.unmark(pod)
           }
-          const before = routed.get(uid)
-          if (before !== undefined && samePorts(before.session.ports, session.ports)) return
+          const current = routed.get(uid)
+          if (current !== undefined && samePorts(current.session.ports, session.ports)) return
           routed.set(uid, { session })
           owners.set(session.sessionId, uid)
           // A Pod gated on the condition has no ready endpoint until the condition is True, so
@@ -231,18 +289,55 @@ const routeAll = (
           yield* FiberMap.run(fibers, uid, followPod(session, pod, writer, resync, gated ? undefined : probing))
         })
 
+      /**
+       * A Pod the watch no longer selects: deleted, or its session label taken off (the
+       * watch says DELETED for both). A routed Pod is read to tell which: one that lives
+       * has its session unpublished and is told so on its condition.
+       */
+      const left = (pod: Pod): Effect.Effect<void, never, KubeClient | SessionRouter | RouterConfig> =>
+        Effect.gen(function*() {
+          const uid = pod.metadata?.uid ?? ""
+          const was = routed.get(uid)
+          if (was !== undefined) {
+            const name = pod.metadata?.name ?? ""
+            const now = yield* Effect.either(kube.get(PodResource, namespace, name))
+            if (Either.isLeft(now) && now.left._tag !== "NotFound") {
+              yield* Effect.logWarning(
+                `could not read Pod ${namespace}/${name}, which left the watch, to tell whether its session label ` +
+                  `was taken off; taking it as deleted: ${now.left.reason}`
+              )
+            }
+            const lives = Either.isRight(now) && now.right.metadata?.uid === uid &&
+              now.right.metadata?.deletionTimestamp === undefined &&
+              now.right.metadata?.labels?.[label] === undefined
+            if (lives) {
+              yield* forget(uid, "lives")
+              return yield* writer.release(now.right, {
+                _tag: "LabelRemoved",
+                sessionId: was.session.sessionId,
+                label
+              })
+            }
+          }
+          yield* Effect.zipRight(forget(uid, "gone"), writer.forget(uid))
+        })
+
       const watchPods = Stream.suspend(() =>
         kube.watch(PodResource, namespace, { labelSelector: label, known: [...seen.values()] })
       ).pipe(
-        Stream.runForEach((event) =>
+        Stream.runForEachChunk((events) =>
           Effect.suspend(() => {
-            const uid = event.object.metadata?.uid ?? ""
-            if (event.type === "DELETED") {
-              seen.delete(uid)
-              return Effect.zipRight(forget(uid), writer.forget(uid))
+            // Every Pod of the chunk (a whole list, after a start) is seen before any is
+            // routed, so that the marked one of two Pods with one id is known to be there.
+            for (const event of events) {
+              const uid = event.object.metadata?.uid ?? ""
+              if (event.type === "DELETED") seen.delete(uid)
+              else seen.set(uid, event.object)
             }
-            seen.set(uid, event.object)
-            return Effect.zipRight(writer.observe(event.object), reconcile(event.object))
+            return Effect.forEach(events, (event) =>
+              event.type === "DELETED"
+                ? left(event.object)
+                : Effect.zipRight(writer.observe(event.object), reconcile(event.object)), { discard: true })
           })
         ),
         Effect.tapError((error: KubeError) =>

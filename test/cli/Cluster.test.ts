@@ -206,7 +206,7 @@ describe("session-routing cluster as a process", () => {
           })
           expect(gateway.exitCode).toBe(1)
           expect(gateway.stderr).toContain(
-            "User \"system:serviceaccount:telo-sessions:session-routing\" cannot list resource \"httproutes\""
+            "User \"system:serviceaccount:telo-sessions:session-routing\" cannot patch resource \"httproutes\""
           )
           expect(gateway.stderr).toContain("nothing was changed")
           expect((yield* runCli(["unpublish", "--kubeconfig", runner, "--session", "s1"], env)).exitCode).toBe(0)

@@ -66,7 +66,7 @@ describe("render --controller", () => {
         ...roleOf(runner.stdout).rules!,
         { apiGroups: [""], resources: ["pods"], verbs: ["get", "list", "patch", "watch"] },
         { apiGroups: [""], resources: ["pods/status"], verbs: ["patch"] },
-        { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["create", "get", "update"] }
+        { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["create", "get", "list", "update"] }
       ])
     }), 30_000)
 

@@ -2,17 +2,21 @@
  * Leader election on TestClock over Leases in memory: taking a missing, empty or expired
  * Lease, waiting out another holder by this candidate's own clock, renewing, losing
  * leadership at the renew deadline (lead interrupted then, not later), releasing on a
- * stop, races between candidates, hung calls, and the settings it refuses.
+ * stop, races between candidates, hung calls, and the settings it refuses. Then the
+ * renew deadline checked before each write (a paused leader writes nothing), deadlines
+ * on the monotonic clock while the wall clock steps, and the readiness it tells.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Cause, Clock, Duration, Effect, Exit, Fiber, Option, Random, TestClock } from "effect"
+import { Cause, Clock, Deferred, Duration, Effect, Exit, Fiber, Option, Queue, Random, TestClock } from "effect"
 import type { Lease } from "../../src/domain/Objects.js"
 import {
   type LeaderElectionSettings,
+  type Leadership,
   type LeadershipChange,
   LeadershipLost,
   runElected
 } from "../../src/layers/internal/controller/LeaderElection.js"
+import type { LeaseCalls } from "../../src/services/KubeClient.js"
 import { Unavailable } from "../../src/services/KubeError.js"
 import { makeTimeline, type Timeline } from "../support/LeadershipTimeline.js"
 import { type LeaseClient, makeMemoryLeases, type MemoryLeases } from "../support/MemoryLeases.js"
@@ -498,6 +502,331 @@ describe("runElected", () => {
         expect(yield* refused({})).toBeUndefined()
         expect(yield* refused({ leaseDuration: "1001 millis", renewDeadline: "1 second", retryPeriod: "833 millis" }))
           .toBeUndefined()
+      }))
+  })
+
+  /**
+   * A candidate's own clock over the test's: its wall clock can step (NTP) while its
+   * monotonic clock runs on, and both can jump at once as a process paused (SIGSTOP) sees
+   * them when it runs again. Sleeps stay on TestClock: a paused process's timers are late.
+   */
+  const ownClock = Effect.map(TestClock.testClock(), (base) => {
+    let wall = 0
+    let mono = 0
+    const clock: Clock.Clock = {
+      [Clock.ClockTypeId]: Clock.ClockTypeId,
+      unsafeCurrentTimeMillis: () => base.unsafeCurrentTimeMillis() + wall,
+      currentTimeMillis: Effect.sync(() => base.unsafeCurrentTimeMillis() + wall),
+      unsafeCurrentTimeNanos: () => base.unsafeCurrentTimeNanos() + BigInt(mono) * 1_000_000n,
+      currentTimeNanos: Effect.sync(() => base.unsafeCurrentTimeNanos() + BigInt(mono) * 1_000_000n),
+      sleep: (duration) => base.sleep(duration)
+    }
+    return {
+      clock,
+      /** Seconds since T0 on the test's clock, whatever the candidate's reads. */
+      since: Effect.sync(() => (base.unsafeCurrentTimeMillis() - T0) / 1_000),
+      stepWall: (seconds: number) => void (wall += seconds * 1_000),
+      pause: (seconds: number) => {
+        wall += seconds * 1_000
+        mono += seconds * 1_000
+      }
+    }
+  })
+
+  /** `calls` whose next replace is written at once and answered only when the test says so. */
+  const answerLater = (calls: LeaseCalls) => {
+    let held: Deferred.Deferred<void> | undefined
+    return {
+      calls: {
+        ...calls,
+        replace: (namespace: string, next: Lease) =>
+          Effect.tap(calls.replace(namespace, next), () => held === undefined ? Effect.void : Deferred.await(held))
+      } satisfies LeaseCalls,
+      holdNext: Effect.map(Deferred.make<void>(), (d) => void (held = d)),
+      answer: Effect.suspend(() => held === undefined ? Effect.void : Deferred.succeed(held, undefined)).pipe(
+        Effect.zipRight(Effect.sync(() => void (held = undefined)))
+      )
+    }
+  }
+
+  describe("the renew deadline before each write", () => {
+    /**
+     * Leads as `who` on its own clock: each `write` the test asks for runs the guard on a
+     * fiber `lead` forks, as the controller's writes run, and is recorded (in seconds since
+     * T0) only if the guard lets it through. Answers how that fiber ended.
+     */
+    const startWriting = (memory: MemoryLeases, who: string, calls?: LeaseCalls) =>
+      Effect.gen(function*() {
+        const own = yield* ownClock
+        const timeline = makeTimeline(own.since)
+        const client = memory.client(who)
+        const changes: Array<LeadershipChange> = []
+        const written: Array<number> = []
+        const asked = yield* Queue.unbounded<Deferred.Deferred<Exit.Exit<void>>>()
+        const lead = (leadership: Leadership) =>
+          Effect.zipRight(
+            Effect.fork(Effect.forever(Effect.flatMap(Queue.take(asked), (done) =>
+              Effect.fork(
+                Effect.flatMap(
+                  own.since,
+                  (at) => Effect.zipRight(leadership.guard, Effect.sync(() => void written.push(at)))
+                )
+                  .pipe(Effect.onExit((exit) => Deferred.succeed(done, exit)))
+              )))),
+            timeline.lead(who)
+          )
+        const fiber = yield* Effect.fork(
+          Effect.withClock(
+            runElected(
+              calls ?? client.calls,
+              { namespace: NS, name: NAME, identity: who },
+              lead,
+              (change) => Effect.sync(() => changes.push(change))
+            ),
+            own.clock
+          )
+        )
+        const write = Effect.gen(function*() {
+          const done = yield* Deferred.make<Exit.Exit<void>>()
+          yield* Queue.offer(asked, done)
+          return yield* Deferred.await(done)
+        })
+        return { client, changes, written, fiber, own, timeline, write }
+      })
+
+    it.effect("lets every write through while renewals succeed", () =>
+      Effect.gen(function*() {
+        yield* TestClock.setTime(T0)
+        const memory = makeMemoryLeases()
+        const a = yield* startWriting(memory, "a")
+        const timeline = a.timeline
+        for (let i = 0; i < 30; i++) {
+          yield* advance(1)
+          yield* a.write
+        }
+        expect(a.written).toEqual(Array.from({ length: 30 }, (_, i) => i + 1))
+        expect(timeline.stops("a")).toEqual([])
+      }))
+
+    // What the review found: a leader paused (SIGSTOP) past its renew deadline ran again,
+    // and a write woken before its renew loop went out although a successor led by then.
+    it.effect("refuses a write woken after a pause longer than the renew deadline, and steps down before it", () =>
+      Effect.gen(function*() {
+        yield* TestClock.setTime(T0)
+        const memory = makeMemoryLeases()
+        const a = yield* startWriting(memory, "a")
+        const timeline = a.timeline
+        yield* advance(3)
+        expect(Exit.isSuccess(yield* a.write)).toBe(true)
+        // Paused for 26 s just after the renewal of 2 s, with its next one due at 4 s.
+        a.own.pause(26)
+        // Not made: the write waits on the guard until the loss interrupts it with `lead`.
+        const refused = yield* a.write
+        expect(Exit.isInterrupted(refused)).toBe(true)
+        expect(a.written).toEqual([3])
+        yield* advance(0.1)
+        // Stopped then, not when the renew loop wakes at 4 s.
+        expect(timeline.stops("a")).toEqual([3])
+        const lost = failureOf(yield* Fiber.await(a.fiber)) as LeadershipLost
+        expect(lost.reason).toBe("RenewDeadline")
+        expect(a.changes).toEqual([{ _tag: "Leading" }, { _tag: "Lost", error: lost }])
+        // Nothing written after the loss: the Lease still has the renewal of 2 s.
+        expect(writesBy(memory, "a")).toEqual([0, 2])
+      }))
+
+    it.effect("refuses a write once renewals have failed for the renew deadline, even before the renew loop notices", () =>
+      Effect.gen(function*() {
+        yield* TestClock.setTime(T0)
+        const memory = makeMemoryLeases()
+        const a = yield* startWriting(memory, "a")
+        const timeline = a.timeline
+        yield* advance(2.5)
+        a.client.failNext(Infinity, new Unavailable({ reason: "the server is unavailable", code: 503 }))
+        yield* advance(9.4)
+        expect(Exit.isSuccess(yield* a.write)).toBe(true)
+        // 12.1 s on its own clock: the renewal of 2 s is more than 10 s old, and the renew
+        // loop sleeps until 12 s on the test's.
+        a.own.pause(0.2)
+        expect(Exit.isInterrupted(yield* a.write)).toBe(true)
+        expect(a.written).toEqual([11.9])
+        const lost = failureOf(yield* Fiber.await(a.fiber)) as LeadershipLost
+        expect(lost.reason).toBe("RenewDeadline")
+        expect(timeline.stops("a")).toEqual([11.9])
+      }))
+
+    // A renewal on the wire when the process was paused is answered as a success once it
+    // runs again: the server wrote it at some time during the pause, and a successor may
+    // have taken over since. It counts for nothing.
+    it.effect("stops leading at once when a renewal sent before a pause is answered after the renew deadline", () =>
+      Effect.gen(function*() {
+        yield* TestClock.setTime(T0)
+        const memory = makeMemoryLeases()
+        const own = yield* ownClock
+        const timeline = makeTimeline(own.since)
+        const slow = answerLater(memory.client("a").calls)
+        const changes: Array<LeadershipChange> = []
+        const fiber = yield* Effect.fork(Effect.withClock(
+          runElected(
+            slow.calls,
+            { namespace: NS, name: NAME, identity: "a" },
+            timeline.lead("a"),
+            (change) => Effect.sync(() => changes.push(change))
+          ),
+          own.clock
+        ))
+        yield* advance(3)
+        yield* slow.holdNext
+        yield* advance(1.5)
+        // The renewal of 4 s is written; its answer comes after a pause of 26 s.
+        expect(writesBy(memory, "a")).toEqual([0, 2, 4])
+        own.pause(26)
+        yield* slow.answer
+        yield* advance(0.1)
+        // At once, not when the renew loop wakes 2 s later.
+        expect(timeline.stops("a")).toEqual([4.5])
+        const lost = failureOf(yield* Fiber.await(fiber)) as LeadershipLost
+        expect(lost.reason).toBe("RenewDeadline")
+        expect(changes).toEqual([{ _tag: "Leading" }, { _tag: "Lost", error: lost }])
+        expect(writesBy(memory, "a")).toEqual([0, 2, 4])
+      }))
+  })
+
+  describe("deadlines on the monotonic clock", () => {
+    // client-go counts both on a monotonic clock: a step of the wall clock (NTP) must
+    // neither let a candidate take a live Lease early nor keep it waiting on a dead one.
+    for (const [step, seconds] of [["forward", 3_600], ["back", -3_600]] as const) {
+      it.effect(`takes a Lease another holds after leaseDuration by its own clock when its wall clock steps ${step} an hour`, () =>
+        Effect.gen(function*() {
+          yield* TestClock.setTime(T0)
+          const memory = makeMemoryLeases()
+          yield* memory.put(lease({
+            holderIdentity: "old",
+            leaseDurationSeconds: 15,
+            acquireTime: micro(-60),
+            renewTime: micro(0),
+            leaseTransitions: 3
+          }))
+          const own = yield* ownClock
+          const timeline = makeTimeline(own.since)
+          const client = memory.client("b")
+          const fiber = yield* Effect.fork(
+            Effect.withClock(
+              runElected(client.calls, { namespace: NS, name: NAME, identity: "b" }, timeline.lead("b")),
+              own.clock
+            )
+          )
+          yield* advance(5)
+          own.stepWall(seconds)
+          yield* advance(9.9)
+          expect(timeline.starts("b")).toEqual([])
+          yield* advance(4.5)
+          const [at] = timeline.starts("b")
+          expect(at).toBeGreaterThanOrEqual(15)
+          expect(at).toBeLessThanOrEqual(19.4)
+          // What it writes on the Lease stays wall-clock time, stepped as it is.
+          const renewed = Date.parse(memory.writes().find((w) => w.by === "b")?.lease.spec?.renewTime ?? "")
+          expect((renewed - T0) / 1_000).toBeCloseTo(at! + seconds, 2)
+          yield* stopAll([fiber])
+        }))
+    }
+
+    it.effect("keeps leading when its wall clock steps forward an hour, writing renewTime by the stepped wall clock", () =>
+      Effect.gen(function*() {
+        yield* TestClock.setTime(T0)
+        const memory = makeMemoryLeases()
+        const own = yield* ownClock
+        const timeline = makeTimeline(own.since)
+        const client = memory.client("a")
+        const fiber = yield* Effect.fork(
+          Effect.withClock(
+            runElected(client.calls, { namespace: NS, name: NAME, identity: "a" }, timeline.lead("a")),
+            own.clock
+          )
+        )
+        yield* advance(3)
+        own.stepWall(3_600)
+        yield* advance(20)
+        expect(timeline.stops("a")).toEqual([])
+        expect(memory.read(NS, NAME)?.spec?.renewTime).toBe(micro(3_600 + 22))
+        yield* stopAll([fiber])
+      }))
+
+    it.effect("stops at the renew deadline when its renewals fail and its wall clock steps back an hour", () =>
+      Effect.gen(function*() {
+        yield* TestClock.setTime(T0)
+        const memory = makeMemoryLeases()
+        const own = yield* ownClock
+        const timeline = makeTimeline(own.since)
+        const client = memory.client("a")
+        const fiber = yield* Effect.fork(
+          Effect.withClock(
+            runElected(client.calls, { namespace: NS, name: NAME, identity: "a" }, timeline.lead("a")),
+            own.clock
+          )
+        )
+        yield* advance(2.5)
+        client.failNext(Infinity, new Unavailable({ reason: "the server is unavailable", code: 503 }))
+        yield* advance(0.5)
+        own.stepWall(-3_600)
+        yield* advance(8.9)
+        expect(timeline.stops("a")).toEqual([])
+        yield* advance(0.1)
+        expect(timeline.stops("a")).toEqual([12])
+        expect((failureOf(yield* Fiber.await(fiber)) as LeadershipLost).reason).toBe("RenewDeadline")
+      }))
+  })
+
+  describe("readiness", () => {
+    it.effect("tells NoLeader once the holder it follows stops renewing and it cannot take the Lease, and Following once it sees a live one", () =>
+      Effect.gen(function*() {
+        yield* TestClock.setTime(T0)
+        const memory = makeMemoryLeases()
+        const held = { leaseDurationSeconds: 15, acquireTime: micro(0), leaseTransitions: 0 }
+        yield* memory.put(lease({ ...held, holderIdentity: "old", renewTime: micro(0) }))
+        const timeline = makeTimeline(since)
+        const b = yield* start(memory, timeline, "b")
+        yield* advance(0.1)
+        expect(b.changes).toEqual([{ _tag: "Following", holder: "old" }])
+        b.client.failNext(Infinity, new Unavailable({ reason: "the server is unavailable", code: 503 }))
+        // The record b saw at 0 stays live until 15 s by its clock, whatever b can read.
+        yield* advance(14.8)
+        expect(b.changes).toEqual([{ _tag: "Following", holder: "old" }])
+        yield* advance(4.5)
+        expect(b.changes).toEqual([{ _tag: "Following", holder: "old" }, { _tag: "NoLeader", lastHolder: "old" }])
+        const current = memory.read(NS, NAME)!
+        yield* memory.put({ ...current, spec: { ...held, holderIdentity: "new", renewTime: micro(20) } })
+        b.client.heal()
+        yield* advance(4.5)
+        expect(b.changes).toEqual([
+          { _tag: "Following", holder: "old" },
+          { _tag: "NoLeader", lastHolder: "old" },
+          { _tag: "Following", holder: "new" }
+        ])
+        expect(timeline.starts("b")).toEqual([])
+        yield* stopAll([b.fiber])
+      }))
+
+    it.effect("tells Following again for the same holder once it is live again after NoLeader", () =>
+      Effect.gen(function*() {
+        yield* TestClock.setTime(T0)
+        const memory = makeMemoryLeases()
+        const held = { holderIdentity: "old", leaseDurationSeconds: 15, acquireTime: micro(0), leaseTransitions: 0 }
+        yield* memory.put(lease({ ...held, renewTime: micro(0) }))
+        const timeline = makeTimeline(since)
+        const b = yield* start(memory, timeline, "b")
+        yield* advance(0.1)
+        b.client.failNext(Infinity, new Unavailable({ reason: "the server is unavailable", code: 503 }))
+        yield* advance(20)
+        const current = memory.read(NS, NAME)!
+        yield* memory.put({ ...current, spec: { ...held, renewTime: micro(20) } })
+        b.client.heal()
+        yield* advance(4.5)
+        expect(b.changes).toEqual([
+          { _tag: "Following", holder: "old" },
+          { _tag: "NoLeader", lastHolder: "old" },
+          { _tag: "Following", holder: "old" }
+        ])
+        yield* stopAll([b.fiber])
       }))
   })
 })

@@ -188,7 +188,7 @@ describe("permissions", () => {
     Effect.gen(function*() {
       const report = yield* reportWith("over HTTP", {}, allowAll)
       expect(permissions(report)).toEqual([
-        { id: "permissions:services", status: "ok", line: `may list, create, patch, delete services in ${NS}` },
+        { id: "permissions:services", status: "ok", line: `may get, list, create, patch, delete services in ${NS}` },
         {
           id: "permissions:ingresses.networking.k8s.io",
           status: "ok",
@@ -316,7 +316,7 @@ describe("permissions", () => {
         { verb: "update", group: "", resource: "pods", subresource: "finalizers", ...inNamespace },
         ...["get", "list", "watch", "patch"].map((verb) => ({ verb, group: "", resource: "pods", ...inNamespace })),
         { verb: "patch", group: "", resource: "pods", subresource: "status", ...inNamespace },
-        ...["get", "create", "update"].map((verb) => ({
+        ...["get", "list", "create", "update"].map((verb) => ({
           verb,
           group: "coordination.k8s.io",
           resource: "leases",
@@ -379,7 +379,7 @@ describe("permissions", () => {
       })
       expect(report.ok).toBe(true)
       expect(asked.filter((q) => q.resource === "services")).toEqual(
-        ["list", "create", "patch", "delete"].map((verb) => ({
+        ["get", "list", "create", "patch", "delete"].map((verb) => ({
           verb,
           group: "",
           resource: "services",

@@ -16,7 +16,13 @@ import {
   SESSION_LABEL,
   shardOf
 } from "../../src/domain/PodRouting.js"
-import { EventV1Resource, HttpRouteResource, IngressResource, PodResource } from "../../src/domain/Resources.js"
+import {
+  EventV1Resource,
+  HttpRouteResource,
+  IngressResource,
+  PodResource,
+  ServiceResource
+} from "../../src/domain/Resources.js"
 import { SessionRouter } from "../../src/layers/SessionRouter.js"
 import { type ControllerOptions, runController } from "../../src/runner/Controller.js"
 import { workload } from "../support/ProbedSession.js"
@@ -62,6 +68,8 @@ const withController = (
     readonly dataPlane?: boolean
     readonly controller?: ControllerOptions
     readonly controllerDelay?: Duration.Duration
+    /** Runs once the cluster is up, before the controller starts. */
+    readonly before?: (sc: SessionCluster.SessionCluster) => Effect.Effect<unknown>
   } = {}
 ) =>
   Effect.gen(function*() {
@@ -72,6 +80,7 @@ const withController = (
       dataPlane: options.dataPlane ?? false,
       controllerManager: options.gc ?? false
     }))
+    if (options.before !== undefined) yield* options.before(sc)
     const config = typeof options.config === "function" ? options.config(sc) : options.config
     const layer = SessionRouter.layerConfig.pipe(
       Layer.provideMerge(kubeClientLayer("over HTTP", sc.cluster)),
@@ -229,6 +238,121 @@ describe("controller mode over HTTP", () => {
           (i) => i.metadata?.ownerReferences?.[0]?.name === "second-pod"
         )
         expect(ingress.metadata?.ownerReferences).toHaveLength(1)
+      }),
+    { timeout: 30_000 }
+  )
+
+  /** Changes a Pod's labels as `kubectl label --overwrite` would; `undefined` removes one. */
+  const relabel = (
+    sc: SessionCluster.SessionCluster,
+    name: string,
+    labels: Readonly<Record<string, string | undefined>>
+  ) =>
+    Effect.gen(function*() {
+      const pod = yield* readPod(sc.cluster, sc.namespace, name)
+      const next = { ...pod.metadata?.labels, ...labels }
+      for (const [key, value] of Object.entries(labels)) if (value === undefined) delete next[key]
+      yield* Effect.orDie(sc.cluster.store.replace(PodResource, sc.namespace, name, {
+        ...pod,
+        metadata: { ...pod.metadata, labels: next as Record<string, string> }
+      }))
+    })
+
+  const objectNames = (sc: SessionCluster.SessionCluster) =>
+    Effect.gen(function*() {
+      const services = yield* Effect.orDie(sc.cluster.store.list(ServiceResource, sc.namespace))
+      const ingresses = yield* Effect.orDie(sc.cluster.store.list(IngressResource, sc.namespace))
+      // A list's items carry no kind.
+      return [
+        ...services.items.map((o) => `Service/${o.metadata?.name}`),
+        ...ingresses.items.map((o) => `Ingress/${o.metadata?.name}`)
+      ].sort()
+    })
+
+  it.scopedLive(
+    "forgets the old session of a Pod relabelled to another id, and routes the new one (a warm pool's reuse)",
+    () =>
+      Effect.gen(function*() {
+        const { sc } = yield* withController()
+        yield* create(sc.cluster, sc.namespace, sessionPod("pool-pod", "aaa", { ports: [8080] }))
+        yield* eventually(readPod(sc.cluster, sc.namespace, "pool-pod"), (p) => conditionOf(p)?.status === "True")
+        yield* relabel(sc, "pool-pod", { [SESSION_LABEL]: "bbb" })
+        const pod = yield* eventually(
+          readPod(sc.cluster, sc.namespace, "pool-pod"),
+          (p) => conditionOf(p)?.status === "True" && conditionOf(p)?.message?.includes("bbb") === true
+        )
+        expect(pod.metadata?.labels?.[LABEL_SESSION_ID]).toBe("bbb")
+        expect(pod.metadata?.annotations?.[ENDPOINTS_ANNOTATION]).toContain(`8080-bbb.${BASE_DOMAIN}`)
+        // Whoever held session aaa's URL no longer reaches this Pod: its objects are gone.
+        expect(yield* eventually(objectNames(sc), (names) => names.length === 2)).toEqual([
+          "Ingress/telo-run-bbb",
+          "Service/telo-run-bbb"
+        ])
+        // And the id is free: a new Pod of session aaa is routed, not told it is taken.
+        yield* create(sc.cluster, sc.namespace, sessionPod("next-pod", "aaa", { ports: [8080] }))
+        yield* eventually(readPod(sc.cluster, sc.namespace, "next-pod"), (p) => conditionOf(p)?.status === "True")
+      }),
+    { timeout: 30_000 }
+  )
+
+  it.scopedLive(
+    "unpublishes a Pod whose session label is taken off, unmarks it, and says so on its condition",
+    () =>
+      Effect.gen(function*() {
+        const { sc } = yield* withController()
+        yield* create(sc.cluster, sc.namespace, sessionPod("kept-pod", "kept", { ports: [8080] }))
+        yield* eventually(readPod(sc.cluster, sc.namespace, "kept-pod"), (p) => conditionOf(p)?.status === "True")
+        yield* relabel(sc, "kept-pod", { [SESSION_LABEL]: undefined })
+        const pod = yield* eventually(
+          readPod(sc.cluster, sc.namespace, "kept-pod"),
+          (p) => conditionOf(p)?.status === "False" && p.metadata?.labels?.[LABEL_SESSION_ID] === undefined
+        )
+        expect(conditionOf(pod)).toMatchObject({ reason: "SessionLabelRemoved" })
+        expect(conditionOf(pod)?.message).toContain(`the label ${SESSION_LABEL} was removed: session kept`)
+        expect(pod.metadata?.annotations?.[ENDPOINTS_ANNOTATION]).toBeUndefined()
+        expect(yield* eventually(objectNames(sc), (names) => names.length === 0)).toEqual([])
+        // A later Pod of the session has the Service to itself.
+        yield* create(sc.cluster, sc.namespace, sessionPod("later-pod", "kept", { ports: [8080] }))
+        yield* eventually(readPod(sc.cluster, sc.namespace, "later-pod"), (p) => conditionOf(p)?.status === "True")
+      }),
+    { timeout: 30_000 }
+  )
+
+  it.scopedLive(
+    "of two Pods with one id, keeps it with the one that carries its mark, whichever is listed first",
+    () =>
+      Effect.gen(function*() {
+        // b-pod was routed before the controller started (a restart, a handover); a-pod is listed first.
+        const b = sessionPod("b-pod", "twin", { ports: [8080] })
+        const { sc } = yield* withController({
+          before: (sc) =>
+            Effect.zipRight(
+              create(sc.cluster, sc.namespace, sessionPod("a-pod", "twin", { ports: [8080] })),
+              create(sc.cluster, sc.namespace, {
+                ...b,
+                metadata: { ...b.metadata, labels: { ...b.metadata?.labels, [LABEL_SESSION_ID]: "twin" } }
+              })
+            )
+        })
+        yield* eventually(readPod(sc.cluster, sc.namespace, "b-pod"), (p) => conditionOf(p)?.status === "True")
+        const a = yield* eventually(readPod(sc.cluster, sc.namespace, "a-pod"), (p) => conditionOf(p) !== undefined)
+        expect(conditionOf(a)).toMatchObject({ status: "False", reason: "SessionTaken" })
+        expect(conditionOf(a)?.message).toContain("b-pod")
+        const ingress = yield* Effect.orDie(sc.cluster.store.get(IngressResource, sc.namespace, "telo-run-twin"))
+        expect(ingress.metadata?.ownerReferences?.map((o) => o.name)).toEqual(["b-pod"])
+        // A Pod made from the routed one's manifest, its mark copied, loses the mark: the
+        // session Service would select it too.
+        const copy = yield* readPod(sc.cluster, sc.namespace, "b-pod")
+        yield* create(sc.cluster, sc.namespace, {
+          ...sessionPod("c-pod", "twin", { ports: [8080] }),
+          metadata: { name: "c-pod", labels: copy.metadata?.labels ?? {} }
+        })
+        const c = yield* eventually(
+          readPod(sc.cluster, sc.namespace, "c-pod"),
+          (p) => conditionOf(p) !== undefined && p.metadata?.labels?.[LABEL_SESSION_ID] === undefined
+        )
+        expect(conditionOf(c)).toMatchObject({ status: "False", reason: "SessionTaken" })
+        expect(conditionOf(yield* readPod(sc.cluster, sc.namespace, "b-pod"))?.status).toBe("True")
       }),
     { timeout: 30_000 }
   )

@@ -171,6 +171,7 @@ describe("the controller's least privilege", () => {
           "patch pods/status",
           "create leases",
           "get leases",
+          "list leases",
           "update leases"
         ])
         expect(rows.filter((r) => !r.refused)).toEqual([])

@@ -87,7 +87,7 @@ const clearSessions = (sc: SessionCluster.SessionCluster) =>
 
 /**
  * Every step a runner takes, as the manifest's ServiceAccount, in `mode`: publish and
- * watch to a verdict, follow, status, check, unpublish, and a session no controller
+ * watch to a verdict, publish again, follow, status, check, unpublish, and a session no controller
  * programs (a class nobody serves, a listener the Gateway lacks), so the diagnosis reads what it reads. Returns what each step said.
  */
 const journey = (sc: SessionCluster.SessionCluster, mode: "ingress" | "gateway") =>
@@ -127,6 +127,8 @@ const journey = (sc: SessionCluster.SessionCluster, mode: "ingress" | "gateway")
       )
     yield* Effect.gen(function*() {
       yield* step("publish --watch", events("s1"), (text) => text)
+      // A reload: every object exists, and is read to make sure it is the session's own.
+      yield* step("publish again", events("s1"), (text) => text)
       yield* step(
         "follow",
         Stream.runCollect(

@@ -74,7 +74,8 @@ describe("kubectl auth against LocalCluster", () => {
           expect(yield* canI("get", "namespaces/" + NS, "-n", NS)).toBe("yes")
           expect(yield* canI("update", "ingresses.networking.k8s.io", "-n", NS)).toBe("no")
           expect(yield* canI("list", "ingresses.networking.k8s.io", "-n", "default")).toBe("no")
-          expect(yield* canI("get", "services", "-n", NS)).toBe("no")
+          expect(yield* canI("get", "services", "-n", NS)).toBe("yes")
+          expect(yield* canI("update", "services", "-n", NS)).toBe("no")
         }),
       60_000
     )

@@ -82,6 +82,9 @@ export const leadershipLine = (lease: string, identity: string, change: Leadersh
       return `leader election: ${identity} holds Lease ${lease} and routes`
     case "Following":
       return `leader election: Lease ${lease} is held by ${change.holder}; waiting`
+    case "NoLeader":
+      return `leader election: no live leader on Lease ${lease}: ${change.lastHolder} has not renewed it ` +
+        "within its duration by this replica's clock, and this replica cannot take it; not ready"
     case "Lost":
       return `leader election: ${change.error.message}; routing stopped, standing again`
     case "SteppedDown":
@@ -97,7 +100,10 @@ export const controllerHelp: CommandHelp = {
     `${ROUTES_CONDITION} (True once every host is programmed), so a Pod that lists it in ` +
     "spec.readinessGates is Ready only when its routes are. Ports come from the annotation " +
     "session-routing.dev/ports (8080,5000/udp), else from the containers' declared ports. Replicas elect " +
-    "one leader on a Lease in the session namespace. Runs until stopped; one line per condition written."
+    "one leader on a Lease in the session namespace (one per shard with --shards M, named for N and M; a " +
+    "replica refuses to start while a live Lease of another shard count exists). With --metrics-port, /readyz " +
+    "answers 200 while the replica leads or sees a live leader, 503 otherwise. Runs until stopped; one line " +
+    "per condition written."
   ],
   examples: [
     {
@@ -124,7 +130,10 @@ export const controllerCommand = Command.make(
     ),
     shards: Options.integer("shards").pipe(
       Options.withPseudoName("M"),
-      Options.withDescription("Split the sessions into M shards, each with its own Lease"),
+      Options.withDescription(
+        "Split the sessions into M shards, each with its own Lease (session-routing-controller-shard-N-of-M); " +
+          "every replica must have the same M: one refuses to start while a live Lease of another M exists"
+      ),
       Options.withDefault(1)
     ),
     shard: Options.integer("shard").pipe(
@@ -156,6 +165,8 @@ export const controllerCommand = Command.make(
       const config = yield* routerConfigFrom(flags)
       const options = yield* Either.mapLeft(controllerOptionsFrom(flags, process.env), (line) => cliError(line))
       yield* warnAbout(config)
+      // Ready while it leads or sees a live leader; not ready once it lost the Lease,
+      // stepped down or sees no live leader, until it leads or follows one again.
       const ready = yield* Ref.make(options.leaderElection === undefined)
       const lease = `${config.sessionNamespace}/${controllerLeaseName(options.shard)}`
       const election = options.leaderElection
@@ -168,7 +179,7 @@ export const controllerCommand = Command.make(
               ...election,
               onChange: (change) =>
                 Effect.zipRight(
-                  Ref.set(ready, true),
+                  Ref.set(ready, change._tag === "Leading" || change._tag === "Following"),
                   Console.error(leadershipLine(lease, election.identity, change))
                 )
             }

@@ -45,12 +45,23 @@ export interface ConditionWriter {
    */
   readonly annotate: (pod: Pod, sessionId: string, endpoints: ReadonlyArray<Endpoint>) => Effect.Effect<void>
   /**
+   * Takes the session id label and the endpoints annotation off a Pod that is no
+   * longer routed (or never was, for this id), so that no session Service selects it.
+   * Nothing is written when it carries neither.
+   */
+  readonly unmark: (pod: Pod) => Effect.Effect<void>
+  /**
    * Hears the Pod as the watch saw it. When it says other than its last word while no
    * write of ours is under way, and the change is not the echo of one of our writes,
    * someone else wrote it (or a request of a replica gone since landed late), and the
    * word is written again.
    */
   readonly observe: (pod: Pod) => Effect.Effect<void>
+  /**
+   * Reports `routes` on a Pod that has left the watch (its session label taken off) and
+   * unmarks it; what is remembered of it is dropped once both writes are done.
+   */
+  readonly release: (pod: Pod, routes: PodRoutes) => Effect.Effect<void>
   /** Drops what is remembered of a Pod that is gone, and any write still pending for it. */
   readonly forget: (uid: string) => Effect.Effect<void>
 }
@@ -74,6 +85,8 @@ interface PodWriteLine {
   readonly drop: (uid: string) => Effect.Effect<void>
   /** Whether a write to the Pod is under way. */
   readonly busy: (uid: string) => boolean
+  /** Waits until no write to the Pod is under way. */
+  readonly settled: (uid: string) => Effect.Effect<void>
 }
 
 const makeWriteLine: Effect.Effect<PodWriteLine, never, Scope.Scope> = Effect.gen(function*() {
@@ -101,7 +114,8 @@ const makeWriteLine: Effect.Effect<PodWriteLine, never, Scope.Scope> = Effect.ge
       Effect.flatMap(Effect.forkIn(request, scope), (fiber) => Effect.uninterruptible(Fiber.join(fiber))),
     drop: (uid) =>
       Effect.flatMap(current(uid), Option.match({ onNone: () => Effect.void, onSome: Fiber.interruptFork })),
-    busy: (uid) => FiberMap.unsafeHas(writes, uid)
+    busy: (uid) => FiberMap.unsafeHas(writes, uid),
+    settled: (uid) => Effect.flatMap(current(uid), Option.match({ onNone: () => Effect.void, onSome: Fiber.await }))
   }
 })
 
@@ -120,6 +134,7 @@ export const makeConditionWriter = (
   Effect.gen(function*() {
     const writes = yield* makeWriteLine
     const annotations = yield* makeWriteLine
+    const scope = yield* Effect.scope
     /** What each Pod was last made to say (or already said when first told). */
     const said = new Map<string, PodCondition>()
     /** What the watch last saw each Pod say, newer than the Pod a report is given. */
@@ -208,6 +223,28 @@ export const makeConditionWriter = (
         )
       })
 
+    const unmark = (pod: Pod) =>
+      Effect.suspend(() => {
+        const uid = pod.metadata?.uid ?? ""
+        const marked = annotated.has(uid) || pod.metadata?.labels?.[LABEL_SESSION_ID] !== undefined ||
+          pod.metadata?.annotations?.[ENDPOINTS_ANNOTATION] !== undefined
+        annotated.delete(uid)
+        if (!marked) return Effect.void
+        const namespace = pod.metadata?.namespace ?? ""
+        const name = pod.metadata?.name ?? ""
+        const patch = {
+          metadata: {
+            uid: pod.metadata?.uid,
+            labels: { [LABEL_SESSION_ID]: null },
+            annotations: { [ENDPOINTS_ANNOTATION]: null }
+          }
+        }
+        return annotations.run(
+          uid,
+          Effect.ignore(land(annotations, pod, LABEL_SESSION_ID, pods.patch(namespace, name, patch)))
+        )
+      })
+
     const observe = (pod: Pod) =>
       Effect.suspend(() => {
         const uid = pod.metadata?.uid ?? ""
@@ -221,14 +258,34 @@ export const makeConditionWriter = (
         return writes.run(uid, write(pod, word))
       })
 
+    const drop = (uid: string) => {
+      said.delete(uid)
+      heard.delete(uid)
+      echoes.delete(uid)
+      annotated.delete(uid)
+    }
+
+    const release = (pod: Pod, routes: PodRoutes) =>
+      Effect.gen(function*() {
+        const uid = pod.metadata?.uid ?? ""
+        yield* report(pod, routes)
+        yield* unmark(pod)
+        const word = said.get(uid)
+        // Nothing more is heard of the Pod; unless it is routed again meanwhile (a new word).
+        yield* Effect.forkIn(
+          Effect.zipRight(
+            Effect.zipRight(writes.settled(uid), annotations.settled(uid)),
+            Effect.sync(() => (said.get(uid) === word ? drop(uid) : undefined))
+          ),
+          scope
+        )
+      })
+
     const forget = (uid: string) =>
       Effect.suspend(() => {
-        said.delete(uid)
-        heard.delete(uid)
-        echoes.delete(uid)
-        annotated.delete(uid)
+        drop(uid)
         return Effect.zipRight(writes.drop(uid), annotations.drop(uid))
       })
 
-    return { report, annotate, observe, forget }
+    return { report, annotate, unmark, observe, release, forget }
   })

@@ -2,7 +2,7 @@
  * What a candidate writes on the Lease, and how it judges what it reads: one try as
  * client-go's `tryAcquireOrRenew` (renew, create, take or leave it), the release, and
  * the time limit of each call. A holder's duration is counted from when this candidate
- * saw the Lease's record change, on its own clock.
+ * saw the Lease's record change, on its own monotonic clock.
  */
 import { Clock, DateTime, Duration, Effect, Either } from "effect"
 import { durationInWords } from "../../../domain/Durations.js"
@@ -10,6 +10,14 @@ import type { Lease } from "../../../domain/Objects.js"
 import { withoutTransientRetry } from "../../../services/KubeClient.js"
 import { type KubeError, Transport } from "../../../services/KubeError.js"
 import type { Election } from "./ElectionSettings.js"
+
+/**
+ * This process's monotonic clock in milliseconds (Effect's `currentTimeNanos`: hrtime in
+ * the default clock). Every deadline of the election is measured on it, so a step of the
+ * wall clock (NTP) neither shortens nor lengthens a lease or a renew deadline; only the
+ * times written on the Lease are wall-clock time, as client-go writes them.
+ */
+export const monotonicMillis: Effect.Effect<number> = Effect.map(Clock.currentTimeNanos, (nanos) => Number(nanos) / 1e6)
 
 /** MicroTime, as the API writes a Lease's times: `2006-01-02T15:04:05.000000Z`. */
 const microTime = (millis: number): string => DateTime.formatIso(DateTime.unsafeMake(millis)).replace(/Z$/, "000Z")
@@ -31,13 +39,19 @@ const recordOf = (lease: Lease): string => {
   ])
 }
 
-/** What this candidate last saw of the Lease, and when (on its own clock) it last saw it change. */
+/** What this candidate last saw of the Lease, and when (on its own monotonic clock) it last saw it change. */
 export interface Candidate {
   /** As last read or written: its resourceVersion goes with the next write. */
   lease: Lease | undefined
   record: string
+  /** `monotonicMillis` when the record last changed as this candidate saw it. */
   changedAt: number
 }
+
+/** When, on this candidate's monotonic clock, the record it last saw expires unless it changes. */
+export const expiryOf = (candidate: Candidate, election: Election): number =>
+  candidate.changedAt +
+  (candidate.lease?.spec?.leaseDurationSeconds ?? Math.ceil(election.leaseMs / 1_000)) * 1_000
 
 const see = (candidate: Candidate, lease: Lease, now: number): void => {
   candidate.lease = lease
@@ -70,7 +84,7 @@ const tryOnceAsked = (election: Election, candidate: Candidate, leading: boolean
   Effect.gen(function*() {
     const { calls, identity, namespace } = election
     const leaseSeconds = Math.ceil(election.leaseMs / 1_000)
-    /** Writes `lease` naming this candidate, renewed at `now`, with `spec` (acquireTime, transitions) over its own. */
+    /** Writes `lease` naming this candidate, renewed at `now` (wall clock), with `spec` (acquireTime, transitions) over its own. */
     const write = (lease: Lease, now: number, spec: NonNullable<Lease["spec"]> = {}, create = false) => {
       const next: Lease = {
         ...lease,
@@ -83,7 +97,7 @@ const tryOnceAsked = (election: Election, candidate: Candidate, leading: boolean
         }
       }
       return (create ? calls.create(namespace, next) : calls.replace(namespace, next)).pipe(
-        Effect.flatMap((written) => Effect.map(Clock.currentTimeMillis, (at) => see(candidate, written, at))),
+        Effect.flatMap((written) => Effect.map(monotonicMillis, (at) => see(candidate, written, at))),
         Effect.as(HELD)
       )
     }
@@ -95,19 +109,22 @@ const tryOnceAsked = (election: Election, candidate: Candidate, leading: boolean
     }
     const read = yield* Effect.either(calls.get(namespace, election.name))
     const now = yield* Clock.currentTimeMillis
+    const seenAt = yield* monotonicMillis
     if (Either.isLeft(read)) {
       if (read.left._tag !== "NotFound") return yield* read.left
       const fresh: Lease = { metadata: { name: election.name, namespace } }
       return yield* write(fresh, now, { acquireTime: microTime(now), leaseTransitions: 0 }, true)
     }
     const current = read.right
-    see(candidate, current, now)
+    see(candidate, current, seenAt)
     const holder = holderOf(current)
     if (holder === identity) return yield* write(current, now)
-    // A holder's own duration counts from when this candidate saw its record change,
-    // never from the renewTime it wrote by its own clock.
-    const durationMs = (current.spec?.leaseDurationSeconds ?? leaseSeconds) * 1_000
-    if (leading || (holder !== undefined && now < candidate.changedAt + durationMs)) return { held: false, holder }
+    // A holder's own duration counts from when this candidate saw its record change, on
+    // this candidate's monotonic clock: never from the renewTime it wrote by its own
+    // clock, and never on a wall clock that NTP may step.
+    if (leading || (holder !== undefined && seenAt < expiryOf(candidate, election))) {
+      return { held: false, holder }
+    }
     return yield* write(current, now, {
       acquireTime: microTime(now),
       leaseTransitions: (current.spec?.leaseTransitions ?? 0) + 1
