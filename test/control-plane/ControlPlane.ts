@@ -362,7 +362,13 @@ export const startControlPlane = (
         `--service-cluster-ip-range=${SERVICE_CIDR}`,
         "--allow-privileged=true",
         // It would publish 127.0.0.1 as the `kubernetes` Service's endpoint, which the API refuses.
-        "--endpoint-reconciler-type=none"
+        "--endpoint-reconciler-type=none",
+        // etcd keeps every revision until the API server compacts it, every 5 minutes by
+        // default (each time up to the revision of the time before), so an expired continue
+        // token or an Exact list's 410 would take a contract test ten minutes to see
+        // (test/contract/ListWatch.contract.test.ts); at 10s they take under a minute. Watches
+        // are served from the watch cache, whose window compaction does not move.
+        "--etcd-compaction-interval=10s"
       ],
       logFile: logFile("kube-apiserver")
     }

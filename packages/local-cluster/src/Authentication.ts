@@ -136,6 +136,20 @@ const fromCertificate = (req: IncomingMessage): UserInfo | "invalid" | undefined
 }
 
 /** An authenticator that knows the tokens it issued; certificates are checked against the server's CA by TLS. */
+/**
+ * The token of an `Authorization` header as kube-apiserver's bearer-token authenticator
+ * reads it: `Bearer <token>` (any case), split on single spaces. Any other header, or a
+ * bearer with no token, is no credential at all: the request goes on as anonymous
+ * rather than being refused, and only a token nobody issued is a 401.
+ */
+export const bearerToken = (header: string | undefined): string | undefined => {
+  const auth = (header ?? "").trim()
+  if (auth === "") return undefined
+  const [scheme, token] = auth.split(" ", 2)
+  if (scheme!.toLowerCase() !== "bearer" || token === undefined || token === "") return undefined
+  return token
+}
+
 export const makeAuthenticator = (): Authenticator => {
   const tokens = new Map<string, UserInfo>()
   const boundTokens = new Map<string, BoundToken>()
@@ -160,12 +174,10 @@ export const makeAuthenticator = (): Authenticator => {
       const certificate = fromCertificate(req)
       if (certificate === "invalid") return Effect.succeed(undefined)
       if (certificate !== undefined) return Effect.succeed(certificate)
-      const header = req.headers.authorization
-      if (header === undefined) return Effect.succeed(anonymousUser)
-      const match = /^Bearer\s+(\S+)\s*$/i.exec(header)
-      if (match === null) return Effect.succeed(undefined)
-      const user = tokens.get(match[1]!)
-      return user !== undefined ? Effect.succeed(authenticated(user)) : fromBoundToken(match[1]!)
+      const token = bearerToken(req.headers.authorization)
+      if (token === undefined) return Effect.succeed(anonymousUser)
+      const user = tokens.get(token)
+      return user !== undefined ? Effect.succeed(authenticated(user)) : fromBoundToken(token)
     },
     issueToken: (user) => {
       const token = randomBytes(24).toString("base64url")

@@ -218,7 +218,7 @@ const primitives = (
         return store.replace(resource, namespace, name, {
           ...patched,
           metadata: { ...patched.metadata, resourceVersion: live.metadata?.resourceVersion ?? "" }
-        })
+        }, { patch: true })
       })
       return call(
         "patch",
@@ -251,8 +251,8 @@ const primitives = (
       patch,
       (body) =>
         subresource === "status"
-          ? store.replaceStatus(PodResource, namespace, name, body as Pod)
-          : Effect.map(store.replace(PodResource, namespace, name, body as Pod), (r) => r.object)
+          ? store.replaceStatus(PodResource, namespace, name, body as Pod, { patch: true })
+          : Effect.map(store.replace(PodResource, namespace, name, body as Pod, { patch: true }), (r) => r.object)
     ).pipe(
       Effect.catchAllDefect((defect) => defect instanceof Refused ? Effect.fail(defect.status) : Effect.die(defect))
     ) as Effect.Effect<Pod, Status>

@@ -195,31 +195,32 @@ class Parser {
     if (first.kind !== "id" && first.text !== ",") {
       throw new SelectorError(`found '${first.text}', expected: ',', ')' or identifier`)
     }
+    // The server's parseIdentifiersList, step for step: its messages depend on which token it is at.
     const values = new Set<string>()
-    let expectValue = true
     for (;;) {
-      const token = this.peek()
+      const token = this.next()
       if (token.kind === "id") {
-        if (!expectValue) throw new SelectorError(`found '${token.text}', expected: ',' or ')'`)
-        this.next()
         values.add(token.text)
-        expectValue = false
-        continue
+        const after = this.peek()
+        if (after.text === ",") continue
+        if (after.text === ")") break
+        throw new SelectorError(`found '${after.text}', expected: ',' or ')'`)
       }
       if (token.text === ",") {
-        this.next()
-        // `a,,b` and a trailing comma stand for empty values.
-        if (expectValue) values.add("")
-        expectValue = true
+        // `(,`, `,,` and `,)` stand for empty values.
+        if (values.size === 0) values.add("")
+        const after = this.peek()
+        if (after.text === ")") {
+          values.add("")
+          break
+        }
+        if (after.text === ",") values.add("")
         continue
-      }
-      if (token.text === ")") {
-        this.next()
-        if (expectValue) values.add("")
-        return [...values].sort()
       }
       throw new SelectorError(`found '${token.text}', expected: ',', or identifier`)
     }
+    this.next()
+    return [...values].sort()
   }
 }
 

@@ -11,10 +11,12 @@ import {
   type ResourceType,
   type StatusCause
 } from "session-routing/kubernetes"
-import { isKeyField, isLeafPath, merge, removePath, valueAt } from "./internal/fieldMerge.js"
+import { isKeyField, isLeafPath, merge, removePath } from "./internal/fieldMerge.js"
 import {
+  encodePath,
   FieldSet,
   fieldSetOf,
+  fieldValuesOf,
   fromFieldsV1,
   type Path,
   pathString,
@@ -117,16 +119,16 @@ const compare = (
   before: Record<string, unknown>,
   after: Record<string, unknown>
 ): Comparison => {
-  const shape = shapeOf(resource)
-  const beforeSet = fieldSetOf(resource, before)
-  const afterSet = fieldSetOf(resource, after)
-  const modified = FieldSet.of(
-    beforeSet
-      .intersection(afterSet)
-      .paths()
-      .filter((p) => isLeafPath(p) && !jsonEqual(valueAt(before, shape, p), valueAt(after, shape, p)))
-  )
-  return { added: afterSet.difference(beforeSet), removed: beforeSet.difference(afterSet), modified }
+  // Each side's values are read in the same walk that lists its paths: looking each
+  // path up again searched its lists once per path, and a status of 10,000
+  // conditions took seconds.
+  const was = fieldValuesOf(resource, before)
+  const now = fieldValuesOf(resource, after)
+  const modified = new FieldSet()
+  for (const [key, path] of was.set.intersection(now.set).entries()) {
+    if (isLeafPath(path) && !jsonEqual(was.values.get(key), now.values.get(key))) modified.insert(path)
+  }
+  return { added: now.set.difference(was.set), removed: was.set.difference(now.set), modified }
 }
 
 /** A field another manager owns that this write would change. */
@@ -255,12 +257,15 @@ export const mergeApplied = (input: {
   const lastSet = input.managers.get(applier)?.set ?? new FieldSet()
   const set = fieldSetOf(resource, configPart)
   let merged = merge(input.live, configPart, shape)
-  const others = [...input.managers.entries()].filter(([id]) => id !== applier).map(([, m]) => m.set)
+  // What the other managers own, and every path above it: one lookup per dropped path.
+  const kept = new Set(
+    [...input.managers.entries()].filter(([id]) => id !== applier).flatMap(([, m]) => [...m.set.selvesAndAncestors()])
+  )
   // Shortest paths first: a dropped list item goes whole, and its fields are then
   // gone with it. Removing fields first would change a keyed item's key under it.
   const dropped = lastSet.difference(set).paths().slice().sort((a, b) => a.length - b.length)
   for (const path of dropped) {
-    if (others.some((s) => s.hasSelfOrDescendant(path)) || isKeyField(path)) continue
+    if (kept.has(encodePath(path)) || isKeyField(path)) continue
     merged = removePath(merged, shape, path)
   }
   const managers: Managers = new Map(input.managers)

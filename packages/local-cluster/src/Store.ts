@@ -10,6 +10,12 @@ import type { KubeObject, ObjectList, ResourceType, Status } from "session-routi
 export interface WriteOptions {
   readonly dryRun?: boolean
   readonly fieldManager?: string
+  /**
+   * The write is a patch's, read from the live object and written back. A uid in a
+   * PUT's body is a precondition (409 when it is not the stored object's); in what a
+   * patch produced it is a field being changed (422, `metadata.uid` is immutable).
+   */
+  readonly patch?: boolean
 }
 
 export interface ApplyOptions extends WriteOptions {
@@ -22,6 +28,14 @@ export interface ListOptions {
   readonly fieldSelector?: string
   readonly limit?: number
   readonly continue?: string
+  /**
+   * Unset: the latest state. "0": any (here the latest). A version with
+   * `resourceVersionMatch` Exact, or (the legacy spelling) with a `limit`: the state at
+   * that version, 410 once the window no longer reaches it. Otherwise: at least that
+   * version. A version the store has not reached is a 504.
+   */
+  readonly resourceVersion?: string
+  readonly resourceVersionMatch?: string
 }
 
 /** A delete's options: those of any write, plus the preconditions `DeleteOptions` may carry. */
@@ -50,6 +64,11 @@ export interface WatchOptions {
    * changes, from `resourceVersion` or from now. Unset: the legacy rules above.
    */
   readonly sendInitialEvents?: boolean
+  /**
+   * How long the watch will last (its `timeoutSeconds`): with bookmarks allowed, one
+   * goes out two seconds before it ends, as kube-apiserver's watch cache sends it.
+   */
+  readonly timeoutSeconds?: number
 }
 
 /** A watch event exactly as it goes on the wire. ERROR carries a Status (e.g. 410 Expired). */

@@ -358,10 +358,13 @@ describe("HttpApi writes", () => {
         code: 415
       }])
       expect((yield* call(url, `${routes}/web`)).body.metadata.labels).toBeUndefined()
+      // A built-in type's PATCH route consumes the patch types only: go-restful refuses
+      // the rest before the handler, naming none (as kube-apiserver 1.35 answers).
       const unknown = yield* send(url, "PATCH", `${ING}/web`, {}, "application/x-unknown")
-      expect([unknown.status, unknown.body.message]).toEqual([
+      expect([unknown.status, unknown.body.message, unknown.body.details]).toEqual([
         415,
-        "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json, application/apply-patch+yaml"
+        "415: Unsupported Media Type",
+        {}
       ])
     }))
 

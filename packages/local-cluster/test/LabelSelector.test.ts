@@ -51,6 +51,10 @@ describe("label selectors", () => {
     ["app=", { app: "" }, true],
     ["app=", web, false],
     ["app in ()", { app: "" }, true],
+    ["app in (web,)", { app: "" }, true],
+    ["app in (,api)", { app: "" }, true],
+    ["app in (api,,db)", { app: "" }, true],
+    ["app in (api,db)", { app: "" }, false],
     ["example.com/app=web", { "example.com/app": "web" }, true],
     ["app=web", undefined, false],
     ["app!=web", undefined, true]
@@ -70,6 +74,10 @@ describe("label selectors", () => {
     ["app=(web)", "unable to parse requirement: found '(', expected: identifier"],
     ["app=a b", "found 'b', expected: ',' or 'end of string'"],
     ["!app=web", "found '=', expected: ',' or 'end of string'"],
+    // Checked against kube-apiserver 1.35 (test/contract/ListWatch.contract.test.ts).
+    ["app in (web", "unable to parse requirement: found '', expected: ',' or ')'"],
+    ["app in (web api)", "unable to parse requirement: found 'api', expected: ',' or ')'"],
+    ["app in (web,=)", "unable to parse requirement: found '=', expected: ',', or identifier"],
     [
       "version>x",
       `unable to parse requirement: values[0]: Invalid value: "x": for 'Gt', 'Lt' operators, the value must be an integer`

@@ -330,8 +330,9 @@ describe("MemoryStore updates (PUT)", () => {
         })
       )
       expect(status.code).toBe(409)
+      // kube-apiserver 1.35's words: its storage refuses the precondition, naming the etcd key.
       expect(status.message).toBe(
-        `Operation cannot be fulfilled on ingresses.networking.k8s.io "web": Precondition failed: UID in precondition: someone-else, UID in object meta: ${created.metadata?.uid}`
+        `Operation cannot be fulfilled on ingresses.networking.k8s.io "web": StorageError: invalid object, Code: 4, Key: /registry/ingress/${NS}/web, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: someone-else, UID in object meta: ${created.metadata?.uid}`
       )
     }))
 
@@ -540,7 +541,11 @@ describe("MemoryStore server-side apply", () => {
         message: `Apply failed with 1 conflict: conflict with "first": .spec.ingressClassName`,
         reason: "Conflict",
         details: {
-          causes: [{ reason: "FieldManagerConflict", message: `conflict with "first"`, field: ".spec.ingressClassName" }]
+          causes: [{
+            reason: "FieldManagerConflict",
+            message: `conflict with "first"`,
+            field: ".spec.ingressClassName"
+          }]
         },
         code: 409
       })
@@ -759,6 +764,102 @@ describe("MemoryStore lists", () => {
       expect(status.code).toBe(410)
       expect(status.reason).toBe("Expired")
       expect(status.message).toMatch(/^The provided continue parameter is too old/)
+      // The Status carries a token that goes on after "a" at the latest version.
+      const rest = yield* store.list(IngressResource, NS, { continue: String(status.metadata.continue) })
+      expect(rest.items.map((i) => i.metadata?.name)).toEqual(["b", "c", "d"])
+      expect(rest.metadata.resourceVersion).toBe(yield* store.resourceVersion)
+    }))
+
+  it.effect("refuses a continue token that does not decode, and one sent with a resourceVersion, with 400", () =>
+    Effect.gen(function*() {
+      const store = yield* fresh
+      for (const name of ["a", "b"]) yield* store.create(IngressResource, NS, ingress(name))
+      const token = (yield* store.list(IngressResource, NS, { limit: 1 })).metadata.continue!
+      const refusal = (options: { continue: string; resourceVersion?: string }) =>
+        Effect.map(failureOf(store.list(IngressResource, NS, { limit: 1, ...options })), (s) => [s.code, s.message])
+      const encoded = (body: object) => Buffer.from(JSON.stringify(body)).toString("base64url")
+      expect(yield* refusal({ continue: "not+base64" })).toEqual([
+        400,
+        "invalid continue token: continue key is not valid: illegal base64 data at input byte 3"
+      ])
+      expect(yield* refusal({ continue: encoded({ v: "meta.k8s.io/v0", rv: 1, start: "a" }) })).toEqual([
+        400,
+        "invalid continue token: continue key is not valid: server does not recognize this encoded version meta.k8s.io/v0"
+      ])
+      expect(yield* refusal({ continue: encoded({ v: "meta.k8s.io/v1", start: "a" }) })).toEqual([
+        400,
+        "invalid continue token: continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)"
+      ])
+      expect(yield* refusal({ continue: encoded({ v: "meta.k8s.io/v1", rv: 1 }) })).toEqual([
+        400,
+        "invalid continue token: continue key is not valid: encoded start key empty (version meta.k8s.io/v1)"
+      ])
+      expect(yield* refusal({ continue: token, resourceVersion: "1" })).toEqual([
+        400,
+        "specifying resource version is not allowed when using continue"
+      ])
+      const withZero = yield* store.list(IngressResource, NS, { limit: 1, continue: token, resourceVersion: "0" })
+      expect(withZero.items.map((i) => i.metadata?.name)).toEqual(["b"])
+    }))
+
+  it.effect("lists at a resourceVersion: Exact or with a limit the state then, otherwise the latest", () =>
+    Effect.gen(function*() {
+      const store = yield* fresh
+      const first = yield* store.create(IngressResource, NS, ingress("a", { labels: { v: "1" } }))
+      yield* store.replace(IngressResource, NS, "a", ingress("a", { labels: { v: "2" } }))
+      yield* store.create(IngressResource, NS, ingress("b"))
+      const at = first.metadata!.resourceVersion!
+      const state = (options: { resourceVersion: string; resourceVersionMatch?: string; limit?: number }) =>
+        Effect.map(store.list(IngressResource, NS, options), (l) => [
+          l.metadata.resourceVersion,
+          l.items.map((i) => [i.metadata?.name, i.metadata?.labels?.v])
+        ])
+      const latest = yield* store.resourceVersion
+      expect(yield* state({ resourceVersion: at, resourceVersionMatch: "Exact" })).toEqual([at, [["a", "1"]]])
+      expect(yield* state({ resourceVersion: at, limit: 5 })).toEqual([at, [["a", "1"]]])
+      for (
+        const options of [{ resourceVersion: at, resourceVersionMatch: "NotOlderThan" }, { resourceVersion: at }, {
+          resourceVersion: "0",
+          limit: 5
+        }]
+      ) {
+        expect(yield* state(options)).toEqual([latest, [["a", "2"], ["b", undefined]]])
+      }
+      yield* store.compact
+      expect(yield* failureOf(store.list(IngressResource, NS, { resourceVersion: at, resourceVersionMatch: "Exact" })))
+        .toMatchObject({
+          code: 410,
+          reason: "Expired",
+          message: "The resourceVersion for the provided list is too old."
+        })
+    }))
+
+  it.effect("answers a list at a version not reached with 504 Timeout, and one that is no number with 400", () =>
+    Effect.gen(function*() {
+      const store = yield* fresh
+      const ahead = String(Number(yield* store.resourceVersion) + 10)
+      for (const resourceVersionMatch of ["Exact", "NotOlderThan"]) {
+        expect(yield* failureOf(store.list(IngressResource, NS, { resourceVersion: ahead, resourceVersionMatch })))
+          .toEqual({
+            kind: "Status",
+            apiVersion: "v1",
+            metadata: {},
+            status: "Failure",
+            message: `Timeout: Too large resource version: ${ahead}, current: ${yield* store.resourceVersion}`,
+            reason: "Timeout",
+            details: {
+              causes: [{ reason: "ResourceVersionTooLarge", message: "Too large resource version" }],
+              retryAfterSeconds: 1
+            },
+            code: 504
+          })
+      }
+      expect(yield* failureOf(store.list(IngressResource, NS, { resourceVersion: "x" }))).toMatchObject({
+        code: 400,
+        reason: "BadRequest",
+        message:
+          `invalid resource version: resourceVersion: Invalid value: "x": strconv.ParseUint: parsing "x": invalid syntax`
+      })
     }))
 
   it.effect("filters by label selector, and answers 400 to one that does not parse", () =>
@@ -877,6 +978,37 @@ describe("MemoryStore watch", () => {
         type: "BOOKMARK",
         object: { apiVersion: "networking.k8s.io/v1", kind: "Ingress", metadata: { resourceVersion: from } }
       }])
+    }))
+
+  it.effect("sends a bookmark two seconds before a watch's timeout, besides those at the interval", () =>
+    Effect.gen(function*() {
+      const store = yield* makeMemoryStore({ namespaces: [NS], bookmarkInterval: "1 minute" })
+      const from = yield* store.resourceVersion
+      const fiber = yield* Effect.fork(
+        store.watch(anyResource(IngressResource), NS, {
+          resourceVersion: from,
+          allowWatchBookmarks: true,
+          timeoutSeconds: 5
+        }).pipe(Stream.take(1), Stream.runCollect)
+      )
+      yield* TestClock.adjust("2999 millis")
+      expect(fiber.unsafePoll()).toBeNull()
+      yield* TestClock.adjust("1 millis")
+      expect(Chunk.toArray(yield* Fiber.join(fiber)).map((e) => e.type)).toEqual(["BOOKMARK"])
+    }))
+
+  it.effect("answers a watch from a resourceVersion that is no number with a 500 without a reason", () =>
+    Effect.gen(function*() {
+      const store = yield* fresh
+      expect(yield* failureOf(Stream.runDrain(store.watch(anyResource(IngressResource), NS, { resourceVersion: "x" }))))
+        .toEqual({
+          kind: "Status",
+          apiVersion: "v1",
+          metadata: {},
+          status: "Failure",
+          message: `resourceVersion: Invalid value: "x": strconv.ParseUint: parsing "x": invalid syntax`,
+          code: 500
+        })
     }))
 
   it.effect("answers a too-old resourceVersion with one ERROR event (410 Expired) and ends", () =>

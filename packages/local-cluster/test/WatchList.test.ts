@@ -118,7 +118,8 @@ describe("MemoryStore watch-list", () => {
         apiVersion: "v1",
         metadata: {},
         status: "Failure",
-        message: `Too large resource version: ${current + 5}, current: ${current}`,
+        // The Timeout error's message starts with its reason (kube-apiserver 1.35, the contract's ListWatch).
+        message: `Timeout: Too large resource version: ${current + 5}, current: ${current}`,
         reason: "Timeout",
         details: {
           causes: [{ reason: "ResourceVersionTooLarge", message: "Too large resource version" }],

@@ -71,23 +71,30 @@ export const merge = (live: unknown, config: unknown, shape: Shape): unknown => 
       if (shape.listType === "atomic" || !Array.isArray(live) || !Array.isArray(config)) return config
       const element = (item: unknown, index: number) => listItemElement(shape, item, index)
       const configElements = config.map(element)
+      // Each element's first place in the config, and how far the config has been
+      // emitted: found by lookup, so merging a long list is not a search per item.
+      const configPlaces = new Map<string, number>()
+      configElements.forEach((e, i) => {
+        if (!configPlaces.has(e)) configPlaces.set(e, i)
+      })
       const liveByElement = new Map(live.map((item, index) => [element(item, index), item]))
       const emitted = new Set<string>()
       const out: Array<unknown> = []
+      let next = 0
       const emitConfigUpTo = (upTo: number) => {
-        for (let i = 0; i <= upTo; i++) {
-          const e = configElements[i]!
+        for (; next <= upTo; next++) {
+          const e = configElements[next]!
           if (emitted.has(e)) continue
           emitted.add(e)
-          out.push(shape.listType === "map" ? merge(liveByElement.get(e), config[i], shape.items) : config[i])
+          out.push(shape.listType === "map" ? merge(liveByElement.get(e), config[next], shape.items) : config[next])
         }
       }
       // Items only the live object has keep their place; the config decides the
       // order of the items it names.
       live.forEach((item, index) => {
         const e = element(item, index)
-        const inConfig = configElements.indexOf(e)
-        if (inConfig < 0) {
+        const inConfig = configPlaces.get(e)
+        if (inConfig === undefined) {
           if (!emitted.has(e)) out.push(item)
           emitted.add(e)
         } else {

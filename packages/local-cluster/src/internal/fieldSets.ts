@@ -27,6 +27,10 @@ export class FieldSet {
   insert(path: Path): void {
     this.members.set(encodePath(path), path)
   }
+  /** `insert`, with the path's `encodePath` already at hand. */
+  insertEncoded(key: string, path: Path): void {
+    this.members.set(key, path)
+  }
   has(path: Path): boolean {
     return this.members.has(encodePath(path))
   }
@@ -39,21 +43,43 @@ export class FieldSet {
   paths(): ReadonlyArray<Path> {
     return [...this.members.values()]
   }
+  /** Each member with its encoded form, so set operations need not encode it again. */
+  entries(): IterableIterator<[string, Path]> {
+    return this.members.entries()
+  }
   union(other: FieldSet): FieldSet {
-    return FieldSet.of([...this.paths(), ...other.paths()])
+    const out = new FieldSet()
+    for (const [key, path] of this.members) out.members.set(key, path)
+    for (const [key, path] of other.members) out.members.set(key, path)
+    return out
   }
   difference(other: FieldSet): FieldSet {
-    return FieldSet.of(this.paths().filter((p) => !other.has(p)))
+    const out = new FieldSet()
+    for (const [key, path] of this.members) if (!other.members.has(key)) out.members.set(key, path)
+    return out
   }
   intersection(other: FieldSet): FieldSet {
-    return FieldSet.of(this.paths().filter((p) => other.has(p)))
+    const out = new FieldSet()
+    for (const [key, path] of this.members) if (other.members.has(key)) out.members.set(key, path)
+    return out
   }
   equals(other: FieldSet): boolean {
-    return this.size === other.size && this.paths().every((p) => other.has(p))
+    return this.size === other.size && [...this.members.keys()].every((key) => other.members.has(key))
   }
-  /** Whether `path` or anything below it is a member. */
-  hasSelfOrDescendant(path: Path): boolean {
-    return this.paths().some((p) => p.length >= path.length && path.every((e, i) => p[i] === e))
+  /**
+   * Every member and every path above one, encoded: whether a path or anything below
+   * it is a member, for many paths, as one lookup each rather than a pass over the set.
+   */
+  selvesAndAncestors(): ReadonlySet<string> {
+    const out = new Set<string>()
+    for (const path of this.members.values()) {
+      for (let length = path.length; length >= 0; length--) {
+        const key = encodePath(path.slice(0, length))
+        if (out.has(key)) break
+        out.add(key)
+      }
+    }
+    return out
   }
 }
 
@@ -75,35 +101,69 @@ export const listItemElement = (shape: Extract<Shape, { _tag: "List" }>, item: u
     ? `v:${JSON.stringify(item)}`
     : `i:${index}`
 
-export const collect = (value: unknown, shape: Shape, path: Path, out: FieldSet): void => {
+/**
+ * Adds to `out` every field path `value` sets, by `shape`; with `values`, also the
+ * value at each path (the first item's, where two list items share a key), so a
+ * caller comparing two objects path by path reads each value once instead of
+ * searching the lists again for every path.
+ */
+export const collect = (
+  value: unknown,
+  shape: Shape,
+  path: Path,
+  out: FieldSet,
+  values?: Map<string, unknown>
+): void => collectFrom(value, shape, path, encodePath(path).slice(1, -1), out, values)
+
+/**
+ * `collect`, with `inner` the path's encoding without its brackets: each child's is
+ * built from its parent's, not encoded again from the whole path.
+ */
+const collectFrom = (
+  value: unknown,
+  shape: Shape,
+  path: Path,
+  inner: string,
+  out: FieldSet,
+  values: Map<string, unknown> | undefined
+): void => {
+  const member = (at: Path, atInner: string, found: unknown) => {
+    const key = `[${atInner}]`
+    out.insertEncoded(key, at)
+    if (values !== undefined && !values.has(key)) values.set(key, found)
+  }
+  const below = (element: PathElement) => `${inner === "" ? "" : `${inner},`}${JSON.stringify(element)}`
   switch (shape._tag) {
     case "Scalar":
-      out.insert(path)
+      member(path, inner, value)
       return
     case "Unknown":
     case "Struct":
     case "Map": {
       const atomic = shape._tag !== "Unknown" && shape.atomic === true
       if (atomic || !isObject(value) || Object.keys(value).length === 0) {
-        out.insert(path)
+        member(path, inner, value)
         return
       }
       for (const [key, child] of Object.entries(value)) {
         const sub = childShape(shape, key) ?? unknown
-        if (child === null) out.insert([...path, `f:${key}`])
-        else collect(child, sub, [...path, `f:${key}`], out)
+        const element = `f:${key}`
+        if (child === null) member([...path, element], below(element), child)
+        else collectFrom(child, sub, [...path, element], below(element), out, values)
       }
       return
     }
     case "List": {
       if (shape.listType === "atomic" || !Array.isArray(value)) {
-        out.insert(path)
+        member(path, inner, value)
         return
       }
       value.forEach((item, index) => {
-        const itemPath = [...path, listItemElement(shape, item, index)]
-        if (shape.listType === "map") collect(item, shape.items, itemPath, out)
-        out.insert(itemPath)
+        const element = listItemElement(shape, item, index)
+        const itemPath = [...path, element]
+        const itemInner = below(element)
+        if (shape.listType === "map") collectFrom(item, shape.items, itemPath, itemInner, out, values)
+        member(itemPath, itemInner, item)
       })
       return
     }
@@ -154,6 +214,17 @@ export const fieldSetOf = (resource: ServedResource<unknown>, value: Record<stri
   const out = new FieldSet()
   if (Object.keys(value).length > 0) collect(value, shapeOf(resource), [], out)
   return out
+}
+
+/** `fieldSetOf`, and the value at each of its paths, keyed by `encodePath`. */
+export const fieldValuesOf = (
+  resource: ServedResource<unknown>,
+  value: Record<string, unknown>
+): { readonly set: FieldSet; readonly values: ReadonlyMap<string, unknown> } => {
+  const set = new FieldSet()
+  const values = new Map<string, unknown>()
+  if (Object.keys(value).length > 0) collect(value, shapeOf(resource), [], set, values)
+  return { set, values }
 }
 
 // FieldsV1 is the set written as a trie; "." marks a member that also has children.

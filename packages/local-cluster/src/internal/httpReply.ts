@@ -34,6 +34,21 @@ export const pageNotFound: Reply = {
   headers: { "x-content-type-options": "nosniff" }
 }
 
+/**
+ * go-restful's 404, as kube-apiserver words it (`NewGenericServerResponse`): a path under
+ * `/api` or a built-in group that no route takes, a type the group version does not
+ * have or a version the group does not serve. The Status names nothing.
+ */
+export const restfulNotFound = (): Status =>
+  failure(404, "NotFound", "the server could not find the requested resource", {})
+
+/**
+ * go-restful's 415, for a PATCH to a built-in type in a media type its route does not
+ * consume: refused before any handler, so not the handler's list of patch types.
+ */
+export const restfulUnsupportedMediaType = (): Status =>
+  failure(415, "UnsupportedMediaType", "415: Unsupported Media Type", {})
+
 export const statusReply = (status: Status, headers?: Record<string, string>): Reply =>
   json(status.code, status, headers)
 

@@ -5,7 +5,7 @@
  */
 import { Clock, Effect } from "effect"
 import type { IncomingMessage, ServerResponse } from "node:http"
-import type { KubeObject, ObjectList } from "session-routing/kubernetes"
+import type { KubeObject, ObjectList, Status } from "session-routing/kubernetes"
 import type { Decision, FaultRequest, Faults, Verb } from "../Faults.js"
 import { isObject } from "../ServerSideApply.js"
 import type { ClusterStore, DeleteOptions } from "../Store.js"
@@ -27,6 +27,7 @@ import {
   readBody,
   Refused,
   type Reply,
+  restfulUnsupportedMediaType,
   statusReply,
   unsupportedMediaType
 } from "./httpReply.js"
@@ -38,6 +39,21 @@ import { decodeDeleteBody, decodeWriteBody } from "./protobufObjects.js"
 import { strategicMerge } from "./strategicMerge.js"
 import { tableApiVersion, toTable, wantsTable } from "./tables.js"
 import { shapeOf } from "./typeShapes.js"
+
+/** The patch types a custom resource's handler takes. */
+const CUSTOM_PATCH_TYPES: ReadonlyArray<string> = [
+  "application/json-patch+json",
+  "application/merge-patch+json",
+  "application/apply-patch+yaml"
+]
+
+/** The patch types a built-in type's PATCH route consumes. */
+const BUILT_IN_PATCH_TYPES: ReadonlyArray<string> = [
+  "application/json-patch+json",
+  "application/merge-patch+json",
+  "application/strategic-merge-patch+json",
+  "application/apply-patch+yaml"
+]
 
 const faultRequest = (verb: Verb, target: Target): FaultRequest => ({
   verb,
@@ -99,15 +115,8 @@ export const makeResourceHandler = (
       // A create-only subresource takes a POST on the object's path, and nothing else.
       const create = subresource !== undefined && Object.hasOwn(creates, subresource) ? creates[subresource] : undefined
       if (create !== undefined && method !== "POST") return statusReply(methodNotAllowed())
-      if (
-        create === undefined && (
-          (method === "POST" && name !== undefined) ||
-          (method !== "POST" && method !== "GET" && method !== "DELETE" && name === undefined) ||
-          (subresource !== undefined && (method === "POST" || method === "DELETE"))
-        )
-      ) {
-        return statusReply(methodNotAllowed())
-      }
+      const refused = create === undefined ? routeProblem(req, target) : undefined
+      if (refused !== undefined) return statusReply(refused)
 
       const decision: Decision = yield* faults.intercept(faultRequest(verb, target))
       switch (decision._tag) {
@@ -166,7 +175,11 @@ export const makeResourceHandler = (
               ...(query.get("labelSelector") !== null ? { labelSelector: query.get("labelSelector")! } : {}),
               ...(query.get("fieldSelector") !== null ? { fieldSelector: query.get("fieldSelector")! } : {}),
               ...(limit !== null && /^\d+$/.test(limit) ? { limit: Number(limit) } : {}),
-              ...(query.get("continue") !== null ? { continue: query.get("continue")! } : {})
+              ...(query.get("continue") !== null ? { continue: query.get("continue")! } : {}),
+              ...(query.get("resourceVersion") !== null ? { resourceVersion: query.get("resourceVersion")! } : {}),
+              ...(query.get("resourceVersionMatch") !== null
+                ? { resourceVersionMatch: query.get("resourceVersionMatch")! }
+                : {})
             }),
             (list: ObjectList<KubeObject>) =>
               wantsTable(accept)
@@ -258,6 +271,42 @@ export const makeResourceHandler = (
       )
     )
 
+  /**
+   * What is refused before any handler runs. A built-in type's routes are go-restful's:
+   * no POST on a name, no PUT or PATCH on a collection, no POST or DELETE on a
+   * subresource (405, naming nothing). A custom resource's handler is the CRD handler,
+   * which routes by verb: a POST on a name creates the body's object (the name in the
+   * path is not read), a PUT or PATCH without a name is a 400 (after a PATCH's media
+   * type), and its status takes get, update and patch only (405 naming the resource).
+   */
+  const routeProblem = (req: IncomingMessage, target: Target): Status | undefined => {
+    const method = req.method ?? "GET"
+    const { name, resource, subresource } = target
+    if (!resource.custom) {
+      const refused = (method === "POST" && name !== undefined) ||
+        (method !== "POST" && method !== "GET" && method !== "DELETE" && name === undefined) ||
+        (subresource !== undefined && (method === "POST" || method === "DELETE"))
+      return refused ? methodNotAllowed() : undefined
+    }
+    if (subresource !== undefined && (method === "POST" || method === "DELETE")) {
+      return failure(
+        405,
+        "MethodNotAllowed",
+        `${
+          method === "POST" ? "create" : "delete"
+        } is not supported on resources of kind "${resource.plural}.${resource.group}"`,
+        { group: resource.group, kind: resource.plural }
+      )
+    }
+    if ((method === "PUT" || method === "PATCH") && name === undefined) {
+      if (method === "PATCH" && !CUSTOM_PATCH_TYPES.includes(mediaType(req))) {
+        return unsupportedMediaType(CUSTOM_PATCH_TYPES)
+      }
+      return badRequest("name must be provided")
+    }
+    return undefined
+  }
+
   /** The options of a DELETE, from its query and its body (`parsed`, as JSON). */
   const deleteOptionsOf = (query: URLSearchParams, parsed: unknown): DeleteOptions => {
     let dryRun = dryRunOf(query, "DeleteOptions")
@@ -328,16 +377,13 @@ export const makeResourceHandler = (
       const type = mediaType(req)
       const { resource, namespace, name, subresource } = target
       // The media type is checked before any option. Custom resources have no Go struct
-      // tags to merge by: their handler does not offer strategic merge at all.
-      const accepted = resource.custom
-        ? ["application/json-patch+json", "application/merge-patch+json", "application/apply-patch+yaml"]
-        : [
-          "application/json-patch+json",
-          "application/merge-patch+json",
-          "application/strategic-merge-patch+json",
-          "application/apply-patch+yaml"
-        ]
-      if (!accepted.includes(type)) return statusReply(unsupportedMediaType(accepted))
+      // tags to merge by: their handler does not offer strategic merge at all. A built-in
+      // type's PATCH route consumes only the patch types, so go-restful refuses the rest
+      // before the handler could list them.
+      const accepted = resource.custom ? CUSTOM_PATCH_TYPES : BUILT_IN_PATCH_TYPES
+      if (!accepted.includes(type)) {
+        return statusReply(resource.custom ? unsupportedMediaType(accepted) : restfulUnsupportedMediaType())
+      }
       const text = bytes.toString("utf8")
       const dryRun = dryRunOf(query, "PatchOptions")
       const force = boolParam(query, "force")
@@ -386,7 +432,7 @@ export const makeResourceHandler = (
       } else {
         return statusReply(unsupportedMediaType(accepted))
       }
-      const options = { dryRun, fieldManager: fieldManagerOf(req, query) }
+      const options = { dryRun, fieldManager: fieldManagerOf(req, query), patch: true }
       const write = (patched: KubeObject) =>
         subresource === "status"
           ? store.replaceStatus(resource, namespace, name, patched, options)

@@ -13,6 +13,8 @@ import { selectableFieldsOf } from "./fieldSelectors.js"
 import { badRequest, boolParam, type Reply, statusReply } from "./httpReply.js"
 import type { Target } from "./httpRouting.js"
 import { watchOptions } from "./listOptions.js"
+import { unparsableResourceVersion } from "./storeHistory.js"
+import { failure } from "./storeStatus.js"
 import { tableApiVersion, toTable, wantsTable } from "./tables.js"
 
 /** Without `timeoutSeconds`, a watch lasts between one and two times this, as `--min-request-timeout`. */
@@ -44,11 +46,8 @@ export const makeWatch = (
     }
     const resourceVersion = query.get("resourceVersion") ?? undefined
     if (resourceVersion !== undefined && resourceVersion !== "" && !/^\d+$/.test(resourceVersion)) {
-      return statusReply(
-        badRequest(
-          `resourceVersion: Invalid value: "${resourceVersion}": strconv.ParseUint: parsing "${resourceVersion}": invalid syntax`
-        )
-      )
+      // The watch cache's parse error is no API error: kube-apiserver answers it as an internal one, with no reason.
+      return statusReply(failure(500, undefined, unparsableResourceVersion(resourceVersion)))
     }
     const timeoutParam = query.get("timeoutSeconds")
     // GetTimeoutForWatch: `timeoutSeconds=0` is the same as none, the server's random default.
@@ -65,6 +64,7 @@ export const makeWatch = (
         ...(fieldSelector !== undefined ? { fieldSelector } : {}),
         ...(resourceVersion !== undefined ? { resourceVersion } : {}),
         allowWatchBookmarks,
+        timeoutSeconds,
         ...(start.sendInitialEvents !== undefined ? { sendInitialEvents: start.sendInitialEvents } : {})
       }),
       decision,

@@ -18,5 +18,19 @@ export const jsonEqual = (a: unknown, b: unknown): boolean => {
   return false
 }
 
+/**
+ * A JSON value as a string two values share exactly when `jsonEqual` holds (object
+ * keys sorted): what a lookup table keys on, so that finding a list item by value
+ * costs one hash instead of a comparison with every other item.
+ */
+export const canonical = (value: unknown): string => {
+  if (value === undefined) return "undefined"
+  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`
+  if (isObject(value)) {
+    return `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonical(value[k])}`).join(",")}}`
+  }
+  return JSON.stringify(value)
+}
+
 /** A deep copy of a JSON value. */
 export const clone = <A>(value: A): A => (value === undefined ? value : (JSON.parse(JSON.stringify(value)) as A))

@@ -24,7 +24,7 @@ import { defaulted } from "./storeDefaults.js"
 import type { Buckets } from "./storeHistory.js"
 import { asJson, type Json, metaOf, objectKey, rfc3339, withMeta } from "./storeObjects.js"
 import { attempt, badRequest, conflict, failure, invalidOptions, refuse } from "./storeStatus.js"
-import type { Writes } from "./storeWrites.js"
+import { uidChangeErrors, type Writes } from "./storeWrites.js"
 
 /** Apply over the buckets, through the same create and update steps as the other writes. */
 export const makeApply = (buckets: Buckets, writes: Writes, allocator: ReturnType<typeof makeAllocator>) => {
@@ -85,7 +85,20 @@ export const makeApply = (buckets: Buckets, writes: Writes, allocator: ReturnTyp
         const dryRun = options.dryRun === true
         const force = options.force === true
 
+        // Apply leaves identity out of what it merges, so the configuration's own uid is
+        // judged here: against no object, kube-apiserver's patch handler refuses it as a
+        // conflict; against another one, it is a change to an immutable field.
+        const uid = typeof meta.uid === "string" && meta.uid !== "" ? meta.uid : undefined
         if (live === undefined) {
+          if (uid !== undefined) {
+            refuse(
+              conflict(
+                resource,
+                name,
+                `uid mismatch: the provided object specified uid ${uid}, and no existing object was found`
+              )
+            )
+          }
           const base: KubeObject = {
             apiVersion: apiVersionOf(resource),
             kind: resource.kind,
@@ -127,7 +140,7 @@ export const makeApply = (buckets: Buckets, writes: Writes, allocator: ReturnTyp
           manager
         })
         const mergedJson = asJson(applied.merged)
-        const errors: Array<FieldError> = []
+        const errors: Array<FieldError> = uidChangeErrors(uid, metaOf(live).uid)
         let object = prepareUpdate(
           resource,
           live,

@@ -4,11 +4,11 @@
  * rebuild snapshots from, and the one revision counter every write moves.
  */
 import { type Duration, Queue } from "effect"
-import { type KubeObject } from "session-routing/kubernetes"
+import { type KubeObject, type Status } from "session-routing/kubernetes"
 import { NamespaceResource, type ServedResource, ServiceResource } from "../ServedResources.js"
 import { isObject } from "../ServerSideApply.js"
 import { metaOf, objectKey, ordered, resourceId, withMeta } from "./storeObjects.js"
-import { notServedStatus, refuse } from "./storeStatus.js"
+import { failure, notServedStatus, refuse } from "./storeStatus.js"
 
 export interface HistoryEvent {
   readonly rv: number
@@ -18,10 +18,8 @@ export interface HistoryEvent {
   readonly previous: KubeObject | undefined
 }
 
-export type Signal = { readonly _tag: "Event"; readonly event: HistoryEvent } | {
-  readonly _tag: "Bookmark"
-  readonly rv: number
-}
+/** What a watcher's queue carries: a change, or the time for a bookmark (at the store's version then). */
+export type Signal = { readonly _tag: "Event"; readonly event: HistoryEvent } | { readonly _tag: "Bookmark" }
 
 export interface Watcher {
   readonly queue: Queue.Queue<Signal>
@@ -39,6 +37,7 @@ export interface Bucket {
 }
 
 export interface ContinueToken {
+  /** The version the pages are of; negative: the latest (the token a 410 for an expired one carries). */
   readonly rv: number
   readonly start: string
 }
@@ -46,19 +45,55 @@ export interface ContinueToken {
 export const encodeContinue = (token: ContinueToken): string =>
   Buffer.from(JSON.stringify({ v: "meta.k8s.io/v1", rv: token.rv, start: token.start })).toString("base64url")
 
-export const decodeContinue = (text: string): ContinueToken | undefined => {
-  try {
-    const parsed: unknown = JSON.parse(Buffer.from(text, "base64url").toString("utf8"))
-    if (!isObject(parsed) || parsed.v !== "meta.k8s.io/v1") return undefined
-    if (typeof parsed.rv !== "number" || typeof parsed.start !== "string") return undefined
-    return { rv: parsed.rv, start: parsed.start }
-  } catch {
-    return undefined
+const NOT_VALID = "continue key is not valid"
+
+/**
+ * The token, or why it is not one, in the words of the server's `DecodeContinue`
+ * (where its words are Go's base64 or JSON decoder's, the gist of them).
+ */
+export const decodeContinue = (text: string): ContinueToken | string => {
+  const bad = /[^A-Za-z0-9_-]/.exec(text)
+  if (bad !== null || text.length % 4 === 1) {
+    return `${NOT_VALID}: illegal base64 data at input byte ${bad?.index ?? text.length - 1}`
   }
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(Buffer.from(text, "base64url").toString("utf8"))
+  } catch (e) {
+    return `${NOT_VALID}: ${e instanceof Error ? e.message : String(e)}`
+  }
+  if (!isObject(parsed)) {
+    return `${NOT_VALID}: json: cannot unmarshal ${typeof parsed} into Go value of type storage.continueToken`
+  }
+  const { rv = 0, start = "", v = "" } = parsed
+  if (typeof v !== "string" || typeof rv !== "number" || !Number.isInteger(rv) || typeof start !== "string") {
+    return `${NOT_VALID}: json: cannot unmarshal a field into Go struct storage.continueToken`
+  }
+  if (v !== "meta.k8s.io/v1") return `${NOT_VALID}: server does not recognize this encoded version ${v}`
+  if (rv === 0) return `${NOT_VALID}: incorrect encoded start resourceVersion (version meta.k8s.io/v1)`
+  if (start === "") return `${NOT_VALID}: encoded start key empty (version meta.k8s.io/v1)`
+  return { rv, start }
 }
 
 export const CONTINUE_TOO_OLD =
   "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list."
+
+/** An Exact list (or one with a limit) at a version the window no longer reaches. */
+export const LIST_TOO_OLD = "The resourceVersion for the provided list is too old."
+
+/**
+ * The watch cache's answer to a read at a version it has not reached. It waits three
+ * seconds for it first; here nothing is on its way, so it answers at once.
+ */
+export const tooLargeResourceVersion = (requested: number, current: number): Status =>
+  failure(504, "Timeout", `Timeout: Too large resource version: ${requested}, current: ${current}`, {
+    causes: [{ reason: "ResourceVersionTooLarge", message: "Too large resource version" }],
+    retryAfterSeconds: 1
+  })
+
+/** Go's words for a resourceVersion that is not an unsigned number. */
+export const unparsableResourceVersion = (text: string): string =>
+  `resourceVersion: Invalid value: "${text}": strconv.ParseUint: parsing ${JSON.stringify(text)}: invalid syntax`
 
 /** What every part of the store shares. */
 export interface StoreState {

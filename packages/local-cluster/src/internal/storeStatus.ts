@@ -53,6 +53,37 @@ export const conflict = (resource: ServedResource<unknown>, name: string, why = 
     resourceDetails(resource, name)
   )
 
+/** The prefix under /registry/ where kube-apiserver keeps a built-in type whose prefix is not its plural. */
+const STORAGE_PREFIXES: Readonly<Record<string, string>> = { services: "services/specs", ingresses: "ingress" }
+
+/** The etcd key kube-apiserver keeps an object under, as its storage errors quote it. */
+const storageKey = (resource: ServedResource<unknown>, namespace: string | undefined, name: string): string => {
+  const prefix = resource.custom
+    ? `${resource.group}/${resource.plural}`
+    : STORAGE_PREFIXES[resource.plural] ?? resource.plural
+  return `/registry/${prefix}/${resource.namespaced && namespace !== undefined ? `${namespace}/` : ""}${name}`
+}
+
+/**
+ * 409 for a PUT whose body names a uid the stored object does not have (`live` is ""
+ * when there is none): kube-apiserver takes the body's uid as a precondition of the
+ * update and its storage refuses it, before it looks at the resourceVersion.
+ */
+export const uidPreconditionFailed = (
+  resource: ServedResource<unknown>,
+  namespace: string | undefined,
+  name: string,
+  given: string,
+  live: string
+): Status =>
+  conflict(
+    resource,
+    name,
+    `StorageError: invalid object, Code: 4, Key: ${
+      storageKey(resource, namespace, name)
+    }, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: ${given}, UID in object meta: ${live}`
+  )
+
 export const badRequest = (message: string): Status => failure(400, "BadRequest", message)
 
 export const expired = (message: string): Status => failure(410, "Expired", message)

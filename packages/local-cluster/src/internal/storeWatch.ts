@@ -1,29 +1,32 @@
 /**
  * The store's watches: from now (with the current objects as ADDED) or from a
  * resourceVersion in the history window, events filtered by selectors (leaving one
- * reads as a delete), bookmarks when asked, and 410 Expired for a version too old.
- * A watch-list ends its initial ADDED events with a bookmark that says so.
+ * reads as a delete), bookmarks when asked (every interval, and two seconds before the
+ * watch ends), and 410 Expired for a
+ * version too old. A watch-list ends its initial ADDED events with a bookmark that says so.
  */
-import { Effect, Option, Queue, Schedule, Stream } from "effect"
+import { Duration, Effect, Option, Queue, Schedule, Stream } from "effect"
 import { apiVersionOf, type KubeObject, type Status } from "session-routing/kubernetes"
 import type { ServedResource } from "../ServedResources.js"
 import type { StoreWatchEvent, WatchOptions } from "../Store.js"
-import type { Bucket, Buckets, HistoryEvent, Signal, StoreState, Watcher } from "./storeHistory.js"
+import {
+  type Bucket,
+  type Buckets,
+  type HistoryEvent,
+  type Signal,
+  type StoreState,
+  tooLargeResourceVersion,
+  unparsableResourceVersion,
+  type Watcher
+} from "./storeHistory.js"
 import { type Filter, makeFilter, metaOf, passes, withMeta } from "./storeObjects.js"
-import { attempt, badRequest, expired, failure, refuse } from "./storeStatus.js"
+import { attempt, expired, failure, refuse } from "./storeStatus.js"
 
 /** The annotation on the bookmark that ends a watch-list's initial events. */
 export const INITIAL_EVENTS_END = "k8s.io/initial-events-end"
 
-/**
- * The cacher's answer to a watch-list from a version it has not reached. It waits
- * three seconds for it first; here nothing is on its way, so it answers at once.
- */
-const tooLargeResourceVersion = (requested: number, current: number): Status =>
-  failure(504, "Timeout", `Too large resource version: ${requested}, current: ${current}`, {
-    causes: [{ reason: "ResourceVersionTooLarge", message: "Too large resource version" }],
-    retryAfterSeconds: 1
-  })
+/** How long before its end a watch gets its last bookmark, as the watch cache sends it. */
+const PRE_TIMEOUT_BOOKMARK_MS = 2_000
 
 /** Watch over the buckets. */
 export const makeStoreWatch = (state: StoreState, buckets: Buckets) => {
@@ -86,11 +89,8 @@ export const makeStoreWatch = (state: StoreState, buckets: Buckets) => {
           const requested = options?.resourceVersion
           const fromNow = requested === undefined || requested === "" || requested === "0"
           if (!fromNow && !/^\d+$/.test(requested)) {
-            return refuse(
-              badRequest(
-                `resourceVersion: Invalid value: "${requested}": strconv.ParseUint: parsing "${requested}": invalid syntax`
-              )
-            )
+            // The watch cache's parse error is no API error: the server answers it as an internal one.
+            return refuse(failure(500, undefined, unparsableResourceVersion(requested)))
           }
           if (options?.sendInitialEvents === true) {
             // NotOlderThan: the state is always current here, so only a version never handed out is refused.
@@ -130,15 +130,21 @@ export const makeStoreWatch = (state: StoreState, buckets: Buckets) => {
         // An expired version: the server answers 200, sends the ERROR, and closes.
         if (start.after < 0) return Stream.fromIterable(start.initial)
         if (options?.allowWatchBookmarks === true) {
-          yield* Effect.sync(() => Queue.unsafeOffer(queue, { _tag: "Bookmark", rv: state.revision })).pipe(
+          const bookmarkDue = Effect.sync(() => Queue.unsafeOffer(queue, { _tag: "Bookmark" }))
+          yield* bookmarkDue.pipe(
             Effect.delay(state.bookmarkInterval),
             Effect.repeat(Schedule.forever),
             Effect.forkScoped
           )
+          const lastsMs = (options.timeoutSeconds ?? 0) * 1000
+          if (lastsMs > PRE_TIMEOUT_BOOKMARK_MS) {
+            yield* bookmarkDue.pipe(Effect.delay(Duration.millis(lastsMs - PRE_TIMEOUT_BOOKMARK_MS)), Effect.forkScoped)
+          }
         }
         const live = Stream.fromQueue(queue).pipe(
           Stream.filterMap((signal): Option.Option<StoreWatchEvent> => {
-            if (signal._tag === "Bookmark") return Option.some(bookmark(resource, signal.rv))
+            // Unlike kube-apiserver's, sent even when nothing moved since the watch began (README).
+            if (signal._tag === "Bookmark") return Option.some(bookmark(resource, state.revision))
             // Asked for a version ahead of the store: nothing up to it is news.
             if (signal.event.rv <= start.after) return Option.none()
             return Option.fromNullable(toWireEvent(start.filter, signal.event))

@@ -16,6 +16,7 @@ import { type ServedResource, ServiceResource } from "../ServedResources.js"
 import { decodeManagers, encodeManagers, isObject, jsonEqual, type Managers, recordUpdate } from "../ServerSideApply.js"
 import type { WriteOptions, WriteResult } from "../Store.js"
 import type { FieldError } from "../Validation.js"
+import { goQuote } from "./fieldErrors.js"
 import { admitCreate, checkName, checkNamespace, decodeBody, validate } from "./storeAdmission.js"
 import type { makeAllocator } from "./storeAllocation.js"
 import { defaulted, pruned } from "./storeDefaults.js"
@@ -40,7 +41,8 @@ import {
   notFoundStatus,
   notServedStatus,
   refuse,
-  resourceDetails
+  resourceDetails,
+  uidPreconditionFailed
 } from "./storeStatus.js"
 import { workloadUpdateErrors } from "./workloadValidation.js"
 
@@ -49,6 +51,29 @@ interface Prepared {
   readonly object: KubeObject
   readonly key: string
   readonly namespace: string | undefined
+}
+
+/** A uid a write's body names, or undefined for none (absent, or empty: the server fills in the live one). */
+const uidOf = (body: Json): string | undefined => {
+  const meta = isObject(body.metadata) ? body.metadata : {}
+  return typeof meta.uid === "string" && meta.uid !== "" ? meta.uid : undefined
+}
+
+/**
+ * What kube-apiserver's update validation says of a patch that would give the object
+ * another uid: the patch handler sets no precondition, so the changed uid meets the
+ * immutable-field check (of the common metadata, then of the type's own rules: the
+ * same cause twice, as kube-apiserver 1.35 lists it). A patch carrying the live
+ * object's uid, or none, passes.
+ */
+export const uidChangeErrors = (given: unknown, live: string | undefined): Array<FieldError> => {
+  if (typeof given !== "string" || given === "" || given === live) return []
+  const error: FieldError = {
+    reason: "FieldValueInvalid",
+    field: "metadata.uid",
+    message: `Invalid value: ${goQuote(given)}: field is immutable`
+  }
+  return [error, error]
 }
 
 /** Creates, replaces and status writes over the buckets. */
@@ -175,16 +200,8 @@ export const makeWrites = (state: StoreState, buckets: Buckets, allocator: Retur
   ): KubeObject => {
     const liveMeta = metaOf(live)
     const inMeta: Json = isObject(incoming.metadata) ? { ...incoming.metadata } : {}
-    // A uid in the body is a precondition: it names the object the client read.
-    if (typeof inMeta.uid === "string" && inMeta.uid !== "" && inMeta.uid !== liveMeta.uid) {
-      refuse(
-        conflict(
-          resource,
-          liveMeta.name ?? "",
-          `Precondition failed: UID in precondition: ${inMeta.uid}, UID in object meta: ${liveMeta.uid ?? ""}`
-        )
-      )
-    }
+    // A PUT's uid was checked as a precondition before; what reaches here is a patch's.
+    extraErrors.push(...uidChangeErrors(inMeta.uid, liveMeta.uid))
     const meta: Json = {
       ...inMeta,
       name: liveMeta.name,
@@ -314,9 +331,13 @@ export const makeWrites = (state: StoreState, buckets: Buckets, allocator: Retur
         const live = bucket.objects.get(key)
         const manager = options?.fieldManager ?? state.defaultManager
         const dryRun = options?.dryRun === true
+        // A PUT's uid is a precondition, checked before its resourceVersion: it holds
+        // only against an object with that uid (none stored fails it too).
+        const uid = options?.patch === true ? undefined : uidOf(json)
         if (live === undefined) {
           // Of our types only Services and Leases may be created by PUT; the rest answer 404.
           if (!resource.createOnUpdate) refuse(notFoundStatus(resource, name))
+          if (uid !== undefined) refuse(uidPreconditionFailed(resource, ns, name, uid, ""))
           const prepared = prepareCreate(
             resource,
             ns,
@@ -338,6 +359,9 @@ export const makeWrites = (state: StoreState, buckets: Buckets, allocator: Retur
             object: dryRun ? prepared.object : commitWrite(bucket, prepared.key, prepared.object, undefined),
             created: true
           }
+        }
+        if (uid !== undefined && uid !== metaOf(live).uid) {
+          refuse(uidPreconditionFailed(resource, ns, name, uid, metaOf(live).uid ?? ""))
         }
         checkVersion(resource, live, json, name)
         const errors: Array<FieldError> = []
@@ -384,12 +408,19 @@ export const makeWrites = (state: StoreState, buckets: Buckets, allocator: Retur
         const key = objectKey(resource, ns, name)
         const live = bucket.objects.get(key)
         if (live === undefined) return refuse(notFoundStatus(resource, name))
+        const patch = options?.patch === true
+        const uid = uidOf(json)
+        if (!patch && uid !== undefined && uid !== metaOf(live).uid) {
+          refuse(uidPreconditionFailed(resource, ns, name, uid, metaOf(live).uid ?? ""))
+        }
         checkVersion(resource, live, json, name)
         const next: Json = { ...asJson(live) }
         if (json.status !== undefined) next.status = json.status
         else delete next.status
         let object = defaulted(resource, pruned(resource, next) as KubeObject)
-        validate(resource, object)
+        // A custom resource's status strategy takes nothing but the status from the
+        // request, so a patch's uid never reaches validation; a built-in type's does.
+        validate(resource, object, patch && !resource.custom ? uidChangeErrors(uid, metaOf(live).uid) : [])
         const manager = options?.fieldManager ?? state.defaultManager
         const managers = recordUpdate({
           resource,
