@@ -3,7 +3,7 @@
  * has: signals, a stdout whose reader goes away, the exit status. Output is kept as
  * it arrives so a test waits on what the command printed, never on a clock.
  */
-import { Deferred, Duration, Effect, Option, type Scope, Stream, SubscriptionRef } from "effect"
+import { Deferred, Duration, Effect, Option, Schedule, type Scope, Stream, SubscriptionRef } from "effect"
 import { type ChildProcessByStdio, spawn } from "node:child_process"
 import type { Readable } from "node:stream"
 import { fileURLToPath } from "node:url"
@@ -111,3 +111,17 @@ export const startProcess = (
         )
     }
   })
+
+/** Waits until `process`'s stderr says `text` `times` times; answers all of stderr then. */
+export const stderrSays = (process: CliProcess, text: string, within: Duration.DurationInput, times = 1) =>
+  Effect.repeat(Effect.sync(() => process.stderr()), {
+    until: (stderr) => stderr.split(text).length > times,
+    schedule: Schedule.spaced(Duration.millis(50))
+  }).pipe(
+    Effect.timeoutFail({
+      duration: within,
+      onTimeout: () => `stderr did not say "${text}" within ${Duration.format(within)}:\n${process.stderr()}`
+    }),
+    Effect.orDie,
+    Effect.zipRight(Effect.sync(() => process.stderr()))
+  )

@@ -6,18 +6,11 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Schedule } from "effect"
-import type { Pod } from "../../src/domain/Objects.js"
-import { ROUTES_CONDITION, SESSION_LABEL } from "../../src/domain/PodRouting.js"
+import { ROUTES_CONDITION } from "../../src/domain/PodRouting.js"
 import { LeaseResource, PodResource } from "../../src/domain/Resources.js"
+import { sessionPod } from "../support/SessionPods.js"
 import { cliCluster } from "./CliCluster.js"
 import { startCli } from "./CliProcess.js"
-
-const sessionPod = (name: string, sessionId: string): Pod => ({
-  apiVersion: "v1",
-  kind: "Pod",
-  metadata: { name, labels: { [SESSION_LABEL]: sessionId } },
-  spec: { containers: [{ name: "session", image: "registry.example/session:1", ports: [{ containerPort: 8080 }] }] }
-})
 
 const programmedLine = (pod: string) => (line: string) => {
   try {

@@ -9,23 +9,16 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Fault } from "@session-routing/local-cluster"
-import { Deferred, Duration, Effect, Schedule, type Scope } from "effect"
+import { Deferred, Duration, Effect, type Scope } from "effect"
 import { readFile, writeFile } from "node:fs/promises"
 import { createServer, request } from "node:http"
 import type { AddressInfo } from "node:net"
 import { join } from "node:path"
-import type { Pod } from "../../src/domain/Objects.js"
-import { PORTS_ANNOTATION, ROUTES_CONDITION, SESSION_LABEL } from "../../src/domain/PodRouting.js"
+import { PORTS_ANNOTATION, ROUTES_CONDITION } from "../../src/domain/PodRouting.js"
 import { PodResource } from "../../src/domain/Resources.js"
+import { sessionPod } from "../support/SessionPods.js"
 import { cliCluster, tempDir } from "./CliCluster.js"
-import { type CliProcess, startCli } from "./CliProcess.js"
-
-const sessionPod = (name: string, sessionId: string): Pod => ({
-  apiVersion: "v1",
-  kind: "Pod",
-  metadata: { name, labels: { [SESSION_LABEL]: sessionId } },
-  spec: { containers: [{ name: "session", image: "registry.example/session:1", ports: [{ containerPort: 8080 }] }] }
-})
+import { startCli, stderrSays } from "./CliProcess.js"
 
 const conditionLine = (pod: string, status: string) => (line: string) => {
   try {
@@ -35,20 +28,6 @@ const conditionLine = (pod: string, status: string) => (line: string) => {
     return false
   }
 }
-
-/** Waits until `process`'s stderr says `text`. */
-const stderrSays = (process: CliProcess, text: string, within: Duration.DurationInput) =>
-  Effect.repeat(Effect.sync(() => process.stderr()), {
-    until: (stderr) => stderr.includes(text),
-    schedule: Schedule.spaced(Duration.millis(50))
-  }).pipe(
-    Effect.timeoutFail({
-      duration: within,
-      onTimeout: () => `stderr did not say "${text}" within ${Duration.format(within)}:\n${process.stderr()}`
-    }),
-    Effect.orDie,
-    Effect.zipRight(Effect.sync(() => process.stderr()))
-  )
 
 interface Forwarded {
   readonly method: string

@@ -9,21 +9,7 @@ import { Fault } from "@session-routing/local-cluster"
 import { Duration, Effect, Schedule } from "effect"
 import { LeaseResource } from "../../src/domain/Resources.js"
 import { cliCluster } from "./CliCluster.js"
-import { type CliProcess, startCli } from "./CliProcess.js"
-
-/** Waits until `process`'s stderr says `text` `times` times. */
-const stderrSays = (process: CliProcess, text: string, within: Duration.DurationInput, times = 1) =>
-  Effect.repeat(Effect.sync(() => process.stderr()), {
-    until: (stderr) => stderr.split(text).length > times,
-    schedule: Schedule.spaced(Duration.millis(50))
-  }).pipe(
-    Effect.timeoutFail({
-      duration: within,
-      onTimeout: () => `stderr did not say "${text}" within ${Duration.format(within)}:\n${process.stderr()}`
-    }),
-    Effect.orDie,
-    Effect.zipRight(Effect.sync(() => process.stderr()))
-  )
+import { type CliProcess, startCli, stderrSays } from "./CliProcess.js"
 
 /** The base URL of the process's health endpoints, once it said where. */
 const healthOf = (process: CliProcess) =>

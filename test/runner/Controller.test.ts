@@ -33,31 +33,7 @@ import {
   routerConfigLayer,
   type TestConfig
 } from "../support/RouterHarness.js"
-
-/** A session Pod as a runner would create it: the label, and its ports declared or annotated. */
-const sessionPod = (
-  name: string,
-  sessionId: string,
-  options: { readonly ports?: ReadonlyArray<number>; readonly annotation?: string } = {}
-): Pod => ({
-  apiVersion: "v1",
-  kind: "Pod",
-  metadata: {
-    name,
-    labels: { [SESSION_LABEL]: sessionId },
-    ...(options.annotation !== undefined ? { annotations: { [PORTS_ANNOTATION]: options.annotation } } : {})
-  },
-  spec: {
-    containers: [{
-      name: "session",
-      image: "registry.example/session:1",
-      ports: (options.ports ?? []).map((port) => ({ containerPort: port, protocol: "TCP" as const }))
-    }]
-  }
-})
-
-const conditionOf = (pod: Pod): PodCondition | undefined =>
-  pod.status?.conditions?.find((c) => c.type === ROUTES_CONDITION)
+import { routesConditionOf as conditionOf, sessionPod } from "../support/SessionPods.js"
 
 /** A cluster whose controllers program routes at once, and the controller running against it over HTTP. */
 const withController = (

@@ -6,28 +6,11 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Fault, type LocalCluster, SessionCluster } from "@session-routing/local-cluster"
 import { Duration, Effect, Layer, Schedule } from "effect"
-import type { Pod, PodCondition } from "../../src/domain/Objects.js"
-import { ROUTES_CONDITION, SESSION_LABEL } from "../../src/domain/PodRouting.js"
 import { IngressResource, PodResource } from "../../src/domain/Resources.js"
 import { SessionRouter } from "../../src/layers/SessionRouter.js"
 import { runController } from "../../src/runner/Controller.js"
 import { BASE_DOMAIN, eventually, kubeClientLayer, routerConfigLayer } from "../support/RouterHarness.js"
-
-const sessionPod = (name: string, sessionId: string): Pod => ({
-  apiVersion: "v1",
-  kind: "Pod",
-  metadata: { name, labels: { [SESSION_LABEL]: sessionId } },
-  spec: {
-    containers: [{
-      name: "session",
-      image: "registry.example/session:1",
-      ports: [{ containerPort: 8080, protocol: "TCP" }]
-    }]
-  }
-})
-
-const conditionOf = (pod: Pod): PodCondition | undefined =>
-  pod.status?.conditions?.find((c) => c.type === ROUTES_CONDITION)
+import { routesConditionOf as conditionOf, sessionPod } from "../support/SessionPods.js"
 
 const readPod = (cluster: LocalCluster.Service, namespace: string, name: string) =>
   Effect.orDie(cluster.store.get(PodResource, namespace, name))

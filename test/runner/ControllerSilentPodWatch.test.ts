@@ -6,27 +6,13 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Either, Layer, Stream, TestClock } from "effect"
-import type { Pod } from "../../src/domain/Objects.js"
-import { SESSION_LABEL } from "../../src/domain/PodRouting.js"
 import { IngressResource, PodResource } from "../../src/domain/Resources.js"
 import { makeKubeClient, WATCH_PROGRESS_DEADLINE } from "../../src/layers/internal/kubeClient/ResumableWatch.js"
 import { SessionRouter } from "../../src/layers/SessionRouter.js"
 import { runController } from "../../src/runner/Controller.js"
 import { KubeClient, type KubeClientPrimitives } from "../../src/services/KubeClient.js"
 import { kubeClientLayer, routerConfigLayer, startCluster } from "../support/RouterHarness.js"
-
-const sessionPod = (name: string, sessionId: string): Pod => ({
-  apiVersion: "v1",
-  kind: "Pod",
-  metadata: { name, labels: { [SESSION_LABEL]: sessionId } },
-  spec: {
-    containers: [{
-      name: "session",
-      image: "registry.example/session:1",
-      ports: [{ containerPort: 8080, protocol: "TCP" }]
-    }]
-  }
-})
+import { sessionPod } from "../support/SessionPods.js"
 
 describe("controller mode, a Pod watch gone silent", () => {
   it.scoped("routes a Pod created while the Pod watch was silent once the watch's progress deadline passes", () =>

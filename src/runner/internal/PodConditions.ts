@@ -201,6 +201,22 @@ export const makeConditionWriter = (
         yield* writes.run(uid, write(pod, condition))
       })
 
+    /** Sets (or, with nulls, takes off) the session id label and the endpoints annotation. */
+    const mark = (pod: Pod, sessionId: string | null, endpoints: string | null) => {
+      const patch = {
+        metadata: {
+          uid: pod.metadata?.uid,
+          labels: { [LABEL_SESSION_ID]: sessionId },
+          annotations: { [ENDPOINTS_ANNOTATION]: endpoints }
+        }
+      }
+      const request = pods.patch(pod.metadata?.namespace ?? "", pod.metadata?.name ?? "", patch)
+      return annotations.run(
+        pod.metadata?.uid ?? "",
+        Effect.ignore(land(annotations, pod, ENDPOINTS_ANNOTATION, request))
+      )
+    }
+
     const annotate = (pod: Pod, sessionId: string, endpoints: ReadonlyArray<Endpoint>) =>
       Effect.suspend(() => {
         const uid = pod.metadata?.uid ?? ""
@@ -208,19 +224,7 @@ export const makeConditionWriter = (
         const before = annotated.get(uid) ?? pod.metadata?.annotations?.[ENDPOINTS_ANNOTATION]
         if (before === text && pod.metadata?.labels?.[LABEL_SESSION_ID] === sessionId) return Effect.void
         annotated.set(uid, text)
-        const namespace = pod.metadata?.namespace ?? ""
-        const name = pod.metadata?.name ?? ""
-        const patch = {
-          metadata: {
-            uid: pod.metadata?.uid,
-            labels: { [LABEL_SESSION_ID]: sessionId },
-            annotations: { [ENDPOINTS_ANNOTATION]: text }
-          }
-        }
-        return annotations.run(
-          uid,
-          Effect.ignore(land(annotations, pod, ENDPOINTS_ANNOTATION, pods.patch(namespace, name, patch)))
-        )
+        return mark(pod, sessionId, text)
       })
 
     const unmark = (pod: Pod) =>
@@ -229,20 +233,7 @@ export const makeConditionWriter = (
         const marked = annotated.has(uid) || pod.metadata?.labels?.[LABEL_SESSION_ID] !== undefined ||
           pod.metadata?.annotations?.[ENDPOINTS_ANNOTATION] !== undefined
         annotated.delete(uid)
-        if (!marked) return Effect.void
-        const namespace = pod.metadata?.namespace ?? ""
-        const name = pod.metadata?.name ?? ""
-        const patch = {
-          metadata: {
-            uid: pod.metadata?.uid,
-            labels: { [LABEL_SESSION_ID]: null },
-            annotations: { [ENDPOINTS_ANNOTATION]: null }
-          }
-        }
-        return annotations.run(
-          uid,
-          Effect.ignore(land(annotations, pod, LABEL_SESSION_ID, pods.patch(namespace, name, patch)))
-        )
+        return marked ? mark(pod, null, null) : Effect.void
       })
 
     const observe = (pod: Pod) =>
