@@ -1,7 +1,7 @@
 /**
  * Which listeners of a Gateway can carry an HTTPRoute: hostname matching and
- * `allowedRoutes.namespaces`, as the Gateway API defines them. Pure rules, shared by
- * the diagnosis of an unclaimed route and by LocalCluster's gateway controller.
+ * `allowedRoutes.namespaces`, as the Gateway API defines them. Pure rules the diagnosis
+ * of an unclaimed route applies (LocalCluster's gateway controller has its own).
  */
 import type { GatewayListener } from "./Objects.js"
 

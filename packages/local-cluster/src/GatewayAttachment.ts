@@ -4,20 +4,16 @@
  * status that follows is `GatewayStatus`). Pure functions of the objects, shared by
  * LocalCluster's gateway controller and its data plane.
  */
-import {
-  type Gateway,
-  type GatewayListener,
-  hostnameMatches,
-  hostnamesIntersect,
-  type HttpBackendRef,
-  type HttpRoute,
-  listenerAdmitsNamespace as admitsNamespace,
-  listenerSupportsHttpRoute,
-  type Namespace,
-  namespaceLabelsOf,
-  type ParentReference,
-  type Service
+import type {
+  Gateway,
+  GatewayListener,
+  HttpBackendRef,
+  HttpRoute,
+  Namespace,
+  ParentReference,
+  Service
 } from "session-routing/kubernetes"
+import { admitsRouteNamespace, carriesHttpRoutes, coversHost, hostnamesOverlap } from "./internal/listenerRules.js"
 import { GatewayResource, HttpRouteResource } from "./ServedResources.js"
 
 /** `gateway.networking.k8s.io`: the default group of a parentRef. */
@@ -29,13 +25,13 @@ export const HTTP_ROUTE_KIND = { group: GATEWAY_GROUP, kind: HttpRouteResource.k
 // ---------------------------------------------------------------------------
 // Hostnames
 
-/** The hostname and namespace rules live in the domain: the library's diagnosis applies them too. */
-export { hostnameMatches, hostnamesIntersect, listenerSupportsHttpRoute }
+/** The hostname and listener rules, this cluster's own (internal/listenerRules.ts). */
+export { carriesHttpRoutes, coversHost, hostnamesOverlap }
 
 /** A listener without a hostname admits every route hostname; a route without hostnames inherits the listener's. */
 const listenerAdmitsHostnames = (listener: GatewayListener, hostnames: ReadonlyArray<string>): boolean =>
   listener.hostname === undefined || hostnames.length === 0 ||
-  hostnames.some((h) => hostnamesIntersect(listener.hostname!, h))
+  hostnames.some((h) => hostnamesOverlap(listener.hostname!, h))
 
 // ---------------------------------------------------------------------------
 // Parent references
@@ -94,9 +90,11 @@ export const statusParentRef = (ref: ParentReference): ParentReference => ({
 // ---------------------------------------------------------------------------
 // Listener admission
 
-/** The labels a namespace carries, including the one the API server always sets. */
-const namespaceLabels = (namespaces: ReadonlyArray<Namespace>, name: string): Readonly<Record<string, string>> =>
-  namespaceLabelsOf(name, namespaces.find((n) => n.metadata?.name === name)?.metadata?.labels)
+/** The labels a namespace carries as stored (the API server's `kubernetes.io/metadata.name` among them). */
+const namespaceLabels = (
+  namespaces: ReadonlyArray<Namespace>,
+  name: string
+): Readonly<Record<string, string>> | undefined => namespaces.find((n) => n.metadata?.name === name)?.metadata?.labels
 
 /** Whether `allowedRoutes.namespaces` (default `from: Same`) admits routes from `routeNamespace`. */
 export const listenerAdmitsNamespace = (
@@ -104,7 +102,8 @@ export const listenerAdmitsNamespace = (
   gatewayNamespace: string,
   routeNamespace: string,
   namespaces: ReadonlyArray<Namespace>
-): boolean => admitsNamespace(listener, gatewayNamespace, routeNamespace, namespaceLabels(namespaces, routeNamespace))
+): boolean =>
+  admitsRouteNamespace(listener, gatewayNamespace, routeNamespace, namespaceLabels(namespaces, routeNamespace))
 
 /** Why a route was not accepted by a parent, with the standard reasons. */
 export type AttachmentRejection = "NoMatchingParent" | "NotAllowedByListeners" | "NoMatchingListenerHostname"
@@ -146,7 +145,7 @@ export const attachRoute = (
     }
   }
   const admitting = named.filter(
-    (l) => listenerSupportsHttpRoute(l) && listenerAdmitsNamespace(l, gatewayNamespace, routeNamespace, namespaces)
+    (l) => carriesHttpRoutes(l) && listenerAdmitsNamespace(l, gatewayNamespace, routeNamespace, namespaces)
   )
   if (admitting.length === 0) {
     const froms = [...new Set(named.map((l) => l.allowedRoutes?.namespaces?.from ?? "Same"))].join(", ")

@@ -10,7 +10,6 @@ import {
   type Gateway,
   type HttpRoute,
   type ListenerStatus,
-  listenerSupportsHttpRoute,
   type Namespace,
   type ParentReference,
   type RouteParentStatus,
@@ -18,6 +17,7 @@ import {
 } from "session-routing/kubernetes"
 import {
   attachRoute,
+  carriesHttpRoutes,
   firstBackendProblem,
   HTTP_ROUTE_KIND,
   isGatewayRef,
@@ -218,7 +218,7 @@ export const gatewayStatus = (
 
   const listenerStatuses: ReadonlyArray<ListenerStatus> = listeners.map((listener) => {
     const previous = previousListeners.find((l) => l.name === listener.name)?.conditions
-    const supported = listenerSupportsHttpRoute(listener)
+    const supported = carriesHttpRoutes(listener)
     const conditions: ReadonlyArray<ConditionInput> = supported
       ? [
         { type: "Accepted", status: "True", reason: "Accepted", message: "Listener is accepted" },
@@ -245,7 +245,7 @@ export const gatewayStatus = (
     }
   })
 
-  const valid = listeners.filter(listenerSupportsHttpRoute).length
+  const valid = listeners.filter(carriesHttpRoutes).length
   const allValid = valid === listeners.length
   const gatewayConditions: ReadonlyArray<ConditionInput> = [
     valid > 0

@@ -12,7 +12,7 @@ import type {
   Namespace,
   Service
 } from "session-routing/kubernetes"
-import { attachRoute, hostnameMatches, resolveBackendRef, resolveParentRef } from "./GatewayAttachment.js"
+import { attachRoute, coversHost, resolveBackendRef, resolveParentRef } from "./GatewayAttachment.js"
 
 // ---------------------------------------------------------------------------
 // Ingress classes
@@ -258,14 +258,14 @@ const matchingHostname = (
   listenerHostname: string | undefined,
   host: string
 ): { readonly exact: boolean; readonly length: number } | undefined => {
-  if (listenerHostname !== undefined && !hostnameMatches(listenerHostname, host)) return undefined
+  if (listenerHostname !== undefined && !coversHost(listenerHostname, host)) return undefined
   if (routeHostnames.length === 0) {
     return listenerHostname === undefined
       ? { exact: false, length: 0 }
       : { exact: !listenerHostname.startsWith("*."), length: listenerHostname.length }
   }
   const matched = routeHostnames
-    .filter((h) => hostnameMatches(h, host))
+    .filter((h) => coversHost(h, host))
     .map((h) => ({ exact: !h.startsWith("*."), length: h.length }))
     .sort((a, b) => Number(b.exact) - Number(a.exact) || b.length - a.length)
   return matched[0]

@@ -7,8 +7,8 @@ import type { Gateway, GatewayListener, HttpRoute, RouteParentStatus } from "ses
 import { describe, expect, it } from "vitest"
 import {
   attachRoute,
-  hostnameMatches,
-  hostnamesIntersect,
+  coversHost,
+  hostnamesOverlap,
   resolveBackendRef,
   sameParentRef
 } from "../src/GatewayAttachment.js"
@@ -45,20 +45,20 @@ const view = (overrides: Partial<ClusterView> = {}): ClusterView => ({
 
 describe("hostnames", () => {
   it("matches a wildcard against one or more leading labels, never the apex", () => {
-    expect(hostnameMatches("*.example.com", "a.example.com")).toBe(true)
-    expect(hostnameMatches("*.example.com", "a.b.example.com")).toBe(true)
-    expect(hostnameMatches("*.example.com", "example.com")).toBe(false)
-    expect(hostnameMatches("*.example.com", "aexample.com")).toBe(false)
-    expect(hostnameMatches("A.Example.com", "a.example.COM")).toBe(true)
+    expect(coversHost("*.example.com", "a.example.com")).toBe(true)
+    expect(coversHost("*.example.com", "a.b.example.com")).toBe(true)
+    expect(coversHost("*.example.com", "example.com")).toBe(false)
+    expect(coversHost("*.example.com", "aexample.com")).toBe(false)
+    expect(coversHost("A.Example.com", "a.example.COM")).toBe(true)
   })
 
   it("intersects listener and route hostnames when either covers the other", () => {
-    expect(hostnamesIntersect("*.example.com", "a.example.com")).toBe(true)
-    expect(hostnamesIntersect("a.example.com", "*.example.com")).toBe(true)
-    expect(hostnamesIntersect("*.example.com", "*.a.example.com")).toBe(true)
-    expect(hostnamesIntersect("*.example.com", "example.com")).toBe(false)
-    expect(hostnamesIntersect("*.example.com", "*.example.org")).toBe(false)
-    expect(hostnamesIntersect("a.example.com", "b.example.com")).toBe(false)
+    expect(hostnamesOverlap("*.example.com", "a.example.com")).toBe(true)
+    expect(hostnamesOverlap("a.example.com", "*.example.com")).toBe(true)
+    expect(hostnamesOverlap("*.example.com", "*.a.example.com")).toBe(true)
+    expect(hostnamesOverlap("*.example.com", "example.com")).toBe(false)
+    expect(hostnamesOverlap("*.example.com", "*.example.org")).toBe(false)
+    expect(hostnamesOverlap("a.example.com", "b.example.com")).toBe(false)
   })
 })
 
@@ -89,20 +89,46 @@ describe("attachRoute", () => {
     expect(attachment).toEqual({ accepted: true, listeners: [gw.spec!.listeners[0]] })
   })
 
-  it("selects namespaces by label, counting the name label every namespace carries", () => {
-    const selector = (matchLabels: Record<string, string>): GatewayListener => ({
+  it("selects namespaces by label, the name label the API server sets on each among them, and by expression", () => {
+    const selector = (
+      matchLabels: Record<string, string>,
+      matchExpressions: ReadonlyArray<{ key: string; operator: string; values?: ReadonlyArray<string> }> = []
+    ): GatewayListener => ({
       ...http,
-      allowedRoutes: { namespaces: { from: "Selector", selector: { matchLabels } } }
-    })
-    const namespaces = [{ metadata: { name: "apps", labels: { team: "a" } } }]
+      allowedRoutes: { namespaces: { from: "Selector", selector: { matchLabels, matchExpressions } } }
+    } as GatewayListener)
+    // As stored: the API server labels every namespace with its name.
+    const namespaces = [{ metadata: { name: "apps", labels: { team: "a", "kubernetes.io/metadata.name": "apps" } } }]
     const ref = { name: "gw", namespace: "infra" }
     expect(attachRoute(route({}), ref, gateway([selector({ team: "a" })]), namespaces).accepted).toBe(true)
-    expect(attachRoute(route({}), ref, gateway([selector({ "kubernetes.io/metadata.name": "apps" })]), []).accepted)
-      .toBe(true)
+    expect(
+      attachRoute(route({}), ref, gateway([selector({ "kubernetes.io/metadata.name": "apps" })]), namespaces).accepted
+    ).toBe(true)
+    const expression = (operator: string, values?: ReadonlyArray<string>) =>
+      attachRoute(
+        route({}),
+        ref,
+        gateway([selector({}, [{ key: "team", operator, ...(values ? { values } : {}) }])]),
+        namespaces
+      )
+        .accepted
+    expect([expression("In", ["a", "b"]), expression("NotIn", ["a"]), expression("Exists"), expression("DoesNotExist")])
+      .toEqual([true, false, true, false])
     expect(attachRoute(route({}), ref, gateway([selector({ team: "b" })]), namespaces)).toMatchObject({
       accepted: false,
       reason: "NotAllowedByListeners"
     })
+  })
+
+  it("attaches only to listeners whose allowedRoutes.kinds, when given, list HTTPRoute", () => {
+    const kinds = (
+      list: ReadonlyArray<{ group?: string; kind: string }>
+    ): GatewayListener => ({ ...http, allowedRoutes: { namespaces: { from: "All" }, kinds: list } } as GatewayListener)
+    const ref = { name: "gw", namespace: "infra" }
+    expect(attachRoute(route({}), ref, gateway([kinds([{ kind: "GRPCRoute" }])]), []).accepted).toBe(false)
+    expect(attachRoute(route({}), ref, gateway([kinds([{ group: "other.example", kind: "HTTPRoute" }])]), []).accepted)
+      .toBe(false)
+    expect(attachRoute(route({}), ref, gateway([kinds([{ kind: "HTTPRoute" }])]), []).accepted).toBe(true)
   })
 
   it("refuses a parentRef whose port matches no listener with NoMatchingParent", () => {
