@@ -136,8 +136,11 @@ export const newCoreEvent = (occurrence: Occurrence, stamp: EventStamp, count = 
 
 /**
  * The merge patch that records the `count`-th occurrence on an existing Event:
- * `series` in events.k8s.io/v1 (client-go starts it at 2, the first repeat),
- * `count` and `lastTimestamp` in core/v1. The note follows the latest occurrence.
+ * `series` in events.k8s.io/v1 (client-go starts it at 2, the first repeat), and
+ * nothing else: the API server refuses a change to any other field of such an Event
+ * (`field is immutable`), so its note stays the first occurrence's, as client-go's
+ * recorder leaves it; `count`, `lastTimestamp` and the latest note as the message in
+ * core/v1, which allows them.
  */
 export const repeatPatch = (
   api: "events.k8s.io/v1" | "v1",
@@ -146,7 +149,7 @@ export const repeatPatch = (
   nanos: bigint
 ): Record<string, unknown> =>
   api === "events.k8s.io/v1"
-    ? { series: { count, lastObservedTime: formatMicroTime(nanos) }, note: cut(occurrence.note) }
+    ? { series: { count, lastObservedTime: formatMicroTime(nanos) } }
     : { count, lastTimestamp: formatTime(Number(nanos / 1_000_000n)), message: cut(occurrence.note) }
 
 /** The object an occurrence is about, as the spam filter keys its budget. */

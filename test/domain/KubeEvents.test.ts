@@ -142,10 +142,9 @@ describe("repeats", () => {
     expect(occurrenceKey({ ...unreadable, regarding: { kind: "Pod" } })).toBe("///RouteStatusUnreadable")
   })
 
-  it("counts a repeat with series in events.k8s.io/v1 and count in core/v1", () => {
+  it("counts a repeat with series alone in events.k8s.io/v1, where the rest is immutable, and count in core/v1", () => {
     expect(repeatPatch("events.k8s.io/v1", occurrence, 2, nanos)).toEqual({
-      series: { count: 2, lastObservedTime: "2026-11-30T20:00:00.123456Z" },
-      note: occurrence.note
+      series: { count: 2, lastObservedTime: "2026-11-30T20:00:00.123456Z" }
     })
     expect(repeatPatch("v1", occurrence, 3, nanos)).toEqual({
       count: 3,
@@ -172,7 +171,6 @@ describe("notes", () => {
     expect(newEventV1({ ...unreadable, note: longer }, stamp).note).toBe(cut)
     expect(newCoreEvent({ ...unreadable, note: longer }, stamp).message).toBe(cut)
     expect(repeatPatch("v1", { ...unreadable, note: longer }, 2, paddedNanos).message).toBe(cut)
-    expect(repeatPatch("events.k8s.io/v1", { ...unreadable, note: longer }, 2, paddedNanos).note).toBe(cut)
   })
 })
 

@@ -352,7 +352,7 @@ describe("validateObject words its errors as the server does", () => {
       {
         reason: "FieldValueInvalid",
         field: "spec.rules[0].backendRefs[0]",
-        message: "Invalid value: \"object\": Must have port for Service reference"
+        message: "Invalid value: Must have port for Service reference"
       }
     ])
   })
@@ -376,7 +376,7 @@ describe("validateObject words its errors as the server does", () => {
       {
         reason: "FieldValueInvalid",
         field: "spec.rules[0].backendRefs[0]",
-        message: "Invalid value: \"object\": Must have port for Service reference"
+        message: "Invalid value: Must have port for Service reference"
       }
     ])
   })
@@ -403,7 +403,7 @@ describe("validateObject words its errors as the server does", () => {
       {
         reason: "FieldValueInvalid",
         field: "spec.listeners",
-        message: "Invalid value: \"array\": Listener name must be unique within the Gateway"
+        message: "Invalid value: Listener name must be unique within the Gateway"
       }
     ])
   })
@@ -1193,7 +1193,7 @@ const httpRouteRows: ReadonlyArray<Row> = [
     edit(httpRoute, "spec.parentRefs", [{ name: "gw" }, { name: "gw", sectionName: "a" }]),
     "spec.parentRefs",
     I,
-    "Invalid value: \"array\": sectionName must be specified when parentRefs includes 2 or more references to the same parent"
+    "Invalid value: sectionName must be specified when parentRefs includes 2 or more references to the same parent"
   ),
   row(
     "two refs to one parent need distinct sectionNames",
@@ -1201,7 +1201,7 @@ const httpRouteRows: ReadonlyArray<Row> = [
     edit(httpRoute, "spec.parentRefs", [{ name: "gw" }, { name: "gw", group: "gateway.networking.k8s.io" }]),
     "spec.parentRefs",
     I,
-    "Invalid value: \"array\": sectionName must be unique when parentRefs includes 2 or more references to the same parent"
+    "Invalid value: sectionName must be unique when parentRefs includes 2 or more references to the same parent"
   ),
   row(
     "at most 16 rules",
@@ -1225,7 +1225,7 @@ const httpRouteRows: ReadonlyArray<Row> = [
     edit(httpRoute, "spec.rules", repeat(3, () => ({ matches: repeat(64, () => ({})) }))),
     "spec.rules",
     I,
-    "Invalid value: \"array\": While 16 rules and 64 matches per rule are allowed, the total number of matches across all rules in a route must be less than 128"
+    "Invalid value: While 16 rules and 64 matches per rule are allowed, the total number of matches across all rules in a route must be less than 128"
   ),
   row(
     "at most 16 backendRefs",
@@ -1281,7 +1281,7 @@ const httpRouteRows: ReadonlyArray<Row> = [
     edit(httpRoute, backendRef, { group: "", kind: "Service", name: "s" }),
     backendRef,
     I,
-    "Invalid value: \"object\": Must have port for Service reference"
+    "Invalid value: Must have port for Service reference"
   ),
   row(
     "a path match type is one of three",
@@ -1305,7 +1305,7 @@ const httpRouteRows: ReadonlyArray<Row> = [
     edit(httpRoute, `${match}.value`, "api"),
     match,
     I,
-    `Invalid value: "object": value must be an absolute path and start with '/' when type one of ['Exact', 'PathPrefix']`
+    `Invalid value: value must be an absolute path and start with '/' when type one of ['Exact', 'PathPrefix']`
   ),
   row(
     "a PathPrefix value has no '//'",
@@ -1313,7 +1313,7 @@ const httpRouteRows: ReadonlyArray<Row> = [
     edit(httpRoute, `${match}.value`, "/a//b"),
     match,
     I,
-    `Invalid value: "object": must not contain '//' when type one of ['Exact', 'PathPrefix']`
+    `Invalid value: must not contain '//' when type one of ['Exact', 'PathPrefix']`
   ),
   row(
     "an Exact value has no '/./'",
@@ -1321,7 +1321,7 @@ const httpRouteRows: ReadonlyArray<Row> = [
     edit(httpRoute, match, { type: "Exact", value: "/a/./b" }),
     match,
     I,
-    `Invalid value: "object": must not contain '/./' when type one of ['Exact', 'PathPrefix']`
+    `Invalid value: must not contain '/./' when type one of ['Exact', 'PathPrefix']`
   ),
   row(
     "a PathPrefix value has no '/../'",
@@ -1329,7 +1329,7 @@ const httpRouteRows: ReadonlyArray<Row> = [
     edit(httpRoute, `${match}.value`, "/a/../b"),
     match,
     I,
-    `Invalid value: "object": must not contain '/../' when type one of ['Exact', 'PathPrefix']`
+    `Invalid value: must not contain '/../' when type one of ['Exact', 'PathPrefix']`
   ),
   row(
     "a PathPrefix value has no '%2f'",
@@ -1337,7 +1337,7 @@ const httpRouteRows: ReadonlyArray<Row> = [
     edit(httpRoute, `${match}.value`, "/a%2fb"),
     match,
     I,
-    `Invalid value: "object": must not contain '%2f' when type one of ['Exact', 'PathPrefix']`
+    `Invalid value: must not contain '%2f' when type one of ['Exact', 'PathPrefix']`
   ),
   row(
     "a PathPrefix value has no '#'",
@@ -1345,7 +1345,7 @@ const httpRouteRows: ReadonlyArray<Row> = [
     edit(httpRoute, `${match}.value`, "/a#b"),
     match,
     I,
-    `Invalid value: "object": must not contain '#' when type one of ['Exact', 'PathPrefix']`
+    `Invalid value: must not contain '#' when type one of ['Exact', 'PathPrefix']`
   ),
   row(
     "a PathPrefix value does not end with '/..'",
@@ -1353,7 +1353,7 @@ const httpRouteRows: ReadonlyArray<Row> = [
     edit(httpRoute, `${match}.value`, "/a/.."),
     match,
     I,
-    `Invalid value: "object": must not end with '/..' when type one of ['Exact', 'PathPrefix']`
+    `Invalid value: must not end with '/..' when type one of ['Exact', 'PathPrefix']`
   ),
   row(
     "a PathPrefix value does not end with '/.'",
@@ -1361,7 +1361,7 @@ const httpRouteRows: ReadonlyArray<Row> = [
     edit(httpRoute, `${match}.value`, "/a/."),
     match,
     I,
-    `Invalid value: "object": must not end with '/.' when type one of ['Exact', 'PathPrefix']`
+    `Invalid value: must not end with '/.' when type one of ['Exact', 'PathPrefix']`
   ),
   row(
     "a PathPrefix value uses path characters",
@@ -1369,7 +1369,7 @@ const httpRouteRows: ReadonlyArray<Row> = [
     edit(httpRoute, `${match}.value`, "/a b"),
     match,
     I,
-    `Invalid value: "object": must only contain valid characters (matching ^(?:[-A-Za-z0-9/._~!$&'()*+,;=:@]|[%][0-9a-fA-F]{2})+$) for types ['Exact', 'PathPrefix']`
+    `Invalid value: must only contain valid characters (matching ^(?:[-A-Za-z0-9/._~!$&'()*+,;=:@]|[%][0-9a-fA-F]{2})+$) for types ['Exact', 'PathPrefix']`
   )
 ]
 
@@ -1452,7 +1452,7 @@ const gatewayRows: ReadonlyArray<Row> = [
     edit(gateway, "spec.listeners[1]", { name: "https2", hostname: "*.telo.run", port: 443, protocol: "HTTPS" }),
     "spec.listeners",
     I,
-    "Invalid value: \"array\": Combination of port, protocol and hostname must be unique for each listener"
+    "Invalid value: Combination of port, protocol and hostname must be unique for each listener"
   ),
   row(
     "a TCP listener has no hostname",
@@ -1460,7 +1460,7 @@ const gatewayRows: ReadonlyArray<Row> = [
     edit(gateway, "spec.listeners[1]", { name: "tcp", hostname: "a.telo.run", port: 9000, protocol: "TCP" }),
     "spec.listeners",
     I,
-    `Invalid value: "array": hostname must not be specified for protocols ['TCP', 'UDP']`
+    `Invalid value: hostname must not be specified for protocols ['TCP', 'UDP']`
   ),
   row(
     "an HTTP listener has no tls",
@@ -1468,7 +1468,7 @@ const gatewayRows: ReadonlyArray<Row> = [
     edit(gateway, "spec.listeners[1].tls", { mode: "Terminate" }),
     "spec.listeners",
     I,
-    `Invalid value: "array": tls must not be specified for protocols ['HTTP', 'TCP', 'UDP']`
+    `Invalid value: tls must not be specified for protocols ['HTTP', 'TCP', 'UDP']`
   ),
   row(
     "an HTTPS listener terminates tls",
@@ -1476,7 +1476,7 @@ const gatewayRows: ReadonlyArray<Row> = [
     edit(gateway, "spec.listeners[0].tls", { mode: "Passthrough" }),
     "spec.listeners",
     I,
-    "Invalid value: \"array\": tls mode must be Terminate for protocol HTTPS"
+    "Invalid value: tls mode must be Terminate for protocol HTTPS"
   ),
   row(
     "allowedRoutes namespaces are All, Selector or Same",

@@ -12,6 +12,7 @@ import {
   goQuote,
   index,
   invalid,
+  invalidOmittingValue,
   notSupported,
   required,
   tooLong,
@@ -124,14 +125,14 @@ export const schemaErrors = (value: unknown, schema: Schema, path: string, errs:
   switch (schema.type) {
     case "string": {
       const text = value as string
+      // kube-openapi's string validator stops at its first failure (maxLength, minLength,
+      // pattern): an empty hostname is too short, and not also reported as unmatched.
       if (schema.maxLength !== undefined && runeLength(text) > schema.maxLength) {
         errs.push(tooLong(path, schema.maxLength))
-      }
-      if (schema.minLength !== undefined && runeLength(text) < schema.minLength) {
+      } else if (schema.minLength !== undefined && runeLength(text) < schema.minLength) {
         errs.push(invalid(path, text, `${path} in body should be at least ${schema.minLength} chars long`))
-      }
-      // The CRD's pattern, unanchored as Go's MatchString applies it.
-      if (schema.pattern !== undefined && !new RegExp(schema.pattern).test(text)) {
+      } else if (schema.pattern !== undefined && !new RegExp(schema.pattern).test(text)) {
+        // The CRD's pattern, unanchored as Go's MatchString applies it.
         errs.push(invalid(path, text, `${path} in body should match '${schema.pattern}'`))
       }
       if (schema.enum !== undefined && !schema.enum.includes(text)) errs.push(notSupported(path, text, schema.enum))
@@ -202,7 +203,7 @@ export const listMapErrors = (value: unknown, schema: Schema, path: string, errs
 export const celErrors = (value: unknown, schema: Schema, path: string, errs: Array<FieldError>): void => {
   if (value === undefined || value === null || jsonType(value) !== schema.type) return
   for (const r of schema.rules ?? []) {
-    if (!r.holds(value as never)) errs.push(invalid(path, schema.type, r.message))
+    if (!r.holds(value as never)) errs.push(invalidOmittingValue(path, r.message))
   }
   if (schema.type === "array") {
     ;(value as ReadonlyArray<unknown>).forEach((item, i) => celErrors(item, schema.items, index(path, i), errs))

@@ -89,6 +89,16 @@ export const invalid = (field: string, value: unknown, detail: string): FieldErr
   message: withDetail(`Invalid value: ${renderValue(value)}`, detail)
 })
 
+/**
+ * `field.Invalid` with `field.OmitValueType`: no value printed. The apiserver reports a
+ * failed CEL rule this way (`Invalid value: <the rule's message>`), not with the node's type.
+ */
+export const invalidOmittingValue = (field: string, detail: string): FieldError => ({
+  reason: "FieldValueInvalid",
+  field,
+  message: withDetail("Invalid value", detail)
+})
+
 /** `field.TypeInvalid`: a value of the wrong JSON type for a CRD schema. */
 export const typeInvalid = (field: string, value: unknown, detail: string): FieldError => ({
   reason: "FieldValueTypeInvalid",

@@ -13,9 +13,11 @@ import {
 } from "session-routing/kubernetes"
 import { EventResource, EventV1Resource, servedOf, type ServedResource } from "../ServedResources.js"
 import type { ClusterStore, StoreWatchEvent } from "../Store.js"
+import { invalidStatus } from "../Validation.js"
 import { toCoreEvent, toEventV1 } from "./eventViews.js"
 import { decodeBody } from "./storeAdmission.js"
 import { attempt, notServedStatus } from "./storeStatus.js"
+import { eventV1UpdateErrors } from "./workloadValidation.js"
 
 type AnyResource = ServedResource<KubeObject>
 
@@ -62,6 +64,18 @@ export const withEventView = <S extends ClusterStore>(
       (on) => (on ? effect : Effect.fail(notServedStatus()))
     )
 
+  // An update through this API may change an Event's series and nothing else. Checked
+  // against the stored Event when the write would otherwise go ahead: a stale
+  // resourceVersion is the store's 409 first, a missing Event its 404.
+  const admitUpdate = (namespace: string | undefined, name: string, next: KubeObject) =>
+    Effect.map(Effect.either(store.get(core, namespace, name)), (live): Status | undefined => {
+      if (live._tag === "Left") return undefined
+      const requested = next.metadata?.resourceVersion ?? ""
+      if (requested !== "" && requested !== live.right.metadata?.resourceVersion) return undefined
+      const errors = eventV1UpdateErrors(live.right, next)
+      return errors.length === 0 ? undefined : invalidStatus(EventV1Resource, name, errors)
+    })
+
   const view: ClusterStore = {
     ...store,
     create: (resource, namespace, body, options) => {
@@ -76,11 +90,15 @@ export const withEventView = <S extends ClusterStore>(
     },
     replace: (resource, namespace, name, body, options) =>
       isView(resource)
-        ? served(Effect.flatMap(incoming(body, false), (converted) =>
-          out(
+        ? served(Effect.gen(function*() {
+          const converted = yield* incoming(body, false)
+          const refused = yield* admitUpdate(namespace, name, converted)
+          if (refused !== undefined) return yield* Effect.fail(refused)
+          return yield* out(
             store.replace(core, namespace, name, converted, options),
             (r) => ({ ...r, object: toEventV1(r.object) })
-          ))) as never
+          )
+        })).pipe(Effect.mapError(viewStatus)) as never
         : store.replace(resource, namespace, name, body, options),
     apply: (resource, namespace, name, body, options) =>
       isView(resource)

@@ -13,6 +13,7 @@ import {
   list,
   listMap,
   map,
+  microTime,
   object,
   setOf,
   string,
@@ -128,13 +129,15 @@ export const eventDescription: Extract<KindDescription, { fields: unknown }> = {
     related: objectReference,
     reason: string({ maxLength: EVENT_FIELD_LIMIT }),
     message: string({ maxLength: EVENT_NOTE_LIMIT }),
-    ...strings("firstTimestamp", "lastTimestamp", "type", "eventTime"),
+    ...strings("firstTimestamp", "lastTimestamp", "type"),
+    // MicroTimes: a time in another layout (`Date.toISOString`'s milliseconds) is a 400.
+    eventTime: microTime(),
     action: string({ maxLength: EVENT_FIELD_LIMIT }),
     reportingComponent: string(),
     reportingInstance: string({ maxLength: EVENT_FIELD_LIMIT }),
     source: object(strings("component", "host")),
     count: int32(),
-    series: object({ count: int32(), lastObservedTime: string() })
+    series: object({ count: int32(), lastObservedTime: microTime() })
   }
 }
 

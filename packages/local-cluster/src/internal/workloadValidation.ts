@@ -22,6 +22,7 @@ import { invalidStatus } from "../Validation.js"
 import { toCoreEvent } from "./eventViews.js"
 import { child, duplicate, type FieldError, index, invalid, notSupported, required, tooMany } from "./fieldErrors.js"
 import { jsonEqual } from "./json.js"
+import { canonicalMicroTime } from "./microTime.js"
 import {
   asArray,
   asNumber,
@@ -218,6 +219,82 @@ export const admitEventV1Create = (object: KubeObject, namespace: string | undef
     errs.push(invalid("source", "", "needs to be unset"))
   }
   return errs.length === 0 ? undefined : invalidStatus(EventV1Resource, asString(meta.name), errs)
+}
+
+/** `validateV1EventSeries`: a series counts from 2 and says when it was last seen. */
+const seriesErrors = (core: JsonRecord): Array<FieldError> => {
+  if (!isPresent(core.series)) return []
+  const series = asRecord(core.series)
+  const errs: Array<FieldError> = []
+  if (asNumber(series.count) < 2) errs.push(invalid("series.count", "", "should be at least 2"))
+  if (!isPresent(series.lastObservedTime)) errs.push(required("series.lastObservedTime"))
+  return errs
+}
+
+/** An ObjectReference as `field.Invalid` prints the internal Go struct: JSON, every field, Go's names. */
+const goReference = (value: unknown): unknown => {
+  if (!isPresent(value)) return null
+  const r = asRecord(value)
+  return {
+    Kind: asString(r.kind),
+    Namespace: asString(r.namespace),
+    Name: asString(r.name),
+    UID: asString(r.uid),
+    APIVersion: asString(r.apiVersion),
+    ResourceVersion: asString(r.resourceVersion),
+    FieldPath: asString(r.fieldPath)
+  }
+}
+
+/** A `metav1.Time` as JSON: null when unset. */
+const goTime = (value: unknown): unknown => (isPresent(value) && asString(value) !== "" ? asString(value) : null)
+
+/**
+ * An `eventTime` as compared and printed: truncated to microseconds in UTC, a Go
+ * `time.Time` in JSON (RFC 3339 with its fraction's trailing zeros dropped).
+ */
+const goEventTime = (value: unknown): string => {
+  const text = asString(value)
+  if (text === "") return "0001-01-01T00:00:00Z"
+  return canonicalMicroTime(text).replace(/\.?0+Z$/, "Z")
+}
+
+/**
+ * `ValidateEventUpdate` for a write through events.k8s.io/v1 (a write through core/v1
+ * takes the legacy checks only): a changed series is checked, and everything else an
+ * Event says is immutable, so a repeat may move `series` and nothing more. `live` and
+ * `next` are in the core/v1 form the store keeps.
+ */
+export const eventV1UpdateErrors = (live: KubeObject, next: KubeObject): Array<FieldError> => {
+  const before = live as unknown as JsonRecord
+  const after = next as unknown as JsonRecord
+  const errs = jsonEqual(before.series ?? null, after.series ?? null) ? [] : seriesErrors(after)
+  const source = (e: JsonRecord) => ({
+    Component: asString(asRecord(e.source).component),
+    Host: asString(asRecord(e.source).host)
+  })
+  // In the server's order; it checks `reason` twice, and reports it twice.
+  const fields: ReadonlyArray<readonly [string, (e: JsonRecord) => unknown]> = [
+    ["involvedObject", (e) => goReference(e.involvedObject)],
+    ["reason", (e) => asString(e.reason)],
+    ["message", (e) => asString(e.message)],
+    ["source", source],
+    ["firstTimestamp", (e) => goTime(e.firstTimestamp)],
+    ["lastTimestamp", (e) => goTime(e.lastTimestamp)],
+    ["count", (e) => asNumber(e.count)],
+    ["reason", (e) => asString(e.reason)],
+    ["type", (e) => asString(e.type)],
+    ["eventTime", (e) => goEventTime(e.eventTime)],
+    ["action", (e) => asString(e.action)],
+    ["related", (e) => goReference(e.related)],
+    ["reportingController", (e) => asString(e.reportingComponent)],
+    ["reportingInstance", (e) => asString(e.reportingInstance)]
+  ]
+  for (const [field, read] of fields) {
+    const value = read(after)
+    if (!jsonEqual(read(before), value)) errs.push(invalid(field, value, "field is immutable"))
+  }
+  return errs
 }
 
 // ---------------------------------------------------------------------------
