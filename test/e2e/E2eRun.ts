@@ -48,6 +48,10 @@ export interface SessionPodOptions {
    * (the controller writes it).
    */
   readonly gated?: boolean
+  /** Another name than the default (two Pods of one session need two). */
+  readonly name?: string
+  /** Labels over the default ones (a mark the controller would have written). */
+  readonly labels?: Readonly<Record<string, string>>
 }
 
 export interface E2eRun {
@@ -135,24 +139,24 @@ const podManifest = (
   runId: string,
   sessionId: string,
   ports: ReadonlyArray<number>,
-  gated: boolean
+  options: SessionPodOptions
 ) => ({
   apiVersion: "v1",
   kind: "Pod",
-  metadata: gated
+  metadata: options.gated === true
     ? {
-      name: `session-${sessionId}`,
+      name: options.name ?? `session-${sessionId}`,
       namespace,
-      labels: { [RUN_LABEL]: runId, [SESSION_LABEL]: sessionId },
+      labels: { [RUN_LABEL]: runId, [SESSION_LABEL]: sessionId, ...options.labels },
       annotations: { [PORTS_ANNOTATION]: ports.join(",") }
     }
     : {
-      name: sessionObjectName(sessionId),
+      name: options.name ?? sessionObjectName(sessionId),
       namespace,
-      labels: { [RUN_LABEL]: runId, [LABEL_SESSION_ID]: sessionId }
+      labels: { [RUN_LABEL]: runId, [LABEL_SESSION_ID]: sessionId, ...options.labels }
     },
   spec: {
-    ...(gated ? { readinessGates: [{ conditionType: ROUTES_CONDITION }] } : {}),
+    ...(options.gated === true ? { readinessGates: [{ conditionType: ROUTES_CONDITION }] } : {}),
     containers: ports.map((port) => ({
       name: `http-${port}`,
       image: target.names.podImage,
@@ -233,7 +237,7 @@ const makeRun: Effect.Effect<E2eRun, unknown, Scope.Scope> = Effect.gen(function
 
   const sessionPod = (sessionId: string, ports: ReadonlyArray<number>, options: SessionPodOptions = {}) =>
     Effect.gen(function*() {
-      const manifest = podManifest(target, namespace, runId, sessionId, ports, options.gated === true)
+      const manifest = podManifest(target, namespace, runId, sessionId, ports, options)
       const created = JSON.parse(yield* kubectl(["create", "-f", "-", "-o", "json"], JSON.stringify(manifest))) as Pod
       const name = created.metadata?.name ?? ""
       if (options.serve === true) yield* target.runWorkload({ namespace, name, ports })

@@ -6,15 +6,16 @@
  * differ. docs/e2e.md describes the setups.
  */
 import { expect, layer } from "@effect/vitest"
-import { Duration, Effect } from "effect"
+import { Duration, Effect, Schedule } from "effect"
 import { mkdtemp, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { httpRouteName, LABEL_SESSION_ID, sessionObjectName } from "../../src/domain/Manifests.js"
-import type { HttpRoute, KubeObject } from "../../src/domain/Objects.js"
-import { ROUTES_CONDITION, SESSION_LABEL } from "../../src/domain/PodRouting.js"
+import type { HttpRoute, KubeObject, Pod, Service } from "../../src/domain/Objects.js"
+import { ENDPOINTS_ANNOTATION, ROUTES_CONDITION, SESSION_LABEL } from "../../src/domain/PodRouting.js"
 import type { SessionEvent } from "../../src/runner/SessionRunner.js"
 import { jsonLines } from "../cli/CliCluster.js"
+import type { CliProcess } from "../cli/CliProcess.js"
 import { E2e, E2eLive, type E2eRun, probeReachable, RUN_LABEL } from "./E2eRun.js"
 import { onRealCluster, realTargetFromEnv } from "./E2eTarget.js"
 
@@ -67,6 +68,73 @@ interface CheckReport {
   readonly ok: boolean
   readonly checks: ReadonlyArray<{ readonly id: string; readonly status: string; readonly line: string }>
 }
+
+/**
+ * `session-routing controller` in gateway mode for the journey, stopped with SIGTERM at
+ * its end: a replica that steps down releases its Lease, so the next journey's controller
+ * need not wait for it to expire.
+ */
+const startController = (e2e: E2eRun) =>
+  Effect.gen(function*() {
+    const controller = yield* e2e.startCli(["controller", "-o", "json"], { mode: "gateway" })
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => controller.child.kill("SIGTERM")).pipe(Effect.zipRight(Effect.ignore(controller.ended())))
+    )
+    return controller
+  })
+
+/** One line of `controller -o json`: a condition it wrote on a Pod. */
+interface ConditionLine {
+  readonly type: "condition"
+  readonly pod: string
+  readonly status: string
+  readonly reason: string
+  readonly message: string
+}
+
+const conditionLine = (line: string): ConditionLine | undefined => {
+  try {
+    const parsed = JSON.parse(line) as ConditionLine
+    return parsed.type === "condition" ? parsed : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** Waits until the controller says it wrote, on `pod`, a condition `accept` takes. */
+const conditionWritten = (
+  controller: CliProcess,
+  pod: string,
+  accept: (condition: ConditionLine) => boolean,
+  within: Duration.Duration
+) =>
+  Effect.map(
+    controller.stdoutLine((line) => {
+      const condition = conditionLine(line)
+      return condition !== undefined && condition.pod === pod && accept(condition)
+    }, within),
+    (line) => conditionLine(line)!
+  )
+
+/** The controller's first verdict on `pod`: the first condition it wrote there that is not Unknown (pending). */
+const verdict = (controller: CliProcess, pod: string, within: Duration.Duration) =>
+  conditionWritten(controller, pod, (c) => c.status !== "Unknown", within)
+
+/** One object of the run's namespace as kubectl reads it, `kind/name`. */
+const readObject = <A extends KubeObject>(e2e: E2eRun, ref: string) =>
+  Effect.map(e2e.kubectl(["get", "-n", e2e.namespace, ref, "-o", "json"]), (out) => JSON.parse(out) as A)
+
+const routesConditionOf = (pod: Pod) => pod.status?.conditions?.find((c) => c.type === ROUTES_CONDITION)
+
+/**
+ * Reads until `accept` takes what was read, or `within` passed: for what the controller
+ * writes after the line it prints (the mark comes off after the condition is written).
+ */
+const eventually = <A>(read: Effect.Effect<A, string>, accept: (value: A) => boolean, within: Duration.Duration) =>
+  read.pipe(
+    Effect.filterOrFail(accept, (value) => `not so within ${Duration.format(within)}: ${JSON.stringify(value)}`),
+    Effect.retry(Schedule.spaced("250 millis").pipe(Schedule.upTo(within)))
+  )
 
 layer(E2eLive, { excludeTestServices: true, timeout: onRealCluster() ? Duration.minutes(5) : Duration.seconds(60) })(
   "end-to-end journeys",
@@ -366,7 +434,7 @@ layer(E2eLive, { excludeTestServices: true, timeout: onRealCluster() ? Duration.
       () =>
         Effect.gen(function*() {
           const e2e = yield* E2e
-          const controller = yield* e2e.startCli(["controller", "-o", "json"], { mode: "gateway" })
+          const controller = yield* startController(e2e)
           const port = yield* e2e.target.servedPort(8080)
           // Every version of the Pod from its creation on: resourceVersion, Ready, the routes condition.
           const versions = yield* e2e.startKubectl([
@@ -410,6 +478,232 @@ layer(E2eLive, { excludeTestServices: true, timeout: onRealCluster() ? Duration.
           })
           expect(seen.find((v) => v.ready === "False"), versions.stdout()).toBeDefined()
           expect(seen.filter((v) => v.ready === "True" && v.routes !== "True"), versions.stdout()).toEqual([])
+        }),
+      timeout
+    )
+
+    // A warm pool hands a routed Pod to its next user by relabelling it: whoever held the
+    // old session's URL no longer reaches the Pod, and the old id is free for another Pod.
+    it.scoped(
+      "controller mode: a routed Pod relabelled to another session forgets the old one and routes the new one",
+      () =>
+        Effect.gen(function*() {
+          const e2e = yield* E2e
+          const controller = yield* startController(e2e)
+          const within = Duration.sum(e2e.target.waits.route, Duration.seconds(30))
+          const pod = yield* e2e.sessionPod("pool-first", [8080], { gated: true, name: "pooled" })
+          yield* conditionWritten(controller, pod.name, (c) => c.status === "True", within)
+          expect(yield* sessionObjects(e2e, "services,httproutes", "pool-first")).toEqual([
+            `httproute.gateway.networking.k8s.io/${httpRouteName("pool-first", 8080)}`,
+            `service/${sessionObjectName("pool-first")}`
+          ])
+
+          yield* e2e.kubectl([
+            "label",
+            "-n",
+            e2e.namespace,
+            `pod/${pod.name}`,
+            `${SESSION_LABEL}=pool-next`,
+            "--overwrite"
+          ])
+          const nextHost = `8080-pool-next.${e2e.target.names.baseDomain}`
+          const routed = yield* conditionWritten(
+            controller,
+            pod.name,
+            (c) => c.status === "True" && c.message.includes(nextHost),
+            within
+          )
+          expect(routed.reason).toBe("RoutesProgrammed")
+          const relabelled = yield* readObject<Pod>(e2e, `pod/${pod.name}`)
+          expect(relabelled.metadata?.labels?.[LABEL_SESSION_ID]).toBe("pool-next")
+          expect(relabelled.metadata?.annotations?.[ENDPOINTS_ANNOTATION]).toContain(nextHost)
+          // The old session was unpublished before the new one was routed.
+          expect(yield* sessionObjects(e2e, "services,httproutes", "pool-first")).toEqual([])
+          expect(yield* sessionObjects(e2e, "services,httproutes", "pool-next")).toEqual([
+            `httproute.gateway.networking.k8s.io/${httpRouteName("pool-next", 8080)}`,
+            `service/${sessionObjectName("pool-next")}`
+          ])
+          const route = yield* readObject<HttpRoute>(e2e, `httproute/${httpRouteName("pool-next", 8080)}`)
+          expect(route.metadata?.ownerReferences?.map((owner) => owner.uid)).toEqual([pod.uid])
+
+          // The old id is free: a new Pod of it is routed, not told the session is taken.
+          const next = yield* e2e.sessionPod("pool-first", [8080], { gated: true })
+          expect(yield* verdict(controller, next.name, within)).toMatchObject({
+            status: "True",
+            reason: "RoutesProgrammed"
+          })
+        }),
+      timeout
+    )
+
+    // Taking the session label off a routed Pod takes its routes down but not the Pod,
+    // which says why on its condition and, gated on it, turns unready.
+    it.scoped(
+      "controller mode: the session label taken off a routed Pod unpublishes its session and unmarks the Pod",
+      () =>
+        Effect.gen(function*() {
+          const e2e = yield* E2e
+          const controller = yield* startController(e2e)
+          const within = Duration.sum(e2e.target.waits.route, Duration.seconds(30))
+          // Served, so that its containers are ready and the gate alone decides Ready.
+          const port = yield* e2e.target.servedPort(8080)
+          const pod = yield* e2e.sessionPod("unlabelled", [port], { gated: true, serve: true })
+          yield* conditionWritten(controller, pod.name, (c) => c.status === "True", within)
+          const waitReady = (ready: "True" | "False") =>
+            e2e.kubectl([
+              "wait",
+              "-n",
+              e2e.namespace,
+              `--for=condition=Ready=${ready}`,
+              `pod/${pod.name}`,
+              `--timeout=${Duration.toSeconds(within)}s`
+            ])
+          yield* waitReady("True")
+
+          yield* e2e.kubectl(["label", "-n", e2e.namespace, `pod/${pod.name}`, `${SESSION_LABEL}-`])
+          const removed = yield* conditionWritten(controller, pod.name, (c) => c.status === "False", within)
+          expect(removed.reason).toBe("SessionLabelRemoved")
+          expect(removed.message).toContain(`the label ${SESSION_LABEL} was removed: session unlabelled`)
+          // The Service selects its Pod by the mark, which goes with the endpoints annotation.
+          const unmarked = yield* eventually(
+            readObject<Pod>(e2e, `pod/${pod.name}`),
+            (p) => p.metadata?.labels?.[LABEL_SESSION_ID] === undefined,
+            within
+          )
+          expect(unmarked.metadata?.annotations?.[ENDPOINTS_ANNOTATION]).toBeUndefined()
+          expect(routesConditionOf(unmarked)).toMatchObject({ status: "False", reason: "SessionLabelRemoved" })
+          expect(yield* sessionObjects(e2e, "services,httproutes", "unlabelled")).toEqual([])
+          yield* waitReady("False")
+
+          // The id is free: another Pod of the session is routed.
+          const later = yield* e2e.sessionPod("unlabelled", [8080], { gated: true, name: "unlabelled-later" })
+          expect(yield* verdict(controller, later.name, within)).toMatchObject({
+            status: "True",
+            reason: "RoutesProgrammed"
+          })
+        }),
+      timeout
+    )
+
+    // Two Pods claim one session id (one was routed before a restart or a handover, so it
+    // carries the mark): the marked one keeps the id, whichever the controller lists first,
+    // and a Pod whose labels were copied from it loses the mark, or the Service would select it too.
+    it.scoped(
+      "controller mode: of two Pods with one session id, the one marked with it keeps it and the other is told SessionTaken",
+      () =>
+        Effect.gen(function*() {
+          const e2e = yield* E2e
+          const within = Duration.sum(e2e.target.waits.route, Duration.seconds(30))
+          // Both are there when the controller starts; the unmarked one comes first by name and by age.
+          const first = yield* e2e.sessionPod("twin", [8080], { gated: true, name: "twin-a" })
+          const marked = yield* e2e.sessionPod("twin", [8080], {
+            gated: true,
+            name: "twin-b",
+            labels: { [LABEL_SESSION_ID]: "twin" }
+          })
+          const controller = yield* startController(e2e)
+          expect(yield* verdict(controller, marked.name, within)).toMatchObject({
+            status: "True",
+            reason: "RoutesProgrammed"
+          })
+          const taken = yield* verdict(controller, first.name, within)
+          expect(taken).toMatchObject({ status: "False", reason: "SessionTaken" })
+          expect(taken.message).toContain(marked.name)
+          for (const ref of [`service/${sessionObjectName("twin")}`, `httproute/${httpRouteName("twin", 8080)}`]) {
+            const object = yield* readObject<KubeObject>(e2e, ref)
+            expect([ref, object.metadata?.ownerReferences?.map((owner) => owner.name)]).toEqual([ref, [marked.name]])
+          }
+
+          const copy = yield* e2e.sessionPod("twin", [8080], {
+            gated: true,
+            name: "twin-c",
+            labels: { [LABEL_SESSION_ID]: "twin" }
+          })
+          expect(yield* verdict(controller, copy.name, within)).toMatchObject({
+            status: "False",
+            reason: "SessionTaken"
+          })
+          yield* eventually(
+            readObject<Pod>(e2e, `pod/${copy.name}`),
+            (p) => p.metadata?.labels?.[LABEL_SESSION_ID] === undefined,
+            within
+          )
+          const holder = yield* readObject<Pod>(e2e, `pod/${marked.name}`)
+          expect(holder.metadata?.labels?.[LABEL_SESSION_ID]).toBe("twin")
+          expect(routesConditionOf(holder)?.status).toBe("True")
+        }),
+      timeout
+    )
+
+    // A user's own Service at a session's name is never taken over: the publish refuses
+    // and says so on the Pod, and the Service outlives the Pod, having never been owned by it.
+    it.scoped(
+      "controller mode: a publish refuses a user's Service at the session's name and leaves it as it was, after the Pod too",
+      () =>
+        Effect.gen(function*() {
+          const e2e = yield* E2e
+          const within = Duration.sum(e2e.target.waits.route, Duration.seconds(30))
+          const name = sessionObjectName("squatted")
+          const labels = { [RUN_LABEL]: e2e.runId, app: "users-own" }
+          const users = JSON.parse(
+            yield* e2e.kubectl(
+              ["create", "-f", "-", "-o", "json"],
+              JSON.stringify({
+                apiVersion: "v1",
+                kind: "Service",
+                metadata: { name, namespace: e2e.namespace, labels },
+                spec: { ports: [{ name: "http", port: 80, targetPort: 8080 }] }
+              })
+            )
+          ) as Service
+          const asCreated = (service: Service) => ({
+            uid: service.metadata?.uid,
+            labels: service.metadata?.labels,
+            ownerReferences: service.metadata?.ownerReferences
+          })
+          const controller = yield* startController(e2e)
+          const pod = yield* e2e.sessionPod("squatted", [8080], { gated: true })
+          // Owned by the Pod, so that its going shows the garbage collector has run.
+          yield* e2e.kubectl(
+            ["create", "-f", "-"],
+            JSON.stringify({
+              apiVersion: "v1",
+              kind: "Service",
+              metadata: {
+                name: "squatted-witness",
+                namespace: e2e.namespace,
+                ownerReferences: [{ apiVersion: "v1", kind: "Pod", name: pod.name, uid: pod.uid }]
+              },
+              spec: { ports: [{ port: 80 }] }
+            })
+          )
+          const refused = yield* verdict(controller, pod.name, within)
+          expect(refused).toMatchObject({ status: "False", reason: "PublishFailed" })
+          expect(refused.message).toContain(`Service ${e2e.namespace}/${name}`)
+          expect(refused.message).toContain("it was left as it is")
+          expect(asCreated(yield* readObject<Service>(e2e, `service/${name}`))).toEqual({
+            uid: users.metadata?.uid,
+            labels,
+            ownerReferences: undefined
+          })
+          // All or nothing: no route was written, and the Pod is not marked for a Service that is not the session's.
+          expect(yield* sessionObjects(e2e, "services,httproutes", "squatted")).toEqual([])
+          expect((yield* readObject<Pod>(e2e, `pod/${pod.name}`)).metadata?.labels?.[LABEL_SESSION_ID]).toBeUndefined()
+
+          yield* e2e.kubectl(["delete", "-n", e2e.namespace, `pod/${pod.name}`])
+          yield* e2e.kubectl([
+            "wait",
+            "-n",
+            e2e.namespace,
+            "--for=delete",
+            "service/squatted-witness",
+            `--timeout=${Duration.toSeconds(within)}s`
+          ])
+          expect(asCreated(yield* readObject<Service>(e2e, `service/${name}`))).toEqual({
+            uid: users.metadata?.uid,
+            labels,
+            ownerReferences: undefined
+          })
         }),
       timeout
     )
