@@ -66,11 +66,11 @@ export const desiredSlice = (
     }
   })
   // A named targetPort resolves per Pod; the controller would split Pods that disagree into slices, one is enough here.
-  const ports = (service.spec?.ports ?? []).flatMap((port): Array<EndpointPort> => {
+  // Ports come from the Pods: a slice with no endpoints has none (read back as null, like its endpoints).
+  const ports = members.length === 0 ? [] : (service.spec?.ports ?? []).flatMap((port): Array<EndpointPort> => {
     const protocol = port.protocol ?? "TCP"
-    const resolved = members.length === 0 ? undefined : resolvePort(members[0]!, port.targetPort ?? port.port, protocol)
-    if (members.length > 0 && resolved === undefined) return []
-    return [{ name: port.name ?? "", protocol, ...(resolved !== undefined ? { port: resolved } : {}) }]
+    const resolved = resolvePort(members[0]!, port.targetPort ?? port.port, protocol)
+    return resolved === undefined ? [] : [{ name: port.name ?? "", protocol, port: resolved }]
   })
   const ipv6 = (service.spec as { ipFamilies?: ReadonlyArray<string> } | undefined)?.ipFamilies?.[0] === "IPv6"
   return { addressType: ipv6 ? "IPv6" : "IPv4", endpoints, ports }

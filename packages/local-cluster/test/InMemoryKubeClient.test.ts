@@ -207,10 +207,12 @@ describe("InMemoryKubeClient pod writes", () => {
       const patched = yield* client.pods!.patchStatus(NS, "web", {
         status: { conditions: [{ type: GATE, status: "True" }] }
       })
+      // As kube-apiserver merges them: a type the Pod did not have goes first, and a time never written reads as null.
+      const times = { lastProbeTime: null, lastTransitionTime: null }
       expect(patched.status?.conditions).toEqual([
-        { type: "Ready", status: "False" },
-        { type: "ContainersReady", status: "True" },
-        { type: GATE, status: "True" }
+        { type: GATE, status: "True", ...times },
+        { type: "Ready", status: "False", ...times },
+        { type: "ContainersReady", status: "True", ...times }
       ])
       const flipped = yield* client.pods!.patchStatus(NS, "web", {
         status: { conditions: [{ type: GATE, status: "False", reason: "NoRoutes" }] }
@@ -218,7 +220,8 @@ describe("InMemoryKubeClient pod writes", () => {
       expect(flipped.status?.conditions?.find((c) => c.type === GATE)).toEqual({
         type: GATE,
         status: "False",
-        reason: "NoRoutes"
+        reason: "NoRoutes",
+        ...times
       })
       expect(flipped.status?.conditions?.length).toBe(3)
     }))

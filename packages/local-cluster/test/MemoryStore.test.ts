@@ -12,10 +12,11 @@ import {
   HttpRouteResource,
   IngressResource,
   NamespaceResource,
+  PodResource,
   ServiceResource
 } from "../src/ServedResources.js"
 import type { StoreWatchEvent } from "../src/Store.js"
-import { gateway, httpRoute, ingress, NS, service } from "./ClusterFixtures.js"
+import { gateway, httpRoute, ingress, NS, pod, service } from "./ClusterFixtures.js"
 
 const fresh = makeMemoryStore({ namespaces: [NS] })
 
@@ -354,6 +355,36 @@ describe("MemoryStore updates (PUT)", () => {
         status: { loadBalancer: {} }
       })
       expect(rewritten.object.status).toEqual({ loadBalancer: { ingress: [{ ip: "127.0.0.1" }] } })
+    }))
+
+  it.effect("takes a built-in type's labels, annotations, finalizers and owners through /status, a Pod's owners and a custom resource's metadata not", () =>
+    Effect.gen(function*() {
+      const store = yield* fresh
+      // As kube-apiserver 1.35 answers: its status strategies reset the spec, and a Pod's its owner
+      // references too; a custom resource's keeps the live metadata whole.
+      const owner = { apiVersion: "v1", kind: "Pod", name: "owner", uid: "00000000-0000-4000-8000-000000000001" }
+      const metadata = { labels: { a: "1" }, annotations: { b: "2" }, finalizers: ["x/y"], ownerReferences: [owner] }
+      const written = <A extends KubeObject>(resource: ResourceType<A>, object: A) =>
+        Effect.flatMap(
+          store.create(resource, NS, object),
+          (created) =>
+            store.replaceStatus(resource, NS, created.metadata?.name ?? "", {
+              ...created,
+              metadata: { ...created.metadata, ...metadata }
+            })
+        )
+      const what = (object: KubeObject) => {
+        const { annotations, finalizers, labels, ownerReferences } = object.metadata ?? {}
+        return { labels, annotations, finalizers, ownerReferences }
+      }
+      expect(what(yield* written(ServiceResource, service("web")))).toEqual(metadata)
+      expect(what(yield* written(PodResource, pod("web")))).toEqual({ ...metadata, ownerReferences: undefined })
+      expect(what(yield* written(HttpRouteResource, httpRoute("web")))).toEqual({
+        labels: undefined,
+        annotations: undefined,
+        finalizers: undefined,
+        ownerReferences: undefined
+      })
     }))
 
   it.effect("keeps the resourceVersion and emits no event for a write that changes nothing", () =>

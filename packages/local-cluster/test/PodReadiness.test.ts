@@ -142,20 +142,21 @@ describe("a Pod with a readiness gate, served by the data plane", () => {
         })
         const containersSince = conditionOf(waiting, "ContainersReady")?.lastTransitionTime
 
-        // Only the gate's condition is sent: a strategic merge adds it by type beside the kubelet's.
+        // Only the gate's condition is sent: a strategic merge adds it by type beside the kubelet's (first, being new).
         const patched = yield* send(url, "PATCH", STATUS, {
           status: { conditions: [{ type: GATE, status: "True", reason: "RoutesProgrammed" }] }
         }, STRATEGIC)
         expect(patched.status, patched.text).toBe(200)
         expect(patched.body.status.conditions.map((c: PodCondition) => c.type)).toEqual([
+          GATE,
           "ContainersReady",
-          "Ready",
-          GATE
+          "Ready"
         ])
         const ready = yield* podWhen(store, "web", readyIs("True"))
         expect(conditionOf(ready, "Ready")).toEqual({
           type: "Ready",
           status: "True",
+          lastProbeTime: null,
           lastTransitionTime: expect.any(String)
         })
         expect(conditionOf(ready, GATE)).toMatchObject({ status: "True", reason: "RoutesProgrammed" })

@@ -6,7 +6,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { strategicMerge } from "../src/internal/strategicMerge.js"
 import { shapeOf } from "../src/internal/typeShapes.js"
-import { IngressResource, ServiceResource } from "../src/ServedResources.js"
+import { IngressResource, PodResource, ServiceResource } from "../src/ServedResources.js"
 
 const service = {
   apiVersion: "v1",
@@ -66,13 +66,48 @@ describe("strategicMerge", () => {
       { metadata: { finalizers: ["b", "a"], labels: { app: null, tier: "front" } } },
       SERVICE
     ) as typeof service
-    expect([merged.metadata.finalizers, merged.metadata.labels]).toEqual([["a", "b"], { tier: "front" }])
+    // The patch's items in its order, as the server orders a merged list.
+    expect([merged.metadata.finalizers, merged.metadata.labels]).toEqual([["b", "a"], { tier: "front" }])
     const removed = strategicMerge(
       service,
       { metadata: { "$deleteFromPrimitiveList/finalizers": ["a"] } },
       SERVICE
     ) as typeof service
     expect(removed.metadata.finalizers).toEqual([])
+  })
+
+  it("orders a merged list as kube-apiserver 1.35 does: what the live list lacks before the live items, the rest in live order", () => {
+    // Each step's answer was recorded from the real control plane (`npm run cluster:real`), patching pods/status.
+    const POD = shapeOf(PodResource)
+    const steps: ReadonlyArray<readonly [ReadonlyArray<readonly [string, string]>, ReadonlyArray<string>]> = [
+      [[["A", "True"]], ["A=True"]],
+      [[["B", "True"]], ["B=True", "A=True"]],
+      [[["C", "True"], ["A", "False"]], ["C=True", "B=True", "A=False"]],
+      [[["D", "True"]], ["D=True", "C=True", "B=True", "A=False"]],
+      [[["A", "True"], ["E", "True"]], ["D=True", "C=True", "B=True", "A=True", "E=True"]],
+      [[["E", "False"], ["F", "True"]], ["D=True", "C=True", "B=True", "A=True", "E=False", "F=True"]]
+    ]
+    let pod: unknown = { status: {} }
+    for (const [conditions, expected] of steps) {
+      pod = strategicMerge(pod, {
+        status: { conditions: conditions.map(([type, status]) => ({ type, status })) }
+      }, POD)
+      const merged = (pod as { status: { conditions: Array<{ type: string; status: string }> } }).status.conditions
+      expect(merged.map((c) => `${c.type}=${c.status}`)).toEqual(expected)
+    }
+    // A set list alike, and `$setElementOrder` places the items it names among the live ones by their live places.
+    let meta: unknown = { metadata: {} }
+    for (
+      const [patch, expected] of [
+        [{ finalizers: ["one"] }, ["one"]],
+        [{ finalizers: ["two"] }, ["two", "one"]],
+        [{ finalizers: ["three", "one"] }, ["three", "two", "one"]],
+        [{ "$setElementOrder/finalizers": ["one", "two"], finalizers: ["one"] }, ["three", "one", "two"]]
+      ] as const
+    ) {
+      meta = strategicMerge(meta, { metadata: patch }, POD)
+      expect((meta as { metadata: { finalizers: Array<string> } }).metadata.finalizers).toEqual(expected)
+    }
   })
 
   it("replaces an atomic list whole, as an Ingress's rules are", () => {

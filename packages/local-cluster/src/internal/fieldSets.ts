@@ -193,14 +193,29 @@ export const projection = (
 ): Record<string, unknown> => {
   if (object === undefined) return {}
   const record = object as unknown as Record<string, unknown>
-  if (scope === "status") return record.status === undefined ? {} : { status: record.status }
+  const ownMetadata = (value: unknown): Record<string, unknown> => {
+    const meta: Record<string, unknown> = {}
+    if (isObject(value)) {
+      for (const [mk, mv] of Object.entries(value)) {
+        if (!SYSTEM_METADATA.includes(mk)) meta[mk] = mv
+      }
+    }
+    return meta
+  }
+  if (scope === "status") {
+    // A built-in type's status write takes the request's metadata as well; a custom resource's, the status alone.
+    const meta = resource.custom ? {} : ownMetadata(record.metadata)
+    return {
+      ...(Object.keys(meta).length > 0 ? { metadata: meta } : {}),
+      ...(record.status === undefined ? {} : { status: record.status })
+    }
+  }
   const out: Record<string, unknown> = {}
   for (const [key, value] of Object.entries(record)) {
     if (key === "apiVersion" || key === "kind") continue
     if (key === "status" && resource.statusSubresource) continue
     if (key === "metadata" && isObject(value)) {
-      const meta: Record<string, unknown> = {}
-      for (const [mk, mv] of Object.entries(value)) if (!SYSTEM_METADATA.includes(mk)) meta[mk] = mv
+      const meta = ownMetadata(value)
       if (Object.keys(meta).length > 0) out.metadata = meta
       continue
     }

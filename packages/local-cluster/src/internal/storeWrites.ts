@@ -12,7 +12,7 @@ import {
   qualifiedName,
   type Status
 } from "session-routing/kubernetes"
-import { type ServedResource, ServiceResource } from "../ServedResources.js"
+import { PodResource, type ServedResource, ServiceResource } from "../ServedResources.js"
 import { decodeManagers, encodeManagers, isObject, jsonEqual, type Managers, recordUpdate } from "../ServerSideApply.js"
 import type { WriteOptions, WriteResult } from "../Store.js"
 import type { FieldError } from "../Validation.js"
@@ -74,6 +74,27 @@ export const uidChangeErrors = (given: unknown, live: string | undefined): Array
     message: `Invalid value: ${goQuote(given)}: field is immutable`
   }
   return [error, error]
+}
+
+/** The metadata a write may set; the rest is the server's. */
+const WRITABLE_METADATA = ["generateName", "labels", "annotations", "finalizers", "ownerReferences"] as const
+
+/**
+ * The metadata a built-in type's status write stores: the request's writable fields,
+ * as an update takes them (a status strategy resets the spec, not the metadata), and
+ * the live object's identity. A Pod keeps its owner references: its status strategy
+ * resets them, since old kubelets corrupted them through status and broke garbage
+ * collection. (A custom resource's status strategy keeps the live metadata whole.)
+ */
+const statusWriteMetadata = (resource: ServedResource<KubeObject>, live: ObjectMeta, given: unknown): Json => {
+  const request = isObject(given) ? given : {}
+  const meta: Json = { ...live }
+  for (const field of WRITABLE_METADATA) {
+    if (field === "ownerReferences" && resource === PodResource) continue
+    if (request[field] === undefined) delete meta[field]
+    else meta[field] = request[field]
+  }
+  return meta
 }
 
 /** Creates, replaces and status writes over the buckets. */
@@ -417,6 +438,7 @@ export const makeWrites = (state: StoreState, buckets: Buckets, allocator: Retur
         const next: Json = { ...asJson(live) }
         if (json.status !== undefined) next.status = json.status
         else delete next.status
+        if (!resource.custom) next.metadata = statusWriteMetadata(resource, metaOf(live), json.metadata)
         let object = defaulted(resource, pruned(resource, next) as KubeObject)
         // A custom resource's status strategy takes nothing but the status from the
         // request, so a patch's uid never reaches validation; a built-in type's does.

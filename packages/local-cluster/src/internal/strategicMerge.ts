@@ -24,20 +24,53 @@ const unusable = (message: string): never => {
 const mergeKeyOf = (shape: Shape): string | undefined =>
   shape._tag === "List" && shape.listType === "map" ? shape.keys?.[0] : undefined
 
-/** `live` ordered as `order` names its items (by merge key, or by value); the rest keep their place after them. */
-const ordered = (items: Array<unknown>, order: ReadonlyArray<unknown>, key: string | undefined): Array<unknown> => {
+/**
+ * A merged list in the order the server gives it (strategicpatch's `normalizeElementOrder`):
+ * the items `patchOrder` names, in its order, interleaved with the others (the server's
+ * own, in their order) by their places in `serverOrder`, where an item the server did
+ * not have goes before the server's next. So a new condition or finalizer comes first,
+ * not last. Places are found by lookup: a list of thousands of items must not take seconds.
+ */
+const normalizedOrder = (
+  merged: ReadonlyArray<unknown>,
+  patchOrder: ReadonlyArray<unknown>,
+  serverOrder: ReadonlyArray<unknown>,
+  key: string | undefined
+): Array<unknown> => {
   const identity = (item: unknown) => canonical(key !== undefined && isObject(item) ? item[key] : item)
-  // Each identity's first place in the order, found by lookup: a list of thousands of
-  // items ordered by searching the order for each took seconds.
-  const places = new Map<string, number>()
-  order.forEach((o, at) => {
-    const id = identity(o)
-    if (!places.has(id)) places.set(id, at)
-  })
-  const rank = (item: unknown) => places.get(identity(item)) ?? order.length
-  return items.map((item, i) => ({ item, i, r: rank(item) })).sort((a, b) => a.r - b.r || a.i - b.i).map(({ item }) =>
-    item
-  )
+  const placesIn = (list: ReadonlyArray<unknown>) => {
+    const places = new Map<string, number>()
+    list.forEach((item, at) => {
+      const id = identity(item)
+      if (!places.has(id)) places.set(id, at)
+    })
+    return places
+  }
+  const inPatch = placesIn(patchOrder)
+  const inServer = placesIn(serverOrder)
+  const patched = merged.filter((item) => inPatch.has(identity(item)))
+    .map((item, i) => ({ item, i, at: inPatch.get(identity(item))! }))
+    .sort((a, b) => a.at - b.at || a.i - b.i)
+    .map(({ item }) => item)
+  const serverOnly = merged.filter((item) => !inPatch.has(identity(item)))
+  const out: Array<unknown> = []
+  let i = 0
+  let j = 0
+  while (i < serverOnly.length || j < patched.length) {
+    if (j >= patched.length) {
+      out.push(serverOnly[i++])
+      continue
+    }
+    if (i >= serverOnly.length) {
+      out.push(patched[j++])
+      continue
+    }
+    const left = inServer.get(identity(serverOnly[i]))
+    const right = inServer.get(identity(patched[j]))
+    if (left !== undefined && right !== undefined && left < right) out.push(serverOnly[i++])
+    else out.push(patched[j++])
+  }
+  return out
 }
 
 /** An item `mergeList` took out; dropped when the list is put back together. */
@@ -61,7 +94,7 @@ const mergeList = (
   }
   const out: Array<unknown> = Array.isArray(live) ? clone(live) : []
   if (key === undefined) {
-    // A set of scalars: the union, in the order first seen.
+    // A set of scalars: the union.
     const seen = new Set(out.map(canonical))
     for (const value of patch) {
       const id = canonical(value)
@@ -69,7 +102,7 @@ const mergeList = (
       seen.add(id)
       out.push(clone(value))
     }
-    return out
+    return normalizedOrder(out, patch, Array.isArray(live) ? live : [], undefined)
   }
   // Where the items of each key value are, in list order: a patch item merges into the
   // first one still there, as the server's search from the front finds it.
@@ -104,7 +137,9 @@ const mergeList = (
       slots.push(mergeValue(undefined, item, shape.items))
     }
   }
-  return slots.filter((slot) => slot !== REMOVED)
+  const merged = slots.filter((slot) => slot !== REMOVED)
+  const patchOrder = patch.filter((item) => !(isObject(item) && item.$patch === "delete"))
+  return normalizedOrder(merged, patchOrder, Array.isArray(live) ? live : [], key)
 }
 
 /** Merges `patch` into `live` as the server does for a field of `shape`. */
@@ -143,7 +178,8 @@ const mergeValue = (live: unknown, patch: unknown, shape: Shape): unknown => {
   for (const [field, order] of orders) {
     const sub = childShape(shape, field)
     if (Array.isArray(base[field])) {
-      base[field] = ordered(base[field] as Array<unknown>, order, sub === undefined ? undefined : mergeKeyOf(sub))
+      const before = isObject(live) && Array.isArray(live[field]) ? live[field] : []
+      base[field] = normalizedOrder(base[field], order, before, sub === undefined ? undefined : mergeKeyOf(sub))
     }
   }
   if (Array.isArray(patch.$retainKeys)) {
