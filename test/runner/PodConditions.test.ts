@@ -16,6 +16,7 @@ import {
 import { makeConditionWriter } from "../../src/runner/internal/PodConditions.js"
 
 import type { PodWrites } from "../../src/services/KubeClient.js"
+import { Invalid } from "../../src/services/KubeError.js"
 
 const pod: Pod = {
   apiVersion: "v1",
@@ -191,5 +192,27 @@ describe("the Pod condition writer", () => {
       yield* writer.report(seen("3", routesCondition(programmed)), programmed)
       yield* TestClock.adjust(Duration.millis(1))
       expect(server.landed).toEqual(["True"])
+    }))
+})
+
+describe("the Pod condition writer, the Pod replaced under its name", () => {
+  // kube-apiserver answers a patch whose metadata.uid is not the stored Pod's with 422
+  // ("field is immutable"): the Pod it was for is gone, and no retry can land it.
+  it.scoped("stops at the refusal of a patch naming the old Pod's uid, and tries no more", () =>
+    Effect.gen(function*() {
+      let requests = 0
+      const refused = new Invalid({
+        reason: `Pod "s1-pod" is invalid: metadata.uid: Invalid value: "uid-1": field is immutable`,
+        code: 422,
+        causes: [{ reason: "FieldValueInvalid", message: "field is immutable", field: "metadata.uid" }]
+      })
+      const pods: PodWrites = {
+        patchStatus: () => Effect.suspend(() => (requests++, Effect.fail(refused))),
+        patch: () => Effect.suspend(() => (requests++, Effect.fail(refused)))
+      }
+      const writer = yield* makeConditionWriter(pods, undefined)
+      yield* writer.report(pod, programmed)
+      yield* TestClock.adjust(Duration.minutes(5))
+      expect(requests).toBe(1)
     }))
 })

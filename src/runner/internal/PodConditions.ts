@@ -156,7 +156,9 @@ export const makeConditionWriter = (
     /**
      * One write of `what` on `pod` through `line`, tried until it lands (its answer's
      * version remembered as ours) or the Pod is gone or replaced under its name, which
-     * then needs nothing of ours; each failure said.
+     * then needs nothing of ours; each failure said. A patch naming the old Pod's uid is
+     * refused 422 (`metadata.uid`: field is immutable), and nothing refused as invalid
+     * lands by being sent again.
      */
     const land = (line: PodWriteLine, pod: Pod, what: string, request: Effect.Effect<Pod, KubeError>) => {
       const namespace = pod.metadata?.namespace ?? ""
@@ -165,7 +167,10 @@ export const makeConditionWriter = (
         Effect.tapError((error) =>
           Effect.logWarning(`could not set ${what} on Pod ${namespace}/${name}: ${error.reason}`)
         ),
-        Effect.retry({ schedule: RETRY, while: (error) => error._tag !== "NotFound" && error._tag !== "Conflict" }),
+        Effect.retry({
+          schedule: RETRY,
+          while: (error) => error._tag !== "NotFound" && error._tag !== "Conflict" && error._tag !== "Invalid"
+        }),
         Effect.flatMap((answer) => remember(pod.metadata?.uid ?? "", answer))
       )
     }
