@@ -571,8 +571,8 @@ layer(ContractLive, { excludeTestServices: true, timeout: 120_000 })("error bodi
       }
     }))
 
-  it.scoped.skipIf(!onRealServer())(
-    "(real server only: LocalCluster's store prints the missing resourceVersion as 0x0) words an update without a resourceVersion with its value 0",
+  it.scoped(
+    "words an update without a resourceVersion with its value 0",
     () =>
       Effect.gen(function*() {
         const { admin, namespace } = yield* Contract

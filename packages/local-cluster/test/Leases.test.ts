@@ -102,7 +102,7 @@ describe("Leases in the store", () => {
         metadata: {},
         status: "Failure",
         message:
-          `leases.coordination.k8s.io "leader" is invalid: metadata.resourceVersion: Invalid value: 0x0: must be specified for an update`,
+          `leases.coordination.k8s.io "leader" is invalid: metadata.resourceVersion: Invalid value: 0: must be specified for an update`,
         reason: "Invalid",
         details: {
           name: "leader",
@@ -110,7 +110,7 @@ describe("Leases in the store", () => {
           kind: "leases",
           causes: [{
             reason: "FieldValueInvalid",
-            message: "Invalid value: 0x0: must be specified for an update",
+            message: "Invalid value: 0: must be specified for an update",
             field: "metadata.resourceVersion"
           }]
         },

@@ -243,7 +243,7 @@ describe("MemoryStore updates (PUT)", () => {
         metadata: {},
         status: "Failure",
         message:
-          `httproutes.gateway.networking.k8s.io "web" is invalid: metadata.resourceVersion: Invalid value: 0x0: must be specified for an update`,
+          `httproutes.gateway.networking.k8s.io "web" is invalid: metadata.resourceVersion: Invalid value: 0: must be specified for an update`,
         reason: "Invalid",
         details: {
           name: "web",
@@ -251,7 +251,7 @@ describe("MemoryStore updates (PUT)", () => {
           kind: "httproutes",
           causes: [{
             reason: "FieldValueInvalid",
-            message: "Invalid value: 0x0: must be specified for an update",
+            message: "Invalid value: 0: must be specified for an update",
             field: "metadata.resourceVersion"
           }]
         },

@@ -309,12 +309,12 @@ export const makeWrites = (state: StoreState, buckets: Buckets, allocator: Retur
             "Invalid",
             `${
               qualifiedName(resource)
-            } "${name}" is invalid: metadata.resourceVersion: Invalid value: 0x0: must be specified for an update`,
+            } "${name}" is invalid: metadata.resourceVersion: Invalid value: 0: must be specified for an update`,
             {
               ...resourceDetails(resource, name),
               causes: [{
                 reason: "FieldValueInvalid",
-                message: "Invalid value: 0x0: must be specified for an update",
+                message: "Invalid value: 0: must be specified for an update",
                 field: "metadata.resourceVersion"
               }]
             }
