@@ -156,12 +156,21 @@ export const checkRouting = (
 
     const host = hostForPort(settings.baseDomain, PROBE_SESSION_ID, PROBE_PORT)
     checks.push(yield* pathCheck(router, mode, host))
-    checks.push(yield* dryRunCheck(kube, buildSessionObjects(mode, settings, probeSpec(options.probeOwner))))
+    checks.push(
+      yield* dryRunCheck(
+        kube,
+        config.sessionNamespace,
+        buildSessionObjects(mode, settings, probeSpec(options.probeOwner))
+      )
+    )
     if (options.roundTrip === true) {
       checks.push(yield* roundTripCheck(probeSpec(options.probeOwner), options.probeOwner !== undefined))
     }
     return reportOf(checks)
   })
+
+const createNamespaceHint = (namespace: string): string =>
+  `create it (kubectl create namespace ${namespace}), or set RUNNER_SESSION_NAMESPACE / -n to the runner's namespace`
 
 const namespaceCheck = (kube: KubeClient.Service, namespace: string): Effect.Effect<CheckResult> =>
   kube.get(NamespaceResource, "", namespace).pipe(
@@ -173,7 +182,7 @@ const namespaceCheck = (kube: KubeClient.Service, namespace: string): Effect.Eff
             "namespace",
             "fail",
             `namespace "${namespace}" does not exist`,
-            `create it (kubectl create namespace ${namespace}), or set RUNNER_SESSION_NAMESPACE / -n to the runner's namespace`
+            createNamespaceHint(namespace)
           )
           : result("namespace", "warn", `could not read namespace "${namespace}": ${error.reason}`)
       )
@@ -217,7 +226,15 @@ const dryApply = (kube: KubeClient.Service, object: KubeObject): Effect.Effect<v
   }
 }
 
-const dryRunCheck = (kube: KubeClient.Service, objects: ReadonlyArray<KubeObject>): Effect.Effect<CheckResult> =>
+/**
+ * A dry run of the sample session. Its objects are namespaced types the server serves (the
+ * API check saw to that), so a NotFound on applying them can only be their namespace.
+ */
+const dryRunCheck = (
+  kube: KubeClient.Service,
+  namespace: string,
+  objects: ReadonlyArray<KubeObject>
+): Effect.Effect<CheckResult> =>
   Effect.forEach(objects, (object) => dryApply(kube, object), { discard: true }).pipe(
     Effect.map(() =>
       result(
@@ -232,7 +249,9 @@ const dryRunCheck = (kube: KubeClient.Service, objects: ReadonlyArray<KubeObject
           "dry-run",
           "fail",
           `the API server refuses a sample session's objects (dry run): ${error.reason}`,
-          "an admission webhook or policy refuses them, or a permission above is missing: the reason names it"
+          error._tag === "NotFound"
+            ? `namespace "${namespace}" does not exist: ${createNamespaceHint(namespace)}`
+            : "an admission webhook or policy refuses them, or a permission above is missing: the reason names it"
         )
       )
     )

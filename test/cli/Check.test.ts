@@ -122,7 +122,7 @@ describe("session-routing check", () => {
         expect(result.exitCode).toBe(1)
         const lines = result.stdout.split("\n")
         expect(lines[0]).toMatch(/^✓ the kubeconfig's context "local-cluster" reaches http:/)
-        expect(lines).toContain("✓ may list, create, patch, delete services in namespace \"telo-sessions\"")
+        expect(lines).toContain("✓ may get, list, create, patch, delete services in namespace \"telo-sessions\"")
         expect(lines).toContain(
           "✗ IngressClassNotFound: the session Ingress names IngressClass \"nginx\", which does not exist (the cluster has \"local\"): set SESSION_INGRESS_CLASS to a class the cluster has, or install the ingress controller that provides \"nginx\""
         )

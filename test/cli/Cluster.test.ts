@@ -11,6 +11,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as YAML from "yaml"
 import { parseClusterInput, sessionClusterOptions } from "../../src/cli/commands/Cluster.js"
+import { startCli } from "./CliProcess.js"
 import { startClusterProcess } from "./ClusterProcess.js"
 import { runCli } from "./TestCli.js"
 
@@ -113,6 +114,28 @@ describe("session-routing cluster flags", () => {
 })
 
 describe("session-routing cluster as a process", () => {
+  // The kubeconfig is written under a temporary name first, which the error used to name.
+  it.live(
+    "exits 1 naming the kubeconfig path and its missing directory when the directory does not exist",
+    () =>
+      Effect.scoped(
+        Effect.gen(function*() {
+          const dir = mkdtempSync(join(tmpdir(), "cluster-test-"))
+          yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(dir, { recursive: true, force: true })))
+          const kubeconfig = join(dir, "no-such-dir", "kc")
+          const proc = yield* startCli(["cluster", "--write-kubeconfig", kubeconfig], {})
+          expect(yield* proc.ended()).toEqual({ code: 1, signal: null })
+          expect([proc.stdout(), proc.stderr()]).toEqual([
+            "",
+            `error: cannot write the kubeconfig to ${kubeconfig}: the directory ${
+              join(dir, "no-such-dir")
+            } does not exist\n`
+          ])
+        })
+      ),
+    60_000
+  )
+
   it.live(
     "prints its URLs first, serves the session namespace, IngressClass and Gateway, and exits 0 on SIGINT",
     () =>

@@ -72,4 +72,27 @@ describe("render --rbac", () => {
         "note: mode none publishes nothing, so it needs no permissions"
       ])
     }), 30_000)
+
+  // The RBAC is the same for every session: a --session it ignored in silence looked honoured.
+  for (
+    const [args, line] of [
+      [["--rbac", "--session", "s1"], "--session does not go with --rbac"],
+      [["--rbac", "--port", "8080"], "--port does not go with --rbac"],
+      [["--controller", "--pod-uid", "u-1"], "--pod-uid does not go with --controller"]
+    ] as const
+  ) {
+    it.live(
+      `refuses ${args.join(" ")} with one line naming the option and prints nothing`,
+      () =>
+        Effect.gen(function*() {
+          const result = yield* runCli(["render", ...args], { SESSION_ROUTING_BASE_DOMAIN: "sessions.example.com" })
+          expect([result.exitCode, result.stdout, result.stderr]).toEqual([
+            1,
+            "",
+            `error: ${line}: it prints the same objects for every session\n`
+          ])
+        }),
+      30_000
+    )
+  }
 })

@@ -10,6 +10,7 @@ import { Deferred, Effect, Exit, Fiber, Scope } from "effect"
 import { createServer } from "node:http"
 import { resolve } from "node:path"
 import { parseArgs } from "node:util"
+import { sessionSelector } from "../../src/domain/Manifests.js"
 import { ENV } from "../../src/layers/RouterConfigLive.js"
 import { ensureBuilt } from "./Build.js"
 import { type ControlPlane, startControlPlane } from "./ControlPlane.js"
@@ -179,11 +180,19 @@ const program = Effect.gen(function*() {
   // The objects name their owner Pod by uid: a made-up uid has them collected at once.
   const kubectl = `kubectl --kubeconfig ${started.kubeconfig} -n ${started.namespace}`
   stderr(`try:\n  kubectl --kubeconfig ${started.kubeconfig} get nodes,ingressclass,gatewayclass,gateway -A`)
-  stderr(`  ${kubectl} run telo-run-demo --image=session --port=8080`)
+  // The session Service selects its Pod by the session label: without it the Service
+  // has no endpoint, and Traefik answers 404 for the host however programmed it is.
+  stderr(`  ${kubectl} run telo-run-demo --image=session --port=8080 --labels=${sessionSelector("demo")}`)
   stderr(
     `  env ${ENV.baseDomain}=${started.baseDomain} ${ENV.sessionNamespace}=${started.namespace} ${ENV.ingressClassName}=${started.ingressClass} ` +
       `session-routing publish --kubeconfig ${started.kubeconfig} --session demo --pod telo-run-demo ` +
       `--pod-uid "$(${kubectl} get pod telo-run-demo -o jsonpath='{.metadata.uid}')" --port 8080 --watch`
+  )
+  // No container runs: the Pod's address is the Node's, where nothing listens until a
+  // person starts the workload there.
+  stderr(
+    `  curl -H 'Host: 8080-demo.${started.baseDomain}' http://${started.dataPlane.host}:${started.dataPlane.port}/   ` +
+      `# 404 until the Service has an endpoint, 502 until an HTTP server listens on ${started.nodeAddress}:8080`
   )
   process.stdout.write("ready\n")
 

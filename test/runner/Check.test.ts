@@ -500,6 +500,19 @@ describe("the dry run", () => {
       expect(stored).toEqual([])
     }))
 
+  // The server's reason (namespaces "x" not found) says what is wrong, not what to do.
+  it.live("says how to create the session namespace when the dry run meets none", () =>
+    Effect.gen(function*() {
+      const { report } = yield* run({ config: { sessionNamespace: "elsewhere" } })
+      expect(check(report, "dry-run")).toEqual({
+        id: "dry-run",
+        status: "fail",
+        line: expect.stringMatching(/^the API server refuses a sample session's objects \(dry run\): /),
+        hint: "namespace \"elsewhere\" does not exist: create it (kubectl create namespace elsewhere), " +
+          "or set RUNNER_SESSION_NAMESPACE / -n to the runner's namespace"
+      })
+    }))
+
   it.live("names the given Pod as the owner of the probe's objects", () =>
     Effect.gen(function*() {
       const { applied } = yield* run({ options: { probeOwner: { podName: "runner-0", podUid: "uid-runner-0" } } })

@@ -21,6 +21,21 @@ const refusal = async (path: string): Promise<string | undefined> => {
     : `${path} exists and is not a regular file`
 }
 
+/** Why no file can be created in `directory`, in terms of the directory. */
+const cannotCreateIn = (directory: string, error: NodeJS.ErrnoException): string => {
+  switch (error.code) {
+    case "ENOENT":
+      return `the directory ${directory} does not exist`
+    case "ENOTDIR":
+      return `${directory} is not a directory`
+    case "EACCES":
+    case "EPERM":
+      return `no permission to create a file in ${directory}`
+    default:
+      return `cannot create a file in ${directory}: ${error.code ?? error.message}`
+  }
+}
+
 /**
  * Writes `text` to `path` as a new file of mode 0600 beside it, then renames it into
  * place: an existing 0644 file is replaced, not rewritten with its old permissions,
@@ -29,9 +44,13 @@ const refusal = async (path: string): Promise<string | undefined> => {
 export const writeCredentialFile = async (path: string, text: string): Promise<void> => {
   const refused = await refusal(path)
   if (refused !== undefined) throw new Error(refused)
-  const temporary = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString("hex")}.tmp`)
+  const directory = dirname(path)
+  const temporary = join(directory, `.${basename(path)}.${randomBytes(6).toString("hex")}.tmp`)
   // "wx": a new file only, so a link planted at the temporary name is never followed.
-  const file = await open(temporary, "wx", OWNER_ONLY)
+  const file = await open(temporary, "wx", OWNER_ONLY).catch((error: NodeJS.ErrnoException) => {
+    // Node's message names the temporary file, which the person never gave.
+    throw new Error(cannotCreateIn(directory, error), { cause: error })
+  })
   try {
     await file.writeFile(text)
     // The umask may narrow the mode at creation but never widens it; chmod makes it exact.

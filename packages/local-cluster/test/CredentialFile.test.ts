@@ -61,4 +61,11 @@ describe("writeCredentialFile", () => {
     const dir = scratch()
     await expect(writeCredentialFile(dir, "secret")).rejects.toThrow(`${dir} exists and is not a regular file`)
   })
+
+  // The file is first written under a temporary name beside it; Node's error names that one.
+  it("names the directory, not the temporary file, when the directory does not exist", async () => {
+    const dir = join(scratch(), "missing")
+    const failure = await writeCredentialFile(join(dir, "kubeconfig"), "secret").catch((error: Error) => error)
+    expect((failure as Error).message).toBe(`the directory ${dir} does not exist`)
+  })
 })

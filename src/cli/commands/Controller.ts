@@ -2,7 +2,8 @@
  * `session-routing controller`: routes every session Pod the label selects, for runners
  * in any language, and writes each Pod's `session-routing.dev/RoutesProgrammed`
  * condition. Replicas elect one leader on a Lease (unless `--no-leader-elect`); with
- * `--metrics-port` it serves `/healthz`, `/readyz` and `/metrics`. Runs until stopped.
+ * `--metrics-port` it serves `/healthz`, `/readyz` and `/metrics`. Runs until SIGINT or
+ * SIGTERM, then releases its Lease and exits 0.
  */
 import { Command, Options } from "@effect/cli"
 import { Console, Effect, Either, Layer, Option, Ref } from "effect"
@@ -10,15 +11,18 @@ import { randomUUID } from "node:crypto"
 import { hostname } from "node:os"
 import { CONTROLLER_IDENTITY_ENV } from "../../domain/ControllerManifest.js"
 import { ROUTES_CONDITION, SESSION_LABEL } from "../../domain/PodRouting.js"
+import { NamespaceResource } from "../../domain/Resources.js"
 import type { LeadershipChange } from "../../layers/internal/controller/LeaderElection.js"
 import { SessionRouter } from "../../layers/SessionRouter.js"
 import { controllerLeaseName, type ControllerOptions, type PodReport, runController } from "../../runner/Controller.js"
+import { KubeClient } from "../../services/KubeClient.js"
 import { RouterConfig } from "../../services/RouterConfig.js"
-import { cliError } from "../CliError.js"
+import { type CliError, cliError } from "../CliError.js"
 import { kubeClientLayer, routerConfigFrom, sharedOptions, warnAbout } from "../GlobalOptions.js"
 import type { CommandHelp } from "../internal/Help.js"
 import { metricsOptions, withMetricsServer } from "../MetricsFlags.js"
 import { asCliError, type OutputFormat, outputOption } from "../present/Presenter.js"
+import { shutdownSignal } from "./Cluster.js"
 
 /** The controller flags as @effect/cli parses them. */
 export interface ControllerFlags {
@@ -92,6 +96,28 @@ export const leadershipLine = (lease: string, identity: string, change: Leadersh
   }
 }
 
+/**
+ * Reads the session namespace once at start. A list or watch of Pods in a namespace
+ * that does not exist answers an empty list, not an error, so without this a controller
+ * pointed at the wrong namespace would wait there in silence. Any other failure to read
+ * it (a 403 where the namespace `get` is not granted) leaves the answer open: a warning,
+ * and the controller starts.
+ */
+export const checkSessionNamespace = (namespace: string): Effect.Effect<void, CliError, KubeClient> =>
+  Effect.flatMap(KubeClient, (kube) => kube.get(NamespaceResource, "", namespace)).pipe(
+    Effect.asVoid,
+    Effect.catchAll((error) =>
+      error._tag === "NotFound"
+        ? Effect.fail(
+          cliError(
+            `namespace "${namespace}" does not exist: create it (kubectl create namespace ${namespace}), ` +
+              "or set RUNNER_SESSION_NAMESPACE / -n to the namespace of the session Pods"
+          )
+        )
+        : Console.error(`warning: could not read namespace "${namespace}", starting anyway: ${error.reason}`)
+    )
+  )
+
 /** What `controller --help` says beyond the options. */
 export const controllerHelp: CommandHelp = {
   details: [
@@ -102,8 +128,8 @@ export const controllerHelp: CommandHelp = {
     "session-routing.dev/ports (8080,5000/udp), else from the containers' declared ports. Replicas elect " +
     "one leader on a Lease in the session namespace (one per shard with --shards M, named for N and M; a " +
     "replica refuses to start while a live Lease of another shard count exists). With --metrics-port, /readyz " +
-    "answers 200 while the replica leads or sees a live leader, 503 otherwise. Runs until stopped; one line " +
-    "per condition written."
+    "answers 200 while the replica leads or sees a live leader, 503 otherwise. Runs until SIGINT or SIGTERM, " +
+    "then releases its Lease and exits 0; one line per condition written."
   ],
   examples: [
     {
@@ -191,12 +217,17 @@ export const controllerCommand = Command.make(
         Layer.provideMerge(kubeClientLayer(flags)),
         Layer.provideMerge(Layer.succeed(RouterConfig, config))
       )
-      return yield* run.pipe(
+      // SIGINT and SIGTERM are how an orchestrator stops a controller, not a failure: the
+      // routing is interrupted, which releases the Lease, and the process exits 0.
+      const stop = Effect.tap(yield* shutdownSignal, (signal) => Console.error(`${signal}: stopping the controller`))
+      yield* Effect.zipRight(checkSessionNamespace(config.sessionNamespace), run).pipe(
         Effect.provide(layer),
         Effect.mapError(asCliError),
+        Effect.raceFirst(stop),
         withMetricsServer(flags, { ready: Ref.get(ready) })
       )
-    })
+      yield* Console.error("controller stopped")
+    }).pipe(Effect.scoped)
 ).pipe(
   Command.withDescription("Route every labelled session Pod and write its RoutesProgrammed condition, until stopped")
 )

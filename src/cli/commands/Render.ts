@@ -217,6 +217,27 @@ export const renderHelp: CommandHelp = {
 }
 
 /**
+ * The first of the flags naming one session that was given: `--rbac` and `--controller`
+ * render objects for every session, and ignoring one would print something other than
+ * what was asked for.
+ */
+const sessionFlagGiven = (flags: {
+  readonly session: Option.Option<string>
+  readonly port: ReadonlyArray<unknown>
+  readonly pod: Option.Option<string>
+  readonly podUid: Option.Option<string>
+}): string | undefined =>
+  Option.isSome(flags.session)
+    ? "--session"
+    : flags.port.length > 0
+    ? "--port"
+    : Option.isSome(flags.pod)
+    ? "--pod"
+    : Option.isSome(flags.podUid)
+    ? "--pod-uid"
+    : undefined
+
+/**
  * `session-routing render --session ID --port 8080 [--port 5000/udp ...] [--pod NAME --pod-uid UID]
  * [--mode ingress|gateway|none] [-n NAMESPACE] [-o yaml|json]`.
  */
@@ -263,6 +284,13 @@ export const renderCommand = Command.make(
         return yield* cliError("--rbac and --controller go apart: --controller already prints the controller's RBAC")
       }
       if (Option.isSome(flags.image) && !flags.controller) return yield* cliError("--image goes with --controller")
+      const sessionFlag = sessionFlagGiven(flags)
+      if (sessionFlag !== undefined && (flags.rbac || flags.controller)) {
+        const instead = flags.rbac ? "--rbac" : "--controller"
+        return yield* cliError(
+          `${sessionFlag} does not go with ${instead}: it prints the same objects for every session`
+        )
+      }
       if (flags.controller) {
         const image = yield* Either.mapLeft(parseImage(flags.image), (line) => cliError(line))
         yield* warnAbout(config)

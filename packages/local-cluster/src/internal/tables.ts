@@ -191,6 +191,27 @@ const columnsFor = (resource: ServedResource<unknown>): ReadonlyArray<Column> =>
         },
         ageColumn
       ]
+    // The Gateway API CRDs' additionalPrinterColumns, in their order.
+    case "GatewayClass":
+      return [
+        nameColumn,
+        { name: "Controller", type: "string", description: "", cell: (o) => path(o, "spec", "controllerName") ?? "" },
+        {
+          name: "Accepted",
+          type: "string",
+          description: "",
+          cell: (o) => conditionStatus(path(o, "status", "conditions"), "Accepted")
+        },
+        ageColumn,
+        // A path that finds nothing is a null cell, as the API server sends for a CRD (kubectl prints it blank).
+        {
+          name: "Description",
+          type: "string",
+          description: "",
+          priority: 1,
+          cell: (o) => path(o, "spec", "description") ?? null
+        }
+      ]
     case "Gateway":
       return [
         nameColumn,
