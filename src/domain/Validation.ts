@@ -193,7 +193,8 @@ const ipv6Groups = (part: string, allowIPv4Tail: boolean): number | undefined =>
     if (allowIPv4Tail && i === groups.length - 1 && group.includes(".")) {
       if (!isIPv4(group)) return undefined
       count += 2
-    } else if (/^[0-9a-fA-F]{1,4}$/.test(group)) {
+    } else if (/^[0-9a-fA-F]+$/.test(group) && Number.parseInt(group, 16) <= 0xffff) {
+      // Read by its value, leading zeros and all ("00001"), as the server's parser does.
       count += 1
     } else {
       return undefined

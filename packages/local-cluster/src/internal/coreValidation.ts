@@ -4,6 +4,19 @@
  * The value sets and bounds they check for Ingress and IngressClass come from those
  * types' one description (`ingressDescriptions.ts`).
  */
+import type { ObjectMeta } from "session-routing/kubernetes"
+import {
+  child,
+  duplicate,
+  type FieldError,
+  forbidden,
+  index,
+  invalid,
+  notSupported,
+  required,
+  tooLong
+} from "./fieldErrors.js"
+import { CONTROLLER_MAX_LENGTH, PARAMETER_SCOPES, PATH_TYPES } from "./ingressDescriptions.js"
 import {
   byteLength,
   HTTP_PATH,
@@ -17,21 +30,8 @@ import {
   isValidPortName,
   isValidPortNum,
   isWildcardDns1123Subdomain,
-  type ObjectMeta,
   regexError
-} from "session-routing/kubernetes"
-import {
-  child,
-  duplicate,
-  type FieldError,
-  forbidden,
-  index,
-  invalid,
-  notSupported,
-  required,
-  tooLong
-} from "./fieldErrors.js"
-import { CONTROLLER_MAX_LENGTH, PARAMETER_SCOPES, PATH_TYPES } from "./ingressDescriptions.js"
+} from "./nameRules.js"
 import {
   asArray,
   asNumber,

@@ -3,16 +3,16 @@
  * names by each type's rule, labels, annotations, owner references; and JSON read
  * the way Go decodes it, a missing or mistyped field being its zero value.
  */
+import type { ObjectMeta } from "session-routing/kubernetes"
+import { child, type FieldError, forbidden, invalid, required, tooLong } from "./fieldErrors.js"
 import {
   byteLength,
   isDns1035Label,
   isDns1123Label,
   isDns1123Subdomain,
   isQualifiedName,
-  isValidLabelValue,
-  type ObjectMeta
-} from "session-routing/kubernetes"
-import { child, type FieldError, forbidden, invalid, required, tooLong } from "./fieldErrors.js"
+  isValidLabelValue
+} from "./nameRules.js"
 
 // ---------------------------------------------------------------------------
 // Reading JSON the way Go decodes it: a missing or mistyped field is its zero value

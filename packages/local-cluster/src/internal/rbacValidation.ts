@@ -4,8 +4,9 @@
  * fine), every rule needs verbs and either resources with groups or non-resource URLs,
  * and a binding names a role of a kind it may bind and subjects of a known kind.
  */
-import { isValidPathSegmentName, type ObjectMeta } from "session-routing/kubernetes"
+import type { ObjectMeta } from "session-routing/kubernetes"
 import { child, type FieldError, index, invalid, notSupported, required } from "./fieldErrors.js"
+import { isValidPathSegmentName } from "./nameRules.js"
 import { asArray, asRecord, asString, type JsonRecord, nameIsDnsSubdomain, validateObjectMeta } from "./objectMeta.js"
 
 const RBAC_GROUP = "rbac.authorization.k8s.io"

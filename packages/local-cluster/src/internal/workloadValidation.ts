@@ -5,6 +5,13 @@
  * checks cover the fields LocalCluster's users set, not every rule of the real types;
  * the value sets and bounds they check come from the types' one description.
  */
+import type { KubeObject, ObjectMeta, Status } from "session-routing/kubernetes"
+import { EventV1Resource } from "../ServedResources.js"
+import { invalidStatus } from "../Validation.js"
+import { toCoreEvent } from "./eventViews.js"
+import { child, duplicate, type FieldError, index, invalid, notSupported, required, tooMany } from "./fieldErrors.js"
+import { jsonEqual } from "./json.js"
+import { canonicalMicroTime } from "./microTime.js"
 import {
   isDns1123Label,
   isDns1123Subdomain,
@@ -12,17 +19,8 @@ import {
   isQualifiedName,
   isValidPathSegmentName,
   isValidPortName,
-  isValidPortNum,
-  type KubeObject,
-  type ObjectMeta,
-  type Status
-} from "session-routing/kubernetes"
-import { EventV1Resource } from "../ServedResources.js"
-import { invalidStatus } from "../Validation.js"
-import { toCoreEvent } from "./eventViews.js"
-import { child, duplicate, type FieldError, index, invalid, notSupported, required, tooMany } from "./fieldErrors.js"
-import { jsonEqual } from "./json.js"
-import { canonicalMicroTime } from "./microTime.js"
+  isValidPortNum
+} from "./nameRules.js"
 import {
   asArray,
   asNumber,
