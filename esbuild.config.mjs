@@ -19,7 +19,9 @@
  * its startup floor with the same options.
  */
 import { build } from "esbuild"
-import { rmSync } from "node:fs"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { pathToFileURL } from "node:url"
 
 /** How an entry point of the CLI is bundled. */
@@ -46,8 +48,27 @@ export const bundleOptions = {
   }
 }
 
+/**
+ * Writes build/cli/help.json, the root's help plain and in bold (`{ plain, bold }`), which
+ * bin/session-routing.js prints for `--help` without loading the bundle. The text comes
+ * from the CLI's own `rootHelp`, bundled alone into a scratch directory and loaded once,
+ * so it is what the bundle would print.
+ */
+const writeRootHelp = async () => {
+  const scratch = mkdtempSync(join(tmpdir(), "session-routing-help-"))
+  try {
+    // Split as the CLI is: the parts only some commands load stay in chunks never imported here.
+    await build({ ...bundleOptions, sourcemap: false, entryPoints: { cli: "src/cli/Cli.ts" }, outdir: scratch })
+    const { rootHelp } = await import(pathToFileURL(join(scratch, "cli.js")).href)
+    writeFileSync("build/cli/help.json", JSON.stringify({ plain: rootHelp(false), bold: rootHelp(true) }) + "\n")
+  } finally {
+    rmSync(scratch, { recursive: true, force: true })
+  }
+}
+
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
   // Chunk names carry a hash of their content: a rebuild must not leave old ones beside.
   rmSync("build/cli", { recursive: true, force: true })
   await build({ ...bundleOptions, entryPoints: { main: "src/cli/main.ts" }, outdir: "build/cli" })
+  await writeRootHelp()
 }

@@ -1,5 +1,5 @@
 /**
- * How fast the executable starts, as a person at a shell meets it: `--version`,
+ * How fast the executable starts, as a person at a shell meets it: `--version`, `--help`,
  * `render` and `status` (against LocalCluster in a process of its own) through
  * `bin/session-routing.js`, beside `node -e 0` (the runtime's own floor), the
  * smallest @effect/cli program bundled the same way (bench/startupFloor.ts: the floor
@@ -25,8 +25,12 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
 const bin = path.join(root, "bin", "session-routing.js")
 const BUNDLED_KUBECTL = path.join(root, "node_modules", ".cache", "session-routing", "kubectl-1.35.2", "kubectl")
 
-/** Targets of the packages issue: ≤ 4× `node -e 0` for `--version` and `render`, ≤ 100 MiB peak. */
+/**
+ * Targets: ≤ 4× `node -e 0` for `render`, ≤ 2× for `--version` and `--help` (the executable
+ * answers them without loading the bundle), ≤ 100 MiB peak.
+ */
 const MAX_RATIO = 4
+const MAX_RATIO_ANSWERED = 2
 const MAX_RSS_MIB = 100
 
 interface Startup {
@@ -36,6 +40,8 @@ interface Startup {
   readonly env?: NodeJS.ProcessEnv
   /** Judged against the targets. */
   readonly judged: boolean
+  /** Its own bound on the ratio to `node -e 0`, when not MAX_RATIO. */
+  readonly maxRatio?: number
 }
 
 /** Wall time of one run, ms; fails when the command does. */
@@ -105,7 +111,20 @@ export const startup: Effect.Effect<boolean, unknown> = Effect.scoped(
         args: [path.join(dir, "floor.js"), "--version"],
         judged: false
       },
-      { name: "session-routing --version", command: process.execPath, args: [bin, "--version"], judged: true },
+      {
+        name: "session-routing --version",
+        command: process.execPath,
+        args: [bin, "--version"],
+        judged: true,
+        maxRatio: MAX_RATIO_ANSWERED
+      },
+      {
+        name: "session-routing --help",
+        command: process.execPath,
+        args: [bin, "--help"],
+        judged: true,
+        maxRatio: MAX_RATIO_ANSWERED
+      },
       {
         name: "session-routing render",
         command: process.execPath,
@@ -169,10 +188,11 @@ export const startup: Effect.Effect<boolean, unknown> = Effect.scoped(
         }`
       )
       if (!s.judged) continue
-      const fast = ms / floor <= MAX_RATIO
+      const maxRatio = s.maxRatio ?? MAX_RATIO
+      const fast = ms / floor <= maxRatio
       const small = mib === undefined || mib <= MAX_RSS_MIB
       ok = ok && fast && small
-      verdicts.push(`${fast ? "ok  " : "MISS"} ${s.name}: <= ${MAX_RATIO}x node -e 0: ${(ms / floor).toFixed(1)}x`)
+      verdicts.push(`${fast ? "ok  " : "MISS"} ${s.name}: <= ${maxRatio}x node -e 0: ${(ms / floor).toFixed(1)}x`)
       verdicts.push(
         `${small ? "ok  " : "MISS"} ${s.name}: peak RSS <= ${MAX_RSS_MIB} MiB: ${
           mib === undefined ? "not measured (no GNU time)" : `${mib.toFixed(0)} MiB`

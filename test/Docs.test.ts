@@ -104,10 +104,12 @@ describe("installing the packages", () => {
       /npm (?:install|i)(?: -D| --save-dev)? (?:session-routing|@session-routing\/local-cluster)(?![\w./-])/
     const files = [...documents, "packages/local-cluster/README.md"]
     expect(files.filter((file) => byName.test(read(file)))).toEqual([])
-    // The README packs as test/support/ConsumerProject.ts does, and names the tarballs npm writes.
+    // The docs pack with scripts on, as a clone must: `npm ci` builds nothing (the packages have
+    // no install-time script), `prepack` does. The README names the tarballs npm writes.
     const readme = read("README.md")
     const version = (JSON.parse(read("package.json")) as { version: string }).version
-    expect(readme).toContain("npm pack --ignore-scripts --pack-destination /tmp")
+    expect(readme).toContain("npm ci && npm pack --pack-destination /tmp")
+    expect(files.filter((file) => read(file).includes("npm pack --ignore-scripts"))).toEqual([])
     expect(readme).toContain("-w @session-routing/local-cluster")
     expect(readme).toContain(`npm install /tmp/session-routing-${version}.tgz`)
     expect(readme).toContain(`npm install -D /tmp/session-routing-local-cluster-${version}.tgz`)

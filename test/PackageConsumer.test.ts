@@ -6,7 +6,8 @@
  * runs in plain Node against the installed local cluster; the example type-checks as
  * a strict TypeScript consumer (`module: nodenext`, `skipLibCheck: false`); the
  * executable starts; and without the local cluster, `demo` fails with one line naming
- * the package to install.
+ * the package to install. Neither package has a script that runs when it is installed:
+ * npm warns of no install script of theirs, and the consumer needs no @types/ws of its own.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
@@ -24,6 +25,9 @@ import {
   succeeded,
   temporaryDirectory
 } from "./support/ConsumerProject.js"
+
+/** The scripts npm runs when it installs a package from a tarball or git (npm help scripts). */
+const INSTALL_SCRIPTS = ["preinstall", "install", "postinstall", "prepare"]
 
 /** Starts the installed local cluster, runs the example's `main` against it, prints the events as JSON. */
 const driver = `
@@ -58,17 +62,32 @@ describe("the packed packages in a fresh project", () => {
         Effect.gen(function*() {
           const work = yield* temporaryDirectory("session-routing-consumer-")
           const packed = yield* packPackages(work)
+          // npm counts `prepare` as an install script of a package installed from a tarball or git
+          // (npm 11 warns of it): the build runs at `prepack`, when packing, instead.
+          for (const tarball of Object.values(packed)) {
+            const manifest = yield* succeeded(
+              "tar",
+              yield* run("tar", ["-xOzf", tarball, "package/package.json"], { cwd: work })
+            )
+            const scripts = Object.keys((JSON.parse(manifest.stdout) as { scripts?: object }).scripts ?? {})
+            expect([tarball, scripts.filter((name) => INSTALL_SCRIPTS.includes(name))]).toEqual([tarball, []])
+          }
           const dir = join(work, "app")
           mkdirSync(dir)
           const registry = yield* startRegistry
-          const { packages } = yield* installProject(dir, {
-            "session-routing": `file:${packed["session-routing"]}`,
-            [LOCAL_CLUSTER_PACKAGE]: `file:${packed[LOCAL_CLUSTER_PACKAGE]}`,
-            "@types/node": lockedVersion("@types/node"),
-            // client-node 1.4.0's declarations import `ws` without depending on its types.
-            "@types/ws": lockedVersion("@types/ws")
-          }, registry)
-          // Install scripts were off; the lockfile says which packages would have run one.
+          // No @types/ws here: the library depends on it (see the type check below).
+          const { packages, stderr } = yield* installProject(
+            dir,
+            {
+              "session-routing": `file:${packed["session-routing"]}`,
+              [LOCAL_CLUSTER_PACKAGE]: `file:${packed[LOCAL_CLUSTER_PACKAGE]}`,
+              "@types/node": lockedVersion("@types/node")
+            },
+            registry,
+            { allowScripts: { "msgpackr-extract": false } }
+          )
+          // The one install script of the tree is denied, so npm names every other it would run.
+          expect(stderr.split("\n").filter((line) => line.includes("install-scripts"))).toEqual([])
           expect(packages.filter((p) => p.hasInstallScript).map((p) => p.name)).toEqual(["msgpackr-extract"])
           // Not installed with the library: the CLI's own dependencies, a TypeScript loader, a bundler.
           const cliOnly = ["@effect/cli", "@effect/platform-node", "@effect/printer", "tsx", "esbuild"]
@@ -103,7 +122,17 @@ describe("the packed packages in a fresh project", () => {
             })
           )
           const tsc = join(REPOSITORY, "node_modules", "typescript", "bin", "tsc")
-          yield* succeeded("tsc", yield* run(process.execPath, [tsc, "-p", "tsconfig.json"], { cwd: dir }))
+          const checked = yield* succeeded(
+            "tsc",
+            yield* run(process.execPath, [tsc, "-p", "tsconfig.json", "--listFiles"], { cwd: dir })
+          )
+          // client-node 1.4.0's declarations import `ws` (through isomorphic-ws) without depending on
+          // its types. Without them the check still passes, every WebSocket type there read as any:
+          // the library's dependency on @types/ws is what puts them in the program.
+          const wsTypes = checked.stdout.split("\n").filter((file) => file.endsWith("/@types/ws/index.d.ts"))
+          expect(wsTypes.map((file) => file.slice(file.lastIndexOf("node_modules/")))).toEqual([
+            "node_modules/@types/ws/index.d.ts"
+          ])
 
           // The executable, as installed.
           const bin = join(dir, "node_modules", ".bin", "session-routing")

@@ -19,7 +19,7 @@ import { renderCommand, renderHelp } from "./commands/Render.js"
 import { statusCommand, statusHelp } from "./commands/Status.js"
 import { unpublishCommand, unpublishHelp } from "./commands/Unpublish.js"
 import { normalizeArgv } from "./internal/ArgvForms.js"
-import { builtInOptions, commandTree, WITHHELD_BUILT_INS } from "./internal/CommandTree.js"
+import { builtInOptions, type CommandInfo, commandTree, WITHHELD_BUILT_INS } from "./internal/CommandTree.js"
 import { completionScript, completionShell } from "./internal/Completions.js"
 import { type CommandHelp, helpCommand, helpText, wantsHelp } from "./internal/Help.js"
 import {
@@ -102,6 +102,23 @@ const globalOptions = builtInOptions(command)
 /** The option and command names usage errors suggest from. */
 const names = commandNames(tree, globalOptions)
 
+/** The help of `sub`, or the root's when it is undefined; its headings in bold when `color`. */
+const helpOf = (sub: CommandInfo | undefined, color: boolean): string =>
+  helpText({
+    path: sub === undefined ? [NAME] : [NAME, sub.name],
+    command: sub ?? tree,
+    help: helpTexts[sub?.name ?? NAME] ?? { examples: [] },
+    globalOptions,
+    emphasis: (heading) => (color ? `\x1b[1m${heading}\x1b[0m` : heading)
+  })
+
+/**
+ * The root's help as `--help` prints it, in bold on a terminal (`color`) or plain. The
+ * build renders both into build/cli/help.json, which bin/session-routing.js prints
+ * without loading the CLI (esbuild.config.mjs).
+ */
+export const rootHelp = (color: boolean): string => helpOf(undefined, color)
+
 /**
  * Prints the help `args` ask for: the root's, or that of the command they name.
  * An unknown command is a usage error, as it is without `--help`.
@@ -115,18 +132,7 @@ const printHelp = (args: ReadonlyArray<string>): Effect.Effect<number> => {
   if (word !== undefined && sub === undefined) {
     return Effect.as(Console.error(`error: ${usageErrorLine(names, args, [])}`), ExitCode.failure)
   }
-  const path = sub === undefined ? [NAME] : [NAME, sub.name]
-  return Effect.flatMap(stdoutColor, (color) =>
-    Effect.as(
-      Console.log(helpText({
-        path,
-        command: sub ?? tree,
-        help: helpTexts[sub?.name ?? NAME] ?? { examples: [] },
-        globalOptions,
-        emphasis: (heading) => (color ? `\x1b[1m${heading}\x1b[0m` : heading)
-      })),
-      ExitCode.ok
-    ))
+  return Effect.flatMap(stdoutColor, (color) => Effect.as(Console.log(helpOf(sub, color)), ExitCode.ok))
 }
 
 /** `args` (no runtime or script path) as @effect/cli receives them from `run`: see ArgvForms.ts. */

@@ -9,13 +9,18 @@
 import { BuiltInOptions, Command, CommandDescriptor, HelpDoc, Options, Usage } from "@effect/cli"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, HashMap, Option } from "effect"
+import { readFileSync } from "node:fs"
+import { fileURLToPath } from "node:url"
 import { command } from "../../src/cli/Cli.js"
 import { WITHHELD_BUILT_INS } from "../../src/cli/internal/CommandTree.js"
 import { StdoutTerminal } from "../../src/cli/present/Presenter.js"
+import { startCli } from "./CliProcess.js"
 import { runCli } from "./TestCli.js"
 
 const PROGRAM = "session-routing"
 const pipe = { isTTY: false, columns: () => undefined }
+const tty = { isTTY: true, columns: () => 120 }
+const HELP_FILE = fileURLToPath(new URL("../../build/cli/help.json", import.meta.url))
 
 const help = (args: ReadonlyArray<string>) => runCli(args).pipe(Effect.provideService(StdoutTerminal, pipe))
 
@@ -124,6 +129,29 @@ describe("session-routing --help", () => {
     Effect.gen(function*() {
       expect(yield* help([])).toEqual(yield* help(["--help"]))
     }))
+
+  // The executable prints this page from build/cli/help.json without loading the CLI
+  // (bin/session-routing.js): it must be the page the CLI renders, plain and on a terminal.
+  it.live("is the page the executable prints, for --help, -h, help and no arguments, and in bold on a terminal", () =>
+    Effect.gen(function*() {
+      const page = yield* help(["--help"])
+      for (const args of [["--help"], ["-h"], ["help"], []]) {
+        const cli = yield* startCli(args, {})
+        const ended = yield* cli.ended()
+        expect({ args, code: ended.code, stdout: cli.stdout(), stderr: cli.stderr() }).toEqual({
+          args,
+          code: 0,
+          stdout: page.stdout,
+          stderr: ""
+        })
+      }
+      const built = JSON.parse(readFileSync(HELP_FILE, "utf8")) as { readonly plain: string; readonly bold: string }
+      const bold = yield* runCli(["--help"]).pipe(Effect.provideService(StdoutTerminal, tty))
+      expect({ plain: `${built.plain}\n`, bold: `${built.bold}\n` }).toEqual({
+        plain: page.stdout,
+        bold: bold.stdout
+      })
+    }).pipe(Effect.scoped))
 })
 
 describe("each command's --help", () => {

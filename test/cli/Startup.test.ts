@@ -1,10 +1,10 @@
 /**
- * What the executable loads to start: the bundled CLI answers `--version`, `--help` and `render`
- * without resolving client-node, OpenTelemetry, the local cluster's package or the
- * metrics server (each is imported only by the command that needs it), which is most of what
- * a start used to cost. Every
- * module the process resolves is recorded by a resolve hook registered before the
- * executable runs.
+ * What the executable loads to start: `--version` and the root's help load no module
+ * beyond the executable itself (it reads them from package.json and the build), and the
+ * bundled CLI answers `render` without resolving client-node, OpenTelemetry, the local
+ * cluster's package or the metrics server (each is imported only by the command that needs
+ * it), which is most of what a start used to cost. Every module the process resolves is
+ * recorded by a resolve hook registered before the executable runs.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
@@ -58,8 +58,19 @@ const resolvedBy = (args: ReadonlyArray<string>) =>
   })
 
 describe("the executable's start", () => {
+  // Loading the bundle (Effect, @effect/cli) took several times Node's own start, for what a
+  // person types first to see whether the tool is there.
+  for (const args of [["--version"], ["--help"], ["-h"], ["help"], []]) {
+    it.live(`${args.join(" ") || "no arguments"} loads no module beyond the executable`, () =>
+      Effect.gen(function*() {
+        const { code, resolved } = yield* resolvedBy(args)
+        expect(code).toBe(0)
+        expect(resolved.filter((url) => !url.endsWith("/bin/session-routing.js"))).toEqual([])
+      }))
+  }
+
   const render = ["render", "--session", "abc", "--pod-uid", "3f6b1e2c-9d4a-4c1b-8e7f-2a5d6c9b0e13", "--port", "8080"]
-  for (const args of [["--version"], ["--help"], render]) {
+  for (const args of [["--version", "--log-level", "debug"], render]) {
     it.live(`${args.join(" ")} runs the bundle and loads none of what only some commands use`, () =>
       Effect.gen(function*() {
         const { code, resolved } = yield* resolvedBy(args)

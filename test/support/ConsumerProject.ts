@@ -81,9 +81,10 @@ export const packPackages = (dir: string): Effect.Effect<Packed, string> =>
     }
   })
 
-/** What an install left: the lockfile npm wrote, read back. */
+/** What an install left: the lockfile npm wrote, read back, and what npm said on stderr. */
 export interface Installed {
   readonly dir: string
+  readonly stderr: string
   /** Each installed package by its path under node_modules. */
   readonly packages: ReadonlyArray<{ readonly name: string; readonly hasInstallScript: boolean }>
 }
@@ -101,19 +102,29 @@ export const startRegistry: Effect.Effect<LoopbackRegistry, string, Scope.Scope>
 
 /**
  * Makes a fresh project in `dir` with `dependencies` (versions, or `file:` tarballs)
- * and installs it with npm, install scripts off, from `registry`; npm's cache for it
- * is its own, inside `dir`.
+ * and installs it with npm from `registry`; npm's cache for it is its own, inside `dir`.
+ * Install scripts are off, unless `allowScripts` is given: then they are on, under that
+ * policy in the project's package.json, so npm warns of any script it does not cover
+ * (npm 11's allowScripts; an older npm ignores the field and runs them all).
  */
 export const installProject = (
   dir: string,
   dependencies: Record<string, string>,
-  registry: LoopbackRegistry
+  registry: LoopbackRegistry,
+  options: { readonly allowScripts?: Record<string, boolean> } = {}
 ): Effect.Effect<Installed, string> =>
   Effect.gen(function*() {
-    writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "consumer", private: true, dependencies }, null, 2))
-    yield* succeeded(
+    const { allowScripts } = options
+    const manifest = {
+      name: "consumer",
+      private: true,
+      dependencies,
+      ...(allowScripts === undefined ? {} : { allowScripts })
+    }
+    writeFileSync(join(dir, "package.json"), JSON.stringify(manifest, null, 2))
+    const install = yield* succeeded(
       "npm install",
-      yield* run("npm", ["install", "--ignore-scripts"], {
+      yield* run("npm", allowScripts === undefined ? ["install", "--ignore-scripts"] : ["install"], {
         cwd: dir,
         env: {
           npm_config_registry: registry.url,
@@ -133,6 +144,7 @@ export const installProject = (
     }
     return {
       dir,
+      stderr: install.stderr,
       packages: Object.entries(lock.packages).filter(([key]) => key !== "").map(([key, entry]) => ({
         name: key.slice(key.lastIndexOf("node_modules/") + "node_modules/".length),
         hasInstallScript: entry.hasInstallScript === true
