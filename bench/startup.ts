@@ -42,9 +42,11 @@ interface Startup {
   readonly judged: boolean
   /** Its own bound on the ratio to `node -e 0`, when not MAX_RATIO. */
   readonly maxRatio?: number
+  /** The exit status a run ends with; default 0. */
+  readonly exitCode?: number
 }
 
-/** Wall time of one run, ms; fails when the command does. */
+/** Wall time of one run, ms; fails when the command ends otherwise than it should. */
 const timed = (startup: Startup) =>
   Effect.async<number, string>((resume) => {
     const started = process.hrtime.bigint()
@@ -56,7 +58,11 @@ const timed = (startup: Startup) =>
     child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")))
     child.on("exit", (code) => {
       const ms = Number(process.hrtime.bigint() - started) / 1e6
-      resume(code === 0 ? Effect.succeed(ms) : Effect.fail(`${startup.name} exited ${code}: ${stderr.trim()}`))
+      resume(
+        code === (startup.exitCode ?? 0)
+          ? Effect.succeed(ms)
+          : Effect.fail(`${startup.name} exited ${code}: ${stderr.trim()}`)
+      )
     })
     return Effect.sync(() => child.kill())
   })
@@ -146,7 +152,9 @@ export const startup: Effect.Effect<boolean, unknown> = Effect.scoped(
         command: process.execPath,
         args: [bin, "status", "--session", "abc"],
         env: routing,
-        judged: false
+        judged: false,
+        // A session with no objects: one list per kind, then exit 1 saying so.
+        exitCode: 1
       },
       ...(kubectl === undefined ? [] : [{
         name: "kubectl version --client",
