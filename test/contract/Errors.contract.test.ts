@@ -26,7 +26,7 @@ import {
 } from "session-routing/kubernetes"
 import { parse } from "yaml"
 import { Contract, ContractLive, onRealServer } from "./ContractCluster.js"
-import { type Answer, type RawApi, rawApi } from "./RawApi.js"
+import { type Answer, failureStatus, type RawApi, rawApi } from "./RawApi.js"
 
 const APPLY = "application/apply-patch+yaml"
 const MERGE = "application/merge-patch+json"
@@ -100,18 +100,6 @@ const KINDS: ReadonlyArray<
   { resource: PodResource, body: (name) => pod(name) },
   { resource: EventV1Resource, body: event }
 ]
-
-/** A failure's Status as kube-apiserver writes it. */
-const failure = (code: number, reason: string, message: string, details?: object) => ({
-  kind: "Status",
-  apiVersion: "v1",
-  metadata: {},
-  status: "Failure",
-  message,
-  reason,
-  ...(details !== undefined ? { details } : {}),
-  code
-})
 
 /** `details` naming `name` of `resource`, as NotFound, AlreadyExists, Conflict and Forbidden name it: by plural. */
 const named = (resource: ResourceType<unknown>, name?: string) => ({
@@ -200,7 +188,7 @@ layer(ContractLive, { excludeTestServices: true, timeout: 120_000 })("error bodi
         expect(shape(missing)).toEqual(
           asStatus(
             missing,
-            failure(404, "NotFound", `${qualifiedName(resource)} "absent" not found`, named(resource, "absent"))
+            failureStatus(404, "NotFound", `${qualifiedName(resource)} "absent" not found`, named(resource, "absent"))
           )
         )
         expect(libraryReads(missing, "get", resource, ns, "absent")).toEqual({ tag: "NotFound" })
@@ -211,7 +199,7 @@ layer(ContractLive, { excludeTestServices: true, timeout: 120_000 })("error bodi
     Effect.gen(function*() {
       const { admin } = yield* Contract
       const ns = "contract-absent-namespace"
-      const namespaceMissing = failure(404, "NotFound", `namespaces "${ns}" not found`, {
+      const namespaceMissing = failureStatus(404, "NotFound", `namespaces "${ns}" not found`, {
         name: ns,
         kind: "namespaces"
       })
@@ -230,7 +218,7 @@ layer(ContractLive, { excludeTestServices: true, timeout: 120_000 })("error bodi
       // Reads do not look for the namespace: the object is missing, and a list is empty.
       const read = yield* admin.call("GET", resourcePath(PodResource, ns, "session"))
       expect(shape(read)).toEqual(
-        asStatus(read, failure(404, "NotFound", `pods "session" not found`, named(PodResource, "session")))
+        asStatus(read, failureStatus(404, "NotFound", `pods "session" not found`, named(PodResource, "session")))
       )
       const listed = yield* admin.call("GET", resourcePath(ServiceResource, ns))
       expect([listed.status, listed.body.items]).toEqual([200, []])
@@ -273,7 +261,7 @@ layer(ContractLive, { excludeTestServices: true, timeout: 120_000 })("error bodi
       ) {
         const answer = yield* admin.call(method, path, method === "POST" ? {} : undefined)
         expect(shape(answer)).toEqual(
-          asStatus(answer, failure(404, "NotFound", "the server could not find the requested resource", {}))
+          asStatus(answer, failureStatus(404, "NotFound", "the server could not find the requested resource", {}))
         )
       }
     }))
@@ -287,7 +275,7 @@ layer(ContractLive, { excludeTestServices: true, timeout: 120_000 })("error bodi
       const answer = yield* api.call("GET", `/apis/contract.example.com/v1/namespaces/${ns}/things/x`)
       expect(shape(answer)).toEqual(asStatus(
         answer,
-        failure(
+        failureStatus(
           403,
           "Forbidden",
           `things.contract.example.com "x" is forbidden: User "${user}" cannot get resource "things" in API group "contract.example.com" in the namespace "${ns}"`,
@@ -309,7 +297,12 @@ layer(ContractLive, { excludeTestServices: true, timeout: 120_000 })("error bodi
         expect(shape(again)).toEqual(
           asStatus(
             again,
-            failure(409, "AlreadyExists", `${qualifiedName(resource)} "twice" already exists`, named(resource, "twice"))
+            failureStatus(
+              409,
+              "AlreadyExists",
+              `${qualifiedName(resource)} "twice" already exists`,
+              named(resource, "twice")
+            )
           )
         )
         expect(libraryReads(again, "create", resource, ns, "twice")).toEqual({ tag: "AlreadyExists" })
@@ -335,7 +328,7 @@ layer(ContractLive, { excludeTestServices: true, timeout: 120_000 })("error bodi
         )
         // The object as created: its resourceVersion is no longer the live one.
         const stale = yield* admin.call("PUT", path, labelled(created, "second"))
-        const conflict = failure(
+        const conflict = failureStatus(
           409,
           "Conflict",
           `Operation cannot be fulfilled on ${
@@ -363,7 +356,7 @@ layer(ContractLive, { excludeTestServices: true, timeout: 120_000 })("error bodi
       const stale = yield* admin.call("PATCH", `${podPath}/status`, condition(read, "True"), MERGE)
       expect(shape(stale)).toEqual(asStatus(
         stale,
-        failure(
+        failureStatus(
           409,
           "Conflict",
           `Operation cannot be fulfilled on pods "stale": the object has been modified; please apply your changes to the latest version and try again`,
@@ -404,7 +397,7 @@ layer(ContractLive, { excludeTestServices: true, timeout: 120_000 })("error bodi
           uid: "00000000-0000-0000-0000-000000000000"
         })
         // The registry checks it before storage: the group and Kind, not the resource.
-        expect(refused.body).toEqual(failure(
+        expect(refused.body).toEqual(failureStatus(
           409,
           "Conflict",
           `Operation cannot be fulfilled on Ingress.networking.k8s.io "held": the UID in the precondition (00000000-0000-0000-0000-000000000000) does not match the UID in record (${created.body.metadata.uid}). The object might have been deleted and then recreated`,
@@ -430,7 +423,7 @@ layer(ContractLive, { excludeTestServices: true, timeout: 120_000 })("error bodi
       const causes = [cause("spec.ports[0].port"), cause("spec.ports[0].targetPort")]
       expect(shape(refused)).toEqual(asStatus(
         refused,
-        failure(
+        failureStatus(
           422,
           "Invalid",
           `Service "zero" is invalid: [${causes.map((c) => `${c.field}: ${c.message}`).join(", ")}]`,
@@ -462,7 +455,7 @@ layer(ContractLive, { excludeTestServices: true, timeout: 120_000 })("error bodi
       const causes = [{ reason: "FieldValueInvalid", message, field: "spec.rules[0].host" }]
       expect(shape(refused)).toEqual(asStatus(
         refused,
-        failure(422, "Invalid", `Ingress.networking.k8s.io "bad" is invalid: spec.rules[0].host: ${message}`, {
+        failureStatus(422, "Invalid", `Ingress.networking.k8s.io "bad" is invalid: spec.rules[0].host: ${message}`, {
           name: "bad",
           group: "networking.k8s.io",
           kind: "Ingress",
@@ -500,7 +493,7 @@ layer(ContractLive, { excludeTestServices: true, timeout: 120_000 })("error bodi
         const kind = resource.group === "" ? resource.kind : `${resource.kind}.${resource.group}`
         expect(shape(refused)).toEqual(asStatus(
           refused,
-          failure(422, "Invalid", `${kind} "Web_8080" is invalid: metadata.name: ${cause.message}`, {
+          failureStatus(422, "Invalid", `${kind} "Web_8080" is invalid: metadata.name: ${cause.message}`, {
             name: "Web_8080",
             ...(resource.group !== "" ? { group: resource.group } : {}),
             kind: resource.kind,
@@ -548,7 +541,7 @@ layer(ContractLive, { excludeTestServices: true, timeout: 120_000 })("error bodi
         const ns = yield* namespace
         const { eventTime: _, ...timeless } = event("e", ns)
         const refused = yield* admin.call("POST", resourcePath(EventV1Resource, ns), timeless)
-        expect(refused.body).toEqual(failure(422, "Invalid", `Event "e" is invalid: eventTime: Required value`, {
+        expect(refused.body).toEqual(failureStatus(422, "Invalid", `Event "e" is invalid: eventTime: Required value`, {
           name: "e",
           kind: "Event",
           causes: [{ reason: "FieldValueRequired", message: "Required value", field: "eventTime" }]
@@ -664,7 +657,7 @@ layer(ContractLive, { excludeTestServices: true, timeout: 120_000 })("error bodi
         }
       ]
       for (const { answer, details, message } of cases) {
-        expect(shape(answer)).toEqual(asStatus(answer, failure(403, "Forbidden", message, details)))
+        expect(shape(answer)).toEqual(asStatus(answer, failureStatus(403, "Forbidden", message, details)))
       }
       expect(libraryReads(cases[0]!.answer, "list", ServiceResource, ns).tag).toBe("Forbidden")
     }))
@@ -681,7 +674,7 @@ layer(ContractLive, { excludeTestServices: true, timeout: 120_000 })("error bodi
       const refused = yield* until(apply("web"), (answer) => !String(answer.body?.message).includes("cannot patch"))
       expect(shape(refused)).toEqual(asStatus(
         refused,
-        failure(
+        failureStatus(
           403,
           "Forbidden",
           `services "web" is forbidden: User "system:serviceaccount:${ns}:patcher" cannot create resource "services" in API group "" in the namespace "${ns}"`,
@@ -716,7 +709,7 @@ layer(ContractLive, { excludeTestServices: true, timeout: 120_000 })("error bodi
           (answer) => answer.status !== 201
         )
         const name = `late-${attempt}`
-        expect(refused.body).toEqual(failure(
+        expect(refused.body).toEqual(failureStatus(
           403,
           "Forbidden",
           `services "${name}" is forbidden: unable to create new content in namespace ${ns} because it is being terminated`,
@@ -738,7 +731,7 @@ layer(ContractLive, { excludeTestServices: true, timeout: 120_000 })("error bodi
       const { kubeconfig, namespace } = yield* Contract
       const ns = yield* namespace
       const stranger = yield* rawApi(kubeconfig, "not-a-token-this-server-issued")
-      const unauthorized = failure(401, "Unauthorized", "Unauthorized")
+      const unauthorized = failureStatus(401, "Unauthorized", "Unauthorized")
       for (
         const path of [
           resourcePath(IngressResource, ns, "web"),
@@ -763,7 +756,7 @@ layer(ContractLive, { excludeTestServices: true, timeout: 120_000 })("error bodi
       const { admin, namespace } = yield* Contract
       const ns = yield* namespace
       yield* admin.call("POST", resourcePath(ServiceResource, ns), service("web"))
-      const bodies = failure(
+      const bodies = failureStatus(
         415,
         "UnsupportedMediaType",
         "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf"
@@ -784,7 +777,7 @@ layer(ContractLive, { excludeTestServices: true, timeout: 120_000 })("error bodi
       ) {
         const patched = yield* admin.call("PATCH", path, {}, type)
         expect(shape(patched)).toEqual(
-          asStatus(patched, failure(415, "UnsupportedMediaType", "415: Unsupported Media Type", {}))
+          asStatus(patched, failureStatus(415, "UnsupportedMediaType", "415: Unsupported Media Type", {}))
         )
       }
       // A custom resource's handler checks it itself, and takes no strategic merge.
@@ -796,7 +789,7 @@ layer(ContractLive, { excludeTestServices: true, timeout: 120_000 })("error bodi
       )
       expect(shape(route)).toEqual(asStatus(
         route,
-        failure(
+        failureStatus(
           415,
           "UnsupportedMediaType",
           "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"
@@ -810,7 +803,7 @@ layer(ContractLive, { excludeTestServices: true, timeout: 120_000 })("error bodi
       const { admin, namespace } = yield* Contract
       const ns = yield* namespace
       yield* admin.call("POST", resourcePath(IngressResource, ns), ingress("web"))
-      const notAllowed = failure(
+      const notAllowed = failureStatus(
         405,
         "MethodNotAllowed",
         "the server does not allow this method on the requested resource",
@@ -842,7 +835,7 @@ layer(ContractLive, { excludeTestServices: true, timeout: 120_000 })("error bodi
       const ns = yield* namespace
       const created = yield* admin.call("POST", resourcePath(HttpRouteResource, ns, "not-read"), httpRoute("web"))
       expect([created.status, created.body.metadata.name]).toEqual([201, "web"])
-      const nameless = failure(400, "BadRequest", "name must be provided")
+      const nameless = failureStatus(400, "BadRequest", "name must be provided")
       const put = yield* admin.call("PUT", resourcePath(HttpRouteResource, ns), httpRoute("web"))
       const patched = yield* admin.call("PATCH", resourcePath(HttpRouteResource, ns), {}, MERGE)
       for (const answer of [put, patched]) expect(shape(answer)).toEqual(asStatus(answer, nameless))
@@ -854,7 +847,7 @@ layer(ContractLive, { excludeTestServices: true, timeout: 120_000 })("error bodi
         )
         expect(shape(answer)).toEqual(asStatus(
           answer,
-          failure(
+          failureStatus(
             405,
             "MethodNotAllowed",
             `${verb} is not supported on resources of kind "httproutes.gateway.networking.k8s.io"`,

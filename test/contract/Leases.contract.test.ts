@@ -8,6 +8,7 @@ import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { LeaseResource, resourcePath } from "session-routing/kubernetes"
 import { Contract, ContractLive } from "./ContractCluster.js"
+import { failureStatus } from "./RawApi.js"
 
 const GROUP_VERSION = "coordination.k8s.io/v1"
 
@@ -24,18 +25,6 @@ const lease = (name: string, spec: Record<string, unknown> = {}, metadata: Recor
     leaseTransitions: 0,
     ...spec
   }
-})
-
-/** A failure's Status as kube-apiserver writes it. */
-const failure = (code: number, reason: string, message: string, details?: object) => ({
-  kind: "Status",
-  apiVersion: "v1",
-  metadata: {},
-  status: "Failure",
-  message,
-  reason,
-  ...(details !== undefined ? { details } : {}),
-  code
 })
 
 const leaseDetails = (name: string) => ({ name, group: "coordination.k8s.io", kind: "leases" })
@@ -76,7 +65,7 @@ layer(ContractLive, { excludeTestServices: true, timeout: 120_000 })("leases", (
         const [time, rest] of [["2026-01-01T00:00:00.123Z", ".123Z"], ["2026-01-01T00:00:00Z", "Z"]] as const
       ) {
         const refused = yield* admin.call("POST", resourcePath(LeaseResource, ns), lease("leader", { renewTime: time }))
-        expect(refused.body).toEqual(failure(
+        expect(refused.body).toEqual(failureStatus(
           400,
           "BadRequest",
           `Lease in version "v1" cannot be handled as a Lease: parsing time "${time}" as "2006-01-02T15:04:05.000000Z07:00": cannot parse "${rest}" as ".000000"`
@@ -96,7 +85,12 @@ layer(ContractLive, { excludeTestServices: true, timeout: 120_000 })("leases", (
       )
       expect([second.status, second.body]).toEqual([
         409,
-        failure(409, "AlreadyExists", `leases.coordination.k8s.io "leader" already exists`, leaseDetails("leader"))
+        failureStatus(
+          409,
+          "AlreadyExists",
+          `leases.coordination.k8s.io "leader" already exists`,
+          leaseDetails("leader")
+        )
       ])
     }))
 
@@ -113,7 +107,7 @@ layer(ContractLive, { excludeTestServices: true, timeout: 120_000 })("leases", (
       const stale = yield* admin.call("PUT", path, renew(created, "2026-01-01T00:00:14.000000Z"))
       expect([stale.status, stale.body]).toEqual([
         409,
-        failure(
+        failureStatus(
           409,
           "Conflict",
           `Operation cannot be fulfilled on leases.coordination.k8s.io "leader": the object has been modified; please apply your changes to the latest version and try again`,
@@ -155,7 +149,7 @@ layer(ContractLive, { excludeTestServices: true, timeout: 120_000 })("leases", (
       const { admin, namespace } = yield* Contract
       const ns = yield* namespace
       const invalid = (name: string, causes: ReadonlyArray<{ field: string; message: string }>) =>
-        failure(
+        failureStatus(
           422,
           "Invalid",
           `Lease.coordination.k8s.io "${name}" is invalid: ${

@@ -9,7 +9,7 @@
 import { expect, layer } from "@effect/vitest"
 import { Cause, Clock, Duration, Effect, Fiber, Option, Queue, type Scope, Stream, Take } from "effect"
 import { Contract, ContractLive, onRealServer } from "./ContractCluster.js"
-import type { RawApi, WatchEvent } from "./RawApi.js"
+import { failureStatus, type RawApi, type WatchEvent } from "./RawApi.js"
 
 const MERGE = "application/merge-patch+json"
 const GROUP_VERSION = "coordination.k8s.io/v1"
@@ -142,16 +142,6 @@ const untilForgotten = <A>(
     Effect.orDie
   )
 
-/** A Status as every failure carries it; `message` compared apart where the server words it with generated parts. */
-const failure = (code: number, reason: string) => ({
-  kind: "Status",
-  apiVersion: "v1",
-  metadata: {},
-  status: "Failure",
-  reason,
-  code
-})
-
 layer(ContractLive, { excludeTestServices: true, timeout: 240_000 })("list and watch", (it) => {
   it.scoped("selects by label equality, inequality, set membership, existence and absence", () =>
     Effect.gen(function*() {
@@ -213,7 +203,10 @@ layer(ContractLive, { excludeTestServices: true, timeout: 240_000 })("list and w
         const query = `labelSelector=${encodeURIComponent(selector)}`
         for (const path of [`${leases(ns)}?${query}`, watchPath(ns, query)]) {
           const answer = yield* admin.call("GET", path)
-          expect([path, answer.status, answer.body]).toEqual([path, 400, { ...failure(400, "BadRequest"), message }])
+          expect([path, answer.status, answer.body]).toEqual([path, 400, {
+            ...failureStatus(400, "BadRequest"),
+            message
+          }])
         }
       }
     }))
@@ -267,19 +260,19 @@ layer(ContractLive, { excludeTestServices: true, timeout: 240_000 })("list and w
       for (const name of ["a", "b"]) yield* create(admin, ns, name)
       const token = (yield* list(admin, ns, "limit=1")).body.metadata.continue as string
       const garbled = yield* list(admin, ns, "limit=1&continue=garbage")
-      expect([garbled.status, garbled.body]).toMatchObject([400, failure(400, "BadRequest")])
+      expect([garbled.status, garbled.body]).toMatchObject([400, failureStatus(400, "BadRequest")])
       // The rest names Go's JSON decoder's complaint.
       expect(garbled.body.message).toMatch(/^invalid continue token: continue key is not valid: /)
       const foreign = Buffer.from(JSON.stringify({ v: "meta.k8s.io/v0", rv: 1, start: "a" })).toString("base64url")
       const unknown = yield* list(admin, ns, `limit=1&continue=${foreign}`)
       expect([unknown.status, unknown.body]).toEqual([400, {
-        ...failure(400, "BadRequest"),
+        ...failureStatus(400, "BadRequest"),
         message:
           "invalid continue token: continue key is not valid: server does not recognize this encoded version meta.k8s.io/v0"
       }])
       const withVersion = yield* list(admin, ns, `limit=1&continue=${token}&resourceVersion=1`)
       expect([withVersion.status, withVersion.body]).toEqual([400, {
-        ...failure(400, "BadRequest"),
+        ...failureStatus(400, "BadRequest"),
         message: "specifying resource version is not allowed when using continue"
       }])
       // "0" is no version to hold the list to, so it may go with a token.
@@ -324,7 +317,7 @@ layer(ContractLive, { excludeTestServices: true, timeout: 240_000 })("list and w
       // Exact needs a version: "0" is refused.
       const exactZero = yield* list(admin, ns, "resourceVersion=0&resourceVersionMatch=Exact")
       expect([exactZero.status, exactZero.body]).toEqual([422, {
-        ...failure(422, "Invalid"),
+        ...failureStatus(422, "Invalid"),
         message:
           `ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch "exact" is forbidden for resourceVersion "0"`,
         details: {
@@ -348,7 +341,7 @@ layer(ContractLive, { excludeTestServices: true, timeout: 240_000 })("list and w
       for (const match of ["NotOlderThan", "Exact"]) {
         const answer = yield* list(admin, ns, `resourceVersion=${ahead}&resourceVersionMatch=${match}`)
         expect([match, answer.status, answer.body]).toMatchObject([match, 504, {
-          ...failure(504, "Timeout"),
+          ...failureStatus(504, "Timeout"),
           details: {
             causes: [{ reason: "ResourceVersionTooLarge", message: "Too large resource version" }],
             retryAfterSeconds: 1
@@ -368,7 +361,7 @@ layer(ContractLive, { excludeTestServices: true, timeout: 240_000 })("list and w
       const parse = `resourceVersion: Invalid value: "x1": strconv.ParseUint: parsing "x1": invalid syntax`
       const listed = yield* list(admin, ns, "resourceVersion=x1")
       expect([listed.status, listed.body]).toEqual([400, {
-        ...failure(400, "BadRequest"),
+        ...failureStatus(400, "BadRequest"),
         message: `invalid resource version: ${parse}`
       }])
       // The watch cache's parse error is no API error: the server answers it as an internal one, with no reason.
@@ -402,7 +395,7 @@ layer(ContractLive, { excludeTestServices: true, timeout: 240_000 })("list and w
           "90 seconds"
         )
         expect([expired.status, expired.body]).toEqual([410, {
-          ...failure(410, "Expired"),
+          ...failureStatus(410, "Expired"),
           metadata: { continue: expect.any(String) },
           message:
             "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list."
@@ -413,7 +406,7 @@ layer(ContractLive, { excludeTestServices: true, timeout: 240_000 })("list and w
         expect(rvOf(resumed.body)).toBeGreaterThan(rvOf(first.body))
         const exact = yield* list(admin, ns, `resourceVersion=${rvOf(first.body)}&resourceVersionMatch=Exact`)
         expect([exact.status, exact.body]).toEqual([410, {
-          ...failure(410, "Expired"),
+          ...failureStatus(410, "Expired"),
           message: "The resourceVersion for the provided list is too old."
         }])
       }),
@@ -590,7 +583,7 @@ layer(ContractLive, { excludeTestServices: true, timeout: 240_000 })("list and w
         expect(events).toHaveLength(1)
         expect(events[0]).toEqual({
           type: "ERROR",
-          object: { ...failure(410, "Expired"), message: expect.any(String) }
+          object: { ...failureStatus(410, "Expired"), message: expect.any(String) }
         })
         const [, asked, oldest] = /^too old resource version: (\d+) \((\d+)\)$/.exec(events[0]!.object.message) ?? []
         expect(Number(asked)).toBe(rvOf(start))
@@ -630,7 +623,7 @@ layer(ContractLive, { excludeTestServices: true, timeout: 240_000 })("list and w
       expect(events).toEqual([{
         type: "ERROR",
         object: {
-          ...failure(504, "Timeout"),
+          ...failureStatus(504, "Timeout"),
           message: expect.stringMatching(new RegExp(`^Timeout: Too large resource version: ${ahead}, current: \\d+$`)),
           details: {
             causes: [{ reason: "ResourceVersionTooLarge", message: "Too large resource version" }],

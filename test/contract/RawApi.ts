@@ -187,3 +187,18 @@ async function* lines(res: IncomingMessage): AsyncGenerator<string> {
   }
   if (buffered.trim() !== "") yield buffered.trim()
 }
+
+/**
+ * A failure's Status as kube-apiserver writes it; without `message`, the rest of it, for
+ * a test that compares a message with generated parts apart.
+ */
+export const failureStatus = (code: number, reason: string, message?: string, details?: object) => ({
+  kind: "Status",
+  apiVersion: "v1",
+  metadata: {},
+  status: "Failure",
+  ...(message !== undefined ? { message } : {}),
+  reason,
+  ...(details !== undefined ? { details } : {}),
+  code
+})
