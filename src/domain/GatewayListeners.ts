@@ -38,9 +38,18 @@ export const hostnamesIntersect = (a: string, b: string): boolean => {
   return x === y
 }
 
-/** Only HTTP and HTTPS listeners carry HTTPRoutes. */
-export const listenerSupportsHttpRoute = (listener: GatewayListener): boolean =>
-  listener.protocol === "HTTP" || listener.protocol === "HTTPS"
+/**
+ * Only HTTP and HTTPS listeners carry HTTPRoutes, and of those only the ones whose
+ * `allowedRoutes.kinds`, when given, name HTTPRoute (of the Gateway API's group).
+ */
+export const listenerSupportsHttpRoute = (listener: GatewayListener): boolean => {
+  if (listener.protocol !== "HTTP" && listener.protocol !== "HTTPS") return false
+  const kinds = listener.allowedRoutes?.kinds ?? []
+  return kinds.length === 0 ||
+    kinds.some((k) =>
+      k.kind === "HTTPRoute" && (k.group ?? "gateway.networking.k8s.io") === "gateway.networking.k8s.io"
+    )
+}
 
 /** `allowedRoutes.namespaces.from` with its default, `Same`. */
 export const allowedRoutesFrom = (listener: GatewayListener): "Same" | "All" | "Selector" =>
@@ -67,9 +76,23 @@ export const listenerAdmitsNamespace = (
       return true
     case "Same":
       return routeNamespace === gatewayNamespace
-    case "Selector":
-      return Object.entries(listener.allowedRoutes?.namespaces?.selector?.matchLabels ?? {}).every(
-        ([key, value]) => routeNamespaceLabels[key] === value
-      )
+    case "Selector": {
+      const selector = listener.allowedRoutes?.namespaces?.selector
+      const has = (key: string) => Object.prototype.hasOwnProperty.call(routeNamespaceLabels, key)
+      return Object.entries(selector?.matchLabels ?? {}).every(([key, value]) => routeNamespaceLabels[key] === value) &&
+        (selector?.matchExpressions ?? []).every((e) => {
+          const value = routeNamespaceLabels[e.key]
+          switch (e.operator) {
+            case "In":
+              return has(e.key) && (e.values ?? []).includes(value!)
+            case "NotIn":
+              return !has(e.key) || !(e.values ?? []).includes(value!)
+            case "Exists":
+              return has(e.key)
+            case "DoesNotExist":
+              return !has(e.key)
+          }
+        })
+    }
   }
 }

@@ -176,8 +176,17 @@ export interface GatewayListener {
   readonly allowedRoutes?: {
     readonly namespaces?: {
       readonly from?: "Same" | "All" | "Selector"
-      readonly selector?: { readonly matchLabels?: Readonly<Record<string, string>> }
+      readonly selector?: {
+        readonly matchLabels?: Readonly<Record<string, string>>
+        readonly matchExpressions?: ReadonlyArray<{
+          readonly key: string
+          readonly operator: "In" | "NotIn" | "Exists" | "DoesNotExist"
+          readonly values?: ReadonlyArray<string>
+        }>
+      }
     }
+    /** The route kinds the listener takes; unset or empty: those of its protocol. */
+    readonly kinds?: ReadonlyArray<{ readonly group?: string; readonly kind: string }>
   }
 }
 

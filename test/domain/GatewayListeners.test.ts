@@ -75,6 +75,18 @@ describe("listenerSupportsHttpRoute", () => {
       expect(listenerSupportsHttpRoute(listener({ protocol }))).toBe(expected)
     }
   )
+
+  it("takes HTTPRoutes only where allowedRoutes.kinds, when given, names HTTPRoute of the Gateway API's group", () => {
+    const kinds = (list: ReadonlyArray<{ group?: string; kind: string }>) =>
+      listenerSupportsHttpRoute(listener({ allowedRoutes: { kinds: list } }))
+    expect([
+      kinds([]),
+      kinds([{ kind: "HTTPRoute" }]),
+      kinds([{ group: "gateway.networking.k8s.io", kind: "HTTPRoute" }]),
+      kinds([{ kind: "GRPCRoute" }]),
+      kinds([{ group: "other.example", kind: "HTTPRoute" }])
+    ]).toEqual([true, true, true, false, false])
+  })
 })
 
 describe("allowedRoutesFrom", () => {
@@ -127,6 +139,31 @@ describe("listenerAdmitsNamespace", () => {
       .toBe(true)
     expect(listenerAdmitsNamespace(selecting({ team: "a", tier: "x" }), "infra", "sessions", { team: "a" })).toBe(false)
     expect(listenerAdmitsNamespace(selecting({ team: "a" }), "infra", "sessions", { team: "b" })).toBe(false)
+  })
+
+  it("admits a namespace only when every matchExpression holds too", () => {
+    const expressing = (
+      operator: "In" | "NotIn" | "Exists" | "DoesNotExist",
+      values?: ReadonlyArray<string>
+    ) =>
+      listener({
+        allowedRoutes: {
+          namespaces: {
+            from: "Selector",
+            selector: { matchExpressions: [{ key: "team", operator, ...(values ? { values } : {}) }] }
+          }
+        }
+      })
+    const admits = (l: GatewayListener, labels: Record<string, string>) =>
+      listenerAdmitsNamespace(l, "infra", "sessions", labels)
+    expect([
+      admits(expressing("In", ["a", "b"]), { team: "a" }),
+      admits(expressing("In", ["a"]), {}),
+      admits(expressing("NotIn", ["a"]), { team: "a" }),
+      admits(expressing("NotIn", ["a"]), {}),
+      admits(expressing("Exists"), { team: "" }),
+      admits(expressing("DoesNotExist"), { team: "a" })
+    ]).toEqual([true, false, false, true, true, false])
   })
 
   it("admits every namespace with a Selector that has no labels", () => {
