@@ -143,7 +143,7 @@ describe("session-routing check --controller, with RBAC on", () => {
           .map((c) => c.line)
         expect(lines).toEqual([
           `may get, list, watch, patch pods in namespace "${sc.namespace}"`,
-          `may get, create, update leases.coordination.k8s.io in namespace "${sc.namespace}"`
+          `may get, list, create, update leases.coordination.k8s.io in namespace "${sc.namespace}"`
         ])
       }),
     60_000

@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Exit, Scope } from "effect"
+import { readFileSync } from "node:fs"
 import { mkdtemp, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -74,7 +75,9 @@ describe("the control plane's processes", () => {
           logFile: join(dir, "stubborn.log"),
           stopGrace: Duration.millis(300)
         }).pipe(Scope.extend(scope))
-        yield* awaitUp(component, Effect.succeed(true), Duration.seconds(5))
+        // Up once it said so: the shell has set its trap by then, so SIGTERM cannot stop it.
+        const said = Effect.sync(() => readFileSync(join(dir, "stubborn.log"), "utf8").includes("up"))
+        yield* awaitUp(component, said, Duration.seconds(5))
         expect(alive(component.pid)).toBe(true)
         yield* Scope.close(scope, Exit.void)
         expect(yield* component.exited).toEqual({ code: null, signal: "SIGKILL" })

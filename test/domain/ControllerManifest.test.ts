@@ -40,7 +40,7 @@ describe("controllerManifest", () => {
       kind: "Role",
       metadata: { name: CONTROLLER_NAME, namespace: NS, labels: RBAC_LABELS },
       rules: [
-        { apiGroups: [""], resources: ["services"], verbs: ["create", "delete", "list", "patch"] },
+        { apiGroups: [""], resources: ["services"], verbs: ["create", "delete", "get", "list", "patch"] },
         {
           apiGroups: ["networking.k8s.io"],
           resources: ["ingresses"],
@@ -52,7 +52,7 @@ describe("controllerManifest", () => {
         { apiGroups: [""], resources: ["namespaces"], resourceNames: [NS], verbs: ["get"] },
         { apiGroups: [""], resources: ["pods"], verbs: ["get", "list", "patch", "watch"] },
         { apiGroups: [""], resources: ["pods/status"], verbs: ["patch"] },
-        { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["create", "get", "update"] }
+        { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["create", "get", "list", "update"] }
       ]
     })
     expect(objects[2]).toStrictEqual({

@@ -24,7 +24,7 @@ describe("rbacManifest", () => {
           kind: "Role",
           metadata: { name: "runner", namespace: NS, labels: LABELS },
           rules: [
-            { apiGroups: [""], resources: ["services"], verbs: ["create", "delete", "list", "patch"] },
+            { apiGroups: [""], resources: ["services"], verbs: ["create", "delete", "get", "list", "patch"] },
             {
               apiGroups: ["networking.k8s.io"],
               resources: ["ingresses"],
@@ -122,7 +122,7 @@ describe("rbacManifest", () => {
         "ClusterRoleBinding"
       ])
       expect(sessionRules(settings)).toStrictEqual([
-        { apiGroups: [""], resources: ["services"], verbs: ["create", "delete", "list", "patch"] },
+        { apiGroups: [""], resources: ["services"], verbs: ["create", "delete", "get", "list", "patch"] },
         {
           apiGroups: ["gateway.networking.k8s.io"],
           resources: ["httproutes"],
@@ -216,7 +216,7 @@ describe("rbacManifest", () => {
     expect(controllerRules).toStrictEqual([
       { apiGroups: [""], resources: ["pods"], verbs: ["get", "list", "patch", "watch"] },
       { apiGroups: [""], resources: ["pods/status"], verbs: ["patch"] },
-      { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["create", "get", "update"] }
+      { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["create", "get", "list", "update"] }
     ])
     expect(sessionRules(controller)).toStrictEqual([...sessionRules(runner), ...controllerRules])
     expect(clusterRules(controller)).toStrictEqual(clusterRules(runner))

@@ -48,7 +48,7 @@ describe("routingNeeds", () => {
     expect(routingNeeds("ingress", { sessionNamespace: NS, watch: false })).toEqual([
       {
         resource: ServiceResource,
-        verbs: ["list", "create", "patch", "delete"],
+        verbs: ["get", "list", "create", "patch", "delete"],
         namespace: NS,
         required: true,
         use: "the session Service"
@@ -75,7 +75,7 @@ describe("routingNeeds", () => {
     expect(routingNeeds("gateway", { sessionNamespace: NS, gatewayNamespace: "infra", watch: true })).toEqual([
       {
         resource: ServiceResource,
-        verbs: ["list", "create", "patch", "delete"],
+        verbs: ["get", "list", "create", "patch", "delete"],
         namespace: NS,
         required: true,
         use: "the session Service"
@@ -221,10 +221,10 @@ describe("controllerNeeds", () => {
       },
       {
         resource: LeaseResource,
-        verbs: ["get", "create", "update"],
+        verbs: ["get", "list", "create", "update"],
         namespace: NS,
         required: true,
-        use: "electing the replica that routes"
+        use: "electing the replica that routes (list: no replica runs with another --shards)"
       }
     ])
   })
