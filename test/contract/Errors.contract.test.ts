@@ -386,8 +386,8 @@ layer(ContractLive, { excludeTestServices: true, timeout: 120_000 })("error bodi
       }
     }))
 
-  it.scoped.skipIf(!onRealServer())(
-    "(real server only: LocalCluster's store words a delete's precondition as storage does an update's) names the Kind and both uids when a delete's precondition fails",
+  it.scoped(
+    "names the Kind and both uids when a delete's precondition fails",
     () =>
       Effect.gen(function*() {
         const { admin, kubeconfig, namespace } = yield* Contract

@@ -478,7 +478,9 @@ describe("MemoryStore deletes", () => {
         store.delete(IngressResource, NS, "web", { preconditions: { resourceVersion: "1" } })
       )
       expect(status.code).toBe(409)
-      expect(status.message).toContain("Precondition failed: ResourceVersion in precondition: 1")
+      expect(status.message).toMatch(
+        /^Operation cannot be fulfilled on Ingress\.networking\.k8s\.io "web": the ResourceVersion in the precondition \(1\) does not match the ResourceVersion in record \(\d+\)\. The object might have been modified$/
+      )
     }))
 
   it.effect("deletes a namespace with everything in it, and refuses to delete default", () =>

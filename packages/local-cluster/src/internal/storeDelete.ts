@@ -8,7 +8,7 @@ import { NamespaceResource, PodResource, type ServedResource, ServiceResource } 
 import type { DeleteOptions, DeleteResult } from "../Store.js"
 import type { Buckets, StoreState } from "./storeHistory.js"
 import { asJson, type Json, metaOf, objectKey, ordered, rfc3339, withMeta } from "./storeObjects.js"
-import { attempt, conflict, failure, notFoundStatus, refuse, resourceDetails } from "./storeStatus.js"
+import { attempt, failure, notFoundStatus, refuse, resourceDetails } from "./storeStatus.js"
 
 /** The finalizer each propagation policy puts on the object it deletes. */
 const GC_FINALIZERS: Readonly<Record<string, string | undefined>> = {
@@ -36,6 +36,28 @@ export const makeDelete = (state: StoreState, buckets: Buckets) => {
     code: 200
   })
 
+  /**
+   * A delete's precondition that does not hold, as the registry words it before storage
+   * is asked: the Kind and group (`Ingress.networking.k8s.io`), both values, and what
+   * the difference suggests.
+   */
+  const preconditionFailed = (
+    resource: ServedResource<KubeObject>,
+    name: string,
+    field: "UID" | "ResourceVersion",
+    wanted: string,
+    stored: string,
+    suggestion: string
+  ): Status => {
+    const groupKind = resource.group === "" ? resource.kind : `${resource.kind}.${resource.group}`
+    return failure(
+      409,
+      "Conflict",
+      `Operation cannot be fulfilled on ${groupKind} "${name}": the ${field} in the precondition (${wanted}) does not match the ${field} in record (${stored}). The object might have been ${suggestion}`,
+      { name, ...(resource.group !== "" ? { group: resource.group } : {}), kind: resource.kind }
+    )
+  }
+
   const deleteOne = (
     resource: ServedResource<KubeObject>,
     namespace: string | undefined,
@@ -52,21 +74,18 @@ export const makeDelete = (state: StoreState, buckets: Buckets) => {
         const preconditions = options?.preconditions
         if (preconditions?.uid !== undefined && preconditions.uid !== meta.uid) {
           refuse(
-            conflict(
-              resource,
-              name,
-              `Precondition failed: UID in precondition: ${preconditions.uid}, UID in object meta: ${meta.uid ?? ""}`
-            )
+            preconditionFailed(resource, name, "UID", preconditions.uid, meta.uid ?? "", "deleted and then recreated")
           )
         }
         if (preconditions?.resourceVersion !== undefined && preconditions.resourceVersion !== meta.resourceVersion) {
           refuse(
-            conflict(
+            preconditionFailed(
               resource,
               name,
-              `Precondition failed: ResourceVersion in precondition: ${preconditions.resourceVersion}, ResourceVersion in object meta: ${
-                meta.resourceVersion ?? ""
-              }`
+              "ResourceVersion",
+              preconditions.resourceVersion,
+              meta.resourceVersion ?? "",
+              "modified"
             )
           )
         }

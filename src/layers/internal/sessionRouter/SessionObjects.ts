@@ -113,9 +113,10 @@ const target = <A extends WritableObject>(
     Effect.catchTag("NotFound", () => Effect.succeed(false)),
     // The uid precondition failed: the name now holds another object, made since the
     // list, which is not the one that was found to remove.
-    // (The server says so in these words; any other conflict is a failure to report.)
+    // (kube-apiserver says so in these words, "the UID in the precondition (…) does not
+    // match the UID in record"; any other conflict is a failure to report.)
     Effect.catchIf(
-      (error) => error._tag === "Conflict" && /UID in precondition/.test(error.reason),
+      (error) => error._tag === "Conflict" && /\bUID in the precondition\b/.test(error.reason),
       (conflict) =>
         Effect.as(
           Effect.logWarning(
