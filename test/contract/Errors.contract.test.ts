@@ -533,8 +533,8 @@ layer(ContractLive, { excludeTestServices: true, timeout: 120_000 })("error bodi
       ])
     }))
 
-  it.scoped.skipIf(!onRealServer())(
-    "(real server only: LocalCluster's events view names the events.k8s.io group) names an invalid events.k8s.io Event as the core Event it is stored as",
+  it.scoped(
+    "names an invalid events.k8s.io Event as the core Event it is stored as",
     () =>
       Effect.gen(function*() {
         const { admin, namespace } = yield* Contract

@@ -264,7 +264,8 @@ describe("Events", () => {
         deprecatedCount: 3
       } as unknown as EventV1))
       expect(strict.code).toBe(422)
-      expect(strict.message).toMatch(/^Event\.events\.k8s\.io "x" is invalid: /)
+      // Named, as kube-apiserver names it, as the core Event it is stored as.
+      expect(strict.message).toMatch(/^Event "x" is invalid: /)
       expect(strict.details?.causes?.map((c) => c.field)).toEqual(["eventTime", "type", "count"])
       // The core API accepts an Event with no eventTime, but not one about another namespace's object.
       const elsewhere = yield* Effect.flip(store.create(EventResource, NS, {

@@ -22,11 +22,13 @@ import { eventV1UpdateErrors } from "./workloadValidation.js"
 type AnyResource = ServedResource<KubeObject>
 
 /**
- * The store's answers worded for the view: its Status names the resource as the
- * client asked for it (`events.events.k8s.io "x" not found`, `Event.events.k8s.io "x" is invalid`).
+ * The store's answers worded for the view, as kube-apiserver words them: what names the
+ * resource (`events.events.k8s.io "x" not found`) names it as the client asked for it;
+ * what names the Kind (validation, a delete's precondition) names the core Event the
+ * object is stored as (`Event "x" is invalid`), with no group.
  */
 const viewStatus = (status: Status): Status => {
-  if (status.details?.kind !== EventResource.plural && status.details?.kind !== EventResource.kind) return status
+  if (status.details?.kind !== EventResource.plural) return status
   return {
     ...status,
     ...(status.message !== undefined
@@ -34,7 +36,6 @@ const viewStatus = (status: Status): Status => {
         message: status.message
           .replace(/^events "/, `events.${EventV1Resource.group} "`)
           .replace(/ on events "/, ` on events.${EventV1Resource.group} "`)
-          .replace(/^Event "/, `Event.${EventV1Resource.group} "`)
       }
       : {}),
     details: { ...status.details, group: EventV1Resource.group }
@@ -73,7 +74,7 @@ export const withEventView = <S extends ClusterStore>(
       const requested = next.metadata?.resourceVersion ?? ""
       if (requested !== "" && requested !== live.right.metadata?.resourceVersion) return undefined
       const errors = eventV1UpdateErrors(live.right, next)
-      return errors.length === 0 ? undefined : invalidStatus(EventV1Resource, name, errors)
+      return errors.length === 0 ? undefined : invalidStatus(EventResource, name, errors)
     })
 
   const view: ClusterStore = {

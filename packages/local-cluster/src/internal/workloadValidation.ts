@@ -6,7 +6,7 @@
  * the value sets and bounds they check come from the types' one description.
  */
 import type { KubeObject, ObjectMeta, Status } from "session-routing/kubernetes"
-import { EventV1Resource } from "../ServedResources.js"
+import { EventResource } from "../ServedResources.js"
 import { invalidStatus } from "../Validation.js"
 import { toCoreEvent } from "./eventViews.js"
 import { child, duplicate, type FieldError, index, invalid, notSupported, required, tooMany } from "./fieldErrors.js"
@@ -216,7 +216,7 @@ export const admitEventV1Create = (object: KubeObject, namespace: string | undef
   if (asString(source.component) !== "" || asString(source.host) !== "") {
     errs.push(invalid("source", "", "needs to be unset"))
   }
-  return errs.length === 0 ? undefined : invalidStatus(EventV1Resource, asString(meta.name), errs)
+  return errs.length === 0 ? undefined : invalidStatus(EventResource, asString(meta.name), errs)
 }
 
 /** `validateV1EventSeries`: a series counts from 2 and says when it was last seen. */
