@@ -7,13 +7,13 @@
  * fail with the stale one for the rest of the process.
  */
 import { describe, expect, it } from "@effect/vitest"
-import * as k8s from "@kubernetes/client-node"
 import { Effect, Either, Schedule } from "effect"
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { IngressResource } from "../../src/domain/Resources.js"
 import { KubeClientLive } from "../../src/layers/KubeClientLive.js"
+import { kubeConfigWithExec } from "../support/ExecKubeConfig.js"
 import { kubeConfigFor } from "../support/KubeConfigs.js"
 import { loopbackServer } from "../support/LoopbackServer.js"
 
@@ -49,20 +49,6 @@ const rotatingPlugin = (dir: string, expiry?: string) => {
     rotate: (token: string) => writeFileSync(tokenFile, token),
     runs: () => readFileSync(runsFile, "utf8").length
   }
-}
-
-const kubeConfigWithExec = (server: string, script: string): k8s.KubeConfig => {
-  const kc = new k8s.KubeConfig()
-  kc.loadFromOptions({
-    clusters: [{ name: "c", server, skipTLSVerify: true }],
-    users: [{
-      name: "u",
-      exec: { apiVersion: "client.authentication.k8s.io/v1", command: process.execPath, args: [script] }
-    }],
-    contexts: [{ name: "x", cluster: "c", user: "u" }],
-    currentContext: "x"
-  })
-  return kc
 }
 
 /** A server that answers 404 (a readable answer) to `Bearer <accepted()>` and 401 to anything else, recording each token. */

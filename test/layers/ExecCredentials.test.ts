@@ -5,13 +5,13 @@
  * in an error, its cause or its string form.
  */
 import { describe, expect, it } from "@effect/vitest"
-import * as k8s from "@kubernetes/client-node"
 import { Effect, Either, Schedule } from "effect"
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { IngressResource } from "../../src/domain/Resources.js"
 import { KubeClientLive } from "../../src/layers/KubeClientLive.js"
+import { kubeConfigWithExec } from "../support/ExecKubeConfig.js"
 import { loopbackServer } from "../support/LoopbackServer.js"
 
 const SECRET = "SUPERSECRET-REFRESH-TOKEN-123"
@@ -26,20 +26,6 @@ const plugin = (dir: string, name: string, body: string) => {
     }, "x")\n${body}\n`
   )
   return { script, runs: () => readFileSync(join(dir, `${name}.runs`), "utf8").length }
-}
-
-const kubeConfigWithExec = (server: string, script: string): k8s.KubeConfig => {
-  const kc = new k8s.KubeConfig()
-  kc.loadFromOptions({
-    clusters: [{ name: "c", server, skipTLSVerify: true }],
-    users: [{
-      name: "u",
-      exec: { apiVersion: "client.authentication.k8s.io/v1", command: process.execPath, args: [script] }
-    }],
-    contexts: [{ name: "x", cluster: "c", user: "u" }],
-    currentContext: "x"
-  })
-  return kc
 }
 
 const scratch = Effect.acquireRelease(

@@ -4,12 +4,12 @@
  * is free for the next Pod, without a restart of the process.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Fault, type LocalCluster, SessionCluster } from "@session-routing/local-cluster"
+import { Fault, type LocalCluster } from "@session-routing/local-cluster"
 import { Duration, Effect, Layer, Schedule } from "effect"
 import { IngressResource, PodResource } from "../../src/domain/Resources.js"
 import { SessionRouter } from "../../src/layers/SessionRouter.js"
 import { runController } from "../../src/runner/Controller.js"
-import { BASE_DOMAIN, eventually, kubeClientLayer, routerConfigLayer } from "../support/RouterHarness.js"
+import { eventually, kubeClientLayer, routerConfigLayer, startCluster } from "../support/RouterHarness.js"
 import { routesConditionOf as conditionOf, sessionPod } from "../support/SessionPods.js"
 
 const readPod = (cluster: LocalCluster.Service, namespace: string, name: string) =>
@@ -20,14 +20,8 @@ describe("controller mode, the Pod watch refused for a while", () => {
     "forgets a Pod deleted while its watch was refused, and routes the Pod waiting for its session id",
     () =>
       Effect.gen(function*() {
-        const sc = yield* Effect.orDie(SessionCluster.make({
-          baseDomain: BASE_DOMAIN,
-          ingress: { delay: Duration.millis(20) },
-          gateway: { delay: Duration.millis(20) },
-          dataPlane: false,
-          // The garbage collector takes a deleted Pod's objects, as a real cluster's does.
-          controllerManager: true
-        }))
+        // The garbage collector takes a deleted Pod's objects, as a real cluster's does.
+        const sc = yield* startCluster({ controllerManager: true })
         const { cluster, namespace } = sc
         const layer = SessionRouter.layerConfig.pipe(
           Layer.provideMerge(kubeClientLayer("over HTTP", cluster)),
