@@ -1,10 +1,10 @@
 /**
  * How an Effect runner embeds session routing: provide a KubeClient, RouterConfig and
- * a SessionRouter layer, publish a session, and consume its events. The README shows
+ * the SessionRouting layer, publish a session, and consume its events. The README shows
  * this file; a test runs it, so it cannot rot.
  */
 import { Console, Effect, Layer, Stream } from "effect"
-import { KubeClientLive, publishSession, RouterConfigLive, type SessionEvent, SessionRouter } from "session-routing"
+import { KubeClientLive, publishSession, RouterConfigLive, type SessionEvent, SessionRouting } from "session-routing"
 
 /** Publishes one session and logs every event until each host is settled. */
 export const program = Effect.scoped(
@@ -25,10 +25,10 @@ export const program = Effect.scoped(
 ).pipe(Effect.map((events): ReadonlyArray<SessionEvent> => [...events]))
 
 /**
- * The layers a runner provides: the routing layer the environment names, over the
- * live client (kubeconfig from the default chain) and the configuration from the environment.
+ * The layers a runner provides: the routing the environment names (router, status
+ * source, Events, probes), over the live client (kubeconfig from the default chain) and the configuration from the environment.
  */
-export const RoutingLive = SessionRouter.layerConfig.pipe(
+export const RoutingLive = SessionRouting.layerConfig.pipe(
   Layer.provideMerge(KubeClientLive.layer()),
   Layer.provideMerge(RouterConfigLive.layer)
 )

@@ -67,17 +67,26 @@ export { KubeClient, type WatchEvent, withoutTransientRetry } from "./services/K
 export * as KubeError from "./services/KubeError.js"
 /** Routing configuration, and the error that lists every bad key. */
 export { RouterConfig, RouterConfigError } from "./services/RouterConfig.js"
-/** Publishing failures. */
-export { PublishError, RouterSetupError } from "./services/SessionRouter.js"
+/** The routing layer of a session, which publishes and unpublishes, and its failures. */
+export { PublishError, RouterSetupError, SessionRouter } from "./services/SessionRouter.js"
+/** The one reader and judge of route status: its kinds, and its failures (a status read, a watch refused). */
+export {
+  RouteReadError,
+  RouteStatusSource,
+  type StatusSourceKind,
+  WatchUnavailable
+} from "./services/RouteStatusSource.js"
 
 // Layers.
-/** The routing layer of a session, with `.layerIngress`, `.layerGateway`, `.layerNone` and `.layerConfig`. */
-export { SessionRouter } from "./layers/SessionRouter.js"
-
-export { RouteStatusSource } from "./layers/RouteStatusSource.js"
-
-/** Where route health reads status: the source's kinds, and its failures (a status read, a watch refused). */
-export { RouteReadError, type StatusSourceKind, WatchUnavailable } from "./services/RouteStatusSource.js"
+/**
+ * What a runner provides once: the router of a mode with its status source, Event
+ * recorder and route probe (`layerIngress`, `layerGateway`, `layerNone`, `layerConfig`,
+ * `layerDetached`), and the `SessionRouting` type of the services it provides.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export * as SessionRouting from "./layers/SessionRouting.js"
 /** Kubernetes Events on the session Pod: the recorder, its live layer, and the reasons it records. */
 export { EventReason } from "./domain/KubeEvents.js"
 export { EventRecorderLive } from "./layers/EventRecorderLive.js"

@@ -80,10 +80,6 @@ const brokenLink = (from: string, target: string): string | undefined => {
 }
 
 describe("the README", () => {
-  it("is at most 250 lines", () => {
-    expect(read("README.md").replace(/\n$/, "").split("\n").length).toBeLessThanOrEqual(250)
-  })
-
   it("keeps the demo and test commands", () => {
     const readme = read("README.md")
     expect(readme).toContain("npm ci && npm start")

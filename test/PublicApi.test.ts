@@ -105,6 +105,7 @@ const expected: Record<string, ReadonlyArray<string>> = {
     "SessionEvent",
     "SessionId",
     "SessionRouter",
+    "SessionRouting",
     "SessionSpec",
     "StatusSourceKind",
     "Telemetry",

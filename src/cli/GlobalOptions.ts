@@ -12,7 +12,7 @@ import { Console, Effect, Layer, Option } from "effect"
 import type { RoutingMode } from "../domain/Routes.js"
 import * as KubeClientLive from "../layers/KubeClientLive.js"
 import * as RouterConfigLive from "../layers/RouterConfigLive.js"
-import { SessionRouter } from "../layers/SessionRouter.js"
+import * as SessionRouting from "../layers/SessionRouting.js"
 import { baseDomainOf, gatewayOf, modeOf, type SessionFootprint } from "../runner/SessionFootprint.js"
 import type { KubeClient } from "../services/KubeClient.js"
 import { RouterConfig, type RouterConfigError } from "../services/RouterConfig.js"
@@ -169,7 +169,7 @@ export const objectsLayer = (
 
 /**
  * Whether a configuration routes anything, hence needs a cluster: mode `none` and a
- * missing base domain both publish nothing (`SessionRouter.layerConfig` picks the
+ * missing base domain both publish nothing (`SessionRouting.layerConfig` picks the
  * none layer for them).
  */
 export const routesSessions = (config: RouterConfig.Service): boolean =>
@@ -180,18 +180,18 @@ export const noBaseDomainNote =
   `note: nothing is published without a base domain: set ${RouterConfigLive.ENV.baseDomain} (e.g. sessions.example.com)`
 
 /**
- * `RouterConfig` (already read and validated) and the `SessionRouter` it picks, over
- * the live `KubeClient`. A configuration that routes nothing gets the none layer
+ * `RouterConfig` (already read and validated) and the routing it picks, over the live
+ * `KubeClient`. A configuration that routes nothing gets the detached none layer
  * without loading a kubeconfig, so `publish --mode none` works with no cluster.
  */
 export const sessionLayer = (
   options: ClusterOptions,
   config: RouterConfig.Service
-): Layer.Layer<SessionRouter | RouterConfig, KubeClientLive.KubeConfigError | RouterSetupError> => {
+): Layer.Layer<SessionRouting.SessionRouting | RouterConfig, KubeClientLive.KubeConfigError | RouterSetupError> => {
   const configLayer = Layer.succeed(RouterConfig, config)
   const router = routesSessions(config)
-    ? SessionRouter.layerConfig.pipe(Layer.provide(kubeClientLayer(options)))
-    : SessionRouter.layerNone
+    ? SessionRouting.layerConfig.pipe(Layer.provide(kubeClientLayer(options)))
+    : SessionRouting.layerDetached
   return Layer.provideMerge(router, configLayer)
 }
 
@@ -203,5 +203,5 @@ export const withSessionLayer =
   (options: ClusterOptions, config: RouterConfig.Service) =>
   <A, E extends { readonly message: string }, R>(
     self: Effect.Effect<A, E, R>
-  ): Effect.Effect<A, CliError, Exclude<R, SessionRouter | RouterConfig>> =>
+  ): Effect.Effect<A, CliError, Exclude<R, SessionRouting.SessionRouting | RouterConfig>> =>
     self.pipe(Effect.provide(sessionLayer(options, config)), Effect.mapError(asCliError))

@@ -115,9 +115,21 @@ export const layer: Layer.Layer<RouteProbe, never, KubeClient | RouterConfig> = 
 )
 
 /**
- * `RouteProbeLive.layer`, `.makeWith` under one name.
+ * No probes: for a runner with no cluster to read addresses from (mode none). The
+ * runners never ask it, since probes are off unless `SESSION_ROUTE_PROBE` is set.
+ */
+export const layerNone: Layer.Layer<RouteProbe> = Layer.succeed(
+  RouteProbe,
+  RouteProbe.of({
+    probe: () => Effect.succeed({ ok: false, reason: "probes are off: this runner has no cluster to probe through" }),
+    endpoints: () => Effect.succeed(undefined)
+  })
+)
+
+/**
+ * `RouteProbeLive.layer`, `.layerNone`, `.makeWith` under one name.
  *
  * @since 0.1.0
  * @category layers
  */
-export const RouteProbeLive = { layer, makeWith, probeSchedule } as const
+export const RouteProbeLive = { layer, layerNone, makeWith, probeSchedule } as const

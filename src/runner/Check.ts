@@ -15,7 +15,9 @@ import { hostForPort } from "../domain/Routes.js"
 import { KubeClient } from "../services/KubeClient.js"
 import type { KubeError } from "../services/KubeError.js"
 import { manifestSettingsOf, RouterConfig } from "../services/RouterConfig.js"
+import { RouteStatusSource } from "../services/RouteStatusSource.js"
 import { SessionRouter } from "../services/SessionRouter.js"
+import type { SessionRouting } from "../services/SessionRouting.js"
 import { apiCheck, permissionChecks, serverCheck } from "./internal/ApiServerChecks.js"
 import { result } from "./internal/CheckResults.js"
 import { publishSession, type SessionEvent, unpublishSession } from "./SessionRunner.js"
@@ -119,11 +121,12 @@ export const nothingToCheck = (config: RouterConfig.Service): CheckReport =>
  */
 export const checkRouting = (
   options: CheckOptions = {}
-): Effect.Effect<CheckReport, never, KubeClient | RouterConfig | SessionRouter> =>
+): Effect.Effect<CheckReport, never, KubeClient | RouterConfig | SessionRouting> =>
   Effect.gen(function*() {
     const config = yield* RouterConfig
     const kube = yield* KubeClient
     const router = yield* SessionRouter
+    const source = yield* RouteStatusSource
     const settings = manifestSettingsOf(config)
     if (router.layer === "none" || settings === undefined) return nothingToCheck(config)
     const mode = router.layer
@@ -155,7 +158,7 @@ export const checkRouting = (
     )
 
     const host = hostForPort(settings.baseDomain, PROBE_SESSION_ID, PROBE_PORT)
-    checks.push(yield* pathCheck(router, mode, host))
+    checks.push(yield* pathCheck(source, mode, host))
     checks.push(
       yield* dryRunCheck(
         kube,
@@ -190,16 +193,16 @@ const namespaceCheck = (kube: KubeClient.Service, namespace: string): Effect.Eff
   )
 
 const pathCheck = (
-  router: SessionRouter.Service,
+  source: RouteStatusSource.Service,
   mode: "ingress" | "gateway",
   host: string
 ): Effect.Effect<CheckResult> =>
   Effect.gen(function*() {
     const id = mode === "ingress" ? "ingress-class" : "gateway"
-    if (router.diagnose === undefined) {
+    if (source.diagnose === undefined) {
       return result(id, "warn", "this routing layer cannot say what its routing depends on")
     }
-    const pathOf = yield* router.diagnose(PROBE_SESSION_ID)
+    const pathOf = yield* source.diagnose(PROBE_SESSION_ID)
     const path = pathOf({ host, port: PROBE_PORT })
     switch (path._tag) {
       case "Sound":
@@ -261,7 +264,7 @@ const dryRunCheck = (
 const roundTripCheck = (
   spec: SessionSpec,
   owned: boolean
-): Effect.Effect<CheckResult, never, SessionRouter | RouterConfig> =>
+): Effect.Effect<CheckResult, never, SessionRouting | RouterConfig> =>
   Effect.gen(function*() {
     const started = yield* Clock.currentTimeMillis
     const outcome = yield* Effect.scoped(

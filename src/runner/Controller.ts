@@ -7,7 +7,7 @@
  * needs); a deleted Pod's fiber stops, and its owner references let the cluster
  * collect its objects. A route deleted under it is put back.
  */
-import { Data, Duration, Effect, Either, FiberMap, Option, Schedule, Stream } from "effect"
+import { Data, Duration, Effect, Either, FiberMap, Schedule, Stream } from "effect"
 import { type Occurrence, podReference } from "../domain/KubeEvents.js"
 import { LABEL_SESSION_ID } from "../domain/Manifests.js"
 import type { Pod } from "../domain/Objects.js"
@@ -30,12 +30,13 @@ import {
   runElected
 } from "../layers/internal/controller/LeaderElection.js"
 import { findOtherShardCount, shardLeaseName } from "../layers/internal/controller/ShardLeases.js"
-import { EventRecorder } from "../services/EventRecorder.js"
+import { EventRecorder, noEvents } from "../services/EventRecorder.js"
 import { KubeClient } from "../services/KubeClient.js"
 import type { KubeError } from "../services/KubeError.js"
 import { RouteProbe } from "../services/RouteProbe.js"
 import { RouterConfig } from "../services/RouterConfig.js"
 import { SessionRouter } from "../services/SessionRouter.js"
+import type { SessionRouting } from "../services/SessionRouting.js"
 import { makeConditionWriter, type PodReport } from "./internal/PodConditions.js"
 import { followPod } from "./internal/PodFollow.js"
 
@@ -134,7 +135,7 @@ export const runController = (
 ): Effect.Effect<
   never,
   ControllerSetupError | InvalidLeaderElectionSettings,
-  KubeClient | SessionRouter | RouterConfig
+  KubeClient | SessionRouting | RouterConfig
 > =>
   Effect.gen(function*() {
     const election = options.leaderElection
@@ -167,7 +168,7 @@ export const runController = (
 
 const routeAll = (
   options: ControllerOptions
-): Effect.Effect<never, ControllerSetupError, KubeClient | SessionRouter | RouterConfig> =>
+): Effect.Effect<never, ControllerSetupError, KubeClient | SessionRouting | RouterConfig> =>
   Effect.scoped(
     Effect.gen(function*() {
       const kube = yield* KubeClient
@@ -179,17 +180,18 @@ const routeAll = (
       }
       const label = options.sessionLabel ?? SESSION_LABEL
       const namespace = config.sessionNamespace
-      const recorder = Option.getOrUndefined(yield* Effect.serviceOption(EventRecorder))
+      const events = yield* EventRecorder
+      const recorder = events === noEvents ? undefined : events
       const writer = yield* makeConditionWriter(kube.pods, options.onReport)
       const fibers = yield* FiberMap.make<string>()
       const routed = new Map<string, Routed>()
       const owners = new Map<string, string>()
       const seen = new Map<string, Pod>()
       const resync = Duration.decode(options.resync ?? Duration.minutes(10))
-      const probe = yield* Effect.serviceOption(RouteProbe)
-      const probing = Option.isSome(probe) && config.routeProbe !== undefined
+      const probe = yield* RouteProbe
+      const probing = config.routeProbe !== undefined
         ? {
-          probe: probe.value,
+          probe,
           required: options.probeSuccesses ?? 3,
           interval: Duration.decode(options.probeInterval ?? Duration.seconds(1))
         }
@@ -215,7 +217,7 @@ const routeAll = (
       const forget = (
         uid: string,
         how: "gone" | "lives"
-      ): Effect.Effect<void, never, KubeClient | SessionRouter | RouterConfig> =>
+      ): Effect.Effect<void, never, KubeClient | SessionRouting | RouterConfig> =>
         Effect.gen(function*() {
           const was = routed.get(uid)
           routed.delete(uid)
@@ -242,7 +244,7 @@ const routeAll = (
       const ours = (sessionId: string) =>
         options.shard === undefined || shardOf(sessionId, options.shard.count) === options.shard.index
 
-      const reconcile = (pod: Pod): Effect.Effect<void, never, KubeClient | SessionRouter | RouterConfig> =>
+      const reconcile = (pod: Pod): Effect.Effect<void, never, KubeClient | SessionRouting | RouterConfig> =>
         Effect.gen(function*() {
           const uid = pod.metadata?.uid ?? ""
           if (pod.metadata?.deletionTimestamp !== undefined) {
@@ -294,7 +296,7 @@ const routeAll = (
        * watch says DELETED for both). A routed Pod is read to tell which: one that lives
        * has its session unpublished and is told so on its condition.
        */
-      const left = (pod: Pod): Effect.Effect<void, never, KubeClient | SessionRouter | RouterConfig> =>
+      const left = (pod: Pod): Effect.Effect<void, never, KubeClient | SessionRouting | RouterConfig> =>
         Effect.gen(function*() {
           const uid = pod.metadata?.uid ?? ""
           const was = routed.get(uid)

@@ -10,9 +10,8 @@ import { Duration, Effect, Option, Ref, Schedule, Stream } from "effect"
 import { type PublishedRoute, reportOf, type RouteState, Unprogrammed, UnprogrammedCode } from "../domain/Routes.js"
 import { Transport } from "../services/KubeError.js"
 import { RouterConfig } from "../services/RouterConfig.js"
-import { Observation, RouteReadError, type RouteStatusSource } from "../services/RouteStatusSource.js"
+import { Observation, RouteReadError, RouteStatusSource } from "../services/RouteStatusSource.js"
 import { SessionRouter } from "../services/SessionRouter.js"
-import { statusSource } from "./internal/StatusSourceOf.js"
 import type { SessionEvent } from "./SessionRunner.js"
 import { trackHosts } from "./SessionTelemetry.js"
 
@@ -94,12 +93,11 @@ export interface FollowOptions {
 }
 
 /**
- * Follows a session whose hosts were last reported as `known`, through the
- * `RouteStatusSource` in context (without one, each host is polled through
- * `SessionRouter.verdictFor`), for as long as it is consumed: a `route` event
- * whenever a host changes, and `read-error` once per streak of reads that fail or go
- * unanswered for `readTimeoutMs` (hosts keep their last state meanwhile). It never
- * ends by itself. With both options given only `SessionRouter` is needed.
+ * Follows a session whose hosts were last reported as `known`, through
+ * `RouteStatusSource`, for as long as it is consumed: a `route` event whenever a host
+ * changes, and `read-error` once per streak of reads that fail or go unanswered for
+ * `readTimeoutMs` (hosts keep their last state meanwhile). It never ends by itself.
+ * With both options given, `RouterConfig` is not needed.
  *
  * @since 0.1.0
  * @category programs
@@ -108,7 +106,7 @@ export function followSession(
   sessionId: string,
   known: ReadonlyArray<FollowedHost>,
   options: Required<FollowOptions>
-): Stream.Stream<SessionEvent, never, SessionRouter>
+): Stream.Stream<SessionEvent, never, SessionRouter | RouteStatusSource>
 /**
  * The same, with the timing from `RouterConfig` wherever the options leave it unset.
  *
@@ -119,12 +117,12 @@ export function followSession(
   sessionId: string,
   known: ReadonlyArray<FollowedHost>,
   options?: FollowOptions
-): Stream.Stream<SessionEvent, never, SessionRouter | RouterConfig>
+): Stream.Stream<SessionEvent, never, SessionRouter | RouteStatusSource | RouterConfig>
 export function followSession(
   sessionId: string,
   known: ReadonlyArray<FollowedHost>,
   options: FollowOptions = {}
-): Stream.Stream<SessionEvent, never, SessionRouter | RouterConfig> {
+): Stream.Stream<SessionEvent, never, SessionRouter | RouteStatusSource | RouterConfig> {
   const { intervalMs, readTimeoutMs } = options
   if (intervalMs !== undefined && readTimeoutMs !== undefined) {
     return follow(sessionId, known, intervalMs, readTimeoutMs)
@@ -143,11 +141,11 @@ const follow = (
   known: ReadonlyArray<FollowedHost>,
   intervalMs: number,
   limitMs: number
-): Stream.Stream<SessionEvent, never, SessionRouter> =>
+): Stream.Stream<SessionEvent, never, SessionRouter | RouteStatusSource> =>
   Stream.unwrapScoped(
     Effect.gen(function*() {
       const router = yield* SessionRouter
-      const source = yield* statusSource
+      const source = yield* RouteStatusSource
       const state = yield* Ref.make<FollowState>({ rows: new Map(known.map((row) => [row.host, row])), failing: false })
       const apply = (route: PublishedRoute, observation: Observation) =>
         Ref.modify(state, (now) => {

@@ -157,21 +157,20 @@ export interface FollowUps {
 
 /**
  * The follow-ups of `session`, telling what they find through `emit`; undefined when
- * there are none to make (Events off and probes off). Uses `EventRecorder` and
- * `RouteProbe` when the context has them (the `SessionRouter` layers provide both).
- * Probes run in the scope.
+ * there are none to make (Events off and probes off). Probes run in the scope.
  */
 export const makeFollowUps = (
   session: FollowedSession,
   emit: (event: FollowUpEvent) => Effect.Effect<boolean>
-): Effect.Effect<FollowUps | undefined, never, Scope.Scope> =>
+): Effect.Effect<FollowUps | undefined, never, EventRecorder | RouteProbe | RouterConfig | Scope.Scope> =>
   Effect.gen(function*() {
     // Events turned off come as the recorder that records nothing: no follow-up at all then.
-    const recorder = Option.filter(yield* Effect.serviceOption(EventRecorder), (r) => r !== noEvents)
-    const probe = yield* Effect.serviceOption(RouteProbe)
-    const config = yield* Effect.serviceOption(RouterConfig)
-    const namespace = Option.match(config, { onNone: () => "", onSome: (c) => c.sessionNamespace })
-    const probing = Option.isSome(probe) && Option.exists(config, (c) => c.routeProbe !== undefined)
+    const events = yield* EventRecorder
+    const recorder = events === noEvents ? Option.none() : Option.some(events)
+    const probe = yield* RouteProbe
+    const config = yield* RouterConfig
+    const namespace = config.sessionNamespace
+    const probing = config.routeProbe !== undefined
     if (Option.isNone(recorder) && !probing) return undefined
 
     const scope = yield* Effect.scope
@@ -258,8 +257,8 @@ export const makeFollowUps = (
         : write(occurrenceFor(session, namespace, event))
 
     const check = (route: PublishedRoute): Effect.Effect<ReadonlyArray<FollowUpEvent>> =>
-      Option.isNone(probe) ? Effect.succeed([]) : Effect.all(
-        [probe.value.probe(session.sessionId, route), probe.value.endpoints(session.sessionId, route)],
+      Effect.all(
+        [probe.probe(session.sessionId, route), probe.endpoints(session.sessionId, route)],
         { concurrency: 2 }
       ).pipe(Effect.map(([outcome, readiness]): ReadonlyArray<FollowUpEvent> => [
         ...(readiness === "not-ready"

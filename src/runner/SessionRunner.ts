@@ -17,10 +17,13 @@ import {
 } from "../domain/Routes.js"
 import { parsePorts, parseSessionId } from "../domain/Session.js"
 import { readFailure, reportRouteHealth, type RouteHealthEvent } from "../health/RouteHealth.js"
+import type { EventRecorder } from "../services/EventRecorder.js"
+import type { RouteProbe } from "../services/RouteProbe.js"
 import { RouterConfig } from "../services/RouterConfig.js"
+import { RouteStatusSource } from "../services/RouteStatusSource.js"
 import { type PublishError, SessionRouter } from "../services/SessionRouter.js"
+import type { SessionRouting } from "../services/SessionRouting.js"
 import { SpanAttribute, SpanName, withSpanWhenTraced } from "../services/Telemetry.js"
-import { withStatusSource } from "./internal/StatusSourceOf.js"
 import { type FollowUpEvent, makeFollowUps } from "./RouteFollowUps.js"
 import { timedPublish, trackHosts } from "./SessionTelemetry.js"
 
@@ -117,7 +120,11 @@ interface Publication extends Omit<PublishedSession, "events"> {
    */
   readonly follow: (
     report: (event: SessionEvent) => Effect.Effect<boolean>
-  ) => Effect.Effect<Effect.Effect<void, never, SessionRouter>, never, Scope.Scope>
+  ) => Effect.Effect<
+    Effect.Effect<void, never, RouteStatusSource>,
+    never,
+    EventRecorder | RouteProbe | RouterConfig | Scope.Scope
+  >
 }
 
 /**
@@ -127,7 +134,7 @@ interface Publication extends Omit<PublishedSession, "events"> {
  */
 const publication = (
   spec: SessionSpec
-): Effect.Effect<Publication, PublishError | InvalidSession, SessionRouter | RouterConfig | Scope.Scope> =>
+): Effect.Effect<Publication, PublishError | InvalidSession, SessionRouting | RouterConfig | Scope.Scope> =>
   Effect.gen(function*() {
     const router = yield* SessionRouter
     const config = yield* RouterConfig
@@ -175,7 +182,6 @@ const publication = (
           const event = toSessionEvent(health)
           return Effect.zipRight(tracker.observe(event), emit(event))
         }).pipe(
-          withStatusSource,
           Effect.zipRight(followUps === undefined ? Effect.void : followUps.done),
           underSpan
         )
@@ -197,7 +203,7 @@ const publication = (
  */
 export const publishSession = (
   spec: SessionSpec
-): Effect.Effect<PublishedSession, PublishError | InvalidSession, SessionRouter | RouterConfig | Scope.Scope> =>
+): Effect.Effect<PublishedSession, PublishError | InvalidSession, SessionRouting | RouterConfig | Scope.Scope> =>
   Effect.gen(function*() {
     const { endpoints, follow, layer, routes } = yield* publication(spec)
     // One mailbox and one fiber per session: the events wait in the mailbox for the stream.
@@ -227,7 +233,7 @@ export const publishSession = (
 export const reportSession = (
   spec: SessionSpec,
   report: (event: SessionEvent) => Effect.Effect<void>
-): Effect.Effect<void, PublishError | InvalidSession, SessionRouter | RouterConfig | Scope.Scope> =>
+): Effect.Effect<void, PublishError | InvalidSession, SessionRouting | RouterConfig | Scope.Scope> =>
   Effect.gen(function*() {
     const session = yield* publication(spec)
     // Follow-ups (an Event's failure, a probe's result) arrive on fibers of their own,
@@ -286,21 +292,22 @@ export interface StatusOptions {
 export const sessionStatus = (
   sessionId: string,
   options: StatusOptions = {}
-): Effect.Effect<ReadonlyArray<SessionEvent>, PublishError | InvalidSession, SessionRouter> =>
+): Effect.Effect<ReadonlyArray<SessionEvent>, PublishError | InvalidSession, SessionRouter | RouteStatusSource> =>
   Effect.gen(function*() {
     const id = parseSessionId(sessionId)
     if (Either.isLeft(id)) return yield* new InvalidSession({ reason: id.left })
     const router = yield* SessionRouter
+    const source = yield* RouteStatusSource
     const routes = yield* router.routesOf(sessionId)
     const results = yield* Effect.forEach(
       routes,
-      (route) => Effect.either(router.verdictFor(sessionId, route)).pipe(Effect.map((verdict) => ({ route, verdict }))),
+      (route) => Effect.either(source.read(sessionId, route)).pipe(Effect.map((verdict) => ({ route, verdict }))),
       { concurrency: 8 }
     )
     const now = yield* Clock.currentTimeMillis
     // Read once for the session, and only if a host is pending past the deadline.
     const diagnosis = yield* Effect.cached(
-      router.diagnose === undefined ? Effect.succeed(undefined) : router.diagnose(sessionId)
+      source.diagnose === undefined ? Effect.succeed(undefined) : source.diagnose(sessionId)
     )
     const events: Array<SessionEvent> = []
     let readErrorReported = false
@@ -324,8 +331,8 @@ export const sessionStatus = (
       if (deadlineMs !== undefined && ageMs >= deadlineMs) {
         const pathOf = yield* diagnosis
         const why = pathOf === undefined
-          ? Unprogrammed.unclaimed(router.unclaimedReason(route))
-          : unprogrammedAtDeadline(pathOf(route), router.unclaimedReason(route))
+          ? Unprogrammed.unclaimed(source.unclaimedReason(route))
+          : unprogrammedAtDeadline(pathOf(route), source.unclaimedReason(route))
         events.push({ ...base, state: "unprogrammed", ...why })
         continue
       }

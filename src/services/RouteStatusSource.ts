@@ -1,8 +1,9 @@
 /**
- * Where route health learns what the cluster says about each host: one shared watch
- * of the routed kind (`watch`), or a read per host per interval (`poll`). Both speak
- * in observations, so the health rules (last evidence, absolute deadline) are written
- * once, whatever the source.
+ * The one reader and judge of route status: where route health learns what the
+ * cluster says about each host, from one shared watch of the routed kind (`watch`) or
+ * a read per host per interval (`poll`), and what a one-off `status` reads. Both
+ * speak in observations, so the health rules (last evidence, absolute deadline) are
+ * written once, whatever the source. `SessionRouter` publishes; this reads.
  */
 import { Context, Data, Duration, type Effect, type Schedule } from "effect"
 import type { RoutingPath } from "../domain/Diagnosis.js"
@@ -64,9 +65,21 @@ export interface Sequenced {
   readonly observation: Observation
 }
 
+/**
+ * The source's interface.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export declare namespace RouteStatusSource {
   export interface Service {
     readonly kind: StatusSourceKind
+    /**
+     * One read of the host's object now (with the client's own retries), for a caller
+     * that follows nothing: a status asked once by a process that did not publish the
+     * session. Starts no watch.
+     */
+    readonly read: (sessionId: string, route: PublishedRoute) => Effect.Effect<RouteVerdict, RouteReadError>
     /**
      * The next observation of `route` newer than `after` (0 at first). A polling
      * source reads once per call, whatever `after` is; a watching source answers at
@@ -119,6 +132,12 @@ export interface ChangeFeed {
   ) => Effect.Effect<void>
 }
 
+/**
+ * Reads and judges route status, for route health and for a status asked once.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class RouteStatusSource
   extends Context.Tag("session-routing/RouteStatusSource")<RouteStatusSource, RouteStatusSource.Service>()
 {}

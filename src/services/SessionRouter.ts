@@ -1,21 +1,13 @@
 /**
- * The routing layer of a session: one service, one layer per implementation
- * (ingress, gateway, none), and a layer that picks by `RouterConfig`. The layers
- * themselves live in `src/layers`.
+ * The routing layer of a session: it publishes and unpublishes a session's objects.
+ * One layer per implementation (ingress, gateway, none) and one that picks by
+ * `RouterConfig` live in `src/layers/SessionRouterLive.ts`. Reading and judging their
+ * status is `RouteStatusSource`'s alone.
  */
 import { Context, Data, type Effect } from "effect"
-import type { RoutingPath } from "../domain/Diagnosis.js"
-import type { PublishedRoute, RouteVerdict, RoutingMode } from "../domain/Routes.js"
-import type { PortMapping } from "../domain/Session.js"
+import type { SessionSpec } from "../domain/Manifests.js"
+import type { PublishedRoute, RoutingMode } from "../domain/Routes.js"
 import type { KubeError } from "./KubeError.js"
-import { RouteReadError } from "./RouteStatusSource.js"
-
-export interface PublishArgs {
-  readonly sessionId: string
-  readonly podName: string
-  readonly podUid: string
-  readonly ports: ReadonlyArray<PortMapping>
-}
 
 /**
  * Publishing (or unpublishing) failed; `reason` says what to do, `error` what the API answered.
@@ -33,9 +25,12 @@ export class PublishError extends Data.TaggedError("PublishError")<{
   }
 }
 
-/** `verdictFor` fails with it; it is the status sources' error, and kept importable from here. */
-export { RouteReadError }
-
+/**
+ * The router's interface.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export declare namespace SessionRouter {
   export interface Service {
     readonly layer: RoutingMode
@@ -44,17 +39,7 @@ export declare namespace SessionRouter {
      * port. Idempotent; publishing other ports is a reload that removes what the
      * dropped ports no longer need.
      */
-    readonly publish: (args: PublishArgs) => Effect.Effect<ReadonlyArray<PublishedRoute>, PublishError>
-    /** What the routing layer's status says about one route, or why it could not be read. */
-    readonly verdictFor: (sessionId: string, route: PublishedRoute) => Effect.Effect<RouteVerdict, RouteReadError>
-    /** What to tell a person when a route is still pending at the deadline and nothing more is known. */
-    readonly unclaimedReason: (route: PublishedRoute) => string
-    /**
-     * Reads what the session's routing depends on, once for all its hosts, and gives
-     * each host's path: every link sound, the first broken one, or what could not be
-     * read. Each read is bounded; it never fails. Unset: nothing to diagnose (mode `none`).
-     */
-    readonly diagnose?: (sessionId: string) => Effect.Effect<(route: PublishedRoute) => RoutingPath>
+    readonly publish: (spec: SessionSpec) => Effect.Effect<ReadonlyArray<PublishedRoute>, PublishError>
     /**
      * The routes the cluster currently holds for the session, read back from its
      * objects (for a status check by a process that did not publish them).
@@ -65,6 +50,12 @@ export declare namespace SessionRouter {
   }
 }
 
+/**
+ * Publishes and unpublishes a session's routing objects.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class SessionRouter
   extends Context.Tag("session-routing/SessionRouter")<SessionRouter, SessionRouter.Service>()
 {}

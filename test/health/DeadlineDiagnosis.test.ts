@@ -9,7 +9,7 @@ import { Fault, type FaultSpec, SessionCluster } from "@session-routing/local-cl
 import { Chunk, Duration, Effect, Layer, Stream } from "effect"
 import { DEFAULT_INGRESS_CLASS_ANNOTATION } from "../../src/domain/Diagnosis.js"
 import { GatewayResource, IngressClassResource, NamespaceResource } from "../../src/domain/Resources.js"
-import { SessionRouter } from "../../src/layers/SessionRouter.js"
+import * as SessionRouting from "../../src/layers/SessionRouting.js"
 import { publishSession, type SessionEvent } from "../../src/runner/SessionRunner.js"
 import { localIngressSilence } from "../support/Causes.js"
 import {
@@ -37,7 +37,7 @@ const atDeadline = (setup: Setup) =>
     Effect.gen(function*() {
       const sc = yield* startCluster(setup.cluster)
       for (const fault of setup.faults ?? []) yield* sc.cluster.faults.add(fault)
-      const layers = SessionRouter.layerConfig.pipe(
+      const layers = SessionRouting.layerConfig.pipe(
         Layer.provideMerge(kubeClientLayer("over HTTP", sc.cluster)),
         Layer.provideMerge(
           routerConfigLayer(sc, { routeReadyTimeoutMs: 500, routePollIntervalMs: 50, ...setup.config })

@@ -8,7 +8,7 @@ import { Chunk, Clock, Duration, Effect, Fiber, Layer, Stream, TestClock } from 
 import { RoutingPath } from "../../src/domain/Diagnosis.js"
 import { type PublishedRoute, RouteVerdict } from "../../src/domain/Routes.js"
 import { watchRouteHealth } from "../../src/health/RouteHealth.js"
-import { pollingOver } from "../../src/layers/RouteStatusSource.js"
+import { pollingOver } from "../../src/layers/RouteStatusSourceLive.js"
 import { RouteStatusSource } from "../../src/services/RouteStatusSource.js"
 
 const routes: ReadonlyArray<PublishedRoute> = [

@@ -10,7 +10,7 @@ import { Clock, Effect, FastCheck as fc, Fiber, Layer, Ref, Stream, TestClock } 
 import type { PublishedRoute, RouteVerdict } from "../../src/domain/Routes.js"
 import { RouteVerdict as Verdict } from "../../src/domain/Routes.js"
 import { type RouteHealthEvent, watchRouteHealth } from "../../src/health/RouteHealth.js"
-import { pollingOver } from "../../src/layers/RouteStatusSource.js"
+import { pollingOver } from "../../src/layers/RouteStatusSourceLive.js"
 import { Forbidden, Unavailable } from "../../src/services/KubeError.js"
 import { RouteReadError, RouteStatusSource } from "../../src/services/RouteStatusSource.js"
 

@@ -17,7 +17,7 @@ import {
   watchRouteHealth,
   type WatchRouteHealthInput
 } from "../../src/health/RouteHealth.js"
-import { pollingOver } from "../../src/layers/RouteStatusSource.js"
+import { pollingOver } from "../../src/layers/RouteStatusSourceLive.js"
 import { Forbidden, Transport, Unavailable } from "../../src/services/KubeError.js"
 import { RouterConfig } from "../../src/services/RouterConfig.js"
 import {
@@ -918,6 +918,7 @@ const pushedWatch = (feed: boolean, cadence: Schedule.Schedule<unknown, unknown>
     }
     const source = RouteStatusSource.of({
       kind: "watch",
+      read: () => Effect.dieMessage("route health never reads once"),
       next,
       cadence: () => cadence,
       unclaimedReason: unclaimed,

@@ -3,7 +3,8 @@ import { Fault, SessionCluster } from "@session-routing/local-cluster"
 import { Chunk, Duration, Effect, Layer, Stream } from "effect"
 import { IngressResource } from "../../src/domain/Resources.js"
 import { type RouteHealthEvent, watchRouteHealth } from "../../src/health/RouteHealth.js"
-import { SessionRouter } from "../../src/layers/SessionRouter.js"
+import * as SessionRouting from "../../src/layers/SessionRouting.js"
+import { SessionRouter } from "../../src/services/SessionRouter.js"
 import { localIngressSilence } from "../support/Causes.js"
 import { BASE_DOMAIN, kubeClientLayer, routerConfigLayer, startCluster } from "../support/RouterHarness.js"
 
@@ -28,7 +29,7 @@ const publishAndWatch = (
     Effect.gen(function*() {
       const sc = yield* startCluster(cluster)
       yield* before(sc)
-      const layers = SessionRouter.layerIngress.pipe(
+      const layers = SessionRouting.layerIngress.pipe(
         Layer.provideMerge(kubeClientLayer("over HTTP", sc.cluster)),
         Layer.provideMerge(routerConfigLayer(sc))
       )

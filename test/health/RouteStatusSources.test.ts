@@ -13,9 +13,10 @@ import type { Ingress } from "../../src/domain/Objects.js"
 import { IngressResource } from "../../src/domain/Resources.js"
 import type { PublishedRoute } from "../../src/domain/Routes.js"
 import { type RouteHealthEvent, watchRouteHealth } from "../../src/health/RouteHealth.js"
-import { SessionRouter } from "../../src/layers/SessionRouter.js"
+import * as SessionRouting from "../../src/layers/SessionRouting.js"
 import { followSession } from "../../src/runner/FollowSession.js"
 import type { SessionEvent } from "../../src/runner/SessionRunner.js"
+import { SessionRouter } from "../../src/services/SessionRouter.js"
 import { localIngressSilence } from "../support/Causes.js"
 import {
   BASE_DOMAIN,
@@ -41,7 +42,7 @@ type Seen = { readonly at: number; readonly event: RouteHealthEvent }
  */
 const routing = (sc: SessionCluster.SessionCluster, face: Face, source: Source, config: TestConfig = {}) =>
   Layer.build(
-    (config.mode === "gateway" ? SessionRouter.layerGateway : SessionRouter.layerIngress).pipe(
+    (config.mode === "gateway" ? SessionRouting.layerGateway : SessionRouting.layerIngress).pipe(
       Layer.provideMerge(kubeClientLayer(face, sc.cluster)),
       Layer.provideMerge(routerConfigLayer(sc, { statusSource: source, ...config }))
     )

@@ -9,7 +9,7 @@ import { Fault, SessionCluster } from "@session-routing/local-cluster"
 import { Duration, Effect, Fiber, TestClock } from "effect"
 import type { RoutingPath } from "../../src/domain/Diagnosis.js"
 import { GatewayClassResource, IngressClassResource, NamespaceResource } from "../../src/domain/Resources.js"
-import { SessionRouter } from "../../src/layers/SessionRouter.js"
+import * as SessionRouting from "../../src/layers/SessionRouting.js"
 import {
   eventually,
   type RouterContext,
@@ -22,10 +22,10 @@ const sessionId = "diagreads1"
 const route = { host: `8080-${sessionId}.sessions.localtest.me`, port: 8080 }
 
 /** The path `diagnose` gives the session's 8080 host. */
-const pathOf = ({ router }: RouterContext): Effect.Effect<RoutingPath> =>
+const pathOf = ({ source }: RouterContext): Effect.Effect<RoutingPath> =>
   Effect.gen(function*() {
-    const diagnose = router.diagnose
-    if (diagnose === undefined) return yield* Effect.dieMessage("the router has no diagnosis")
+    const diagnose = source.diagnose
+    if (diagnose === undefined) return yield* Effect.dieMessage("the status source has no diagnosis")
     return (yield* diagnose(sessionId))(route)
   })
 
@@ -58,7 +58,7 @@ const NOT_YET: ReadonlyArray<string> = ["GatewayClassNotAccepted", "GatewayNotAc
 
 describe("what the diagnosis reads, and what it calls a read that failed", () => {
   it.effect("calls an IngressClass list that never answers unread after 5 s, instead of waiting the whole API budget", () =>
-    onRouter(SessionRouter.layerIngress, {}, { ingress: { delay: "never" } }, (ctx) =>
+    onRouter(SessionRouting.layerIngress, {}, { ingress: { delay: "never" } }, (ctx) =>
       Effect.gen(function*() {
         yield* ctx.sc.cluster.faults.add({ resource: IngressClassResource, verbs: ["list"], action: Fault.hang })
         const fiber = yield* Effect.fork(pathOf(ctx))
@@ -71,7 +71,7 @@ describe("what the diagnosis reads, and what it calls a read that failed", () =>
       })))
 
   it.live("names the GatewayClass it could not read", () =>
-    onRouter(SessionRouter.layerGateway, gateway, { gateway: { delay: "never" } }, (ctx) =>
+    onRouter(SessionRouting.layerGateway, gateway, { gateway: { delay: "never" } }, (ctx) =>
       Effect.gen(function*() {
         yield* ctx.sc.cluster.faults.add({ resource: GatewayClassResource, verbs: ["get"], action: Fault.forbid() })
         const path = yield* pathOf(ctx)
@@ -81,7 +81,7 @@ describe("what the diagnosis reads, and what it calls a read that failed", () =>
 
   it.live("names the session namespace it could not read when a listener selects namespaces by label", () =>
     onRouter(
-      SessionRouter.layerGateway,
+      SessionRouting.layerGateway,
       gateway,
       { ...selectingListener, namespaceLabels: { team: "a" } },
       (ctx) =>
@@ -94,7 +94,7 @@ describe("what the diagnosis reads, and what it calls a read that failed", () =>
 
   it.live("names the missing GatewayClass without reading the namespace, whose read would fail", () =>
     onRouter(
-      SessionRouter.layerGateway,
+      SessionRouting.layerGateway,
       gateway,
       { gateway: { ...selectingListener.gateway, createClass: false }, namespaceLabels: { team: "a" } },
       (ctx) =>
@@ -108,7 +108,7 @@ describe("what the diagnosis reads, and what it calls a read that failed", () =>
 
   it.live("finds the route admitted when the session namespace carries the labels the listener selects", () =>
     onRouter(
-      SessionRouter.layerGateway,
+      SessionRouting.layerGateway,
       gateway,
       { ...acceptingSelector, namespaceLabels: { team: "a" } },
       (ctx) =>

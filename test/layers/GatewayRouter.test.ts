@@ -10,7 +10,7 @@ import { Effect, Either } from "effect"
 import type { Condition, HttpRoute, RouteParentStatus } from "../../src/domain/Objects.js"
 import { GatewayResource, HttpRouteResource, IngressResource, ServiceResource } from "../../src/domain/Resources.js"
 import type { PortMapping } from "../../src/domain/Session.js"
-import { SessionRouter } from "../../src/layers/SessionRouter.js"
+import * as SessionRouting from "../../src/layers/SessionRouting.js"
 import { RouterSetupError } from "../../src/services/SessionRouter.js"
 import { BASE_DOMAIN, type RouterContext, setupFailure, type TestConfig, withRouter } from "../support/RouterHarness.js"
 
@@ -31,7 +31,7 @@ const noController = { gateway: { delay: "never" as const } }
 
 /** A gateway router test in memory, on the sample Gateway, with no controller writing status. */
 const onGateway = <A, E>(body: (ctx: RouterContext) => Effect.Effect<A, E>) =>
-  withRouter("in memory", SessionRouter.layerGateway, body, { config: gatewayConfig, cluster: noController })
+  withRouter("in memory", SessionRouting.layerGateway, body, { config: gatewayConfig, cluster: noController })
 
 const accepted = (status: "True" | "False", generation: number, reason = "Accepted"): Condition => ({
   type: "Accepted",
@@ -63,7 +63,7 @@ const writeParents = (
 const gatewayReadsDuring = <E>(body: (ctx: RouterContext) => Effect.Effect<void, E>) =>
   Effect.gen(function*() {
     let reads = 0
-    yield* withRouter("in memory", SessionRouter.layerGateway, body, {
+    yield* withRouter("in memory", SessionRouting.layerGateway, body, {
       config: gatewayConfig,
       cluster: noController,
       observe: (call) =>
@@ -204,8 +204,8 @@ describe("the verdict: its target, the controller filter and the Gateway reads",
   it.live("decides by the entry for the listener SESSION_GATEWAY_SECTION names, and names that listener when unclaimed", () =>
     withRouter(
       "in memory",
-      SessionRouter.layerGateway,
-      ({ router, sc }) =>
+      SessionRouting.layerGateway,
+      ({ router, sc, source }) =>
         Effect.gen(function*() {
           yield* router.publish(spec)
           const gatewayRef = {
@@ -222,7 +222,7 @@ describe("the verdict: its target, the controller filter and the Gateway reads",
               conditions: [accepted("True", g)]
             }
           ])
-          expect(yield* router.verdictFor(sessionId, route8080)).toEqual({ kind: "programmed" })
+          expect(yield* source.read(sessionId, route8080)).toEqual({ kind: "programmed" })
           // An entry for the whole Gateway (no listener) is another parent: it does not decide.
           yield* writeParents(sc, (g) => [
             {
@@ -231,8 +231,8 @@ describe("the verdict: its target, the controller filter and the Gateway reads",
               conditions: [accepted("True", g)]
             }
           ])
-          expect(yield* router.verdictFor(sessionId, route8080)).toEqual({ kind: "pending" })
-          expect(router.unclaimedReason(route8080)).toContain(
+          expect(yield* source.read(sessionId, route8080)).toEqual({ kind: "pending" })
+          expect(source.unclaimedReason(route8080)).toContain(
             `Gateway ${sc.gateway.namespace}/${sc.gateway.name} (listener "web")`
           )
         }),
@@ -241,11 +241,11 @@ describe("the verdict: its target, the controller filter and the Gateway reads",
 
   it.live("lets no other controller's acceptance for our Gateway outvote our controller's rejection", () =>
     onGateway(
-      ({ router, sc }) =>
+      ({ router, sc, source }) =>
         Effect.gen(function*() {
           yield* router.publish(spec)
           yield* othersAcceptOursRejects(sc)
-          expect(yield* router.verdictFor(sessionId, route8080)).toEqual({
+          expect(yield* source.read(sessionId, route8080)).toEqual({
             kind: "rejected",
             reason: "NotAllowedByListeners",
             message: "route refused"
@@ -255,15 +255,15 @@ describe("the verdict: its target, the controller filter and the Gateway reads",
 
   it.live("tries a failed Gateway lookup again at the next verdict instead of trusting it for minutes", () =>
     onGateway(
-      ({ router, sc }) =>
+      ({ router, sc, source }) =>
         Effect.gen(function*() {
           yield* router.publish(spec)
           yield* othersAcceptOursRejects(sc)
           yield* sc.cluster.faults.add({ resource: GatewayResource, verbs: ["get"], action: Fault.forbid(), times: 1 })
           // Controller unknown: any current acceptance decides.
-          expect(yield* router.verdictFor(sessionId, route8080)).toEqual({ kind: "programmed" })
+          expect(yield* source.read(sessionId, route8080)).toEqual({ kind: "programmed" })
           // The next verdict learns the controller, and only its entry counts.
-          expect(yield* router.verdictFor(sessionId, route8080)).toMatchObject({
+          expect(yield* source.read(sessionId, route8080)).toMatchObject({
             kind: "rejected",
             reason: "NotAllowedByListeners"
           })
@@ -272,7 +272,7 @@ describe("the verdict: its target, the controller filter and the Gateway reads",
 
   it.live("reads the Gateway once to learn its controller, not once per verdict", () =>
     Effect.gen(function*() {
-      const reads = yield* gatewayReadsDuring(({ router, sc }) =>
+      const reads = yield* gatewayReadsDuring(({ router, sc, source }) =>
         Effect.gen(function*() {
           yield* router.publish(spec)
           yield* writeParents(sc, (g) => [
@@ -283,7 +283,7 @@ describe("the verdict: its target, the controller filter and the Gateway reads",
             }
           ])
           for (let i = 0; i < 3; i++) {
-            expect(yield* router.verdictFor(sessionId, route8080)).toEqual({ kind: "programmed" })
+            expect(yield* source.read(sessionId, route8080)).toEqual({ kind: "programmed" })
           }
         })
       )
@@ -295,10 +295,10 @@ describe("the verdict: its target, the controller filter and the Gateway reads",
   // owns the Gateway.
   it.live("reads no Gateway for the verdict of an HTTPRoute not written yet", () =>
     Effect.gen(function*() {
-      const reads = yield* gatewayReadsDuring(({ router }) =>
+      const reads = yield* gatewayReadsDuring(({ source }) =>
         Effect.gen(function*() {
           for (let i = 0; i < 3; i++) {
-            expect(yield* router.verdictFor(sessionId, route8080)).toEqual({ kind: "pending" })
+            expect(yield* source.read(sessionId, route8080)).toEqual({ kind: "pending" })
           }
         })
       )
@@ -307,9 +307,9 @@ describe("the verdict: its target, the controller filter and the Gateway reads",
 
   it.live("names the Gateway alone in the unclaimed advice when no listener is configured", () =>
     onGateway(
-      ({ router, sc }) =>
+      ({ sc, source }) =>
         Effect.succeed(
-          expect(router.unclaimedReason(route8080)).toContain(
+          expect(source.unclaimedReason(route8080)).toContain(
             `on Gateway ${sc.gateway.namespace}/${sc.gateway.name}: check that the Gateway exists`
           )
         )
@@ -320,7 +320,7 @@ describe("start-up", () => {
   it.effect("refuses to start without a Gateway to attach routes to, and names the setting", () =>
     Effect.gen(function*() {
       // Outside gateway mode the configuration holds no Gateway: only the layer itself can say so.
-      expect(yield* setupFailure(SessionRouter.layerGateway, { mode: "ingress" })).toEqual(
+      expect(yield* setupFailure(SessionRouting.layerGateway, { mode: "ingress" })).toEqual(
         new RouterSetupError({
           reason: "the gateway routing layer needs a Gateway to attach routes to: set SESSION_GATEWAY_NAME"
         })

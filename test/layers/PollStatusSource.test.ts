@@ -1,20 +1,20 @@
 /**
  * The polling route-status source on its own, in memory on TestClock: hosts that
  * share an object share each GET while it is out (and only while it is out), what an
- * absent object and a refused read become, and a mode that publishes nothing reading
- * nothing at all.
+ * absent object and a refused read become, polls without the client's retries and a
+ * one-off read with them, and a mode that publishes nothing reading nothing at all.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Fault, SessionCluster } from "@session-routing/local-cluster"
-import { Effect, Fiber, Layer, Ref, TestClock } from "effect"
+import { Effect, Fiber, FiberRef, Layer, Ref, TestClock } from "effect"
 import { IngressResource } from "../../src/domain/Resources.js"
 import type { PublishedRoute } from "../../src/domain/Routes.js"
 import { RouteVerdict } from "../../src/domain/Routes.js"
 import * as PollStatusSource from "../../src/layers/internal/routeStatusSource/PollStatusSource.js"
-import { SessionRouter } from "../../src/layers/SessionRouter.js"
-import { KubeClient } from "../../src/services/KubeClient.js"
+import * as SessionRouting from "../../src/layers/SessionRouting.js"
+import { currentTransientRetry, KubeClient } from "../../src/services/KubeClient.js"
 import { Observation } from "../../src/services/RouteStatusSource.js"
-import { RouteReadError } from "../../src/services/SessionRouter.js"
+import { RouteReadError } from "../../src/services/RouteStatusSource.js"
 import {
   BASE_DOMAIN,
   buildRouter,
@@ -40,21 +40,29 @@ const pollingSource = (config: TestConfig = {}) =>
     const sc: SessionCluster.SessionCluster = yield* startCluster({ ingress: { delay: "never" }, gateway: false })
     const kube = yield* Effect.provide(KubeClient, kubeClientLayer("in memory", sc.cluster))
     const router = yield* buildRouter(
-      SessionRouter.layerIngress.pipe(
+      SessionRouting.layerIngress.pipe(
         Layer.provide(Layer.succeed(KubeClient, kube)),
         Layer.provide(routerConfigLayer(sc))
       )
     ).pipe(Effect.orDie)
     const gets = yield* Ref.make(0)
+    // Whether the client's own retries were on for each GET.
+    const retried = yield* Ref.make<ReadonlyArray<boolean>>([])
     const counted = observedKubeClient(
       kube,
-      (call) => call.verb === "get" ? Ref.update(gets, (n) => n + 1) : Effect.void
+      (call) =>
+        call.verb === "get"
+          ? Ref.update(gets, (n) => n + 1).pipe(
+            Effect.zipRight(FiberRef.get(currentTransientRetry)),
+            Effect.flatMap((on) => Ref.update(retried, (all) => [...all, on]))
+          )
+          : Effect.void
     )
     const source = yield* PollStatusSource.make.pipe(
       Effect.provideService(KubeClient, counted),
       Effect.provide(routerConfigLayer(sc, config))
     )
-    return { sc, router, source, gets: Ref.get(gets) }
+    return { sc, router, source, gets: Ref.get(gets), retried: Ref.get(retried) }
   })
 
 describe("the polling route-status source", () => {
@@ -90,6 +98,17 @@ describe("the polling route-status source", () => {
       yield* TestClock.adjust(50)
       expect(yield* Fiber.join(second)).toEqual({ seq: 1, observation: Observation.seen(RouteVerdict.pending, true) })
       expect(yield* gets).toBe(1)
+    }))
+
+  it.scoped("polls without the client's own retries, the schedule being the retry, and reads once with them", () =>
+    Effect.gen(function*() {
+      const { retried, router, source } = yield* pollingSource()
+      const [r8080] = yield* router.publish(spec)
+      yield* source.next(sessionId, r8080!, 0)
+      expect(yield* retried).toEqual([false])
+      // A one-off read (a status asked once) has no schedule to retry it.
+      expect(yield* source.read(sessionId, r8080!)).toEqual(RouteVerdict.pending)
+      expect(yield* retried).toEqual([false, true])
     }))
 
   it.scoped("says an object that does not exist is absent and still pending", () =>

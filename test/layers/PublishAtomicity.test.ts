@@ -7,7 +7,7 @@ import { HttpRouteResource, IngressResource, ServiceResource } from "../../src/d
 import type { PortMapping } from "../../src/domain/Session.js"
 import { KubeClientLive } from "../../src/layers/KubeClientLive.js"
 import * as RouterConfigLive from "../../src/layers/RouterConfigLive.js"
-import { SessionRouter } from "../../src/layers/SessionRouter.js"
+import * as SessionRouting from "../../src/layers/SessionRouting.js"
 import { KubeClient } from "../../src/services/KubeClient.js"
 import { type KubeError, Transport } from "../../src/services/KubeError.js"
 import type { PublishError, SessionRouter as SessionRouterService } from "../../src/services/SessionRouter.js"
@@ -58,7 +58,7 @@ const realWriteOf = (kind: string, name?: string) => (call: KubeCall) =>
 for (const face of faces) {
   describe(`publishing all or nothing (${face})`, () => {
     it.live("leaves no object, not even the Service, when the API server forbids writing an HTTPRoute", () =>
-      withRouter(face, SessionRouter.layerGateway, ({ kube, router, sc }) =>
+      withRouter(face, SessionRouting.layerGateway, ({ kube, router, sc }) =>
         Effect.gen(function*() {
           yield* sc.cluster.faults.add({ resource: HttpRouteResource, verbs: ["patch"], action: Fault.forbid() })
           // With Services undeletable, taking a written Service back would fail: only a
@@ -76,7 +76,7 @@ for (const face of faces) {
         }), gateway))
 
     it.live("keeps an invalid HTTPRoute's own reason and leaves no object", () =>
-      withRouter(face, SessionRouter.layerGateway, ({ kube, router, sc }) =>
+      withRouter(face, SessionRouting.layerGateway, ({ kube, router, sc }) =>
         Effect.gen(function*() {
           yield* sc.cluster.faults.add({
             resource: HttpRouteResource,
@@ -93,7 +93,7 @@ for (const face of faces) {
         }), gateway))
 
     it.live("leaves no Service behind in gateway mode on a cluster without the Gateway API", () =>
-      withRouter(face, SessionRouter.layerGateway, ({ kube, router, sc }) =>
+      withRouter(face, SessionRouting.layerGateway, ({ kube, router, sc }) =>
         Effect.gen(function*() {
           yield* sc.cluster.store.setServed(HttpRouteResource, false)
           const failure = yield* failureOf(router.publish(spec))
@@ -103,7 +103,7 @@ for (const face of faces) {
         }), gateway))
 
     it.live("leaves no Service behind when the Ingress is refused", () =>
-      withRouter(face, SessionRouter.layerIngress, ({ kube, router, sc }) =>
+      withRouter(face, SessionRouting.layerIngress, ({ kube, router, sc }) =>
         Effect.gen(function*() {
           yield* sc.cluster.faults.add({
             resource: IngressResource,
@@ -117,7 +117,7 @@ for (const face of faces) {
         })))
 
     it.live("removes the Service it created when the second write of a fresh publish fails", () =>
-      withRouter(face, SessionRouter.layerGateway, ({ kube, router, sc }) =>
+      withRouter(face, SessionRouting.layerGateway, ({ kube, router, sc }) =>
         Effect.gen(function*() {
           const failure = yield* failureOf(router.publish(spec))
           expect(failure.reason).toContain(`could not apply HTTPRoute ${sc.namespace}/${route(8080)}: `)
@@ -135,7 +135,7 @@ for (const face of faces) {
       }))
 
     it.live("leaves the previous objects in place when a reload fails midway", () =>
-      withRouter(face, SessionRouter.layerGateway, ({ kube, router, sc }) =>
+      withRouter(face, SessionRouting.layerGateway, ({ kube, router, sc }) =>
         Effect.gen(function*() {
           yield* router.publish(spec)
           const uids = Effect.all([
@@ -167,7 +167,7 @@ for (const face of faces) {
       }))
 
     it.live("names what it created and could not remove", () =>
-      withRouter(face, SessionRouter.layerGateway, ({ kube, router, sc }) =>
+      withRouter(face, SessionRouting.layerGateway, ({ kube, router, sc }) =>
         Effect.gen(function*() {
           yield* sc.cluster.faults.add({ resource: ServiceResource, verbs: ["delete"], action: Fault.forbid() })
           const failure = yield* failureOf(router.publish(spec))
@@ -188,7 +188,7 @@ for (const face of faces) {
       }))
 
     it.live("takes back what it created when removing the first old object fails, so the old state stays whole", () =>
-      withRouter(face, SessionRouter.layerGateway, ({ kube, router, sc }) =>
+      withRouter(face, SessionRouting.layerGateway, ({ kube, router, sc }) =>
         Effect.gen(function*() {
           yield* router.publish(spec)
           yield* sc.cluster.faults.add({
@@ -209,7 +209,7 @@ for (const face of faces) {
         }), gateway))
 
     it.live("keeps the new objects and names the old ones left when a later removal fails", () =>
-      withRouter(face, SessionRouter.layerGateway, ({ kube, router, sc }) =>
+      withRouter(face, SessionRouting.layerGateway, ({ kube, router, sc }) =>
         Effect.gen(function*() {
           yield* router.publish({ ...spec, ports: tcp(7070, 8080, 9090) })
           // 7070's route is removed first (lists come sorted by name); once it is gone
@@ -237,12 +237,12 @@ for (const face of faces) {
 
   describe(`switching modes (${face})`, () => {
     it.live("names an old mode's object it found and could not delete, instead of leaving it serving unsaid", () =>
-      withRouter(face, SessionRouter.layerGateway, ({ kube, router, sc }) =>
+      withRouter(face, SessionRouting.layerGateway, ({ kube, router, sc }) =>
         Effect.scoped(Effect.gen(function*() {
           yield* router.publish(spec)
           const ingressRouter = yield* Effect.orDie(
             buildRouter(
-              SessionRouter.layerIngress.pipe(
+              SessionRouting.layerIngress.pipe(
                 Layer.provide(Layer.succeed(KubeClient, kube)),
                 Layer.provide(routerConfigLayer(sc))
               )
@@ -265,7 +265,7 @@ for (const face of faces) {
 
   describe(`unpublishing what it can (${face})`, () => {
     it.live("names the Service it left when listing Services is forbidden, and still removes the Ingress", () =>
-      withRouter(face, SessionRouter.layerIngress, ({ kube, router, sc }) =>
+      withRouter(face, SessionRouting.layerIngress, ({ kube, router, sc }) =>
         Effect.gen(function*() {
           yield* router.publish(spec)
           yield* sc.cluster.faults.add({ resource: ServiceResource, verbs: ["list"], action: Fault.forbid() })
@@ -279,7 +279,7 @@ for (const face of faces) {
         })))
 
     it.live("tries the Services after an Ingress it could not delete, and names both", () =>
-      withRouter(face, SessionRouter.layerIngress, ({ router, sc }) =>
+      withRouter(face, SessionRouting.layerIngress, ({ router, sc }) =>
         Effect.gen(function*() {
           yield* router.publish(spec)
           yield* sc.cluster.faults.add({ resource: IngressResource, verbs: ["delete"], action: Fault.respond(409) })
@@ -293,7 +293,7 @@ for (const face of faces) {
 
 describe("taking back only what this publish changed (in memory)", () => {
   it.live("names as removed only the writes that landed, when a lost answer may hide one more", () =>
-    withRouter("in memory", SessionRouter.layerGateway, ({ kube, router, sc }) =>
+    withRouter("in memory", SessionRouting.layerGateway, ({ kube, router, sc }) =>
       Effect.gen(function*() {
         // A 503 on 9090's create may have been stored, so it is deleted too; it was not
         // there (a 404), and only the Service and 8080's route are named as removed.
@@ -319,7 +319,7 @@ describe("taking back only what this publish changed (in memory)", () => {
 
   it.live("an old object already gone when its delete comes does not count as removed: a later refusal still goes back", () => {
     let armed = false
-    return withRouter("in memory", SessionRouter.layerGateway, ({ kube, router, sc }) =>
+    return withRouter("in memory", SessionRouting.layerGateway, ({ kube, router, sc }) =>
       Effect.gen(function*() {
         yield* router.publish({ ...spec, ports: tcp(7070, 8080, 9090) })
         const failure = yield* failureOf(router.publish({ ...spec, ports: tcp(8080, 6060) }))
@@ -419,7 +419,7 @@ describe("unpublishing from a server that does not answer", () => {
         KubeClient,
         Layer.orDie(KubeClientLive.layerFromKubeConfig(kc, { retrySchedule: Schedule.stop }))
       )
-      const { calls, router } = yield* countingRouter(SessionRouter.layerIngress, "ingress", kube)
+      const { calls, router } = yield* countingRouter(SessionRouting.layerIngress, "ingress", kube)
       const failure = yield* failureOf(router.unpublish(sessionId))
       expect(yield* Ref.get(calls)).toBe(1)
       expect(failure.error._tag).toBe("Transport")
@@ -433,7 +433,7 @@ describe("unpublishing from a server that does not answer", () => {
       Effect.gen(function*() {
         const { cluster, kube } = yield* clusterWithCallLimit
         yield* cluster.faults.add({ action: Fault.hang })
-        const { calls, router } = yield* countingRouter(SessionRouter.layerGateway, "gateway", kube)
+        const { calls, router } = yield* countingRouter(SessionRouting.layerGateway, "gateway", kube)
         const failure = yield* unpublishForAMinute(router)
         expect(yield* Ref.get(calls)).toBe(1)
         expect(failure.reason).toContain("the session's HTTPRoute objects (could not list them: ")
@@ -446,7 +446,7 @@ describe("unpublishing from a server that does not answer", () => {
     Effect.scoped(
       Effect.gen(function*() {
         const { cluster, kube } = yield* clusterWithCallLimit
-        const { calls, router } = yield* countingRouter(SessionRouter.layerGateway, "gateway", kube)
+        const { calls, router } = yield* countingRouter(SessionRouting.layerGateway, "gateway", kube)
         yield* router.publish({ ...spec, ports: tcp(8080, 9090) })
         yield* cluster.faults.add({
           resource: HttpRouteResource,

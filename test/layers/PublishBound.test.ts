@@ -7,7 +7,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber } from "effect"
 import { MAX_SESSIONS_PER_LIST } from "../../src/layers/internal/sessionRouter/SessionLookup.js"
-import { PUBLISHES_AT_ONCE, SessionRouter } from "../../src/layers/SessionRouter.js"
+import { PUBLISHES_AT_ONCE } from "../../src/layers/SessionRouterLive.js"
+import * as SessionRouting from "../../src/layers/SessionRouting.js"
 import { withRouter } from "../support/RouterHarness.js"
 
 const BURST = PUBLISHES_AT_ONCE + 36
@@ -29,7 +30,7 @@ describe("a router's publishes", () => {
     const names = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => `telo-run-burst${from + i}`)
     return Effect.gen(function*() {
       const gate = yield* Deferred.make<void>()
-      yield* withRouter("in memory", SessionRouter.layerIngress, ({ router }) =>
+      yield* withRouter("in memory", SessionRouting.layerIngress, ({ router }) =>
         Effect.gen(function*() {
           const fibers = yield* Effect.forEach(
             Array.from({ length: BURST }, (_, i) => i),

@@ -12,7 +12,7 @@ import type { Ingress } from "../../src/domain/Objects.js"
 import { IngressResource } from "../../src/domain/Resources.js"
 import { KubeClientLive } from "../../src/layers/KubeClientLive.js"
 import * as RouterConfigLive from "../../src/layers/RouterConfigLive.js"
-import { SessionRouter } from "../../src/layers/SessionRouter.js"
+import * as SessionRouting from "../../src/layers/SessionRouting.js"
 
 const NS = "debugging"
 const TOKEN = "a-token-no-log-line-may-carry"
@@ -177,7 +177,7 @@ describe("the live client's debug lines", () => {
       )
       yield* Effect.provide(
         Effect.void,
-        SessionRouter.layerConfig.pipe(
+        SessionRouting.layerConfig.pipe(
           Layer.provideMerge(Layer.merge(config, KubeClientLive.layerFromKubeConfig(kc))),
           Layer.provide(log.layer)
         )

@@ -12,11 +12,13 @@ import { deadlineReason, ingressUnclaimedAdvice, ROUTING_OFF_ADVICE } from "../.
 import { IngressResource } from "../../src/domain/Resources.js"
 import { RouteVerdict } from "../../src/domain/Routes.js"
 import { watchRouteHealth } from "../../src/health/RouteHealth.js"
-import { RouteStatusSource } from "../../src/layers/RouteStatusSource.js"
-import { SessionRouter } from "../../src/layers/SessionRouter.js"
+import * as RouteStatusSourceLive from "../../src/layers/RouteStatusSourceLive.js"
+import * as SessionRouting from "../../src/layers/SessionRouting.js"
 import type { KubeClient } from "../../src/services/KubeClient.js"
 import type { RouterConfig } from "../../src/services/RouterConfig.js"
+import { RouteStatusSource } from "../../src/services/RouteStatusSource.js"
 import { Observation } from "../../src/services/RouteStatusSource.js"
+import { SessionRouter } from "../../src/services/SessionRouter.js"
 import { localIngressSilence } from "../support/Causes.js"
 import {
   kubeClientLayer,
@@ -34,9 +36,9 @@ const sourceLayers: ReadonlyArray<{
   readonly name: string
   readonly layer: Layer.Layer<RouteStatusSource, never, KubeClient | RouterConfig>
 }> = [
-  { name: "layerWatch", layer: RouteStatusSource.layerWatch },
-  { name: "layerPoll", layer: RouteStatusSource.layerPoll },
-  { name: "layerConfig", layer: RouteStatusSource.layerConfig }
+  { name: "layerWatch", layer: RouteStatusSourceLive.layerWatch },
+  { name: "layerPoll", layer: RouteStatusSourceLive.layerPoll },
+  { name: "layerConfig", layer: RouteStatusSourceLive.layerConfig }
 ]
 
 describe("the status-source layers, from KubeClient and RouterConfig alone", () => {
@@ -48,7 +50,7 @@ describe("the status-source layers, from KubeClient and RouterConfig alone", () 
         const config = routerConfigLayer(sc)
         // Published by a router that is nowhere in the source's context.
         const routes = yield* Effect.flatMap(SessionRouter, (router) => router.publish(spec)).pipe(
-          Effect.provide(SessionRouter.layerIngress.pipe(Layer.provide(kube), Layer.provide(config))),
+          Effect.provide(SessionRouting.layerIngress.pipe(Layer.provide(kube), Layer.provide(config))),
           Effect.orDie
         )
         const context = yield* Layer.build(layer.pipe(Layer.provide(kube), Layer.provide(config)))
@@ -81,7 +83,7 @@ describe("the status-source layers, from KubeClient and RouterConfig alone", () 
       })
       const source = yield* Effect.provide(
         RouteStatusSource,
-        RouteStatusSource.layerWatch.pipe(
+        RouteStatusSourceLive.layerWatch.pipe(
           Layer.provide(kubeClientLayer("in memory", sc.cluster)),
           Layer.provide(routerConfigLayer(sc, { unset: ["baseDomain"] }))
         )
@@ -99,7 +101,7 @@ describe("the status-source layers, from KubeClient and RouterConfig alone", () 
 })
 
 describe("the source a router layer provides", () => {
-  const adviceOf = (router: typeof SessionRouter.layerIngress, config: TestConfig) =>
+  const adviceOf = (router: typeof SessionRouting.layerIngress, config: TestConfig) =>
     Effect.gen(function*() {
       const sc = yield* startCluster({ ingress: false, gateway: false })
       const source = yield* Effect.provide(
@@ -116,17 +118,17 @@ describe("the source a router layer provides", () => {
     Effect.gen(function*() {
       // The ingress layer starts under a gateway configuration (the gateway layer needs
       // a Gateway, which only gateway mode configures): its source is an ingress one.
-      expect(yield* adviceOf(SessionRouter.layerIngress, { mode: "gateway" })).toMatch(
+      expect(yield* adviceOf(SessionRouting.layerIngress, { mode: "gateway" })).toMatch(
         /^no ingress controller claimed the session Ingress/
       )
-      expect(yield* adviceOf(SessionRouter.layerGateway, { mode: "gateway" })).toMatch(
+      expect(yield* adviceOf(SessionRouting.layerGateway, { mode: "gateway" })).toMatch(
         /^no Gateway controller accepted the HTTPRoute for 8080-alone1\./
       )
     }))
 
   it.effect("is one that reads and diagnoses nothing from the none layer, which needs nothing", () =>
     Effect.gen(function*() {
-      const source = yield* Effect.provide(RouteStatusSource, SessionRouter.layerNone)
+      const source = yield* Effect.provide(RouteStatusSource, RouteStatusSourceLive.layerNone)
       const route = { host: "8080-alone1.nowhere", port: 8080 }
       expect(source.kind).toBe("poll")
       expect(source.diagnose).toBeUndefined()

@@ -16,9 +16,10 @@ import {
   RELEASED
 } from "../../src/layers/internal/sessionRouter/SessionLookup.js"
 import * as RouterConfigLive from "../../src/layers/RouterConfigLive.js"
-import { SessionRouter } from "../../src/layers/SessionRouter.js"
+import * as SessionRouting from "../../src/layers/SessionRouting.js"
 import type { KubeClient } from "../../src/services/KubeClient.js"
 import { Forbidden } from "../../src/services/KubeError.js"
+import { SessionRouter } from "../../src/services/SessionRouter.js"
 
 const route = (sessionId: string, port: number): HttpRoute => ({
   apiVersion: "gateway.networking.k8s.io/v1",
@@ -188,7 +189,7 @@ describe("a router used after its layer was released", () => {
         // The layer is built and released here: only the service comes out.
         const router = yield* Effect.provide(
           SessionRouter,
-          SessionRouter.layerIngress.pipe(
+          SessionRouting.layerIngress.pipe(
             Layer.provide(LocalCluster.layerKubeClient(sc.cluster)),
             Layer.provide(RouterConfigLive.layerFrom({ sessionNamespace: sc.namespace, baseDomain: sc.baseDomain }))
           )

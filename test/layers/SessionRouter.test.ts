@@ -14,10 +14,11 @@ import {
 import type { KubeObject } from "../../src/domain/Objects.js"
 import { HttpRouteResource, IngressResource, ServiceResource } from "../../src/domain/Resources.js"
 import type { PortMapping } from "../../src/domain/Session.js"
-import { SessionRouter } from "../../src/layers/SessionRouter.js"
+import * as SessionRouting from "../../src/layers/SessionRouting.js"
 import { KubeClient } from "../../src/services/KubeClient.js"
-import type { SessionRouter as SessionRouterService } from "../../src/services/SessionRouter.js"
-import type { RouterLayer as HarnessRouterLayer } from "../support/RouterHarness.js"
+import { RouteStatusSource } from "../../src/services/RouteStatusSource.js"
+import { SessionRouter } from "../../src/services/SessionRouter.js"
+import type { RouterContext, RouterLayer as HarnessRouterLayer } from "../support/RouterHarness.js"
 import {
   BASE_DOMAIN,
   buildRouter,
@@ -45,11 +46,7 @@ type RouterLayer = HarnessRouterLayer
 const withRouter = <A, E>(
   face: Face,
   layer: RouterLayer,
-  body: (ctx: {
-    readonly router: SessionRouterService.Service
-    readonly kube: KubeClient.Service
-    readonly sc: SessionCluster.SessionCluster
-  }) => Effect.Effect<A, E>,
+  body: (ctx: RouterContext) => Effect.Effect<A, E>,
   options: {
     readonly cluster?: Parameters<typeof startCluster>[0]
     readonly config?: TestConfig
@@ -65,8 +62,9 @@ const withRouter = <A, E>(
       )
       return yield* Effect.gen(function*() {
         const router = yield* SessionRouter
+        const source = yield* RouteStatusSource
         const kube = yield* KubeClient
-        return yield* body({ router, kube, sc })
+        return yield* body({ router, source, kube, sc })
       }).pipe(Effect.provide(routerLayer))
     })
   )
@@ -101,7 +99,7 @@ const route9090 = { host: `9090-${sessionId}.${BASE_DOMAIN}`, port: 9090 }
 for (const face of faces) {
   describe(`ingress router (${face})`, () => {
     it.live("publishes the Service and the Ingress the builders define, owned by the Pod", () =>
-      withRouter(face, SessionRouter.layerIngress, ({ kube, router, sc }) =>
+      withRouter(face, SessionRouting.layerIngress, ({ kube, router, sc }) =>
         Effect.gen(function*() {
           const routes = yield* router.publish(spec)
           expect(routes).toEqual([route8080, route9090])
@@ -119,7 +117,7 @@ for (const face of faces) {
         })))
 
     it.live("changes nothing when the same session is published twice", () =>
-      withRouter(face, SessionRouter.layerIngress, ({ kube, router, sc }) =>
+      withRouter(face, SessionRouting.layerIngress, ({ kube, router, sc }) =>
         Effect.gen(function*() {
           yield* router.publish(spec)
           const before = yield* kube.get(IngressResource, sc.namespace, `telo-run-${sessionId}`)
@@ -130,7 +128,7 @@ for (const face of faces) {
         }), { cluster: { ingress: { delay: "never" } } }))
 
     it.live("takes over fields another manager set on its own Ingress, and leaves a user's Ingress at its name", () =>
-      withRouter(face, SessionRouter.layerIngress, ({ kube, router, sc }) =>
+      withRouter(face, SessionRouting.layerIngress, ({ kube, router, sc }) =>
         Effect.gen(function*() {
           const name = sessionObjectName(sessionId)
           const edit = (object: object) =>
@@ -168,7 +166,7 @@ for (const face of faces) {
     // A user's object at one of our names, with no field in the way: the write would have
     // taken it silently (and the garbage collector deleted it with the session's Pod).
     it.live("leaves a user's Service at the session's name as it is, even when no field conflicts", () =>
-      withRouter(face, SessionRouter.layerIngress, ({ kube, router, sc }) =>
+      withRouter(face, SessionRouting.layerIngress, ({ kube, router, sc }) =>
         Effect.gen(function*() {
           const name = sessionObjectName(sessionId)
           const users = {
@@ -195,7 +193,7 @@ for (const face of faces) {
 
     // Two Pods with one session id: the second publish re-owned the first Pod's objects.
     it.live("refuses to publish over the objects of another Pod with the same session id, and changes nothing", () =>
-      withRouter(face, SessionRouter.layerIngress, ({ kube, router, sc }) =>
+      withRouter(face, SessionRouting.layerIngress, ({ kube, router, sc }) =>
         Effect.gen(function*() {
           yield* router.publish(spec)
           const before = yield* kube.get(IngressResource, sc.namespace, sessionObjectName(sessionId))
@@ -210,7 +208,7 @@ for (const face of faces) {
         }), { cluster: { ingress: { delay: "never" } } }))
 
     it.live("deletes the session Ingress when a reload leaves no routable port, and creates nothing", () =>
-      withRouter(face, SessionRouter.layerIngress, ({ kube, router, sc }) =>
+      withRouter(face, SessionRouting.layerIngress, ({ kube, router, sc }) =>
         Effect.gen(function*() {
           yield* router.publish(spec)
           const routes = yield* router.publish({ ...spec, ports: [{ port: 5000, protocol: "udp" }] })
@@ -224,27 +222,27 @@ for (const face of faces) {
         })))
 
     it.live("treats an already-absent Ingress as nothing to delete", () =>
-      withRouter(face, SessionRouter.layerIngress, ({ kube, router, sc }) =>
+      withRouter(face, SessionRouting.layerIngress, ({ kube, router, sc }) =>
         Effect.gen(function*() {
           expect(yield* router.publish({ ...spec, ports: [] })).toEqual([])
           expect(yield* sessionObjects(kube, sc.namespace)).toEqual({ services: [], ingresses: [], httpRoutes: [] })
         })))
 
     it.live("turns programmed once the controller publishes an address", () =>
-      withRouter(face, SessionRouter.layerIngress, ({ router }) =>
+      withRouter(face, SessionRouting.layerIngress, ({ router, source }) =>
         Effect.gen(function*() {
           yield* router.publish(spec)
-          const verdict = yield* eventually(router.verdictFor(sessionId, route8080), (v) => v.kind === "programmed")
+          const verdict = yield* eventually(source.read(sessionId, route8080), (v) => v.kind === "programmed")
           expect(verdict).toEqual({ kind: "programmed" })
         })))
 
     it.live("stays pending when no controller claims the Ingress, and says where to look", () =>
-      withRouter(face, SessionRouter.layerIngress, ({ router, sc }) =>
+      withRouter(face, SessionRouting.layerIngress, ({ router, sc, source }) =>
         Effect.gen(function*() {
           yield* router.publish(spec)
           yield* Effect.sleep(Duration.millis(200))
-          expect(yield* router.verdictFor(sessionId, route8080)).toEqual({ kind: "pending" })
-          const reason = router.unclaimedReason(route8080)
+          expect(yield* source.read(sessionId, route8080)).toEqual({ kind: "pending" })
+          const reason = source.unclaimedReason(route8080)
           expect(reason).toContain(`class "${sc.ingressClassName}"`)
           expect(reason).toContain(`namespace "${sc.namespace}"`)
         }), { cluster: { ingress: { delay: "never" } } }))
@@ -252,18 +250,18 @@ for (const face of faces) {
     it.live("names the missing class when none is configured", () =>
       withRouter(
         face,
-        SessionRouter.layerIngress,
-        ({ router }) =>
-          Effect.sync(() => expect(router.unclaimedReason(route8080)).toContain("no ingressClassName is configured")),
+        SessionRouting.layerIngress,
+        ({ source }) =>
+          Effect.sync(() => expect(source.unclaimedReason(route8080)).toContain("no ingressClassName is configured")),
         { config: { unset: ["ingressClassName"] } }
       ))
 
     it.live("reports a status it could not read as a read error, never as a verdict", () =>
-      withRouter(face, SessionRouter.layerIngress, ({ router, sc }) =>
+      withRouter(face, SessionRouting.layerIngress, ({ router, sc, source }) =>
         Effect.gen(function*() {
           yield* router.publish(spec)
           yield* sc.cluster.faults.add({ resource: IngressResource, verbs: ["get"], action: Fault.forbid() })
-          const result = yield* Effect.either(router.verdictFor(sessionId, route8080))
+          const result = yield* Effect.either(source.read(sessionId, route8080))
           expect(Either.isLeft(result)).toBe(true)
           if (Either.isLeft(result)) {
             expect(result.left._tag).toBe("RouteReadError")
@@ -272,7 +270,7 @@ for (const face of faces) {
         })))
 
     it.live("reads back the routes a session holds, and unpublishes every object of it", () =>
-      withRouter(face, SessionRouter.layerIngress, ({ kube, router, sc }) =>
+      withRouter(face, SessionRouting.layerIngress, ({ kube, router, sc }) =>
         Effect.gen(function*() {
           yield* router.publish(spec)
           expect(yield* router.routesOf(sessionId)).toEqual([route8080, route9090])
@@ -287,7 +285,7 @@ for (const face of faces) {
     const gatewayConfig: TestConfig = { mode: "gateway" }
 
     it.live("publishes the Service and one HTTPRoute per tcp port, owned by the Pod", () =>
-      withRouter(face, SessionRouter.layerGateway, ({ kube, router, sc }) =>
+      withRouter(face, SessionRouting.layerGateway, ({ kube, router, sc }) =>
         Effect.gen(function*() {
           expect(yield* router.publish(spec)).toEqual([route8080, route9090])
           expect(yield* sessionObjects(kube, sc.namespace)).toEqual({
@@ -306,29 +304,29 @@ for (const face of faces) {
         }), { config: gatewayConfig }))
 
     it.live("turns programmed once the gateway controller accepts the route", () =>
-      withRouter(face, SessionRouter.layerGateway, ({ router }) =>
+      withRouter(face, SessionRouting.layerGateway, ({ router, source }) =>
         Effect.gen(function*() {
           yield* router.publish(spec)
-          const verdict = yield* eventually(router.verdictFor(sessionId, route9090), (v) => v.kind !== "pending")
+          const verdict = yield* eventually(source.read(sessionId, route9090), (v) => v.kind !== "pending")
           expect(verdict).toEqual({ kind: "programmed" })
         }), { config: gatewayConfig }))
 
     it.live("stays pending when no controller attaches the route, and names the Gateway", () =>
-      withRouter(face, SessionRouter.layerGateway, ({ router, sc }) =>
+      withRouter(face, SessionRouting.layerGateway, ({ router, sc, source }) =>
         Effect.gen(function*() {
           yield* router.publish(spec)
           yield* Effect.sleep(Duration.millis(200))
-          expect(yield* router.verdictFor(sessionId, route8080)).toEqual({ kind: "pending" })
-          const reason = router.unclaimedReason(route8080)
+          expect(yield* source.read(sessionId, route8080)).toEqual({ kind: "pending" })
+          const reason = source.unclaimedReason(route8080)
           expect(reason).toContain(`Gateway ${sc.gateway.namespace}/${sc.gateway.name}`)
           expect(reason).toContain(`*.${BASE_DOMAIN}`)
         }), { config: gatewayConfig, cluster: { gateway: { delay: "never" } } }))
 
     it.live("is rejected with NotAllowedByListeners when the listener refuses the session namespace", () =>
-      withRouter(face, SessionRouter.layerGateway, ({ router }) =>
+      withRouter(face, SessionRouting.layerGateway, ({ router, source }) =>
         Effect.gen(function*() {
           yield* router.publish(spec)
-          const verdict = yield* eventually(router.verdictFor(sessionId, route8080), (v) => v.kind !== "pending")
+          const verdict = yield* eventually(source.read(sessionId, route8080), (v) => v.kind !== "pending")
           expect(verdict).toMatchObject({ kind: "rejected", reason: "NotAllowedByListeners" })
         }), {
         config: { ...gatewayConfig, gatewayNamespace: "gateways" },
@@ -337,7 +335,7 @@ for (const face of faces) {
       }))
 
     it.live("leaves exactly the objects of the remaining port after a reload from three ports to one", () =>
-      withRouter(face, SessionRouter.layerGateway, ({ kube, router, sc }) =>
+      withRouter(face, SessionRouting.layerGateway, ({ kube, router, sc }) =>
         Effect.gen(function*() {
           yield* router.publish({ ...spec, ports: [...ports, { port: 7070, protocol: "tcp" }] })
           const routes = yield* router.publish({ ...spec, ports: [{ port: 9090, protocol: "tcp" }] })
@@ -352,7 +350,7 @@ for (const face of faces) {
         }), { config: gatewayConfig }))
 
     it.live("removes an HTTPRoute of the session that an earlier, crashed run left behind", () =>
-      withRouter(face, SessionRouter.layerGateway, ({ kube, router, sc }) =>
+      withRouter(face, SessionRouting.layerGateway, ({ kube, router, sc }) =>
         Effect.gen(function*() {
           // A run that applied port 7070's route and died before recording it anywhere:
           // only the session label ties it to the session.
@@ -366,7 +364,7 @@ for (const face of faces) {
         }), { config: gatewayConfig }))
 
     it.live("deletes every HTTPRoute when a reload leaves no tcp port", () =>
-      withRouter(face, SessionRouter.layerGateway, ({ kube, router, sc }) =>
+      withRouter(face, SessionRouting.layerGateway, ({ kube, router, sc }) =>
         Effect.gen(function*() {
           yield* router.publish(spec)
           expect(yield* router.publish({ ...spec, ports: [{ port: 5000, protocol: "udp" }] })).toEqual([])
@@ -374,7 +372,7 @@ for (const face of faces) {
         }), { config: gatewayConfig }))
 
     it.live("says the Gateway API is not installed when HTTPRoutes are not served", () =>
-      withRouter(face, SessionRouter.layerGateway, ({ router, sc }) =>
+      withRouter(face, SessionRouting.layerGateway, ({ router, sc }) =>
         Effect.gen(function*() {
           yield* sc.cluster.store.setServed(HttpRouteResource, false)
           const result = yield* Effect.either(router.publish(spec))
@@ -386,7 +384,7 @@ for (const face of faces) {
         }), { config: gatewayConfig }))
 
     it.live("unpublishes every object with the session label", () =>
-      withRouter(face, SessionRouter.layerGateway, ({ kube, router, sc }) =>
+      withRouter(face, SessionRouting.layerGateway, ({ kube, router, sc }) =>
         Effect.gen(function*() {
           yield* router.publish(spec)
           expect(yield* router.routesOf(sessionId)).toEqual([route8080, route9090])
@@ -395,7 +393,7 @@ for (const face of faces) {
         }), { config: gatewayConfig }))
 
     it.live("leaves what it does not own: an object with the session label alone, or one no Pod owns", () =>
-      withRouter(face, SessionRouter.layerGateway, ({ kube, router, sc }) =>
+      withRouter(face, SessionRouting.layerGateway, ({ kube, router, sc }) =>
         Effect.gen(function*() {
           yield* router.publish(spec)
           const published = yield* kube.get(ServiceResource, sc.namespace, sessionObjectName(sessionId))
@@ -424,8 +422,8 @@ for (const face of faces) {
     /** An ingress router and a gateway router over the same cluster, as before and after a change of mode. */
     const bothRouters = <A, E>(
       body: (ctx: {
-        readonly ingress: SessionRouterService.Service
-        readonly gateway: SessionRouterService.Service
+        readonly ingress: SessionRouter.Service
+        readonly gateway: SessionRouter.Service
         readonly kube: KubeClient.Service
         readonly sc: SessionCluster.SessionCluster
       }) => Effect.Effect<A, E>
@@ -436,8 +434,8 @@ for (const face of faces) {
           const kubeLayer = kubeClientLayer(face, sc.cluster)
           const routerOf = (layer: RouterLayer, config: TestConfig) =>
             buildRouter(layer.pipe(Layer.provide(kubeLayer), Layer.provide(routerConfigLayer(sc, config))))
-          const ingress = yield* routerOf(SessionRouter.layerIngress, {})
-          const gateway = yield* routerOf(SessionRouter.layerGateway, { mode: "gateway" })
+          const ingress = yield* routerOf(SessionRouting.layerIngress, {})
+          const gateway = yield* routerOf(SessionRouting.layerGateway, { mode: "gateway" })
           const kube = yield* Effect.provide(KubeClient, kubeLayer)
           return yield* body({ ingress, gateway, kube, sc })
         })
@@ -488,7 +486,7 @@ describe("router selection", () => {
   it.live("picks the layer RouterConfig names", () =>
     Effect.gen(function*() {
       for (const mode of ["ingress", "gateway", "none"] as const) {
-        const layer = yield* withRouter("in memory", SessionRouter.layerConfig, ({ router }) =>
+        const layer = yield* withRouter("in memory", SessionRouting.layerConfig, ({ router }) =>
           Effect.succeed(router.layer), {
           config: { mode }
         })
@@ -497,7 +495,7 @@ describe("router selection", () => {
     }))
 
   it.live("publishes nothing without a base domain, whatever the mode", () =>
-    withRouter("in memory", SessionRouter.layerConfig, ({ kube, router, sc }) =>
+    withRouter("in memory", SessionRouting.layerConfig, ({ kube, router, sc }) =>
       Effect.gen(function*() {
         expect(router.layer).toBe("none")
         expect(yield* router.publish(spec)).toEqual([])
@@ -505,19 +503,19 @@ describe("router selection", () => {
       }), { config: { mode: "ingress", unset: ["baseDomain"] } }))
 
   it.live("the none layer publishes and diagnoses nothing", () =>
-    withRouter("in memory", SessionRouter.layerNone, ({ kube, router, sc }) =>
+    withRouter("in memory", SessionRouting.layerNone, ({ kube, router, sc, source }) =>
       Effect.gen(function*() {
         expect(yield* router.publish(spec)).toEqual([])
         expect(yield* router.routesOf(sessionId)).toEqual([])
         expect(yield* sessionObjects(kube, sc.namespace)).toEqual({ services: [], ingresses: [], httpRoutes: [] })
-        expect(router.diagnose).toBeUndefined()
+        expect(source.diagnose).toBeUndefined()
       })))
 
   it.live("the none layer calls a host pending and says at its deadline that routing is off", () =>
-    withRouter("in memory", SessionRouter.layerNone, ({ router }) =>
+    withRouter("in memory", SessionRouting.layerNone, ({ router, source }) =>
       Effect.gen(function*() {
-        expect(yield* router.verdictFor(sessionId, route8080)).toEqual({ kind: "pending" })
-        expect(router.unclaimedReason(route8080)).toBe(
+        expect(yield* source.read(sessionId, route8080)).toEqual({ kind: "pending" })
+        expect(source.unclaimedReason(route8080)).toBe(
           "session routing is off (SESSION_ROUTING_MODE=none, or no base domain): nothing publishes this host"
         )
         yield* router.unpublish(sessionId)

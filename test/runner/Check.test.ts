@@ -12,11 +12,11 @@ import { Credential, Fault, SessionCluster } from "@session-routing/local-cluste
 import { Clock, Effect, Layer } from "effect"
 import type { KubeObject } from "../../src/domain/Objects.js"
 import { GatewayClassResource, IngressResource, ServiceResource } from "../../src/domain/Resources.js"
-import { SessionRouter } from "../../src/layers/SessionRouter.js"
+import * as SessionRouting from "../../src/layers/SessionRouting.js"
 import { type CheckOptions, type CheckReport, type CheckResult, checkRouting } from "../../src/runner/Check.js"
 import { type AccessQuestion, type ClusterQueries, KubeClient } from "../../src/services/KubeClient.js"
 import { Forbidden, type KubeError, NotServed } from "../../src/services/KubeError.js"
-import { SessionRouter as SessionRouterTag } from "../../src/services/SessionRouter.js"
+import { RouteStatusSource } from "../../src/services/RouteStatusSource.js"
 import {
   type Face,
   kubeClientLayer,
@@ -56,7 +56,7 @@ interface Run {
   readonly review?: Reviewer
   readonly options?: CheckOptions
   /** Changes the router before the check sees it. */
-  readonly router?: (router: SessionRouterTag.Service) => SessionRouterTag.Service
+  readonly source?: (source: RouteStatusSource.Service) => RouteStatusSource.Service
   /** Runs on the cluster before the check. */
   readonly before?: (sc: SessionCluster.SessionCluster) => Effect.Effect<void>
 }
@@ -87,13 +87,13 @@ const run = (setup: Run = {}) =>
         ...(cluster !== undefined ? { cluster } : {})
       }
       const config = routerConfigLayer(sc, setup.config)
-      const router = SessionRouter.layerConfig.pipe(
+      const router = SessionRouting.layerConfig.pipe(
         Layer.provideMerge(Layer.succeed(KubeClient, recording)),
         Layer.provideMerge(config)
       )
-      const changed = setup.router === undefined ? router : Layer.effect(
-        SessionRouterTag,
-        Effect.map(SessionRouterTag, setup.router!)
+      const changed = setup.source === undefined ? router : Layer.effect(
+        RouteStatusSource,
+        Effect.map(RouteStatusSource, setup.source!)
       ).pipe(Layer.provideMerge(router))
       const report: CheckReport = yield* checkRouting(setup.options).pipe(Effect.provide(changed), Effect.orDie)
       const services = yield* Effect.orDie(sc.cluster.store.list(ServiceResource, sc.namespace))
@@ -420,7 +420,7 @@ describe("permissions on a LocalCluster that authorizes by RBAC (over HTTPS)", (
         ])
         const report = yield* checkRouting().pipe(
           Effect.provide(
-            SessionRouter.layerConfig.pipe(
+            SessionRouting.layerConfig.pipe(
               Layer.provideMerge(liveClientAs(sc.cluster, Credential.clientCertificate("runner"))),
               Layer.provideMerge(routerConfigLayer(sc))
             )
@@ -456,7 +456,7 @@ describe("the routing path", () => {
   it.live("warns when the routing layer cannot say what its routing depends on", () =>
     Effect.gen(function*() {
       const { report } = yield* run({
-        router: ({ diagnose: _, ...rest }) => rest
+        source: ({ diagnose: _, ...rest }) => rest
       })
       expect(check(report, "ingress-class")).toEqual({
         id: "ingress-class",

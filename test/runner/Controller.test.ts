@@ -23,7 +23,7 @@ import {
   PodResource,
   ServiceResource
 } from "../../src/domain/Resources.js"
-import { SessionRouter } from "../../src/layers/SessionRouter.js"
+import * as SessionRouting from "../../src/layers/SessionRouting.js"
 import { type ControllerOptions, runController } from "../../src/runner/Controller.js"
 import { workload } from "../support/ProbedSession.js"
 import {
@@ -58,7 +58,7 @@ const withController = (
     }))
     if (options.before !== undefined) yield* options.before(sc)
     const config = typeof options.config === "function" ? options.config(sc) : options.config
-    const layer = SessionRouter.layerConfig.pipe(
+    const layer = SessionRouting.layerConfig.pipe(
       Layer.provideMerge(kubeClientLayer("over HTTP", sc.cluster)),
       Layer.provideMerge(routerConfigLayer(sc, {
         mode: options.mode ?? "ingress",

@@ -11,7 +11,7 @@ import { sessionObjectName } from "../../src/domain/Manifests.js"
 import type { Pod } from "../../src/domain/Objects.js"
 import { ROUTES_CONDITION, SESSION_LABEL } from "../../src/domain/PodRouting.js"
 import { IngressResource, PodResource, ServiceResource } from "../../src/domain/Resources.js"
-import { SessionRouter } from "../../src/layers/SessionRouter.js"
+import * as SessionRouting from "../../src/layers/SessionRouting.js"
 import { runController } from "../../src/runner/Controller.js"
 import { BASE_DOMAIN, kubeClientLayer, routerConfigLayer } from "../support/RouterHarness.js"
 
@@ -82,7 +82,7 @@ describe("controller mode under churn", () => {
           controllerManager: true
         }))
         const store = sc.cluster.store
-        const layer = SessionRouter.layerConfig.pipe(
+        const layer = SessionRouting.layerConfig.pipe(
           Layer.provideMerge(kubeClientLayer("over HTTP", sc.cluster)),
           Layer.provideMerge(routerConfigLayer(sc, { mode: "ingress", routeReadyTimeoutMs: 1_500 }))
         )

@@ -16,7 +16,7 @@ import type { KubeObject, Pod, PolicyRule, Role } from "../../src/domain/Objects
 import { ENDPOINTS_ANNOTATION, ROUTES_CONDITION, SESSION_LABEL } from "../../src/domain/PodRouting.js"
 import { controllerRules } from "../../src/domain/RbacManifest.js"
 import { allResources, LeaseResource, PodResource, type ResourceType } from "../../src/domain/Resources.js"
-import { SessionRouter } from "../../src/layers/SessionRouter.js"
+import * as SessionRouting from "../../src/layers/SessionRouting.js"
 import { runController } from "../../src/runner/Controller.js"
 import { BASE_DOMAIN, eventually, routerConfigLayer } from "../support/RouterHarness.js"
 import { liveClientAs } from "../support/SecuredCluster.js"
@@ -62,7 +62,7 @@ const controllerAs = (objects: ReadonlyArray<KubeObject>) =>
     for (const object of objects) {
       yield* Effect.orDie(sc.cluster.store.create(resourceOf(object), object.metadata?.namespace, object))
     }
-    const layer = SessionRouter.layerConfig.pipe(
+    const layer = SessionRouting.layerConfig.pipe(
       Layer.provideMerge(liveClientAs(sc.cluster, Credential.serviceAccount(NS, CONTROLLER_NAME))),
       Layer.provideMerge(routerConfigLayer(sc, { mode: "ingress", routeReadyTimeoutMs: 1_500, apiTimeoutMs: 4_000 })),
       Layer.orDie

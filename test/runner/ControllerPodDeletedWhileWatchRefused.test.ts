@@ -7,7 +7,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Fault, type LocalCluster } from "@session-routing/local-cluster"
 import { Duration, Effect, Layer, Schedule } from "effect"
 import { IngressResource, PodResource } from "../../src/domain/Resources.js"
-import { SessionRouter } from "../../src/layers/SessionRouter.js"
+import * as SessionRouting from "../../src/layers/SessionRouting.js"
 import { runController } from "../../src/runner/Controller.js"
 import { eventually, kubeClientLayer, routerConfigLayer, startCluster } from "../support/RouterHarness.js"
 import { routesConditionOf as conditionOf, sessionPod } from "../support/SessionPods.js"
@@ -23,7 +23,7 @@ describe("controller mode, the Pod watch refused for a while", () => {
         // The garbage collector takes a deleted Pod's objects, as a real cluster's does.
         const sc = yield* startCluster({ controllerManager: true })
         const { cluster, namespace } = sc
-        const layer = SessionRouter.layerConfig.pipe(
+        const layer = SessionRouting.layerConfig.pipe(
           Layer.provideMerge(kubeClientLayer("over HTTP", cluster)),
           Layer.provideMerge(routerConfigLayer(sc, { mode: "ingress", routeReadyTimeoutMs: 1_500 }))
         )

@@ -10,7 +10,7 @@ import { DateTime, Effect, Exit, Fiber, Layer, TestClock } from "effect"
 import type { Lease } from "../../src/domain/Objects.js"
 import { LeaseResource } from "../../src/domain/Resources.js"
 import { otherShardCount, shardCountOf, shardLeaseName } from "../../src/layers/internal/controller/ShardLeases.js"
-import { SessionRouter } from "../../src/layers/SessionRouter.js"
+import * as SessionRouting from "../../src/layers/SessionRouting.js"
 import { controllerLeaseName, runController } from "../../src/runner/Controller.js"
 import { BASE_DOMAIN, kubeClientLayer, routerConfigLayer } from "../support/RouterHarness.js"
 
@@ -62,7 +62,7 @@ describe("a controller replica with another shard count than a live one", () => 
           lease("session-routing-controller-shard-0-of-2", "c0", 1_000)
         )
       )
-      const layer = SessionRouter.layerConfig.pipe(
+      const layer = SessionRouting.layerConfig.pipe(
         Layer.provideMerge(kubeClientLayer("over HTTP", sc.cluster)),
         Layer.provideMerge(routerConfigLayer(sc, { mode: "ingress" }))
       )

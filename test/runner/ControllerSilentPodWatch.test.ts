@@ -8,7 +8,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Either, Layer, Stream, TestClock } from "effect"
 import { IngressResource, PodResource } from "../../src/domain/Resources.js"
 import { makeKubeClient, WATCH_PROGRESS_DEADLINE } from "../../src/layers/internal/kubeClient/ResumableWatch.js"
-import { SessionRouter } from "../../src/layers/SessionRouter.js"
+import * as SessionRouting from "../../src/layers/SessionRouting.js"
 import { runController } from "../../src/runner/Controller.js"
 import { KubeClient, type KubeClientPrimitives } from "../../src/services/KubeClient.js"
 import { kubeClientLayer, routerConfigLayer, startCluster } from "../support/RouterHarness.js"
@@ -27,7 +27,7 @@ describe("controller mode, a Pod watch gone silent", () => {
           ? Stream.never
           : inMemory.watchFrom(resource, namespace, options)) as KubeClientPrimitives["watchFrom"]
       const kube = makeKubeClient({ ...inMemory, watchFrom })
-      const layer = SessionRouter.layerConfig.pipe(
+      const layer = SessionRouting.layerConfig.pipe(
         Layer.provideMerge(Layer.succeed(KubeClient, kube)),
         Layer.provideMerge(routerConfigLayer(sc, { mode: "ingress" }))
       )

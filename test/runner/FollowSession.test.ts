@@ -1,5 +1,5 @@
 /**
- * Following a settled session on TestClock against a SessionRouter whose reads the
+ * Following a settled session on TestClock through a polling source whose reads the
  * test controls: changes are reported as they are read, a hung or failing server is
  * a `read-error` once per streak within the read limit, hosts keep their last state
  * meanwhile, and the first good read after it reports what changed. The first read
@@ -8,10 +8,11 @@
  * the last sequence it answered, and the hosts-by-state gauge follows the hosts.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Clock, Effect, Fiber, FiberRef, Layer, Metric, Ref, Schedule, Stream, TestClock } from "effect"
+import { Clock, Effect, Fiber, Layer, Metric, Ref, Schedule, Stream, TestClock } from "effect"
 import type { PublishedRoute } from "../../src/domain/Routes.js"
 import { RouteVerdict as Verdict } from "../../src/domain/Routes.js"
 import * as RouterConfigLive from "../../src/layers/RouterConfigLive.js"
+import { pollingOver } from "../../src/layers/RouteStatusSourceLive.js"
 import {
   type FollowedHost,
   type FollowOptions,
@@ -21,11 +22,10 @@ import {
   GONE_REASON
 } from "../../src/runner/FollowSession.js"
 import type { SessionEvent } from "../../src/runner/SessionRunner.js"
-import { currentTransientRetry } from "../../src/services/KubeClient.js"
 import { Unavailable } from "../../src/services/KubeError.js"
 import type { RouterConfig } from "../../src/services/RouterConfig.js"
-import { Observation, RouteStatusSource, type Sequenced } from "../../src/services/RouteStatusSource.js"
-import { PublishError, RouteReadError, SessionRouter } from "../../src/services/SessionRouter.js"
+import { Observation, RouteReadError, RouteStatusSource, type Sequenced } from "../../src/services/RouteStatusSource.js"
+import { PublishError, SessionRouter } from "../../src/services/SessionRouter.js"
 import { hosts } from "../../src/services/Telemetry.js"
 
 const r8080: PublishedRoute = { host: "8080-abc.telo.run", port: 8080 }
@@ -35,17 +35,10 @@ const unavailable = new Unavailable({ reason: "the API server could not answer (
 /** What every read answers at the moment it is made. */
 type Answer = "programmed" | "pending" | "gone" | "hang" | "503"
 
-/** A router whose reads answer what `answer` holds, noting whether the client's retries were on. */
+/** A router and a polling source beside it whose reads answer what `answer` holds. */
 const scriptedRouter = Effect.gen(function*() {
   const answer = yield* Ref.make<Answer>("programmed")
-  const retriesOn = yield* Ref.make<ReadonlyArray<boolean>>([])
   const read = Effect.gen(function*() {
-    yield* Ref.update(retriesOn, (all) => [...all, false]).pipe(
-      Effect.unlessEffect(FiberRef.get(currentTransientRetry)),
-      Effect.zipRight(
-        Ref.update(retriesOn, (all) => [...all, true]).pipe(Effect.whenEffect(FiberRef.get(currentTransientRetry)))
-      )
-    )
     const now = yield* Ref.get(answer)
     return now === "hang" ? yield* Effect.never : now
   })
@@ -57,18 +50,26 @@ const scriptedRouter = Effect.gen(function*() {
         now === "503"
           ? Effect.fail(new PublishError({ sessionId, error: unavailable, reason: unavailable.reason }))
           : Effect.succeed(now === "gone" ? [] : [r8080])),
-    verdictFor: (_, route) =>
+    unpublish: () => Effect.void
+  })
+  const source = pollingOver(
+    (_, route) =>
       Effect.flatMap(read, (now) =>
         now === "503"
           ? Effect.fail(new RouteReadError({ route, error: unavailable }))
-          : Effect.succeed(now === "pending" ? Verdict.pending : Verdict.programmed)),
-    unclaimedReason: () => "nobody claimed it",
-    unpublish: () => Effect.void
-  })
-  return { answer, retriesOn, layer: Layer.succeed(SessionRouter, service) }
+          : Effect.succeed({ verdict: now === "pending" ? Verdict.pending : Verdict.programmed, present: true })),
+    { unclaimedReason: () => "nobody claimed it" }
+  )
+  return {
+    answer,
+    layer: Layer.merge(Layer.succeed(SessionRouter, service), Layer.succeed(RouteStatusSource, source))
+  }
 })
 
-/** An ingress router whose every read answers what `answer` holds ("hang": never), noting when each read was made. */
+/**
+ * An ingress router and a polling source beside it whose every read answers what
+ * `answer` holds ("hang": never), noting when each read was made.
+ */
 const timedRouter = Effect.gen(function*() {
   const answer = yield* Ref.make<"programmed" | "pending" | "hang">("pending")
   const reads = yield* Ref.make<ReadonlyArray<number>>([])
@@ -76,23 +77,30 @@ const timedRouter = Effect.gen(function*() {
     layer: "ingress",
     publish: () => Effect.succeed([r8080]),
     routesOf: () => Effect.succeed([r8080]),
-    verdictFor: () =>
+    unpublish: () => Effect.void
+  })
+  const source = pollingOver(
+    () =>
       Effect.gen(function*() {
         yield* Ref.update(reads, (all) => [...all, 0]).pipe(
           Effect.zipRight(Clock.currentTimeMillis),
           Effect.flatMap((at) => Ref.update(reads, (all) => [...all.slice(0, -1), at]))
         )
         const now = yield* Ref.get(answer)
-        return now === "hang" ? yield* Effect.never : now === "pending" ? Verdict.pending : Verdict.programmed
+        const verdict = now === "hang" ? yield* Effect.never : now === "pending" ? Verdict.pending : Verdict.programmed
+        return { verdict, present: true }
       }),
-    unclaimedReason: () => "nobody claimed it",
-    unpublish: () => Effect.void
-  })
-  return { answer, reads: Ref.get(reads), layer: Layer.succeed(SessionRouter, service) }
+    { unclaimedReason: () => "nobody claimed it" }
+  )
+  const router = Layer.succeed(SessionRouter, service)
+  return { answer, reads: Ref.get(reads), router, layer: Layer.merge(router, Layer.succeed(RouteStatusSource, source)) }
 })
 
 /** Forks the follow stream over `layer`, recording each event with the virtual time it came. */
-const follow = (options: FollowOptions | undefined, layer: Layer.Layer<SessionRouter | RouterConfig>) =>
+const follow = (
+  options: FollowOptions | undefined,
+  layer: Layer.Layer<SessionRouter | RouteStatusSource | RouterConfig>
+) =>
   Effect.gen(function*() {
     const seen = yield* Ref.make<ReadonlyArray<{ readonly at: number; readonly event: SessionEvent }>>([])
     const fiber = yield* followSession("abc", known, options).pipe(
@@ -162,17 +170,6 @@ describe("a hung or failing server", () => {
       ])
       yield* Fiber.interrupt(run.fiber)
     }))
-
-  it.effect("reads without the client's own retries, so a failure shows at once", () =>
-    Effect.gen(function*() {
-      const router = yield* scriptedRouter
-      const run = yield* follow({ intervalMs: 100, readTimeoutMs: 500 }, Layer.merge(router.layer, defaults))
-      yield* step(300)
-      yield* Fiber.interrupt(run.fiber)
-      const seen = yield* Ref.get(router.retriesOn)
-      expect(seen.length).toBeGreaterThan(0)
-      expect(seen.every((on) => !on)).toBe(true)
-    }))
 })
 
 describe("the pace of the reads", () => {
@@ -236,6 +233,7 @@ const watchingSource = (answers: ReadonlyMap<number, Sequenced>) =>
     const asked = yield* Ref.make<ReadonlyArray<number>>([])
     const service = RouteStatusSource.of({
       kind: "watch",
+      read: () => Effect.dieMessage("following never reads once"),
       next: (_, __, after) =>
         Effect.zipRight(
           Ref.update(asked, (all) => [...all, after]),
@@ -257,7 +255,10 @@ describe("following through a watching source", () => {
           [4, { seq: 9, observation: Observation.seen(Verdict.pending, true) }]
         ])
       )
-      const run = yield* follow({ intervalMs: 100, readTimeoutMs: 50 }, Layer.mergeAll(r.layer, source.layer, defaults))
+      const run = yield* follow(
+        { intervalMs: 100, readTimeoutMs: 50 },
+        Layer.mergeAll(r.router, source.layer, defaults)
+      )
       yield* TestClock.adjust(1000)
       // A quiet watch is not a silent server: no read-error, however long it waits.
       expect(yield* run.seen).toEqual([{ at: 0, event: pendingEvent }])

@@ -18,7 +18,7 @@ import {
   RoleResource,
   ServiceResource
 } from "../../src/domain/Resources.js"
-import { SessionRouter } from "../../src/layers/SessionRouter.js"
+import * as SessionRouting from "../../src/layers/SessionRouting.js"
 import { checkRouting } from "../../src/runner/Check.js"
 import { followSession } from "../../src/runner/FollowSession.js"
 import { publishSession, sessionStatus, unpublishSession } from "../../src/runner/SessionRunner.js"
@@ -100,7 +100,7 @@ const journey = (sc: SessionCluster.SessionCluster, mode: "ingress" | "gateway")
       })
     )
     const layersWith = (config: TestConfig) =>
-      SessionRouter.layerConfig.pipe(
+      SessionRouting.layerConfig.pipe(
         Layer.provideMerge(liveClientAs(sc.cluster, Credential.serviceAccount(NS, RBAC_NAME))),
         Layer.provideMerge(
           routerConfigLayer(sc, {

@@ -12,6 +12,7 @@ import { Chunk, Context, Duration, Effect, Fiber, Layer, Option, Queue, Ref, Str
 import type { Occurrence } from "../../src/domain/KubeEvents.js"
 import { EventV1Resource } from "../../src/domain/Resources.js"
 import * as EventRecorderLive from "../../src/layers/EventRecorderLive.js"
+import * as RouteProbeLive from "../../src/layers/RouteProbeLive.js"
 import * as RouterConfigLive from "../../src/layers/RouterConfigLive.js"
 import {
   type FollowedEvent,
@@ -101,12 +102,16 @@ const probesOn = Layer.orDie(
 )
 const probesOff = Layer.orDie(RouterConfigLive.layerFrom({ baseDomain: "example.com", sessionNamespace: "sessions" }))
 
+/** What a test does not set: no Events, no probe, probes off in the configuration. */
+const followUpDefaults = Layer.mergeAll(Layer.succeed(EventRecorder, noEvents), RouteProbeLive.layerNone, probesOff)
+
 const collect = <R>(events: ReadonlyArray<FollowedEvent>, layer: Layer.Layer<R>) =>
   Stream.fromIterable(events).pipe(
     withFollowUps(session),
     Stream.runCollect,
     Effect.map((all) => Chunk.toReadonlyArray(all)),
-    Effect.provide(layer)
+    Effect.provide(layer),
+    Effect.provide(followUpDefaults)
   )
 
 describe("the Event each session event becomes", () => {
@@ -210,6 +215,7 @@ describe("the publish's Event, held for the session's verdicts", () => {
       withFollowUps(session),
       Stream.runCollect,
       Effect.provide(Layer.merge(kept.layer, probesOff)),
+      Effect.provide(followUpDefaults),
       Effect.fork
     )
     const at = (seconds: number, ...offered: ReadonlyArray<FollowedEvent>) =>
@@ -277,6 +283,7 @@ describe("route events alongside the follow-ups", () => {
         withFollowUps(session),
         Stream.runCollect,
         Effect.provide(Layer.mergeAll(layer, slowProbe, config)),
+        Effect.provide(followUpDefaults),
         Effect.fork
       )
       yield* TestClock.adjust(Duration.seconds(3))
@@ -304,16 +311,10 @@ describe("route events alongside the follow-ups", () => {
           endpoints: []
         } as FollowedEvent,
         { type: "read-error", reason: "503" } as FollowedEvent
-      ).pipe(withFollowUps(session), Stream.runCollect, Effect.provide(layer))
+      ).pipe(withFollowUps(session), Stream.runCollect, Effect.provide(layer), Effect.provide(followUpDefaults))
       expect(Chunk.toReadonlyArray(events).filter((e) => e.type === "event-error")).toEqual([
         { type: "event-error", reason: "could not record Event: forbidden" }
       ])
-    }))
-
-  it.effect("passes events through untouched with neither a recorder nor a probe", () =>
-    Effect.gen(function*() {
-      const events = yield* Stream.make(programmed(8080)).pipe(withFollowUps(session), Stream.runCollect)
-      expect(Chunk.toReadonlyArray(events)).toEqual([programmed(8080)])
     }))
 })
 
@@ -379,7 +380,7 @@ describe("with Events or probes off", () => {
       const events = yield* Stream.make(programmed(8080)).pipe(
         withFollowUps(session),
         Stream.runCollect,
-        Effect.provide(Layer.succeed(EventRecorder, noEvents))
+        Effect.provide(followUpDefaults)
       )
       expect(Chunk.toReadonlyArray(events)).toEqual([programmed(8080)])
     }))
@@ -387,7 +388,7 @@ describe("with Events or probes off", () => {
   it.scoped("makes no follow-ups at all then: a session's events go straight through", () =>
     Effect.gen(function*() {
       const none = (layer: Layer.Layer<never>) =>
-        makeFollowUps(session, () => Effect.succeed(true)).pipe(Effect.provide(layer))
+        makeFollowUps(session, () => Effect.succeed(true)).pipe(Effect.provide(layer), Effect.provide(followUpDefaults))
       expect(yield* none(Layer.succeed(EventRecorder, noEvents))).toBeUndefined()
       expect(yield* none(Layer.merge(Layer.succeed(EventRecorder, noEvents), probesOff))).toBeUndefined()
       const kept = yield* recorder()
@@ -400,19 +401,6 @@ describe("with Events or probes off", () => {
       const events = yield* collect([route(8080, "programmed")], Layer.merge(probe.layer, probesOff))
       expect(events).toEqual([route(8080, "programmed")])
       expect(yield* probe.calls).toEqual([])
-    }))
-
-  it.effect("does not probe without a configuration, and still records Events", () =>
-    Effect.gen(function*() {
-      const probe = yield* countingProbe({ readiness: "not-ready" })
-      const kept = yield* recorder()
-      const events = yield* collect([route(8080, "programmed")], Layer.merge(probe.layer, kept.layer))
-      expect(events).toEqual([route(8080, "programmed")])
-      expect(yield* probe.calls).toEqual([])
-      // Without a configuration the Pod's namespace is not known: the recorder gets it empty.
-      expect((yield* kept.seen).map((o) => [o.reason, o.regarding.namespace])).toEqual([
-        ["RouteProgrammed", ""]
-      ])
     }))
 
   it.effect("probes but records nothing when Events are off", () =>
@@ -447,7 +435,8 @@ describe("over the live recorder", () => {
           Stream.make(programmed(8080), programmed(9090)).pipe(
             withFollowUps(s),
             Stream.runCollect,
-            Effect.provideService(EventRecorder, recorder)
+            Effect.provideService(EventRecorder, recorder),
+            Effect.provide(followUpDefaults)
           ),
         { concurrency: "unbounded" }
       )

@@ -10,7 +10,7 @@ import { Duration, Effect, Layer } from "effect"
 import { EventV1Resource } from "../../src/domain/Resources.js"
 import { judgeAnswer } from "../../src/domain/RouteProbe.js"
 import { httpProbe } from "../../src/layers/internal/routeProbe/HttpProbe.js"
-import { SessionRouter } from "../../src/layers/SessionRouter.js"
+import * as SessionRouting from "../../src/layers/SessionRouting.js"
 import { publishSession } from "../../src/runner/SessionRunner.js"
 import { publishProbed, startCluster, workload } from "../support/ProbedSession.js"
 import { BASE_DOMAIN, kubeClientLayer, routerConfigLayer } from "../support/RouterHarness.js"
@@ -87,7 +87,7 @@ describe("a session's Events and probes over LocalCluster", () => {
             ports: [{ port: 8080, protocol: "tcp" }]
           })
         ).pipe(
-          Effect.provide(SessionRouter.layerConfig.pipe(
+          Effect.provide(SessionRouting.layerConfig.pipe(
             Layer.provideMerge(kubeClientLayer("over HTTP", sc.cluster)),
             Layer.provideMerge(routerConfigLayer(sc))
           )),

@@ -9,10 +9,11 @@ import { Chunk, Effect, Layer, Metric, type MetricPair, MetricState, Stream, Sup
 import type { Status } from "../../src/domain/Objects.js"
 import { EventResource, EventV1Resource, IngressClassResource, IngressResource } from "../../src/domain/Resources.js"
 import * as RouterConfigLive from "../../src/layers/RouterConfigLive.js"
-import { SessionRouter } from "../../src/layers/SessionRouter.js"
+import * as SessionRouting from "../../src/layers/SessionRouting.js"
 import { occurrenceFor } from "../../src/runner/RouteFollowUps.js"
 import { publishSession, unpublishSession } from "../../src/runner/SessionRunner.js"
 import { EventRecorder } from "../../src/services/EventRecorder.js"
+import { SessionRouter } from "../../src/services/SessionRouter.js"
 import { nextTurn, retainedHeap } from "../support/Heap.js"
 
 const NAMESPACE = "telo-sessions"
@@ -93,7 +94,7 @@ const startCluster = Effect.gen(function*() {
 
 /** The layers a runner gets by default: the router `RouterConfig` names, the shared watch, Events on. */
 const runnerLayers = (cluster: Parameters<typeof LocalCluster.layerKubeClient>[0]) =>
-  SessionRouter.layerConfig.pipe(
+  SessionRouting.layerConfig.pipe(
     Layer.provideMerge(LocalCluster.layerKubeClient(cluster)),
     Layer.provideMerge(
       RouterConfigLive.layerFrom({ sessionNamespace: NAMESPACE, baseDomain: BASE_DOMAIN, ingressClassName: CLASS_NAME })

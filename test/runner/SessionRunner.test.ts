@@ -7,8 +7,10 @@ import { describe, expect, it } from "@effect/vitest"
 import { Fault, LocalCluster, SessionCluster } from "@session-routing/local-cluster"
 import { Chunk, Duration, Effect, Either, Exit, Fiber, Layer, Option, Scope, Stream, TestClock } from "effect"
 import { HttpRouteResource, IngressResource } from "../../src/domain/Resources.js"
+import { RouteVerdict } from "../../src/domain/Routes.js"
 import type { PortMapping } from "../../src/domain/Session.js"
-import { SessionRouter } from "../../src/layers/SessionRouter.js"
+import { pollingOver } from "../../src/layers/RouteStatusSourceLive.js"
+import * as SessionRouting from "../../src/layers/SessionRouting.js"
 import {
   publishSession,
   reportSession,
@@ -18,6 +20,7 @@ import {
 } from "../../src/runner/SessionRunner.js"
 import { type EventProblemSink, EventRecorder } from "../../src/services/EventRecorder.js"
 import type { RouterConfig } from "../../src/services/RouterConfig.js"
+import { RouteStatusSource } from "../../src/services/RouteStatusSource.js"
 import { SessionRouter as SessionRouterTag } from "../../src/services/SessionRouter.js"
 import { localGatewayClassUnaccepted } from "../support/Causes.js"
 import { BASE_DOMAIN, routerConfigLayer, type RouterLayer, type TestConfig } from "../support/RouterHarness.js"
@@ -39,7 +42,9 @@ const withRunner = <A, E>(
   layer: RouterLayer,
   cluster: SessionCluster.SessionClusterOptions,
   config: TestConfig,
-  body: (sc: SessionCluster.SessionCluster) => Effect.Effect<A, E, SessionRouterTag | RouterConfig | Scope.Scope>
+  body: (
+    sc: SessionCluster.SessionCluster
+  ) => Effect.Effect<A, E, SessionRouting.SessionRouting | RouterConfig | Scope.Scope>
 ) =>
   Effect.scoped(
     Effect.gen(function*() {
@@ -65,7 +70,7 @@ const collectAll = (events: Stream.Stream<SessionEvent>) =>
 describe("publishSession", () => {
   it.scoped("streams published, pending per host, then programmed per host on the ingress layer", () =>
     withRunner(
-      SessionRouter.layerIngress,
+      SessionRouting.layerIngress,
       { ingress: { delay: Duration.millis(700) } },
       {},
       () =>
@@ -102,7 +107,7 @@ describe("publishSession", () => {
 
   it.scoped("ends a host the Gateway refuses as unprogrammed with the controller's reason", () =>
     withRunner(
-      SessionRouter.layerGateway,
+      SessionRouting.layerGateway,
       { gateway: { gatewayNamespace: "gateways", allowedRoutes: "Same", delay: Duration.millis(300) } },
       { mode: "gateway", gatewayNamespace: "gateways" },
       () =>
@@ -117,7 +122,7 @@ describe("publishSession", () => {
 
   it.scoped("calls a host no controller claims unprogrammed at the deadline, with the broken link as its reason", () =>
     withRunner(
-      SessionRouter.layerGateway,
+      SessionRouting.layerGateway,
       { gateway: { delay: "never" } },
       { mode: "gateway" },
       () =>
@@ -140,7 +145,7 @@ describe("publishSession", () => {
 
   it.scoped("reports a forbidden status read once, and as the reason at the deadline", () =>
     withRunner(
-      SessionRouter.layerIngress,
+      SessionRouting.layerIngress,
       { ingress: { delay: Duration.millis(200) } },
       {},
       (sc) =>
@@ -165,7 +170,7 @@ describe("publishSession", () => {
     ))
 
   it.scoped("publishes nothing and watches nothing on the none layer", () =>
-    withRunner(SessionRouter.layerNone, {}, { mode: "none" }, () =>
+    withRunner(SessionRouting.layerNone, {}, { mode: "none" }, () =>
       Effect.gen(function*() {
         const session = yield* publishSession(spec)
         expect(yield* collectAll(session.events)).toEqual([
@@ -179,7 +184,7 @@ describe("publishSession", () => {
       })))
 
   it.scoped("refuses a bad session before publishing anything", () =>
-    withRunner(SessionRouter.layerIngress, {}, {}, () =>
+    withRunner(SessionRouting.layerIngress, {}, {}, () =>
       Effect.gen(function*() {
         const result = yield* Effect.either(publishSession({ ...spec, sessionId: "Not_Valid" }))
         expect(Either.isLeft(result) && result.left._tag).toBe("InvalidSession")
@@ -192,7 +197,7 @@ describe("publishSession", () => {
 
   it.scoped("stops polling when the publishing scope closes", () =>
     withRunner(
-      SessionRouter.layerIngress,
+      SessionRouting.layerIngress,
       { ingress: { delay: "never" } },
       { statusSource: "poll" },
       (sc) =>
@@ -238,7 +243,7 @@ const reportAll = (
 describe("reportSession", () => {
   it.scoped("hands the stream's events to a callback, published first, and completes when every host is terminal", () =>
     withRunner(
-      SessionRouter.layerIngress,
+      SessionRouting.layerIngress,
       { ingress: { delay: Duration.millis(700) } },
       {},
       () =>
@@ -262,7 +267,7 @@ describe("reportSession", () => {
     ))
 
   it.scoped("fails a refused session before reporting anything", () =>
-    withRunner(SessionRouter.layerIngress, {}, {}, () =>
+    withRunner(SessionRouting.layerIngress, {}, {}, () =>
       Effect.gen(function*() {
         const { events, exit } = yield* reportAll({ ...spec, sessionId: "Not_A_Label" })
         expect(Exit.isFailure(exit) && Exit.causeOption(exit).pipe(Option.map(String), Option.getOrElse(() => "")))
@@ -272,7 +277,7 @@ describe("reportSession", () => {
 
   it.scoped("reports one event at a time, follow-ups from other fibers included, and none once it completed", () =>
     withRunner(
-      SessionRouter.layerIngress,
+      SessionRouting.layerIngress,
       { ingress: { delay: Duration.millis(700) } },
       {},
       () =>
@@ -317,7 +322,7 @@ describe("reportSession", () => {
 describe("sessionStatus and unpublishSession", () => {
   it.scoped("reads each host's verdict once, then removes the session", () =>
     withRunner(
-      SessionRouter.layerIngress,
+      SessionRouting.layerIngress,
       { ingress: { delay: Duration.millis(100) } },
       {},
       () =>
@@ -342,7 +347,7 @@ describe("sessionStatus and unpublishSession", () => {
 describe("sessionStatus", () => {
   it.scoped("reports a refused status read as one read-error, and each refused host as unprogrammed with why", () =>
     withRunner(
-      SessionRouter.layerGateway,
+      SessionRouting.layerGateway,
       { gateway: { delay: "never" } },
       { mode: "gateway" },
       (sc) =>
@@ -388,12 +393,17 @@ describe("sessionStatus", () => {
         layer: "gateway",
         publish: () => Effect.succeed(routes),
         routesOf: () => Effect.succeed(routes),
-        verdictFor: () => Effect.as(Effect.sleep("1 second"), { kind: "programmed" as const }),
-        unclaimedReason: () => "unclaimed",
         unpublish: () => Effect.void
       })
+      const slowSource = pollingOver(
+        () => Effect.as(Effect.sleep("1 second"), { verdict: RouteVerdict.programmed, present: true }),
+        { unclaimedReason: () => "unclaimed" }
+      )
       const fiber = yield* Effect.fork(
-        sessionStatus(sessionId).pipe(Effect.provideService(SessionRouterTag, slowRouter))
+        sessionStatus(sessionId).pipe(
+          Effect.provideService(SessionRouterTag, slowRouter),
+          Effect.provideService(RouteStatusSource, slowSource)
+        )
       )
       yield* TestClock.adjust("1 second")
       expect(yield* Fiber.poll(fiber)).toEqual(
@@ -415,8 +425,8 @@ describe("one caller, any routing layer", () => {
   })
 
   const layers = [
-    { name: "ingress", layer: SessionRouter.layerIngress, config: {} },
-    { name: "gateway", layer: SessionRouter.layerGateway, config: { mode: "gateway" } }
+    { name: "ingress", layer: SessionRouting.layerIngress, config: {} },
+    { name: "gateway", layer: SessionRouting.layerGateway, config: { mode: "gateway" } }
   ] as const
 
   for (const { config, layer, name } of layers) {

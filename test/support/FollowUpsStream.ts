@@ -10,6 +10,9 @@ import {
   type FollowUpEvent,
   makeFollowUps
 } from "../../src/runner/RouteFollowUps.js"
+import type { EventRecorder } from "../../src/services/EventRecorder.js"
+import type { RouteProbe } from "../../src/services/RouteProbe.js"
+import type { RouterConfig } from "../../src/services/RouterConfig.js"
 
 /**
  * `events` with their follow-ups merged in (see `makeFollowUps`); untouched when there
@@ -18,7 +21,7 @@ import {
 export const withFollowUps = (session: FollowedSession) =>
 <E extends FollowedEvent | FollowUpEvent, Err, R>(
   events: Stream.Stream<E, Err, R>
-): Stream.Stream<E | FollowUpEvent, Err, R> =>
+): Stream.Stream<E | FollowUpEvent, Err, R | EventRecorder | RouteProbe | RouterConfig> =>
   Stream.unwrapScoped(Effect.gen(function*() {
     const out = yield* Mailbox.make<E | FollowUpEvent, Err>()
     const followUps = yield* makeFollowUps(session, (event) => out.offer(event))

@@ -5,7 +5,7 @@
  */
 import { SessionCluster, type SessionPod } from "@session-routing/local-cluster"
 import { Duration, Effect, Layer, Stream } from "effect"
-import { SessionRouter } from "../../src/layers/SessionRouter.js"
+import * as SessionRouting from "../../src/layers/SessionRouting.js"
 import { publishSession, type SessionEvent } from "../../src/runner/SessionRunner.js"
 import { loopbackServer } from "./LoopbackServer.js"
 import { BASE_DOMAIN, kubeClientLayer, routerConfigLayer } from "./RouterHarness.js"
@@ -24,7 +24,7 @@ export const publishProbed = (sc: SessionCluster.SessionCluster, pod: SessionPod
     })
     return yield* Stream.runCollect(session.events)
   })).pipe(
-    Effect.provide(SessionRouter.layerConfig.pipe(
+    Effect.provide(SessionRouting.layerConfig.pipe(
       Layer.provideMerge(kubeClientLayer("over HTTP", sc.cluster)),
       Layer.provideMerge(routerConfigLayer(sc, {
         routeProbe: "http",

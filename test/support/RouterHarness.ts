@@ -11,10 +11,11 @@ import type { GatewayClass, KubeObject } from "../../src/domain/Objects.js"
 import { HttpRouteResource, IngressResource, type ResourceType, ServiceResource } from "../../src/domain/Resources.js"
 import { KubeClientLive } from "../../src/layers/KubeClientLive.js"
 import * as RouterConfigLive from "../../src/layers/RouterConfigLive.js"
-import { SessionRouter } from "../../src/layers/SessionRouter.js"
 import { KubeClient, type ReadableObject } from "../../src/services/KubeClient.js"
 import type { RouterConfig } from "../../src/services/RouterConfig.js"
-import type { RouterSetupError, SessionRouter as SessionRouterService } from "../../src/services/SessionRouter.js"
+import { RouteStatusSource } from "../../src/services/RouteStatusSource.js"
+import { type RouterSetupError, SessionRouter } from "../../src/services/SessionRouter.js"
+import type { SessionRouting } from "../../src/services/SessionRouting.js"
 
 export type Face = "in memory" | "over HTTP"
 export const faces: ReadonlyArray<Face> = ["in memory", "over HTTP"]
@@ -151,16 +152,16 @@ const nameOf = (name: string | undefined) => (name !== undefined ? { name } : {}
  */
 export const buildRouter = <E, R>(
   layer: Layer.Layer<SessionRouter, E, R>
-): Effect.Effect<SessionRouterService.Service, E, R | Scope.Scope> =>
+): Effect.Effect<SessionRouter.Service, E, R | Scope.Scope> =>
   Effect.map(Layer.build(layer), Context.get(SessionRouter))
 
-/** The routing layers a test can run. */
-/** Any router layer: it provides the router (and perhaps a status source) over a client and a configuration. */
-export type RouterLayer = Layer.Layer<SessionRouter, RouterSetupError, KubeClient | RouterConfig>
+/** A `SessionRouting` layer (router, status source, Events, probe) over a client and a configuration. */
+export type RouterLayer = Layer.Layer<SessionRouting, RouterSetupError, KubeClient | RouterConfig>
 
-/** What a router test gets: the router, the client under it, and the cluster. */
+/** What a router test gets: the router, the status source beside it, the client under them, and the cluster. */
 export interface RouterContext {
-  readonly router: SessionRouterService.Service
+  readonly router: SessionRouter.Service
+  readonly source: RouteStatusSource.Service
   readonly kube: KubeClient.Service
   readonly sc: SessionCluster.SessionCluster
 }
@@ -185,15 +186,20 @@ export const withRouter = <A, E>(
       const kube = yield* Effect.provide(KubeClient, kubeClientLayer(face, sc.cluster))
       const observe = options.observe
       const routerKube = observe !== undefined ? observedKubeClient(kube, (call) => observe(call, sc)) : kube
-      const router = yield* Effect.orDie(
-        buildRouter(
+      const built = yield* Effect.orDie(
+        Layer.build(
           layer.pipe(
             Layer.provide(Layer.succeed(KubeClient, routerKube)),
             Layer.provide(routerConfigLayer(sc, options.config))
           )
         )
       )
-      return yield* body({ router, kube, sc })
+      return yield* body({
+        router: Context.get(built, SessionRouter),
+        source: Context.get(built, RouteStatusSource),
+        kube,
+        sc
+      })
     })
   )
 

@@ -7,7 +7,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Fault } from "@session-routing/local-cluster"
 import { Effect, Layer, Metric, Stream } from "effect"
 import type { PortMapping } from "../../src/domain/Session.js"
-import { SessionRouter } from "../../src/layers/SessionRouter.js"
+import * as SessionRouting from "../../src/layers/SessionRouting.js"
 import { publishSession, unpublishSession } from "../../src/runner/SessionRunner.js"
 import { hosts } from "../../src/services/Telemetry.js"
 import { type RecordedSpan, recordingTracer } from "../support/RecordingTracer.js"
@@ -49,7 +49,7 @@ describe("tracing", () => {
             action: Fault.respond(503),
             times: 1
           })
-          const layers = SessionRouter.layerIngress.pipe(
+          const layers = SessionRouting.layerIngress.pipe(
             Layer.provideMerge(kubeClientLayer("over HTTP", sc.cluster)),
             Layer.provideMerge(routerConfigLayer(sc, { routePollIntervalMs: 50 }))
           )

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { LABEL_SESSION_ID, SessionRouter } from "session-routing"
+import { LABEL_SESSION_ID, SessionRouting } from "session-routing"
 import type { Pod } from "session-routing/kubernetes"
 import {
   eventually,
@@ -47,7 +47,7 @@ const deletePod = (ctx: RouterContext, options: Record<string, unknown>) =>
 /** Runs `body` with a router over HTTP on a cluster that runs the garbage collector. */
 const collecting = <A, E>(
   body: (ctx: RouterContext) => Effect.Effect<A, E>,
-  layer: RouterLayer = SessionRouter.layerIngress,
+  layer: RouterLayer = SessionRouting.layerIngress,
   config: TestConfig = {}
 ) => withRouter("over HTTP", layer, body, { cluster: { controllerManager: true }, config })
 
@@ -80,7 +80,7 @@ describe("garbage collection of a session's objects", () => {
           // Every dependent blocks its owner's deletion: by the time the Pod is gone, they are too.
           expect(yield* objects(ctx)).toEqual(NONE)
         }),
-      SessionRouter.layerGateway,
+      SessionRouting.layerGateway,
       { mode: "gateway" }
     ))
 

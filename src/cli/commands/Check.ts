@@ -5,7 +5,7 @@
  */
 import { Command, Options } from "@effect/cli"
 import { Console, Effect, Either, Layer, Option } from "effect"
-import { SessionRouter } from "../../layers/SessionRouter.js"
+import * as SessionRouting from "../../layers/SessionRouting.js"
 import { type CheckReport, checkRouting, nothingToCheck, reportOf } from "../../runner/Check.js"
 import { RouterConfig } from "../../services/RouterConfig.js"
 import { cliError, ExitCode } from "../CliError.js"
@@ -90,7 +90,7 @@ export const checkCommand = Command.make(
           ...(probeOwner !== undefined ? { probeOwner } : {})
         }).pipe(
           Effect.provide(
-            SessionRouter.layerConfig.pipe(
+            SessionRouting.layerConfig.pipe(
               Layer.provideMerge(kubeClientLayer(flags)),
               Layer.provideMerge(Layer.succeed(RouterConfig, config))
             )

@@ -13,7 +13,7 @@ import { CONTROLLER_IDENTITY_ENV } from "../../domain/ControllerManifest.js"
 import { ROUTES_CONDITION, SESSION_LABEL } from "../../domain/PodRouting.js"
 import { NamespaceResource } from "../../domain/Resources.js"
 import type { LeadershipChange } from "../../layers/internal/controller/LeaderElection.js"
-import { SessionRouter } from "../../layers/SessionRouter.js"
+import * as SessionRouting from "../../layers/SessionRouting.js"
 import { controllerLeaseName, type ControllerOptions, type PodReport, runController } from "../../runner/Controller.js"
 import { KubeClient } from "../../services/KubeClient.js"
 import { RouterConfig } from "../../services/RouterConfig.js"
@@ -213,7 +213,7 @@ export const controllerCommand = Command.make(
           : {})
       })
       // One client for the router and for the controller's own reads and writes of Pods.
-      const layer = SessionRouter.layerConfig.pipe(
+      const layer = SessionRouting.layerConfig.pipe(
         Layer.provideMerge(kubeClientLayer(flags)),
         Layer.provideMerge(Layer.succeed(RouterConfig, config))
       )

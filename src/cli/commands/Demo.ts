@@ -21,7 +21,7 @@ import {
   PodResource
 } from "../../domain/Resources.js"
 import * as RouterConfigLive from "../../layers/RouterConfigLive.js"
-import { SessionRouter } from "../../layers/SessionRouter.js"
+import * as SessionRouting from "../../layers/SessionRouting.js"
 import { runController } from "../../runner/Controller.js"
 import { publishSession, unpublishSession } from "../../runner/SessionRunner.js"
 import { RouterConfig } from "../../services/RouterConfig.js"
@@ -282,7 +282,7 @@ const runControllerScene = (
       // Ingress mode on the cluster's own class, probes on: the condition waits for probes in a row too.
       const config = yield* RouterConfigLive.make(scenariosFor(sc, ["ingress"])[0]!.config)
       const services = yield* Layer.build(
-        SessionRouter.layerConfig.pipe(
+        SessionRouting.layerConfig.pipe(
           Layer.provideMerge(kubeClientLayer({ kubeconfig: Option.some(kubeconfigPath), context: Option.none() })),
           Layer.provideMerge(Layer.succeed(RouterConfig, config))
         )

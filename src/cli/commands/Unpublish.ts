@@ -6,7 +6,7 @@
 import { Command } from "@effect/cli"
 import { Console, Effect, Either } from "effect"
 import { parseSessionId } from "../../domain/Session.js"
-import { unpublishEveryMode } from "../../layers/SessionRouter.js"
+import { unpublishEveryMode } from "../../layers/SessionRouterLive.js"
 import { cliError } from "../CliError.js"
 import { configuredMode, objectsConfig, objectsLayer, sharedOptions } from "../GlobalOptions.js"
 import type { CommandHelp } from "../internal/Help.js"

@@ -20,6 +20,7 @@ import { KubeClient } from "../../services/KubeClient.js"
 import type { RouteProbe } from "../../services/RouteProbe.js"
 import type { RouterConfig } from "../../services/RouterConfig.js"
 import { SessionRouter } from "../../services/SessionRouter.js"
+import type { SessionRouting } from "../../services/SessionRouting.js"
 import { followSession } from "../FollowSession.js"
 import { publishSession, type SessionEvent } from "../SessionRunner.js"
 import type { ConditionWriter } from "./PodConditions.js"
@@ -64,7 +65,7 @@ export const followPod = (
   writer: ConditionWriter,
   resync: Duration.Duration,
   probing: PodProbing | undefined
-): Effect.Effect<never, never, KubeClient | SessionRouter | RouterConfig> => {
+): Effect.Effect<never, never, KubeClient | SessionRouting | RouterConfig> => {
   const spec = { sessionId: session.sessionId, podName: session.podName, podUid: session.podUid, ports: session.ports }
 
   /** Applies the objects again, unless the Pod is gone (its objects then go with it). */

@@ -3,8 +3,8 @@
  * guard: the Pod writes (condition, label and annotation) check the renew deadline
  * right before every request, a publish before it starts, an Event before it is queued.
  */
-import { Effect, Option } from "effect"
-import { EventRecorder } from "../../../services/EventRecorder.js"
+import { Effect } from "effect"
+import { EventRecorder, noEvents } from "../../../services/EventRecorder.js"
 import { KubeClient, withoutTransientRetry } from "../../../services/KubeClient.js"
 import { SessionRouter } from "../../../services/SessionRouter.js"
 import type { Leadership } from "./LeaderElection.js"
@@ -48,25 +48,24 @@ export const guardedRouter = (router: SessionRouter.Service, leadership: Leaders
  * `recorder` whose occurrences run `leadership.guard` before they are queued; the
  * recorder writes them moments later, on its own fiber.
  */
-export const guardedRecorder = (recorder: EventRecorder.Service, leadership: Leadership): EventRecorder.Service => ({
-  ...recorder,
-  record: (occurrence, problems) => Effect.zipRight(leadership.guard, recorder.record(occurrence, problems))
-})
+export const guardedRecorder = (recorder: EventRecorder.Service, leadership: Leadership): EventRecorder.Service =>
+  // Events off stay off, and stay recognisable as off.
+  recorder === noEvents ? recorder : {
+    ...recorder,
+    record: (occurrence, problems) => Effect.zipRight(leadership.guard, recorder.record(occurrence, problems))
+  }
 
-/** Runs `self` with the guarded client, router and Event recorder (if any) in place of those in context. */
+/** Runs `self` with the guarded client, router and Event recorder in place of those in context. */
 export const withGuardedWrites =
   (leadership: Leadership) =>
-  <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R | KubeClient | SessionRouter> =>
+  <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R | KubeClient | SessionRouter | EventRecorder> =>
     Effect.gen(function*() {
       const kube = yield* KubeClient
       const router = yield* SessionRouter
-      const recorder = yield* Effect.serviceOption(EventRecorder)
-      const guarded = self.pipe(
+      const recorder = yield* EventRecorder
+      return yield* self.pipe(
         Effect.provideService(KubeClient, guardedKubeClient(kube, leadership)),
-        Effect.provideService(SessionRouter, guardedRouter(router, leadership))
+        Effect.provideService(SessionRouter, guardedRouter(router, leadership)),
+        Effect.provideService(EventRecorder, guardedRecorder(recorder, leadership))
       )
-      return yield* Option.match(recorder, {
-        onNone: () => guarded,
-        onSome: (events) => Effect.provideService(guarded, EventRecorder, guardedRecorder(events, leadership))
-      })
     })

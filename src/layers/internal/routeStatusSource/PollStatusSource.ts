@@ -56,6 +56,9 @@ const nothingPublished = () => Effect.succeed<StatusRead>({ verdict: RouteVerdic
 /** The source of mode `none`: it reads and diagnoses nothing, and says at a deadline that routing is off. */
 export const noneSource: RouteStatusSource.Service = pollingOver(nothingPublished, noneStatus)
 
+/** `RouteStatusSource` of mode `none`. */
+export const layerNone: Layer.Layer<RouteStatusSource> = Layer.succeed(RouteStatusSource, noneSource)
+
 /**
  * The polling source over `status`; its shared reads live in the current scope. Each
  * host's object is read through `kube` and judged by the mode's own rule.
@@ -75,7 +78,8 @@ export const fromStatus = (
       objects,
       (name) => shared(name, withoutTransientRetry(getStatusObject(kube, objects, name)))
     )
-    return pollingOver(read, status)
+    // A one-off read has no schedule to retry it: the client's own retries stay.
+    return pollingOver(read, status, readStatus(objects, (name) => getStatusObject(kube, objects, name)))
   })
 
 /**

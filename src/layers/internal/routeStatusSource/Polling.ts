@@ -1,7 +1,6 @@
 /**
  * Polling: one status read per call, its answer (or why it failed) as the next
- * observation, on a fixed cadence. The poll layer reads through the client; a runner
- * beside a router of its own polls through that router's reads.
+ * observation, on a fixed cadence.
  */
 import { Duration, Effect, Schedule } from "effect"
 import type { PublishedRoute } from "../../../domain/Routes.js"
@@ -41,11 +40,17 @@ export const deadlineAdvice = (advice: DeadlineAdvice): DeadlineAdvice => ({
 
 /**
  * A polling source over `read`, whatever it reads through, with `advice` for the
- * deadline. The poll layer reads the cluster with it; a runner given a router but no
- * source reads through the router's own `verdictFor`.
+ * deadline; `once` answers a one-off `read` (by default `read` itself).
  */
 export const pollingOver = (
   read: (sessionId: string, route: PublishedRoute) => Effect.Effect<StatusRead, RouteReadError>,
-  advice: DeadlineAdvice
+  advice: DeadlineAdvice,
+  once: (sessionId: string, route: PublishedRoute) => Effect.Effect<StatusRead, RouteReadError> = read
 ): RouteStatusSource.Service =>
-  RouteStatusSource.of({ kind: "poll", next: pollingNext(read), cadence: pollCadence, ...deadlineAdvice(advice) })
+  RouteStatusSource.of({
+    kind: "poll",
+    read: (sessionId, route) => Effect.map(once(sessionId, route), ({ verdict }) => verdict),
+    next: pollingNext(read),
+    cadence: pollCadence,
+    ...deadlineAdvice(advice)
+  })

@@ -4,7 +4,7 @@
  * what it needs besides the object), what its routing depends on and what to say of a
  * host still pending at its deadline: all derived from `RouterConfig`, so a status
  * source knows them without asking the router. The one read of a host's object is here
- * too, made by the polling source and by the router's `verdictFor` alike.
+ * too, made by the polling and the watching source alike.
  */
 import { Duration, Effect } from "effect"
 import { ingressUnclaimedAdvice, ROUTING_OFF_ADVICE } from "../../../domain/Diagnosis.js"
@@ -175,16 +175,6 @@ export const readStatus = (
         }))
     )
   )
-
-/**
- * The verdict on `route` from one read of its object through `kube` (with the client's
- * own retries: a one-off read such as `status` has no schedule of its own to retry it).
- */
-export const readVerdict = (kube: KubeClient.Service, objects: StatusObjects) => {
-  const read = readStatus(objects, (name) => getStatusObject(kube, objects, name))
-  return (sessionId: string, route: PublishedRoute): Effect.Effect<RouteVerdict, RouteReadError> =>
-    Effect.map(read(sessionId, route), ({ verdict }) => verdict)
-}
 
 /**
  * The status side of a routing mode: where its hosts' status lives, what its routing

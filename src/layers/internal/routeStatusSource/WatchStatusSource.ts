@@ -168,6 +168,7 @@ const sourceOver = (
     get kind() {
       return cache.phase()._tag === "Polling" ? "poll" : "watch"
     },
+    read: poll.read,
     next,
     get changes() {
       return cache.phase()._tag === "Polling" ? undefined : feed

@@ -5,15 +5,14 @@
  */
 import { Effect, Layer } from "effect"
 import { buildSessionHttpRoutes, managedSessionSelector } from "../../../domain/Manifests.js"
-import type { ManifestSettings } from "../../../domain/Manifests.js"
+import type { ManifestSettings, SessionSpec } from "../../../domain/Manifests.js"
 import type { HttpRoute, Ingress } from "../../../domain/Objects.js"
 import { HttpRouteResource, IngressResource } from "../../../domain/Resources.js"
 import { routesFor } from "../../../domain/Routes.js"
 import { KubeClient } from "../../../services/KubeClient.js"
 import type { KubeError } from "../../../services/KubeError.js"
 import { RouterConfig } from "../../../services/RouterConfig.js"
-import { type PublishArgs, PublishError, RouterSetupError, SessionRouter } from "../../../services/SessionRouter.js"
-import { gatewayStatus, readVerdict } from "../routeStatusSource/StatusObjects.js"
+import { PublishError, RouterSetupError, SessionRouter } from "../../../services/SessionRouter.js"
 import { runPublish } from "./PublishPlan.js"
 import { manifestSettings, publishStep, sessionServicePlan } from "./RouterSupport.js"
 import { makeSessionLookup, type SessionLookup } from "./SessionLookup.js"
@@ -53,7 +52,7 @@ const publishGateway = (
   kube: KubeClient.Service,
   settings: ManifestSettings,
   lookups: GatewayLookups,
-  args: PublishArgs
+  args: SessionSpec
 ) =>
   Effect.gen(function*() {
     const service = sessionServicePlan(kube, settings, args)
@@ -93,9 +92,6 @@ export const make = Effect.gen(function*() {
     })
   }
   const namespace = settings.sessionNamespace
-  // Where the hosts' status lives, read and diagnosed as the status sources do.
-  const status = yield* gatewayStatus(kube, namespace, settings.managedBy, settings.baseDomain, gateway)
-
   // The session's routes and what ingress mode left, looked up for the publishes under way in one list each.
   const lookups: GatewayLookups = {
     routes: yield* makeSessionLookup(kube, HttpRouteResource, namespace, settings.managedBy),
@@ -111,12 +107,6 @@ export const make = Effect.gen(function*() {
     layer: "gateway",
 
     publish: (args) => publishGateway(kube, settings, lookups, args),
-
-    verdictFor: readVerdict(kube, status.objects),
-
-    unclaimedReason: status.unclaimedReason,
-
-    diagnose: status.diagnose,
 
     routesOf: (sessionId) =>
       kube.list(HttpRouteResource, namespace, { labelSelector: managedSessionSelector(settings.managedBy, sessionId) })

@@ -5,14 +5,13 @@
  */
 import { Effect, Layer } from "effect"
 import { buildSessionIngress, sessionObjectName } from "../../../domain/Manifests.js"
-import type { ManifestSettings } from "../../../domain/Manifests.js"
+import type { ManifestSettings, SessionSpec } from "../../../domain/Manifests.js"
 import type { HttpRoute } from "../../../domain/Objects.js"
 import { HttpRouteResource, IngressResource } from "../../../domain/Resources.js"
 import { routesFor } from "../../../domain/Routes.js"
 import { KubeClient } from "../../../services/KubeClient.js"
 import { RouterConfig } from "../../../services/RouterConfig.js"
-import { type PublishArgs, SessionRouter } from "../../../services/SessionRouter.js"
-import { ingressStatus, readVerdict } from "../routeStatusSource/StatusObjects.js"
+import { SessionRouter } from "../../../services/SessionRouter.js"
 import { runPublish } from "./PublishPlan.js"
 import { manifestSettings, publishStep, sessionServicePlan } from "./RouterSupport.js"
 import { makeSessionLookup, type SessionLookup } from "./SessionLookup.js"
@@ -27,7 +26,7 @@ const publishIngress = (
   kube: KubeClient.Service,
   settings: ManifestSettings,
   gatewayModeRoutes: SessionLookup<HttpRoute>,
-  args: PublishArgs
+  args: SessionSpec
 ) =>
   Effect.gen(function*() {
     const service = sessionServicePlan(kube, settings, args)
@@ -54,8 +53,6 @@ export const make = Effect.gen(function*() {
   const config = yield* RouterConfig
   const settings = yield* manifestSettings(config, "ingress")
   const namespace = settings.sessionNamespace
-  // Where the hosts' status lives, read and diagnosed as the status sources do.
-  const status = ingressStatus(kube, namespace, settings.managedBy, settings.ingressClassName)
   // What gateway mode left, looked up for the publishes under way in one list.
   const gatewayModeRoutes = yield* makeSessionLookup(kube, HttpRouteResource, namespace, settings.managedBy)
 
@@ -63,12 +60,6 @@ export const make = Effect.gen(function*() {
     layer: "ingress",
 
     publish: (args) => publishIngress(kube, settings, gatewayModeRoutes, args),
-
-    verdictFor: readVerdict(kube, status.objects),
-
-    unclaimedReason: status.unclaimedReason,
-
-    diagnose: status.diagnose,
 
     routesOf: (sessionId) =>
       kube.get(IngressResource, namespace, sessionObjectName(sessionId)).pipe(

@@ -3,17 +3,12 @@
  * sessions are reached some other way (or not at all). Endpoints then carry no url.
  */
 import { Effect, Layer } from "effect"
-import { ROUTING_OFF_ADVICE } from "../../../domain/Diagnosis.js"
-import { RouteVerdict } from "../../../domain/Routes.js"
 import { SessionRouter } from "../../../services/SessionRouter.js"
 
 /** The router that routes nothing. */
 export const service: SessionRouter.Service = {
   layer: "none",
   publish: () => Effect.succeed([]),
-  // Never asked in practice: nothing is published, so nothing is watched.
-  verdictFor: () => Effect.succeed(RouteVerdict.pending),
-  unclaimedReason: () => ROUTING_OFF_ADVICE,
   routesOf: () => Effect.succeed([]),
   unpublish: () => Effect.void
 }

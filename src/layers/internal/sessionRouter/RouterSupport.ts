@@ -27,7 +27,7 @@ export const manifestSettings = (
     ? Effect.fail(
       new RouterSetupError({
         reason:
-          `the ${mode} routing layer needs a base domain for session hosts: set SESSION_ROUTING_BASE_DOMAIN (or use SessionRouter.layerConfig, which publishes nothing without one)`
+          `the ${mode} routing layer needs a base domain for session hosts: set SESSION_ROUTING_BASE_DOMAIN (or use SessionRouting.layerConfig, which publishes nothing without one)`
       })
     )
     : Effect.succeed(settings)

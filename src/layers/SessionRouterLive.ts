@@ -1,26 +1,20 @@
 /**
- * `SessionRouter` with its layers attached: one per routing layer and one that picks
- * by configuration. The Tag is the same one `src/services` declares; this subclass
- * only adds the layers, so the service layer never imports its implementations.
+ * The layers of `SessionRouter`: one per routing layer and one that picks by
+ * configuration. Each provides the router alone; `SessionRouting` composes it with
+ * what a runner reads beside it (status, Events, probes).
  */
 import { Effect, Layer } from "effect"
-import type { RoutingMode } from "../domain/Routes.js"
 import { KubeClient } from "../services/KubeClient.js"
 import { RouterConfig } from "../services/RouterConfig.js"
-import { RouteStatusSource } from "../services/RouteStatusSource.js"
-import { type PublishError, SessionRouter as SessionRouterTag } from "../services/SessionRouter.js"
-import * as EventRecorderLive from "./EventRecorderLive.js"
+import { type PublishError, type RouterSetupError, SessionRouter } from "../services/SessionRouter.js"
 import { makeAdmission } from "./internal/Admission.js"
 import { MAX_CALL_SOCKETS } from "./internal/kubeClient/ConnectionPool.js"
 import { ENV } from "./internal/routerConfig/Settings.js"
-import * as PollStatusSource from "./internal/routeStatusSource/PollStatusSource.js"
 import * as GatewayRouter from "./internal/sessionRouter/GatewayRouter.js"
 import * as IngressRouter from "./internal/sessionRouter/IngressRouter.js"
 import * as NoneRouter from "./internal/sessionRouter/NoneRouter.js"
 import type { ObjectRef } from "./internal/sessionRouter/SessionObjects.js"
 import { unpublishSession } from "./internal/sessionRouter/Unpublish.js"
-import * as RouteProbeLive from "./RouteProbeLive.js"
-import { layerConfigFor } from "./RouteStatusSource.js"
 
 /**
  * Publishes a router runs at once; the rest wait their turn, in order, before building
@@ -34,33 +28,34 @@ import { layerConfigFor } from "./RouteStatusSource.js"
 export const PUBLISHES_AT_ONCE = 2 * MAX_CALL_SOCKETS
 
 /** `router` with its publishes admitted `PUBLISHES_AT_ONCE` at a time. */
-const bounded = <E, R>(router: Layer.Layer<SessionRouterTag, E, R>): Layer.Layer<SessionRouterTag, E, R> =>
+const bounded = <E, R>(router: Layer.Layer<SessionRouter, E, R>): Layer.Layer<SessionRouter, E, R> =>
   Layer.effect(
-    SessionRouterTag,
-    Effect.map(SessionRouterTag, (service) => {
+    SessionRouter,
+    Effect.map(SessionRouter, (service) => {
       const admission = makeAdmission(PUBLISHES_AT_ONCE)
       return { ...service, publish: (spec) => admission.admit(service.publish(spec)) }
     })
   ).pipe(Layer.provide(router))
 
-/**
- * A router layer of `mode` together with the status source `RouterConfig` names for
- * that mode, and what the runner does beside route health: Events on the session Pod
- * and, when configured, probes of the public path. They are built once the router is
- * (a router that cannot start starts nothing), but none of them reads it: the source
- * derives where status lives from `RouterConfig` and reads it through `KubeClient`.
- */
-const withStatusSource = <E, R>(mode: RoutingMode, router: Layer.Layer<SessionRouterTag, E, R>) =>
-  Layer.mergeAll(layerConfigFor(mode), EventRecorderLive.layer, RouteProbeLive.layer).pipe(
-    Layer.provideMerge(bounded(router))
-  )
+/** Service + one Ingress per session. Needs `KubeClient` and `RouterConfig`. */
+export const layerIngress: Layer.Layer<SessionRouter, RouterSetupError, KubeClient | RouterConfig> = bounded(
+  IngressRouter.layer
+)
+
+/** Service + one HTTPRoute per tcp port on the configured Gateway. Needs `KubeClient` and `RouterConfig`. */
+export const layerGateway: Layer.Layer<SessionRouter, RouterSetupError, KubeClient | RouterConfig> = bounded(
+  GatewayRouter.layer
+)
+
+/** Publishes nothing. */
+export const layerNone: Layer.Layer<SessionRouter> = NoneRouter.layer
 
 /**
  * Picks the layer `RouterConfig` names; without a base domain nothing is published,
  * whatever the mode. In a mode that publishes, a warning says so: a runner started
  * without the variable would otherwise see every publish succeed, with no public host.
  */
-const layerConfig = Layer.unwrapEffect(
+export const layerConfig: Layer.Layer<SessionRouter, RouterSetupError, KubeClient | RouterConfig> = Layer.unwrapEffect(
   Effect.gen(function*() {
     const config = yield* RouterConfig
     if (config.baseDomain === undefined) {
@@ -70,17 +65,17 @@ const layerConfig = Layer.unwrapEffect(
           `${ENV.baseDomain} is not set: sessions are published with no routing objects and no public host ` +
             `(as in mode none), though ${ENV.mode} is ${config.mode}; set it to route them`
         )
-      return withStatusSource("none", NoneRouter.layer)
+      return layerNone
     }
     // Which router a run uses is the first thing a person debugging its routing asks.
     yield* Effect.logDebug(`routing: the ${config.mode} router, as the configured mode says`)
     switch (config.mode) {
       case "ingress":
-        return withStatusSource("ingress", IngressRouter.layer)
+        return layerIngress
       case "gateway":
-        return withStatusSource("gateway", GatewayRouter.layer)
+        return layerGateway
       case "none":
-        return withStatusSource("none", NoneRouter.layer)
+        return layerNone
     }
   })
 )
@@ -112,23 +107,9 @@ export const unpublishEveryMode = (
   })
 
 /**
- * The routing layer of a session, with one Layer per implementation. Each also
- * provides the `RouteStatusSource` that `RouterConfig.statusSource` names (the shared
- * watch by default; none reads nothing), so route health needs nothing more.
+ * `SessionRouterLive.layerIngress`, `.layerGateway`, `.layerNone`, `.layerConfig` under one name.
  *
  * @since 0.1.0
- * @category services
+ * @category layers
  */
-export class SessionRouter extends SessionRouterTag {
-  /** Service + one Ingress per session. Needs `KubeClient` and `RouterConfig`. */
-  static readonly layerIngress = withStatusSource("ingress", IngressRouter.layer)
-  /** Service + one HTTPRoute per tcp port on the configured Gateway. Needs `KubeClient` and `RouterConfig`. */
-  static readonly layerGateway = withStatusSource("gateway", GatewayRouter.layer)
-  /** Publishes nothing; its status source reads nothing. */
-  static readonly layerNone = Layer.merge(
-    NoneRouter.layer,
-    Layer.succeed(RouteStatusSource, PollStatusSource.noneSource)
-  )
-  /** The layer `RouterConfig.mode` names (none without a base domain). */
-  static readonly layerConfig = layerConfig
-}
+export const SessionRouterLive = { layerIngress, layerGateway, layerNone, layerConfig } as const
