@@ -6,7 +6,6 @@
  */
 import { Duration, Effect } from "effect"
 import type { KubeObject, ResourceType } from "session-routing/kubernetes"
-import { makeAllocator } from "./internal/storeAllocation.js"
 import { makeApply } from "./internal/storeApply.js"
 import { makeDelete } from "./internal/storeDelete.js"
 import { makeBuckets, type StoreState } from "./internal/storeHistory.js"
@@ -58,21 +57,18 @@ export const makeMemoryStore = (options: MemoryStoreOptions = {}): Effect.Effect
     const state: StoreState = {
       revision: 0,
       buckets: new Map(),
-      allocatedIps: new Set(),
-      allocatedNodePorts: new Set(),
       historyLimit: Math.max(1, options.watchHistory ?? 1000),
       bookmarkInterval: Duration.decode(options.bookmarkInterval ?? "1 minute"),
       defaultManager: options.defaultFieldManager ?? "unknown"
     }
-    const allocator = makeAllocator(state)
-    const buckets = makeBuckets(state, allocator.release)
+    const buckets = makeBuckets(state)
     const { bucketOf } = buckets
     for (const resource of servedResources) bucketOf(resource as ServedResource<KubeObject>)
     for (const resource of options.unserved ?? []) bucketOf(servedOf(resource)).served = false
 
-    const writes = makeWrites(state, buckets, allocator)
+    const writes = makeWrites(state, buckets)
     const { create, replace, replaceStatus } = writes
-    const apply = makeApply(buckets, writes, allocator)
+    const apply = makeApply(buckets, writes)
     const { get, list } = makeReads(state, buckets)
     const deleteOne = makeDelete(state, buckets)
     const watch = makeStoreWatch(state, buckets)

@@ -19,7 +19,6 @@ import {
 import type { ApplyOptions, WriteResult } from "../Store.js"
 import type { FieldError } from "../Validation.js"
 import { checkName, checkNamespace, decodeBody, validate } from "./storeAdmission.js"
-import type { makeAllocator } from "./storeAllocation.js"
 import { defaulted } from "./storeDefaults.js"
 import type { Buckets } from "./storeHistory.js"
 import { asJson, type Json, metaOf, objectKey, rfc3339, withMeta } from "./storeObjects.js"
@@ -27,10 +26,9 @@ import { attempt, badRequest, conflict, failure, invalidOptions, refuse } from "
 import { uidChangeErrors, type Writes } from "./storeWrites.js"
 
 /** Apply over the buckets, through the same create and update steps as the other writes. */
-export const makeApply = (buckets: Buckets, writes: Writes, allocator: ReturnType<typeof makeAllocator>) => {
+export const makeApply = (buckets: Buckets, writes: Writes) => {
   const { commitWrite, servedBucket } = buckets
   const { dropEmptyManagedFields, finishUpdate, prepareCreate, prepareUpdate } = writes
-  const { allocate } = allocator
 
   const apply = (
     resource: ServedResource<KubeObject>,
@@ -119,8 +117,7 @@ export const makeApply = (buckets: Buckets, writes: Writes, allocator: ReturnTyp
             () => {
               const own = applied.managers.get(applied.applier)!
               return new Map([[applied.applier, { ...own, time: now }]])
-            },
-            dryRun
+            }
           )
           return {
             object: dryRun ? prepared.object : commitWrite(bucket, prepared.key, prepared.object, undefined),
@@ -159,7 +156,6 @@ export const makeApply = (buckets: Buckets, writes: Writes, allocator: ReturnTyp
         } else {
           object = withMeta(object, { ...metaOf(object), managedFields: encodeManagers(settled.managers) })
         }
-        object = allocate(resource, object, live, !dryRun)
         return { object: finishUpdate(bucket, key, live, dropEmptyManagedFields(object), dryRun), created: false }
       }))
 

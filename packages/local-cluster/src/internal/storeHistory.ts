@@ -5,7 +5,7 @@
  */
 import { type Duration, Queue } from "effect"
 import { type KubeObject, type Status } from "session-routing/kubernetes"
-import { NamespaceResource, type ServedResource, ServiceResource } from "../ServedResources.js"
+import { NamespaceResource, type ServedResource } from "../ServedResources.js"
 import { isObject } from "../ServerSideApply.js"
 import { metaOf, objectKey, ordered, resourceId, withMeta } from "./storeObjects.js"
 import { failure, notServedStatus, refuse } from "./storeStatus.js"
@@ -100,15 +100,13 @@ export interface StoreState {
   /** The newest resourceVersion handed out. */
   revision: number
   readonly buckets: Map<string, Bucket>
-  readonly allocatedIps: Set<string>
-  readonly allocatedNodePorts: Set<number>
   readonly historyLimit: number
   readonly bookmarkInterval: Duration.Duration
   readonly defaultManager: string
 }
 
 /** The buckets, and the commits that move the revision and feed the watches. */
-export const makeBuckets = (state: StoreState, release: (object: KubeObject) => void) => {
+export const makeBuckets = (state: StoreState) => {
   const bucketOf = (resource: ServedResource<KubeObject>): Bucket => {
     const id = resourceId(resource)
     let bucket = state.buckets.get(id)
@@ -168,7 +166,6 @@ export const makeBuckets = (state: StoreState, release: (object: KubeObject) => 
   const commitDelete = (bucket: Bucket, key: string, object: KubeObject): void => {
     state.revision += 1
     bucket.objects.delete(key)
-    if (bucket.resource === ServiceResource) release(object)
     const last = withMeta(object, { ...metaOf(object), resourceVersion: String(state.revision) })
     record(bucket, { rv: state.revision, type: "DELETED", object: last, previous: object })
   }

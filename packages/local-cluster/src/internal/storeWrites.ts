@@ -18,7 +18,6 @@ import type { WriteOptions, WriteResult } from "../Store.js"
 import type { FieldError } from "../Validation.js"
 import { goQuote } from "./fieldErrors.js"
 import { admitCreate, checkName, checkNamespace, decodeBody, validate } from "./storeAdmission.js"
-import type { makeAllocator } from "./storeAllocation.js"
 import { defaulted, pruned } from "./storeDefaults.js"
 import type { Bucket, Buckets, StoreState } from "./storeHistory.js"
 import {
@@ -98,9 +97,8 @@ const statusWriteMetadata = (resource: ServedResource<KubeObject>, live: ObjectM
 }
 
 /** Creates, replaces and status writes over the buckets. */
-export const makeWrites = (state: StoreState, buckets: Buckets, allocator: ReturnType<typeof makeAllocator>) => {
+export const makeWrites = (state: StoreState, buckets: Buckets) => {
   const { bucketOf, commitDelete, commitWrite, namespaceExists, servedBucket } = buckets
-  const { allocate } = allocator
 
   const requireNamespace = (resource: ServedResource<KubeObject>, namespace: string | undefined): void => {
     if (resource.namespaced && namespace !== undefined && !namespaceExists(namespace)) {
@@ -116,8 +114,7 @@ export const makeWrites = (state: StoreState, buckets: Buckets, allocator: Retur
     namespace: string | undefined,
     body: Json,
     now: string,
-    ownership: (object: KubeObject) => Managers,
-    dryRun: boolean
+    ownership: (object: KubeObject) => Managers
   ): Prepared => {
     const bucket = servedBucket(resource)
     // Admission finds the request's namespace missing before anything looks at the body.
@@ -174,7 +171,6 @@ export const makeWrites = (state: StoreState, buckets: Buckets, allocator: Retur
     object = withMeta(object, meta)
     const managedFields = encodeManagers(ownership(withMeta(requested, meta)))
     object = withMeta(object, { ...meta, ...(managedFields.length > 0 ? { managedFields } : {}) })
-    object = allocate(resource, object, undefined, !dryRun)
     return { object: ordered(object), key, namespace: ns }
   }
 
@@ -203,8 +199,7 @@ export const makeWrites = (state: StoreState, buckets: Buckets, allocator: Retur
               before: undefined,
               after: object,
               now
-            }),
-          options?.dryRun === true
+            })
         )
         if (options?.dryRun === true) return prepared.object
         return commitWrite(bucketOf(resource), prepared.key, prepared.object, undefined)
@@ -373,8 +368,7 @@ export const makeWrites = (state: StoreState, buckets: Buckets, allocator: Retur
                 before: undefined,
                 after: object,
                 now
-              }),
-            dryRun
+              })
           )
           return {
             object: dryRun ? prepared.object : commitWrite(bucket, prepared.key, prepared.object, undefined),
@@ -398,7 +392,6 @@ export const makeWrites = (state: StoreState, buckets: Buckets, allocator: Retur
           now
         })
         object = withMeta(object, { ...metaOf(object), managedFields: encodeManagers(managers) })
-        object = allocate(resource, object, live, !dryRun)
         return { object: finishUpdate(bucket, key, live, dropEmptyManagedFields(object), dryRun), created: false }
       }))
 
