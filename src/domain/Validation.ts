@@ -33,6 +33,8 @@ export const byteLength = (value: string): number => {
 }
 
 const maxLenError = (length: number): string => `must be no more than ${length} characters`
+/** Label keys and values (apimachinery's content package since 1.35) count in bytes, and say so. */
+const maxBytesError = (length: number): string => `must be no more than ${length} bytes`
 
 export const regexError = (msg: string, fmt: string, ...examples: ReadonlyArray<string>): string =>
   examples.length === 0
@@ -61,9 +63,12 @@ export const isDns1123Label = (value: string): ReadonlyArray<string> => {
 }
 
 /** `IsDNS1123Subdomain`: problems with `value` as a DNS subdomain (≤253), empty when none. */
-export const isDns1123Subdomain = (value: string): ReadonlyArray<string> => {
+export const isDns1123Subdomain = (value: string): ReadonlyArray<string> => subdomainProblems(value, maxLenError)
+
+/** A DNS subdomain's problems, its length said by `tooLong`. */
+const subdomainProblems = (value: string, tooLong: (length: number) => string): ReadonlyArray<string> => {
   const errs: Array<string> = []
-  if (byteLength(value) > 253) errs.push(maxLenError(253))
+  if (byteLength(value) > 253) errs.push(tooLong(253))
   if (!DNS1123_SUBDOMAIN.test(value)) {
     errs.push(
       regexError(
@@ -127,14 +132,14 @@ export const isQualifiedName = (value: string): ReadonlyArray<string> => {
     const prefix = parts[0] ?? ""
     name = parts[1] ?? ""
     if (prefix.length === 0) errs.push("prefix part must be non-empty")
-    else errs.push(...isDns1123Subdomain(prefix).map((m) => `prefix part ${m}`))
+    else errs.push(...subdomainProblems(prefix, maxBytesError).map((m) => `prefix part ${m}`))
   } else {
     return [
-      `a qualified name ${nameMsg} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`
+      `a valid label key ${nameMsg} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`
     ]
   }
   if (name.length === 0) errs.push("name part must be non-empty")
-  else if (byteLength(name) > 63) errs.push(`name part ${maxLenError(63)}`)
+  else if (byteLength(name) > 63) errs.push(`name part ${maxBytesError(63)}`)
   if (!QUALIFIED_NAME.test(name)) errs.push(`name part ${nameMsg}`)
   return errs
 }
@@ -142,7 +147,7 @@ export const isQualifiedName = (value: string): ReadonlyArray<string> => {
 /** `IsValidLabelValue`: empty, or ≤63 with alphanumeric ends and `-_.` inside. */
 export const isValidLabelValue = (value: string): ReadonlyArray<string> => {
   const errs: Array<string> = []
-  if (byteLength(value) > 63) errs.push(maxLenError(63))
+  if (byteLength(value) > 63) errs.push(maxBytesError(63))
   if (!LABEL_VALUE.test(value)) {
     errs.push(
       regexError(

@@ -512,6 +512,38 @@ layer(ContractLive, { excludeTestServices: true, timeout: 120_000 })("error bodi
       )
     }))
 
+  it.scoped("answers a bad label key or value with 422 Invalid on metadata.labels, worded as the server's release words it", () =>
+    Effect.gen(function*() {
+      const { admin, namespace } = yield* Contract
+      const ns = yield* namespace
+      const keyRule =
+        "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
+      const long = "x".repeat(64)
+      // One label per object: the server walks a map, so several would come in any order.
+      const cases = [
+        {
+          labels: { "a/b/c": "v" },
+          message:
+            `Invalid value: "a/b/c": a valid label key ${keyRule} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`
+        },
+        { labels: { [long]: "v" }, message: `Invalid value: "${long}": name part must be no more than 63 bytes` },
+        {
+          labels: { "Bad_/k": "v" },
+          message: expect.stringMatching(/^Invalid value: "Bad_\/k": prefix part a lowercase RFC 1123 subdomain/)
+        },
+        { labels: { k: long }, message: `Invalid value: "${long}": must be no more than 63 bytes` }
+      ]
+      for (const [i, { labels, message }] of cases.entries()) {
+        const object = { ...service(`labelled-${i}`), metadata: { name: `labelled-${i}`, labels } }
+        const refused = yield* admin.call("POST", resourcePath(ServiceResource, ns), object)
+        expect([refused.status, refused.body.reason, refused.body.details.causes]).toEqual([422, "Invalid", [{
+          reason: "FieldValueInvalid",
+          message,
+          field: "metadata.labels"
+        }]])
+      }
+    }))
+
   it.scoped("answers an Event the events API refuses with 422 Invalid, its causes on the core Event's fields", () =>
     Effect.gen(function*() {
       const { admin, namespace } = yield* Contract

@@ -49,7 +49,7 @@ describe("lengths counted in UTF-8 bytes", () => {
   })
 
   it("measures a name's limit in bytes: 32 two-byte letters are too long for a label", () => {
-    expect(isValidLabelValue("é".repeat(32))).toContain("must be no more than 63 characters")
+    expect(isValidLabelValue("é".repeat(32))).toContain("must be no more than 63 bytes")
   })
 })
 
@@ -115,7 +115,7 @@ describe("qualified names", () => {
 
   it("refuses more than one slash with the whole rule", () => {
     expect(isQualifiedName("a/b/c")).toEqual([
-      `a qualified name ${qualifiedNameError} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`
+      `a valid label key ${qualifiedNameError} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`
     ])
   })
 
@@ -127,7 +127,7 @@ describe("qualified names", () => {
   it("names the name part's problem: empty, too long, or against the rule", () => {
     expect(isQualifiedName("")).toEqual(["name part must be non-empty", `name part ${qualifiedNameError}`])
     expect(isQualifiedName("example.com/")).toEqual(["name part must be non-empty", `name part ${qualifiedNameError}`])
-    expect(isQualifiedName("a".repeat(64))).toEqual(["name part must be no more than 63 characters"])
+    expect(isQualifiedName("a".repeat(64))).toEqual(["name part must be no more than 63 bytes"])
     expect(isQualifiedName("example.com/-a")).toEqual([`name part ${qualifiedNameError}`])
   })
 })
@@ -136,7 +136,7 @@ describe("label values", () => {
   it("takes an empty value and 63 bytes, refuses 64 and a value with a hyphen at an end", () => {
     expect(isValidLabelValue("")).toEqual([])
     expect(isValidLabelValue("a".repeat(63))).toEqual([])
-    expect(isValidLabelValue("a".repeat(64))).toEqual(["must be no more than 63 characters"])
+    expect(isValidLabelValue("a".repeat(64))).toEqual(["must be no more than 63 bytes"])
     expect(isValidLabelValue("-a")).toEqual([
       "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
     ])

@@ -42,7 +42,7 @@ export interface HttpApiOptions {
   /** Port on 127.0.0.1; 0 (the default) picks a free one. */
   readonly port?: number
   /**
-   * What `/version` reports; default `v1.34.2`, a release whose defaults match what
+   * What `/version` reports; default `v1.35.4`, the release `npm run cluster:real` runs, whose defaults match what
    * LocalCluster serves: watch-list on (off in 1.30 and 1.33), OpenAPI v3.
    */
   readonly gitVersion?: string
@@ -88,7 +88,7 @@ export const serve = (options: HttpApiOptions): Effect.Effect<HttpApi, HttpApiEr
     const { store } = options
     const faults = options.faults ?? (yield* makeFaults)
     const metrics = options.metrics ?? (yield* makeMetrics)
-    const gitVersion = options.gitVersion ?? "v1.34.2"
+    const gitVersion = options.gitVersion ?? "v1.35.4"
     const run = yield* FiberSet.makeRuntime<never, void, never>()
     const sockets = new Set<Socket>()
     let port = 0

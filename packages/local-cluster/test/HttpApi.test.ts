@@ -70,7 +70,7 @@ describe("HttpApi discovery", () => {
         "serviceaccounts",
         "serviceaccounts/token"
       ])
-      expect((yield* call(url, "/version")).body).toMatchObject({ major: "1", minor: "34", gitVersion: "v1.34.2" })
+      expect((yield* call(url, "/version")).body).toMatchObject({ major: "1", minor: "35", gitVersion: "v1.35.4" })
     }))
 
   it.scopedLive("answers an unserved type, and discovery of its group, with the plain-text 404", () =>

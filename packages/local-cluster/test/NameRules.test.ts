@@ -43,6 +43,8 @@ const PORT_DOUBLE_HYPHEN = "must not contain consecutive hyphens"
 const PORT_HYPHEN_END = "must not begin or end with a hyphen"
 
 const tooLong = (limit: number) => `must be no more than ${limit} characters`
+// Label keys and values: apimachinery's content package (since 1.35) counts and says bytes.
+const tooManyBytes = (limit: number) => `must be no more than ${limit} bytes`
 
 /** A valid DNS subdomain of exactly `length` characters (labels of one letter). */
 const subdomainOfLength = (length: number) => "a.".repeat((length - 1) / 2) + "a"
@@ -178,13 +180,13 @@ describe("isQualifiedName", () => {
 
   it("refuses more than one slash with a single message", () => {
     expect(isQualifiedName("a/b/c")).toEqual([
-      `a qualified name ${QUALIFIED} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`
+      `a valid label key ${QUALIFIED} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`
     ])
   })
 
-  it("bounds the name at 63 characters and the prefix at 253", () => {
-    expect(isQualifiedName("a".repeat(64))).toEqual([`name part ${tooLong(63)}`])
-    expect(isQualifiedName(`${subdomainOfLength(255)}/a`)).toEqual([`prefix part ${tooLong(253)}`])
+  it("bounds the name at 63 bytes and the prefix at 253, saying bytes as the content package does", () => {
+    expect(isQualifiedName("a".repeat(64))).toEqual([`name part ${tooManyBytes(63)}`])
+    expect(isQualifiedName(`${subdomainOfLength(255)}/a`)).toEqual([`prefix part ${tooManyBytes(253)}`])
   })
 })
 
@@ -201,9 +203,9 @@ describe("isValidLabelValue", () => {
     expect(isValidLabelValue("a b")).toEqual([LABEL_VALUE])
   })
 
-  it("refuses more than 63 characters", () => {
-    expect(isValidLabelValue("a".repeat(64))).toEqual([tooLong(63)])
-    expect(isValidLabelValue("-".repeat(64))).toEqual([tooLong(63), LABEL_VALUE])
+  it("refuses more than 63 bytes, saying bytes as the content package does", () => {
+    expect(isValidLabelValue("a".repeat(64))).toEqual([tooManyBytes(63)])
+    expect(isValidLabelValue("-".repeat(64))).toEqual([tooManyBytes(63), LABEL_VALUE])
   })
 })
 

@@ -543,12 +543,12 @@ const metadataRows: ReadonlyArray<Row> = [
     "Invalid value: \"/x\": prefix part must be non-empty"
   ),
   row(
-    "a label key name is at most 63 characters",
+    "a label key name is at most 63 bytes",
     IngressResource,
     edit(ingress, ["metadata", "labels"], { [`p/${"n".repeat(64)}`]: "v" }),
     "metadata.labels",
     I,
-    /: name part must be no more than 63 characters$/
+    /: name part must be no more than 63 bytes$/
   ),
   row(
     "a label key name starts and ends alphanumeric",
@@ -564,15 +564,15 @@ const metadataRows: ReadonlyArray<Row> = [
     edit(ingress, ["metadata", "labels"], { "a/b/c": "v" }),
     "metadata.labels",
     I,
-    /^Invalid value: "a\/b\/c": a qualified name must consist of .* with an optional DNS subdomain prefix and '\/' \(e.g. 'example.com\/MyName'\)$/
+    /^Invalid value: "a\/b\/c": a valid label key must consist of .* with an optional DNS subdomain prefix and '\/' \(e.g. 'example.com\/MyName'\)$/
   ),
   row(
-    "a label value is at most 63 characters",
+    "a label value is at most 63 bytes",
     IngressResource,
     edit(ingress, ["metadata", "labels"], { k: "v".repeat(64) }),
     "metadata.labels",
     I,
-    /: must be no more than 63 characters$/
+    /: must be no more than 63 bytes$/
   ),
   row(
     "a label value starts and ends alphanumeric",
@@ -767,7 +767,7 @@ const serviceRows: ReadonlyArray<Row> = [
     edit(service, "spec.ports[0].appProtocol", "a/b/c"),
     "spec.ports[0].appProtocol",
     I,
-    /^Invalid value: "a\/b\/c": a qualified name/
+    /^Invalid value: "a\/b\/c": a valid label key/
   )
 ]
 

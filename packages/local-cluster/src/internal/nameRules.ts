@@ -3,8 +3,9 @@
  * pkg/api/validation/path): DNS labels and subdomains, qualified names, label values,
  * ports, path segments, IP addresses. LocalCluster keeps its own copy rather than the
  * library's, so a mistake in the library's rules shows up as a disagreement with this
- * server instead of being repeated by it. The wording is v1.34's, the release
- * LocalCluster reports; later ones say "bytes" and "label key" in some of these.
+ * server instead of being repeated by it. The wording is v1.35's, the release
+ * LocalCluster reports: label keys and values are judged by apimachinery's content
+ * package, which counts in bytes and says so, and calls a bad key a label key.
  */
 
 // The regex formats are part of the messages: the server prints them verbatim.
@@ -41,6 +42,8 @@ const PORT_NAME_MAX = 15
 export const byteLength = (value: string): number => Buffer.byteLength(value, "utf8")
 
 const maxLenError = (limit: number): string => `must be no more than ${limit} characters`
+/** The content package's length message (label keys and values, and a key's prefix). */
+const maxBytesError = (limit: number): string => `must be no more than ${limit} bytes`
 
 /**
  * `RegexError`: the message, then the examples and the regex in parentheses. Each
@@ -99,13 +102,18 @@ const LABEL_VALUE_MSG = regexError(
  * One rule's messages: the length check first, then the pattern, each adding its
  * message when it fails, in the order the Go function appends them.
  */
-const boundedPattern =
-  (limit: number, pattern: RegExp, message: (value: string) => string) => (value: string): ReadonlyArray<string> => {
-    const problems: Array<string> = []
-    if (byteLength(value) > limit) problems.push(maxLenError(limit))
-    if (!pattern.test(value)) problems.push(message(value))
-    return problems
-  }
+const boundedPattern = (
+  limit: number,
+  pattern: RegExp,
+  message: (value: string) => string,
+  tooLong: (limit: number) => string = maxLenError
+) =>
+(value: string): ReadonlyArray<string> => {
+  const problems: Array<string> = []
+  if (byteLength(value) > limit) problems.push(tooLong(limit))
+  if (!pattern.test(value)) problems.push(message(value))
+  return problems
+}
 
 /** `IsDNS1123Subdomain`: lowercase labels joined by dots, at most 253 bytes. */
 export const isDns1123Subdomain = boundedPattern(DNS_SUBDOMAIN_MAX, DNS1123_SUBDOMAIN, () => DNS1123_SUBDOMAIN_MSG)
@@ -129,7 +137,10 @@ export const isWildcardDns1123Subdomain = boundedPattern(
 )
 
 /** `IsValidLabelValue`: empty, or at most 63 bytes of `[-A-Za-z0-9_.]` with alphanumeric ends. */
-export const isValidLabelValue = boundedPattern(LABEL_VALUE_MAX, LABEL_VALUE, () => LABEL_VALUE_MSG)
+export const isValidLabelValue = boundedPattern(LABEL_VALUE_MAX, LABEL_VALUE, () => LABEL_VALUE_MSG, maxBytesError)
+
+/** A label key's prefix: a DNS subdomain, its length said in bytes. */
+const labelKeyPrefix = boundedPattern(DNS_SUBDOMAIN_MAX, DNS1123_SUBDOMAIN, () => DNS1123_SUBDOMAIN_MSG, maxBytesError)
 
 /**
  * `IsQualifiedName` (label and annotation keys, condition types): `name` or
@@ -140,7 +151,7 @@ export const isQualifiedName = (value: string): ReadonlyArray<string> => {
   const parts = value.split("/")
   if (parts.length > 2) {
     return [
-      `a qualified name ${QUALIFIED_NAME_MSG} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`
+      `a valid label key ${QUALIFIED_NAME_MSG} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`
     ]
   }
   const problems: Array<string> = []
@@ -148,10 +159,10 @@ export const isQualifiedName = (value: string): ReadonlyArray<string> => {
   const name = parts[parts.length - 1] ?? ""
   if (prefix !== undefined) {
     if (prefix === "") problems.push("prefix part must be non-empty")
-    else problems.push(...isDns1123Subdomain(prefix).map((m) => `prefix part ${m}`))
+    else problems.push(...labelKeyPrefix(prefix).map((m) => `prefix part ${m}`))
   }
   if (name === "") problems.push("name part must be non-empty")
-  else if (byteLength(name) > QUALIFIED_NAME_MAX) problems.push(`name part ${maxLenError(QUALIFIED_NAME_MAX)}`)
+  else if (byteLength(name) > QUALIFIED_NAME_MAX) problems.push(`name part ${maxBytesError(QUALIFIED_NAME_MAX)}`)
   if (!QUALIFIED_NAME.test(name)) problems.push(`name part ${QUALIFIED_NAME_MSG}`)
   return problems
 }
