@@ -21,9 +21,9 @@ import { unpublishSession } from "./internal/sessionRouter/Unpublish.js"
  * anything, as a controller's workers take keys from its queue. Twice the live client's
  * calls in flight, so that its connections always have a next request ready. A burst of
  * thousands of publishes then holds thousands of small waiting fibers rather than
- * thousands of half-built publishes, which were most of the runner's peak memory, and
- * the sessions already published get their verdicts while the rest wait, instead of
- * after the whole burst.
+ * thousands of half-built publishes (each holding its objects and plan), and the
+ * sessions already published get their verdicts while the rest wait, instead of after
+ * the whole burst.
  */
 export const PUBLISHES_AT_ONCE = 2 * MAX_CALL_SOCKETS
 

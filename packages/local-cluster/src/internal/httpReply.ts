@@ -132,9 +132,8 @@ export const parseJson = (text: string): unknown => {
 
 export const parseYamlOrJson = (text: string): unknown => {
   // JSON is YAML, and nearly every client (client-go, client-node, kubectl
-  // --server-side) sends apply patches as JSON: read those as JSON (an HTTPRoute
-  // measured ~7 µs against ~500 µs through the YAML parser); anything JSON refuses
-  // still gets YAML's say.
+  // --server-side) sends apply patches as JSON: read those as JSON, far cheaper than
+  // the YAML parser; anything JSON refuses still gets YAML's say.
   if (text.trimStart().startsWith("{")) {
     try {
       return JSON.parse(text)

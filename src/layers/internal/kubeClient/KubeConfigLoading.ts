@@ -73,7 +73,7 @@ interface Loaded {
 
 /**
  * client-node, loaded when a kubeconfig is first read: its index pulls in every typed
- * API and model (about 0.4 s and 27 MiB here), which a process that never talks to a
+ * API and model (a noticeable start-up time and memory), which a process that never talks to a
  * cluster (`--version`, `render`, a runner still starting) should not pay for.
  */
 const clientNode = Effect.promise(() => import("@kubernetes/client-node"))
