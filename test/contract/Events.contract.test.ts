@@ -238,6 +238,36 @@ layer(ContractLive, { excludeTestServices: true, timeout: 120_000 })("events", (
       })
   )
 
+  it.scoped.skipIf(!onRealServer())(
+    "(real server only: LocalCluster records core/v1 names) records an events.k8s.io write's fields under that API's version and names, read the same through either API",
+    () =>
+      Effect.gen(function*() {
+        const { admin, namespace } = yield* Contract
+        const ns = yield* namespace
+        const newer = newEventV1(occurrence(ns), stamp(FIRST))
+        const created = yield* admin.call("POST", `${resourcePath(EventV1Resource, ns)}?fieldManager=recorder`, newer)
+        // managedFields are kept as written, never converted: `regarding` (atomic) and
+        // `note` here, where a core write records `involvedObject` and `message`.
+        const recorded = [["recorder", "Update", "events.k8s.io/v1", {
+          "f:action": {},
+          "f:eventTime": {},
+          "f:note": {},
+          "f:reason": {},
+          "f:regarding": {},
+          "f:reportingController": {},
+          "f:reportingInstance": {},
+          "f:type": {}
+        }]]
+        const entries = (answer: { readonly body: any }) =>
+          answer.body.metadata.managedFields.map((
+            entry: any
+          ) => [entry.manager, entry.operation, entry.apiVersion, entry.fieldsV1])
+        expect(entries(created)).toEqual(recorded)
+        const asCore = yield* admin.call("GET", resourcePath(EventResource, ns, newer.metadata?.name))
+        expect(entries(asCore)).toEqual(recorded)
+      })
+  )
+
   it.scoped("refuses an events.k8s.io Event without eventTime or reportingController with 422, a cause for each rule", () =>
     Effect.gen(function*() {
       const { admin, namespace } = yield* Contract

@@ -108,6 +108,34 @@ layer(ContractLive, { excludeTestServices: true, timeout: 120_000 })("server-sid
       expect(managers(forced.body)).toEqual([["first", "Apply", undefined], ["second", "Apply", undefined]])
     }))
 
+  it.scoped("shares a field another manager owns when applied with the same value: 200, and both own it", () =>
+    Effect.gen(function*() {
+      const { admin, namespace } = yield* Contract
+      const ns = yield* namespace
+      const path = `/api/v1/namespaces/${ns}/services/shared`
+      const created = yield* admin.call("PATCH", `${path}?fieldManager=first`, service("shared", { team: "a" }), APPLY)
+      const labelOnly = { apiVersion: "v1", kind: "Service", metadata: { name: "shared", labels: { team: "a" } } }
+      const shared = yield* admin.call("PATCH", `${path}?fieldManager=second`, labelOnly, APPLY)
+      expect(shared.status, shared.text).toBe(200)
+      expect([shared.body.metadata.labels, shared.body.spec.ports]).toEqual([{ team: "a" }, created.body.spec.ports])
+      // A conflict is a different value only. The newcomer's entry has no time: the
+      // server stamps an entry when its write changed the object, and this one did not
+      // (the entries sort by time, an entry without one first).
+      const team = { "f:metadata": { "f:labels": { "f:team": {} } } }
+      expect(shared.body.metadata.managedFields.map((entry: any) => [entry.manager, entry.time, entry.fieldsV1]))
+        .toEqual([
+          ["second", undefined, team],
+          ["first", created.body.metadata.managedFields[0].time, {
+            ...team,
+            "f:spec": {
+              "f:ports": {
+                [`k:{"port":8080,"protocol":"TCP"}`]: { ".": {}, "f:name": {}, "f:port": {}, "f:protocol": {} }
+              }
+            }
+          }]
+        ])
+    }))
+
   it.scoped("keeps the status apart: an apply to the object ignores its status, one to /status touches nothing else", () =>
     Effect.gen(function*() {
       const { admin, namespace } = yield* Contract

@@ -201,6 +201,22 @@ const transferOwnership = (
   return { managers: next }
 }
 
+/**
+ * What a create is compared with: a built-in type's Go zero value, whose `spec` and
+ * `status` are structs, never pointers, so a create that sends `spec: {}` changes
+ * nothing there. A custom resource starts from nothing.
+ */
+const zeroObject = (resource: ServedResource<unknown>): KubeObject => {
+  const shape = shapeOf(resource)
+  const zero: Record<string, unknown> = {}
+  if (!resource.custom && shape._tag === "Struct") {
+    for (const field of ["spec", "status"]) {
+      if (shape.fields[field]?._tag === "Struct") zero[field] = {}
+    }
+  }
+  return zero as unknown as KubeObject
+}
+
 /** The ownership after an Update (create, replace, patch, status write) by `manager`. */
 export const recordUpdate = (input: {
   readonly resource: ResourceType<unknown>
@@ -213,7 +229,12 @@ export const recordUpdate = (input: {
 }): Managers => {
   const { scope } = input
   const resource = servedOf(input.resource)
-  const cmp = compare(resource, projection(resource, input.before, scope), projection(resource, input.after, scope))
+  // kube-apiserver starts tracking an object's fields on its create, or with an apply:
+  // an update of an object that has no managedFields (cleared, or none on create)
+  // records none.
+  if (input.before !== undefined && input.managers.size === 0) return input.managers
+  const before = projection(resource, input.before ?? zeroObject(resource), scope)
+  const cmp = compare(resource, before, projection(resource, input.after, scope))
   const subresource = scope === "status" ? "status" : undefined
   const id = managerId(input.manager, "Update", subresource)
   const moved = transferOwnership(input.managers, id, cmp, true)
@@ -298,7 +319,9 @@ export const settleApply = (input: {
   const moved = transferOwnership(applied.managers, applied.applier, cmp, input.force)
   if ("conflicts" in moved) return moved
   const own = moved.managers.get(applied.applier)!
-  // The applier keeps exactly what it applied, whatever the removal pass did.
+  // The applier keeps exactly what it applied, whatever the removal pass did. Its
+  // entry is stamped only when the apply changed the object: a manager that applies
+  // values others already set joins them with no time.
   const contentChanged = !jsonEqual(
     projection(resource, input.live, "main"),
     projection(resource, input.result, "main")
@@ -306,7 +329,7 @@ export const settleApply = (input: {
   moved.managers.set(applied.applier, {
     ...own,
     set: applied.managers.get(applied.applier)!.set,
-    ...(contentChanged || own.time === undefined ? { time: input.now } : {})
+    ...(contentChanged ? { time: input.now } : {})
   })
   return moved
 }

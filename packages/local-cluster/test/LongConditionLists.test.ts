@@ -11,7 +11,7 @@ import type { Pod, PodCondition } from "session-routing/kubernetes"
 import { strategicMerge } from "../src/internal/strategicMerge.js"
 import { shapeOf } from "../src/internal/typeShapes.js"
 import { PodResource } from "../src/ServedResources.js"
-import { recordUpdate } from "../src/ServerSideApply.js"
+import { decodeManagers, recordUpdate } from "../src/ServerSideApply.js"
 
 /** Conditions `example.com/C0`… with `status`, each read counted in `reads`. */
 const conditions = (n: number, status: PodCondition["status"], reads: { count: number }): Array<PodCondition> =>
@@ -48,14 +48,21 @@ const recordReads = (n: number): number => {
   const managers = recordUpdate({
     resource: PodResource,
     scope: "status",
-    managers: new Map(),
+    // Fields are tracked from the create on: an object with no managers records none.
+    managers: decodeManagers([{
+      manager: "creator",
+      operation: "Update",
+      apiVersion: "v1",
+      fieldsType: "FieldsV1",
+      fieldsV1: { "f:spec": { "f:containers": {} } }
+    }]),
     manager: "controller",
     before: pod({ conditions: conditions(n, "False", reads) }),
     after: pod({ conditions: conditions(n, "True", reads) }),
     now: "2026-01-01T00:00:00Z"
   })
   // Each flipped status is now the writer's.
-  expect([...managers.values()].map((m) => m.set.size)).toEqual([n])
+  expect([...managers.values()].map((m) => [m.manager, m.set.size])).toEqual([["creator", 1], ["controller", n]])
   return reads.count
 }
 

@@ -607,7 +607,11 @@ describe("MemoryStore server-side apply", () => {
         fieldManager: "second",
         force: false
       })
-      expect(shared.object.metadata?.managedFields?.map((m) => m.manager)).toEqual(["first", "second"])
+      // The newcomer changed nothing, so its entry has no time, and sorts first.
+      expect(shared.object.metadata?.managedFields?.map((m) => [m.manager, m.time !== undefined])).toEqual([
+        ["second", false],
+        ["first", true]
+      ])
       const forced = yield* store.apply(IngressResource, NS, "web", ingress("web", { className: "b" }), {
         fieldManager: "second",
         force: true

@@ -4,7 +4,7 @@
  */
 import { Effect } from "effect"
 import type { KubeObject, Status } from "session-routing/kubernetes"
-import { isObject } from "../ServerSideApply.js"
+import { decodeProblem, isObject, shapeOf } from "../ServerSideApply.js"
 import type { ClusterStore } from "../Store.js"
 import { badRequest, failure, Refused } from "./httpReply.js"
 import type { Target } from "./httpRouting.js"
@@ -128,6 +128,22 @@ export const jsonPatch = (document: unknown, operations: unknown): unknown => {
   return doc
 }
 
+/**
+ * A patched built-in object that its Go type cannot hold (a MicroTime in another
+ * layout): kube-apiserver's patcher fails to decode it and answers a 422 on `patch`,
+ * of no kind or name, with the patched object as the invalid value, where a POST or
+ * PUT of the same body is a 400.
+ */
+const patchedDecodeFailure = (resource: Target["resource"], patched: KubeObject): Status | undefined => {
+  if (resource.custom) return undefined
+  const problem = decodeProblem(patched, shapeOf(resource), resource.kind)
+  if (problem === undefined) return undefined
+  const message = `Invalid value: ${JSON.stringify(JSON.stringify(patched))}: ${problem}`
+  return failure(422, "Invalid", ` "" is invalid: patch: ${message}`, {
+    causes: [{ reason: "FieldValueInvalid", message, field: "patch" }]
+  })
+}
+
 /** Merge and JSON patches: read, patch, write back with the read version as precondition, retry on a race. */
 export const patchOnce = (
   store: ClusterStore,
@@ -152,6 +168,8 @@ export const patchOnce = (
     if (!isObject(patched as unknown)) {
       return yield* Effect.fail({ status: badRequest("the patch did not produce an object"), retry: false })
     }
+    const invalid = patchedDecodeFailure(target.resource, patched)
+    if (invalid !== undefined) return yield* Effect.fail({ status: invalid, retry: false })
     // A patch that names a resourceVersion is a precondition; otherwise the version read is.
     const requested = patched.metadata?.resourceVersion
     const pinned = requested !== undefined && requested !== live.metadata?.resourceVersion

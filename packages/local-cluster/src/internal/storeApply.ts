@@ -13,6 +13,7 @@ import {
   isObject,
   mergeApplied,
   prune,
+  recordUpdate,
   settleApply,
   shapeOf
 } from "../ServerSideApply.js"
@@ -129,13 +130,19 @@ export const makeApply = (buckets: Buckets, writes: Writes) => {
         if (typeof requested === "string" && requested !== "" && requested !== metaOf(live).resourceVersion) {
           refuse(conflict(resource, name))
         }
-        const applied = mergeApplied({
+        const tracked = decodeManagers(metaOf(live).managedFields)
+        // The first apply to an object whose fields nobody tracks (updates since its
+        // create recorded none) gives them, as they stand, to "before-first-apply".
+        const managers = tracked.size > 0 ? tracked : recordUpdate({
           resource,
-          live,
-          config: config as KubeObject,
-          managers: decodeManagers(metaOf(live).managedFields),
-          manager
+          scope: "main",
+          managers: tracked,
+          manager: "before-first-apply",
+          before: undefined,
+          after: live,
+          now
         })
+        const applied = mergeApplied({ resource, live, config: config as KubeObject, managers, manager })
         const mergedJson = asJson(applied.merged)
         const errors: Array<FieldError> = uidChangeErrors(uid, metaOf(live).uid)
         let object = prepareUpdate(
