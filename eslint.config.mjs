@@ -96,17 +96,19 @@ export default tseslint.config(
   },
   // Floor 4: the runner is library; it never reaches up into the CLI or across to LocalCluster.
   {
-    files: ["src/runner/**/*.ts", "src/index.ts", "src/kubernetes.ts"],
+    files: ["src/runner/**/*.ts", "src/index.ts", "src/kubernetes.ts", "src/controller.ts", "src/manifests.ts"],
     rules: forbid("The library never imports the CLI or LocalCluster.", ...cli, ...cluster)
   },
   // Beside: LocalCluster is its own package and reaches the library only by its public entries.
   {
     files: ["packages/local-cluster/src/**/*.ts"],
     rules: forbid(
-      "LocalCluster reaches the library only through its public entries, `session-routing` and `session-routing/kubernetes`.",
+      "LocalCluster reaches the library only through its public entries: `session-routing` and its subpaths.",
       "**/src/**",
       "session-routing/*",
-      "!session-routing/kubernetes"
+      "!session-routing/kubernetes",
+      "!session-routing/controller",
+      "!session-routing/manifests"
     )
   }
 )

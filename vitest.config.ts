@@ -11,6 +11,8 @@ const here = (path: string) => fileURLToPath(new URL(path, import.meta.url))
 export const sourceAliases = [
   { find: /^session-routing$/, replacement: here("./src/index.ts") },
   { find: /^session-routing\/kubernetes$/, replacement: here("./src/kubernetes.ts") },
+  { find: /^session-routing\/controller$/, replacement: here("./src/controller.ts") },
+  { find: /^session-routing\/manifests$/, replacement: here("./src/manifests.ts") },
   { find: /^@session-routing\/local-cluster$/, replacement: here("./packages/local-cluster/src/index.ts") }
 ]
 

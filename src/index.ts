@@ -1,63 +1,52 @@
 /**
- * session-routing's public face: everything a runner needs to publish session
- * routes and watch them. Nothing here requires importing an internal path, and
+ * session-routing's public face: what a runner needs to publish session routes, follow
+ * them and read them back. Nothing here requires importing an internal path, and
  * nothing here loads the local cluster: that is its own package,
- * `@session-routing/local-cluster`. What implementing a KubeClient takes is in
- * `session-routing/kubernetes`.
+ * `@session-routing/local-cluster`. Controller mode is `session-routing/controller`; the
+ * pure rules (objects, RBAC, verdicts, diagnosis) are `session-routing/manifests`; what
+ * implementing a KubeClient takes is `session-routing/kubernetes`.
  */
 
-// Domain: the pure vocabulary.
-/** Session ids and ports: parsing and the rules every derived name must satisfy. */
+// Programs.
+/** Publish a session, stream (or report) its route events, read its status, unpublish it. */
 export {
-  parsePorts,
-  parsePortSpec,
-  parseSessionId,
-  type PortMapping,
-  type Protocol,
-  type SessionId
-} from "./domain/Session.js"
-/** Hosts, endpoints, route states and verdicts. */
+  InvalidSession,
+  type PublishedSession,
+  publishSession,
+  reportSession,
+  type SessionEvent,
+  sessionStatus,
+  unpublishSession
+} from "./runner/SessionRunner.js"
+/** Keep reporting a settled session's changes. */
+export { type FollowedHost, type FollowOptions, followSession } from "./runner/FollowSession.js"
+/** Whether this configuration can route sessions on the cluster, as `session-routing check` prints it. */
+export { type CheckOptions, type CheckReport, type CheckResult, checkRouting } from "./runner/Check.js"
+/**
+ * The route-health watch alone, for routes published some other way: `watchRouteHealth`
+ * as a Stream, `reportRouteHealth` handing each event to a callback on the caller's fiber.
+ */
+export { reportRouteHealth, type RouteHealthEvent, watchRouteHealth } from "./health/RouteHealth.js"
+
+// The vocabulary of a session.
+/** Session ids and ports. */
+export { parsePorts, parseSessionId, type PortMapping, type Protocol } from "./domain/Session.js"
+/** Hosts, endpoints and route states; the codes an unprogrammed host carries. */
 export {
   type Endpoint,
-  endpointsFor,
-  hostForPort,
-  type HostReport,
   type PublishedRoute,
-  reportOf,
-  type RouteHold,
   type RouteState,
-  RouteVerdict,
   type RoutingMode,
-  Unprogrammed,
   UnprogrammedCode
 } from "./domain/Routes.js"
-/** The objects a session publishes, as plain JSON. */
-export {
-  buildSessionHttpRoutes,
-  buildSessionIngress,
-  buildSessionObjects,
-  buildSessionService,
-  type GatewayRef,
-  LABEL_SESSION_ID,
-  type ManifestSettings,
-  sessionObjectName,
-  type SessionSpec
-} from "./domain/Manifests.js"
-/** What an Ingress's or HTTPRoute's status says about its host. */
-export { httpRouteVerdict, ingressVerdict } from "./domain/Verdict.js"
-/** The least-privilege RBAC objects for a configuration, as `render --rbac` prints them. */
-export {
-  clusterRules,
-  RBAC_NAME,
-  rbacManifest,
-  rbacObjectName,
-  type RbacSettings,
-  sessionRules
-} from "./domain/RbacManifest.js"
+/** The session a publish is for. */
+export type { SessionSpec } from "./domain/Manifests.js"
+/** The stable codes of a diagnosis at a deadline. */
+export type { DiagnosisCode } from "./domain/Diagnosis.js"
 
-// Services: Tags and their errors.
+// Services and their errors.
 /** The Kubernetes API as session-routing uses it. */
-export { KubeClient, type WatchEvent, withoutTransientRetry } from "./services/KubeClient.js"
+export { KubeClient } from "./services/KubeClient.js"
 /**
  * Every way a Kubernetes call fails, each with a reason a person can act on.
  *
@@ -69,13 +58,12 @@ export * as KubeError from "./services/KubeError.js"
 export { RouterConfig, RouterConfigError } from "./services/RouterConfig.js"
 /** The routing layer of a session, which publishes and unpublishes, and its failures. */
 export { PublishError, RouterSetupError, SessionRouter } from "./services/SessionRouter.js"
-/** The one reader and judge of route status: its kinds, and its failures (a status read, a watch refused). */
-export {
-  RouteReadError,
-  RouteStatusSource,
-  type StatusSourceKind,
-  WatchUnavailable
-} from "./services/RouteStatusSource.js"
+/** The one reader and judge of route status, and its failures (a status read, a watch refused). */
+export { RouteReadError, RouteStatusSource, WatchUnavailable } from "./services/RouteStatusSource.js"
+/** Kubernetes Events on the session Pod. */
+export { EventRecorder } from "./services/EventRecorder.js"
+/** Probes of a programmed host's public path (`SESSION_ROUTE_PROBE`). */
+export { RouteProbe } from "./services/RouteProbe.js"
 
 // Layers.
 /**
@@ -87,14 +75,6 @@ export {
  * @category layers
  */
 export * as SessionRouting from "./layers/SessionRouting.js"
-/** Kubernetes Events on the session Pod: the recorder, its live layer, and the reasons it records. */
-export { EventReason } from "./domain/KubeEvents.js"
-export { EventRecorderLive } from "./layers/EventRecorderLive.js"
-export { EventRecorder } from "./services/EventRecorder.js"
-/** Probes of a programmed host's public path (`SESSION_ROUTE_PROBE`), and the follow-up events they add. */
-export { RouteProbeLive } from "./layers/RouteProbeLive.js"
-export type { FollowUpEvent } from "./runner/RouteFollowUps.js"
-export { RouteProbe } from "./services/RouteProbe.js"
 /** The live KubeClient on @kubernetes/client-node, from a kubeconfig. */
 export { KubeClientLive, KubeConfigError } from "./layers/KubeClientLive.js"
 /**
@@ -104,66 +84,6 @@ export { KubeClientLive, KubeConfigError } from "./layers/KubeClientLive.js"
  * @category layers
  */
 export * as RouterConfigLive from "./layers/RouterConfigLive.js"
-
-// Health and the runner program.
-/**
- * The route-health watch: `watchRouteHealth` as a Stream, `reportRouteHealth` as an
- * Effect that hands each event to a callback on the caller's fiber (the lean form
- * for a runner that follows hundreds of sessions at once).
- */
-export { reportRouteHealth, type RouteHealthEvent, watchRouteHealth } from "./health/RouteHealth.js"
-/** Publish a session, stream (or report) its route events, read its status, unpublish it. */
-export {
-  InvalidSession,
-  type PublishedSession,
-  publishSession,
-  reportSession,
-  type SessionEvent,
-  sessionStatus,
-  unpublishSession
-} from "./runner/SessionRunner.js"
-
-export { type FollowedHost, type FollowOptions, followSession, GONE_REASON } from "./runner/FollowSession.js"
-/** Whether this configuration can route sessions on the cluster: a list of checks, as `session-routing check` prints them. */
-export {
-  type CheckOptions,
-  type CheckReport,
-  type CheckResult,
-  checkRouting,
-  type CheckStatus
-} from "./runner/Check.js"
-/** Why a host is still pending at its deadline: the first broken link of its routing, with a stable code. */
-/** Controller mode: routes for every labelled session Pod, its condition on the Pod, one leader of many replicas. */
-export {
-  ENDPOINTS_ANNOTATION,
-  type PodHost,
-  type PodProblem,
-  type PodRoutes,
-  type PodSession,
-  podSession,
-  PORTS_ANNOTATION,
-  ROUTES_CONDITION,
-  routesCondition,
-  SESSION_LABEL,
-  shardOf
-} from "./domain/PodRouting.js"
-export {
-  InvalidLeaderElectionSettings,
-  type LeaderElectionSettings,
-  type LeadershipChange,
-  LeadershipLost
-} from "./layers/internal/controller/LeaderElection.js"
-export {
-  type ControllerElection,
-  controllerLeaseName,
-  type ControllerOptions,
-  ControllerSetupError,
-  type PodReport,
-  runController
-} from "./runner/Controller.js"
-
-export { type Cause, DIAGNOSIS_CODES, type DiagnosisCode, ingressPath, RoutingPath } from "./domain/Diagnosis.js"
-export { gatewayPath } from "./domain/GatewayPath.js"
 
 // Observability.
 /**

@@ -46,7 +46,8 @@ export {
   type PodWrites,
   type RawWatchEvent,
   type ReadableObject,
-  type WatchEvent
+  type WatchEvent,
+  withoutTransientRetry
 } from "./services/KubeClient.js"
 /** How an implementation reports a failed call: from a Status body, a response, or a transport failure. */
 export {

@@ -6,7 +6,7 @@
  */
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { ROUTES_CONDITION } from "session-routing"
+import { ROUTES_CONDITION } from "session-routing/controller"
 import { fromResponse, PodResource, requestContext } from "session-routing/kubernetes"
 import { Contract, ContractLive } from "./ContractCluster.js"
 import type { RawApi } from "./RawApi.js"

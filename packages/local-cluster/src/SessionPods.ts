@@ -4,8 +4,8 @@
  * Events to regard a real object and EndpointSlices to list a real endpoint.
  */
 import { Effect } from "effect"
-import { LABEL_SESSION_ID, sessionObjectName } from "session-routing"
 import { type Pod, type Status } from "session-routing/kubernetes"
+import { LABEL_SESSION_ID, sessionObjectName } from "session-routing/manifests"
 import { PodResource } from "./ServedResources.js"
 import type { ClusterStore } from "./Store.js"
 

@@ -5,7 +5,8 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { LABEL_SESSION_ID, SessionRouting } from "session-routing"
+import { SessionRouting } from "session-routing"
+import { LABEL_SESSION_ID } from "session-routing/manifests"
 import type { Pod } from "session-routing/kubernetes"
 import {
   eventually,
