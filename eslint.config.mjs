@@ -18,7 +18,13 @@ const forbidEach = (...rules) => ({
 
 const cli = ["**/cli/*", "**/cli/**"]
 const cluster = ["**/packages/**", "@session-routing/local-cluster"]
-const router = ["**/SessionRouter", "**/SessionRouter.*", "**/sessionRouter/**"]
+const router = [
+  "**/SessionRouter",
+  "**/SessionRouter.*",
+  "**/SessionRouterLive.*",
+  "**/SessionRouting.*",
+  "**/sessionRouter/**"
+]
 const floor3 = [
   "src/layers and src/health never import the runner, the CLI or LocalCluster.",
   ["**/runner/**", ...cli, ...cluster]
@@ -88,7 +94,7 @@ export default tseslint.config(
     ])
   },
   {
-    files: ["src/layers/RouteStatusSource.ts", "src/layers/internal/routeStatusSource/**/*.ts"],
+    files: ["src/layers/RouteStatusSourceLive.ts", "src/layers/routeStatusSource/**/*.ts"],
     rules: forbidEach(floor3, [
       "A status source reads through KubeClient what RouterConfig says: it never imports the router.",
       router

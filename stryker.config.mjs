@@ -19,10 +19,10 @@ export default {
     "src/runner/**/*.ts",
     // In src/layers: the routers and their steps, retry, the two status sources, transport errors.
     "src/layers/SessionRouter.ts",
-    "src/layers/internal/sessionRouter/**/*.ts",
+    "src/layers/sessionRouter/**/*.ts",
     "src/layers/KubeRetry.ts",
-    "src/layers/internal/routeStatusSource/**/*.ts",
-    "src/layers/internal/kubeClient/TransportErrors.ts"
+    "src/layers/routeStatusSource/**/*.ts",
+    "src/layers/kubeClient/TransportErrors.ts"
   ],
   coverageAnalysis: "perTest",
   incremental: true,

@@ -45,4 +45,4 @@ export {
   type LeaderElectionSettings,
   type LeadershipChange,
   LeadershipLost
-} from "./layers/internal/controller/LeaderElection.js"
+} from "./layers/controller/LeaderElection.js"

@@ -36,7 +36,7 @@ export {
   ServiceResource
 } from "./domain/Resources.js"
 /** The client: its Tag, the primitive operations an implementation provides, and the full client built over them. */
-export { makeKubeClient, type ResumableWatchOptions } from "./layers/internal/kubeClient/ResumableWatch.js"
+export { makeKubeClient, type ResumableWatchOptions } from "./layers/kubeClient/ResumableWatch.js"
 export {
   type EventWrites,
   FIELD_MANAGER,
@@ -56,7 +56,7 @@ export {
   fromStatus,
   type RequestContext,
   requestContext
-} from "./layers/internal/kubeClient/KubeErrorParsing.js"
+} from "./layers/kubeClient/KubeErrorParsing.js"
 export { type KubeError, Transport } from "./services/KubeError.js"
 /** The API server's rules for names, labels, ports and paths, with its own wording of a mismatch. */
 export {

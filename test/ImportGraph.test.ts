@@ -56,7 +56,7 @@ describe("the library's import graph", () => {
     for (const entry of ["src/index.ts", "src/cli/main.ts"]) {
       const graph = importGraph(entry)
       expect(graph.files).toContain("src/layers/TracingExport.ts")
-      expect(graph.files).not.toContain("src/layers/internal/tracing/OtelExport.ts")
+      expect(graph.files).not.toContain("src/layers/tracing/OtelExport.ts")
       expect(graph.packages.filter((name) => name.includes("opentelemetry"))).toEqual([])
     }
   })

@@ -12,10 +12,10 @@ import { type Occurrence, REPORTING_CONTROLLER } from "../domain/KubeEvents.js"
 import { type EventProblemSink, EventRecorder, noEvents } from "../services/EventRecorder.js"
 import { type EventWrites, KubeClient } from "../services/KubeClient.js"
 import { RouterConfig } from "../services/RouterConfig.js"
-import { counted, makeCorrelator } from "./internal/eventRecorder/EventSeries.js"
-import { makeWriter, writeSeries } from "./internal/eventRecorder/SeriesWrites.js"
-import { makeTell } from "./internal/eventRecorder/WriteProblems.js"
-import { makeWriteQueue } from "./internal/eventRecorder/WriteQueue.js"
+import { counted, makeCorrelator } from "./eventRecorder/EventSeries.js"
+import { makeWriter, writeSeries } from "./eventRecorder/SeriesWrites.js"
+import { makeTell } from "./eventRecorder/WriteProblems.js"
+import { makeWriteQueue } from "./eventRecorder/WriteQueue.js"
 
 /** How the recorder names itself in the Events it writes. */
 export interface EventRecorderOptions {

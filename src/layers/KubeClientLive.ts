@@ -11,11 +11,11 @@ import { Duration, Effect, Layer, Option, type Schedule, type Scope } from "effe
 import { KubeClient } from "../services/KubeClient.js"
 import type { KubeError } from "../services/KubeError.js"
 import { RouterConfig } from "../services/RouterConfig.js"
-import { clusterQueries } from "./internal/kubeClient/ClusterQueries.js"
-import { type ConnectionPools, makeConnectionPools } from "./internal/kubeClient/ConnectionPool.js"
-import { liveLeaseCalls, livePodWrites } from "./internal/kubeClient/ControllerWrites.js"
-import { liveEventWrites } from "./internal/kubeClient/EventWrites.js"
-import { cacheExecCredentials } from "./internal/kubeClient/ExecCredentialCache.js"
+import { clusterQueries } from "./kubeClient/ClusterQueries.js"
+import { type ConnectionPools, makeConnectionPools } from "./kubeClient/ConnectionPool.js"
+import { liveLeaseCalls, livePodWrites } from "./kubeClient/ControllerWrites.js"
+import { liveEventWrites } from "./kubeClient/EventWrites.js"
+import { cacheExecCredentials } from "./kubeClient/ExecCredentialCache.js"
 import {
   clearTextCredentialsWarning,
   clientNodeView,
@@ -24,13 +24,13 @@ import {
   loadKubeConfig,
   shownServer,
   validate
-} from "./internal/kubeClient/KubeConfigLoading.js"
-import { MAX_LIST_PAGES, objectCalls } from "./internal/kubeClient/ObjectCalls.js"
-import { makeCaller, makeRequests } from "./internal/kubeClient/Requests.js"
-import { makeRestTransport } from "./internal/kubeClient/RestTransport.js"
-import { makeKubeClient } from "./internal/kubeClient/ResumableWatch.js"
-import { fromTransportError } from "./internal/kubeClient/TransportErrors.js"
-import { makeWatchFrom } from "./internal/kubeClient/WatchFrom.js"
+} from "./kubeClient/KubeConfigLoading.js"
+import { MAX_LIST_PAGES, objectCalls } from "./kubeClient/ObjectCalls.js"
+import { makeCaller, makeRequests } from "./kubeClient/Requests.js"
+import { makeRestTransport } from "./kubeClient/RestTransport.js"
+import { makeKubeClient } from "./kubeClient/ResumableWatch.js"
+import { fromTransportError } from "./kubeClient/TransportErrors.js"
+import { makeWatchFrom } from "./kubeClient/WatchFrom.js"
 import { callLimits, DEFAULT_API_TIMEOUT, transientRetrySchedule } from "./KubeRetry.js"
 
 export { fromTransportError, KubeConfigError, type KubeConfigOptions, loadKubeConfig, MAX_LIST_PAGES }

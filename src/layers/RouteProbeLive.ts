@@ -19,7 +19,7 @@ import {
 import { KubeClient } from "../services/KubeClient.js"
 import { RouteProbe } from "../services/RouteProbe.js"
 import { RouterConfig } from "../services/RouterConfig.js"
-import { httpProbe, type ProbeRequest } from "./internal/routeProbe/HttpProbe.js"
+import { httpProbe, type ProbeRequest } from "./routeProbe/HttpProbe.js"
 import { ENV } from "./RouterConfigLive.js"
 
 /**

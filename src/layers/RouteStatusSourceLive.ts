@@ -8,10 +8,10 @@ import type { RoutingMode } from "../domain/Routes.js"
 import type { KubeClient } from "../services/KubeClient.js"
 import { RouterConfig } from "../services/RouterConfig.js"
 import type { RouteStatusSource } from "../services/RouteStatusSource.js"
-import * as PollStatusSource from "./internal/routeStatusSource/PollStatusSource.js"
-import * as WatchStatusSource from "./internal/routeStatusSource/WatchStatusSource.js"
+import * as PollStatusSource from "./routeStatusSource/PollStatusSource.js"
+import * as WatchStatusSource from "./routeStatusSource/WatchStatusSource.js"
 
-export { pollingOver } from "./internal/routeStatusSource/Polling.js"
+export { pollingOver } from "./routeStatusSource/Polling.js"
 
 /**
  * The source `SESSION_ROUTE_STATUS_SOURCE` names, for `mode` (by default the one

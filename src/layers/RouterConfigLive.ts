@@ -7,7 +7,7 @@
 import { Config, ConfigError, Effect, Either, Layer } from "effect"
 import { MAX_SESSION_ID_LENGTH } from "../domain/Session.js"
 import { RouterConfig, RouterConfigError } from "../services/RouterConfig.js"
-import { MAX_BASE_DOMAIN_LENGTH } from "./internal/routerConfig/ConfigRules.js"
+import { MAX_BASE_DOMAIN_LENGTH } from "./routerConfig/ConfigRules.js"
 import {
   DEFAULTS,
   ENV,
@@ -17,8 +17,8 @@ import {
   type Setting,
   type Sourced,
   type SourcedValues
-} from "./internal/routerConfig/Settings.js"
-import { validate } from "./internal/routerConfig/Validation.js"
+} from "./routerConfig/Settings.js"
+import { validate } from "./routerConfig/Validation.js"
 
 export { MAX_BASE_DOMAIN_LENGTH, MAX_SESSION_ID_LENGTH, validate }
 export {
@@ -31,7 +31,7 @@ export {
   type Setting,
   type Sourced,
   type SourcedValues
-} from "./internal/routerConfig/Settings.js"
+} from "./routerConfig/Settings.js"
 
 /**
  * Values that win over the environment, each with the key to name in a problem,

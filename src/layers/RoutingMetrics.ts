@@ -7,7 +7,7 @@ import * as HttpLayerRouter from "@effect/platform/HttpLayerRouter"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Effect, type Layer, Metric } from "effect"
 import { METRIC_PREFIX } from "../services/Telemetry.js"
-import { PROMETHEUS_CONTENT_TYPE, prometheusText as encode } from "./internal/routingMetrics/PrometheusText.js"
+import { PROMETHEUS_CONTENT_TYPE, prometheusText as encode } from "./routingMetrics/PrometheusText.js"
 
 export { PROMETHEUS_CONTENT_TYPE }
 

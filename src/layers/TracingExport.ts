@@ -96,7 +96,7 @@ export const layer: Layer.Layer<never, RouterConfigError> = Layer.unwrapScoped(
       (problem) => new RouterConfigError({ problems: [problem] })
     )
     if (target === undefined) return Layer.empty
-    const otel = yield* loadExporter(() => import("./internal/tracing/OtelExport.js"), askedBy(settings))
+    const otel = yield* loadExporter(() => import("./tracing/OtelExport.js"), askedBy(settings))
     return otel.layer(target)
   })
 )

@@ -20,7 +20,7 @@ import {
   shardOf
 } from "../domain/PodRouting.js"
 import { PodResource } from "../domain/Resources.js"
-import { withGuardedWrites } from "../layers/internal/controller/GuardedWrites.js"
+import { withGuardedWrites } from "../layers/controller/GuardedWrites.js"
 import {
   InvalidLeaderElectionSettings,
   isLeadershipLost,
@@ -28,8 +28,8 @@ import {
   type Leadership,
   type LeadershipChange,
   runElected
-} from "../layers/internal/controller/LeaderElection.js"
-import { findOtherShardCount, shardLeaseName } from "../layers/internal/controller/ShardLeases.js"
+} from "../layers/controller/LeaderElection.js"
+import { findOtherShardCount, shardLeaseName } from "../layers/controller/ShardLeases.js"
 import { EventRecorder, noEvents } from "../services/EventRecorder.js"
 import { KubeClient } from "../services/KubeClient.js"
 import type { KubeError } from "../services/KubeError.js"

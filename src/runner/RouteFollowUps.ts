@@ -10,7 +10,7 @@ import { Clock, Context, Duration, Effect, ExecutionStrategy, Exit, Fiber, Optio
 import { EventReason, type Occurrence, podReference } from "../domain/KubeEvents.js"
 import { notReadyReason } from "../domain/RouteProbe.js"
 import type { PublishedRoute } from "../domain/Routes.js"
-import { type Deadline, type Deadlines, makeDeadlines, runtimeOfFiber } from "../layers/internal/Deadlines.js"
+import { type Deadline, type Deadlines, makeDeadlines, runtimeOfFiber } from "../layers/Deadlines.js"
 import { EventRecorder, noEvents } from "../services/EventRecorder.js"
 import { RouteProbe } from "../services/RouteProbe.js"
 import { RouterConfig } from "../services/RouterConfig.js"

@@ -135,7 +135,7 @@ export type RawWatchEvent<A> =
   | { readonly type: "ERROR"; readonly error: KubeError }
 
 /**
- * What a layer must provide; `makeKubeClient` (layers/internal/kubeClient/ResumableWatch.ts)
+ * What a layer must provide; `makeKubeClient` (layers/kubeClient/ResumableWatch.ts)
  * builds the full service (with a resuming watch) from it, so resumption is written once
  * for every layer.
  */

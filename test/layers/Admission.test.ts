@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber } from "effect"
-import { makeAdmission } from "../../src/layers/internal/Admission.js"
+import { makeAdmission } from "../../src/layers/Admission.js"
 
 /** Lets the forked fibers run until they block again. */
 const settle = Effect.repeatN(Effect.yieldNow(), 20)

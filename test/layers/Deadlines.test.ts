@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, TestClock } from "effect"
-import { makeDeadlines } from "../../src/layers/internal/Deadlines.js"
+import { makeDeadlines } from "../../src/layers/Deadlines.js"
 
 /** Lets the sweeper run until it blocks again. */
 const settle = Effect.repeatN(Effect.yieldNow(), 10)

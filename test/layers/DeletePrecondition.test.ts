@@ -7,7 +7,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either } from "effect"
 import type { Service } from "../../src/domain/Objects.js"
 import { ServiceResource } from "../../src/domain/Resources.js"
-import { removeSessionObjects } from "../../src/layers/internal/sessionRouter/SessionObjects.js"
+import { removeSessionObjects } from "../../src/layers/sessionRouter/SessionObjects.js"
 import { KubeClient } from "../../src/services/KubeClient.js"
 import { faces, kubeClientLayer, startCluster } from "../support/RouterHarness.js"
 

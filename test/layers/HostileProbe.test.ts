@@ -9,7 +9,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Clock, Duration, Effect } from "effect"
 import type * as net from "node:net"
 import { judgeAnswer, type ProbeTarget } from "../../src/domain/RouteProbe.js"
-import { httpProbe } from "../../src/layers/internal/routeProbe/HttpProbe.js"
+import { httpProbe } from "../../src/layers/routeProbe/HttpProbe.js"
 import { closedWithin, loopbackSocketServer } from "../support/LoopbackServer.js"
 
 const host = "8080-s1.sessions.localtest.me"

@@ -18,7 +18,7 @@ import * as path from "node:path"
 import type * as tls from "node:tls"
 import type { Ingress } from "../../src/domain/Objects.js"
 import { IngressResource } from "../../src/domain/Resources.js"
-import { credentialsMayChange } from "../../src/layers/internal/kubeClient/RestTransport.js"
+import { credentialsMayChange } from "../../src/layers/kubeClient/RestTransport.js"
 import { KubeClientLive } from "../../src/layers/KubeClientLive.js"
 
 const NS = "demo"

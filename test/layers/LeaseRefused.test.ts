@@ -7,7 +7,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Layer, Logger, LogLevel } from "effect"
 import * as net from "node:net"
-import { runElected } from "../../src/layers/internal/controller/LeaderElection.js"
+import { runElected } from "../../src/layers/controller/LeaderElection.js"
 import { KubeClientLive } from "../../src/layers/KubeClientLive.js"
 import { kubeConfigFor } from "../support/KubeConfigs.js"
 

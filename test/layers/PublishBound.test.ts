@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber } from "effect"
-import { MAX_SESSIONS_PER_LIST } from "../../src/layers/internal/sessionRouter/SessionLookup.js"
+import { MAX_SESSIONS_PER_LIST } from "../../src/layers/sessionRouter/SessionLookup.js"
 import { PUBLISHES_AT_ONCE } from "../../src/layers/SessionRouterLive.js"
 import * as SessionRouting from "../../src/layers/SessionRouting.js"
 import { withRouter } from "../support/RouterHarness.js"

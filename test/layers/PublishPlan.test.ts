@@ -6,8 +6,8 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { type PublishPlan, runPublish } from "../../src/layers/internal/sessionRouter/PublishPlan.js"
-import type { PlannedWrite, Removal } from "../../src/layers/internal/sessionRouter/SessionObjects.js"
+import { type PublishPlan, runPublish } from "../../src/layers/sessionRouter/PublishPlan.js"
+import type { PlannedWrite, Removal } from "../../src/layers/sessionRouter/SessionObjects.js"
 import {
   Conflict,
   Forbidden,

@@ -8,7 +8,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Stream } from "effect"
 import type { Ingress, ObjectList } from "../../src/domain/Objects.js"
 import { IngressResource } from "../../src/domain/Resources.js"
-import { makeKubeClient } from "../../src/layers/internal/kubeClient/ResumableWatch.js"
+import { makeKubeClient } from "../../src/layers/kubeClient/ResumableWatch.js"
 import type { KubeClientPrimitives, WatchOptions } from "../../src/services/KubeClient.js"
 
 const ing = (name: string, resourceVersion: string, uid = `uid-${name}`): Ingress => ({

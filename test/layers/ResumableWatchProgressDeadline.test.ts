@@ -9,7 +9,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Duration, Effect, Fiber, Schedule, Stream, TestClock } from "effect"
 import type { Ingress, ObjectList } from "../../src/domain/Objects.js"
 import { IngressResource } from "../../src/domain/Resources.js"
-import { makeKubeClient, WATCH_PROGRESS_DEADLINE } from "../../src/layers/internal/kubeClient/ResumableWatch.js"
+import { makeKubeClient, WATCH_PROGRESS_DEADLINE } from "../../src/layers/kubeClient/ResumableWatch.js"
 import type { KubeClientPrimitives, RawWatchEvent, WatchEvent } from "../../src/services/KubeClient.js"
 import type { KubeError } from "../../src/services/KubeError.js"
 

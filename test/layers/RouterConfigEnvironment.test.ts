@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect } from "effect"
-import { environmentOf } from "../../src/layers/internal/routerConfig/Environment.js"
+import { environmentOf } from "../../src/layers/routerConfig/Environment.js"
 import * as RouterConfigLive from "../../src/layers/RouterConfigLive.js"
 
 const read = (env: Readonly<Record<string, string>>) =>

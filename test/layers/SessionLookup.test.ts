@@ -9,13 +9,13 @@ import { Cause, Deferred, Effect, Exit, Fiber, Layer } from "effect"
 import { LABEL_MANAGED_BY, LABEL_SESSION_ID } from "../../src/domain/Manifests.js"
 import type { HttpRoute } from "../../src/domain/Objects.js"
 import { HttpRouteResource } from "../../src/domain/Resources.js"
+import * as RouterConfigLive from "../../src/layers/RouterConfigLive.js"
 import {
   batchSelector,
   makeSessionLookup,
   MAX_SESSIONS_PER_LIST,
   RELEASED
-} from "../../src/layers/internal/sessionRouter/SessionLookup.js"
-import * as RouterConfigLive from "../../src/layers/RouterConfigLive.js"
+} from "../../src/layers/sessionRouter/SessionLookup.js"
 import * as SessionRouting from "../../src/layers/SessionRouting.js"
 import type { KubeClient } from "../../src/services/KubeClient.js"
 import { Forbidden } from "../../src/services/KubeError.js"

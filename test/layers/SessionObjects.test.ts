@@ -10,8 +10,8 @@ import {
   removeObject,
   removeSessionObjects,
   serverDidNotAnswer
-} from "../../src/layers/internal/sessionRouter/SessionObjects.js"
-import { runUnpublish } from "../../src/layers/internal/sessionRouter/Unpublish.js"
+} from "../../src/layers/sessionRouter/SessionObjects.js"
+import { runUnpublish } from "../../src/layers/sessionRouter/Unpublish.js"
 import type { KubeClient } from "../../src/services/KubeClient.js"
 import { Transport, Unavailable } from "../../src/services/KubeError.js"
 

@@ -3,7 +3,7 @@
  * and whether waiting can heal it (its kind). The client's own message never shows.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { fromTransportError } from "../../src/layers/internal/kubeClient/TransportErrors.js"
+import { fromTransportError } from "../../src/layers/kubeClient/TransportErrors.js"
 import type { KubeError } from "../../src/services/KubeError.js"
 
 const server = "https://10.0.0.1:6443"

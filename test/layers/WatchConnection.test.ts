@@ -1,10 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Either } from "effect"
-import {
-  readWatchLine,
-  watchLineReader,
-  type WatchLines
-} from "../../src/layers/internal/kubeClient/WatchConnection.js"
+import { readWatchLine, watchLineReader, type WatchLines } from "../../src/layers/kubeClient/WatchConnection.js"
 import { Expired, Transport } from "../../src/services/KubeError.js"
 
 const ctx = { verb: "watch", resource: "ingresses.networking.k8s.io", namespace: "ns" }

@@ -11,13 +11,9 @@ import { IngressResource } from "../../src/domain/Resources.js"
 import type { PublishedRoute } from "../../src/domain/Routes.js"
 import { RouteVerdict, Unprogrammed } from "../../src/domain/Routes.js"
 import { reportRouteHealth, RouteHealthEvent } from "../../src/health/RouteHealth.js"
-import {
-  modeStatus,
-  type StatusObject,
-  type StatusObjects
-} from "../../src/layers/internal/routeStatusSource/StatusObjects.js"
-import * as WatchStatusSource from "../../src/layers/internal/routeStatusSource/WatchStatusSource.js"
-import * as IngressRouter from "../../src/layers/internal/sessionRouter/IngressRouter.js"
+import { modeStatus, type StatusObject, type StatusObjects } from "../../src/layers/routeStatusSource/StatusObjects.js"
+import * as WatchStatusSource from "../../src/layers/routeStatusSource/WatchStatusSource.js"
+import * as IngressRouter from "../../src/layers/sessionRouter/IngressRouter.js"
 import { KubeClient } from "../../src/services/KubeClient.js"
 import { NotServed, Transport } from "../../src/services/KubeError.js"
 import { RouterConfig } from "../../src/services/RouterConfig.js"

@@ -7,7 +7,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Either, Layer, Stream, TestClock } from "effect"
 import { IngressResource, PodResource } from "../../src/domain/Resources.js"
-import { makeKubeClient, WATCH_PROGRESS_DEADLINE } from "../../src/layers/internal/kubeClient/ResumableWatch.js"
+import { makeKubeClient, WATCH_PROGRESS_DEADLINE } from "../../src/layers/kubeClient/ResumableWatch.js"
 import * as SessionRouting from "../../src/layers/SessionRouting.js"
 import { runController } from "../../src/runner/Controller.js"
 import { KubeClient, type KubeClientPrimitives } from "../../src/services/KubeClient.js"

@@ -9,7 +9,7 @@ import { createSessionPod, SessionCluster } from "@session-routing/local-cluster
 import { Duration, Effect, Layer } from "effect"
 import { EventV1Resource } from "../../src/domain/Resources.js"
 import { judgeAnswer } from "../../src/domain/RouteProbe.js"
-import { httpProbe } from "../../src/layers/internal/routeProbe/HttpProbe.js"
+import { httpProbe } from "../../src/layers/routeProbe/HttpProbe.js"
 import * as SessionRouting from "../../src/layers/SessionRouting.js"
 import { publishSession } from "../../src/runner/SessionRunner.js"
 import { publishProbed, startCluster, workload } from "../support/ProbedSession.js"

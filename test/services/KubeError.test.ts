@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Cause } from "effect"
-import { fromResponse } from "../../src/layers/internal/kubeClient/KubeErrorParsing.js"
+import { fromResponse } from "../../src/layers/kubeClient/KubeErrorParsing.js"
 import { fromTransportError } from "../../src/layers/KubeClientLive.js"
 import {
   AlreadyExists,

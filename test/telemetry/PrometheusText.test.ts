@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Metric, MetricBoundaries } from "effect"
-import { prometheusText } from "../../src/layers/internal/routingMetrics/PrometheusText.js"
+import { prometheusText } from "../../src/layers/routingMetrics/PrometheusText.js"
 
 describe("prometheusText", () => {
   it.effect("prints counters, gauges and histograms with their help, type and sorted series, and nothing else", () =>

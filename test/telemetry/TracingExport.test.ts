@@ -97,7 +97,7 @@ describe("TracingExport.layer", () => {
 describe("loadExporter", () => {
   const notFound = (name: string) =>
     Object.assign(
-      new Error(`Cannot find package '${name}' imported from /app/build/esm/layers/internal/tracing/OtelExport.js`),
+      new Error(`Cannot find package '${name}' imported from /app/build/esm/layers/tracing/OtelExport.js`),
       {
         code: "ERR_MODULE_NOT_FOUND"
       }
