@@ -45,4 +45,4 @@ export {
   type LeaderElectionSettings,
   type LeadershipChange,
   LeadershipLost
-} from "./layers/controller/LeaderElection.js"
+} from "./runner/controller/LeaderElection.js"

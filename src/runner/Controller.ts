@@ -20,16 +20,6 @@ import {
   shardOf
 } from "../domain/PodRouting.js"
 import { PodResource } from "../domain/Resources.js"
-import { withGuardedWrites } from "../layers/controller/GuardedWrites.js"
-import {
-  InvalidLeaderElectionSettings,
-  isLeadershipLost,
-  type LeaderElectionSettings,
-  type Leadership,
-  type LeadershipChange,
-  runElected
-} from "../layers/controller/LeaderElection.js"
-import { findOtherShardCount, shardLeaseName } from "../layers/controller/ShardLeases.js"
 import { EventRecorder, noEvents } from "../services/EventRecorder.js"
 import { KubeClient } from "../services/KubeClient.js"
 import type { KubeError } from "../services/KubeError.js"
@@ -37,6 +27,16 @@ import { RouteProbe } from "../services/RouteProbe.js"
 import { RouterConfig } from "../services/RouterConfig.js"
 import { SessionRouter } from "../services/SessionRouter.js"
 import type { SessionRouting } from "../services/SessionRouting.js"
+import { withGuardedWrites } from "./controller/GuardedWrites.js"
+import {
+  InvalidLeaderElectionSettings,
+  isLeadershipLost,
+  type LeaderElectionSettings,
+  type Leadership,
+  type LeadershipChange,
+  runElected
+} from "./controller/LeaderElection.js"
+import { findOtherShardCount, shardLeaseName } from "./controller/ShardLeases.js"
 import { makeConditionWriter, type PodReport } from "./internal/PodConditions.js"
 import { followPod } from "./internal/PodFollow.js"
 

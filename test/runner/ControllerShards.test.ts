@@ -9,9 +9,9 @@ import { SessionCluster } from "@session-routing/local-cluster"
 import { DateTime, Effect, Exit, Fiber, Layer, TestClock } from "effect"
 import type { Lease } from "../../src/domain/Objects.js"
 import { LeaseResource } from "../../src/domain/Resources.js"
-import { otherShardCount, shardCountOf, shardLeaseName } from "../../src/layers/controller/ShardLeases.js"
 import * as SessionRouting from "../../src/layers/SessionRouting.js"
 import { controllerLeaseName, runController } from "../../src/runner/Controller.js"
+import { otherShardCount, shardCountOf, shardLeaseName } from "../../src/runner/controller/ShardLeases.js"
 import { BASE_DOMAIN, kubeClientLayer, routerConfigLayer } from "../support/RouterHarness.js"
 
 const NOW = Date.parse("2026-12-04T12:00:00Z")

@@ -15,7 +15,7 @@ import {
   type LeadershipChange,
   LeadershipLost,
   runElected
-} from "../../../src/layers/controller/LeaderElection.js"
+} from "../../../src/runner/controller/LeaderElection.js"
 import type { LeaseCalls } from "../../../src/services/KubeClient.js"
 import { Unavailable } from "../../../src/services/KubeError.js"
 import { makeTimeline, type Timeline } from "../../support/LeadershipTimeline.js"

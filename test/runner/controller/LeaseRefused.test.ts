@@ -7,8 +7,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Layer, Logger, LogLevel } from "effect"
 import * as net from "node:net"
-import { runElected } from "../../../src/layers/controller/LeaderElection.js"
 import { KubeClientLive } from "../../../src/layers/KubeClientLive.js"
+import { runElected } from "../../../src/runner/controller/LeaderElection.js"
 import { kubeConfigFor } from "../../support/KubeConfigs.js"
 
 /** A port nothing listens on: bound, then released. */
