@@ -29,7 +29,7 @@ export const program = Effect.scoped(
  * source, Events, probes), over the live client (kubeconfig from the default chain) and the configuration from the environment.
  */
 export const RoutingLive = SessionRouting.layerConfig.pipe(
-  Layer.provideMerge(KubeClientLive.layer()),
+  Layer.provideMerge(KubeClientLive.layerConfig()),
   Layer.provideMerge(RouterConfigLive.layer)
 )
 

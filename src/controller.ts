@@ -9,7 +9,7 @@
  * ```ts
  * // runController from here; KubeClientLive, RouterConfigLive, SessionRouting from the main entry
  * const layer = SessionRouting.layerConfig.pipe(
- *   Layer.provideMerge(KubeClientLive.layer()),
+ *   Layer.provideMerge(KubeClientLive.layerConfig()),
  *   Layer.provideMerge(RouterConfigLive.layer)
  * )
  * Effect.runFork(Effect.provide(runController({ leaderElection: { identity: "controller-0" } }), layer))

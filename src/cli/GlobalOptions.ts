@@ -98,9 +98,11 @@ export const kubeConfigOptions = (options: ClusterOptions): KubeClientLive.KubeC
   ...Option.match(options.context, { onNone: () => ({}), onSome: (context) => ({ context }) })
 })
 
-/** The live `KubeClient` for the kubeconfig and context the flags name. */
-export const kubeClientLayer = (options: ClusterOptions): Layer.Layer<KubeClient, KubeClientLive.KubeConfigError> =>
-  KubeClientLive.layer(kubeConfigOptions(options))
+/** The live `KubeClient` for the kubeconfig and context the flags name, its time limit `RouterConfig`'s. */
+export const kubeClientLayer = (
+  options: ClusterOptions
+): Layer.Layer<KubeClient, KubeClientLive.KubeConfigError, RouterConfig> =>
+  KubeClientLive.layerConfig(kubeConfigOptions(options))
 
 /**
  * The configuration for a command that reads or deletes what a session already has

@@ -7,7 +7,7 @@
  * time limits and retries.
  */
 import type * as k8s from "@kubernetes/client-node"
-import { Duration, Effect, Layer, Option, type Schedule, type Scope } from "effect"
+import { Duration, Effect, Layer, type Schedule, type Scope } from "effect"
 import { KubeClient } from "../services/KubeClient.js"
 import type { KubeError } from "../services/KubeError.js"
 import { RouterConfig } from "../services/RouterConfig.js"
@@ -31,7 +31,7 @@ import { makeRestTransport } from "./kubeClient/RestTransport.js"
 import { makeKubeClient } from "./kubeClient/ResumableWatch.js"
 import { fromTransportError } from "./kubeClient/TransportErrors.js"
 import { makeWatchFrom } from "./kubeClient/WatchFrom.js"
-import { callLimits, DEFAULT_API_TIMEOUT, transientRetrySchedule } from "./KubeRetry.js"
+import { type CallLimits, callLimits, DEFAULT_API_TIMEOUT, transientRetrySchedule } from "./KubeRetry.js"
 
 export { fromTransportError, KubeConfigError, type KubeConfigOptions, loadKubeConfig, MAX_LIST_PAGES }
 
@@ -43,11 +43,16 @@ export interface KubeClientLiveOptions {
   /**
    * The most one call may take, retries included; each attempt gets half of it (see
    * `callLimits`). For watches it bounds only the wait for response headers. Unset:
-   * `RouterConfig.apiTimeoutMs` when a RouterConfig is provided beside this layer
-   * (`SESSION_API_TIMEOUT_MS`), else 20 s.
+   * 20 s; `layerConfig` takes `RouterConfig.apiTimeoutMs` (`SESSION_API_TIMEOUT_MS`).
    */
   readonly apiTimeout?: Duration.DurationInput
 }
+
+/** The call limits `options` set: their `apiTimeout` (named as the option), else 20 s. */
+const limitsOf = (options: KubeClientLiveOptions): CallLimits =>
+  options.apiTimeout !== undefined
+    ? callLimits(options.apiTimeout, "KubeClientLive's apiTimeout option")
+    : callLimits(DEFAULT_API_TIMEOUT)
 
 /**
  * The live service over a loaded KubeConfig. Fails if its current context does not
@@ -58,20 +63,22 @@ export const make = (
   kc: k8s.KubeConfig,
   options: KubeClientLiveOptions = {}
 ): Effect.Effect<KubeClient.Service, KubeConfigError> =>
-  Effect.suspend(() => makeOver(kc, options, makeConnectionPools()))
+  Effect.suspend(() => makeOver(kc, options, limitsOf(options), makeConnectionPools()))
 
 /** `make`, with its connections closed when the scope closes. */
 const makeScoped = (
   kc: k8s.KubeConfig,
-  options: KubeClientLiveOptions
+  options: KubeClientLiveOptions,
+  limits: CallLimits = limitsOf(options)
 ): Effect.Effect<KubeClient.Service, KubeConfigError, Scope.Scope> =>
   Effect.acquireRelease(Effect.sync(makeConnectionPools), (pools) => Effect.sync(() => pools.close())).pipe(
-    Effect.flatMap((pools) => makeOver(kc, options, pools))
+    Effect.flatMap((pools) => makeOver(kc, options, limits, pools))
   )
 
 const makeOver = (
   given: k8s.KubeConfig,
   options: KubeClientLiveOptions,
+  limits: CallLimits,
   pools: ConnectionPools
 ): Effect.Effect<KubeClient.Service, KubeConfigError> =>
   Effect.gen(function*() {
@@ -82,16 +89,6 @@ const makeOver = (
     cacheExecCredentials(kc)
     // What every message names: the address without its userinfo.
     const server = shownServer(address)
-    const configured = yield* Effect.serviceOption(RouterConfig)
-    // Messages name what set the limit: the option when the code gave one, else the environment's setting.
-    const limits = options.apiTimeout !== undefined
-      ? callLimits(options.apiTimeout, "KubeClientLive's apiTimeout option")
-      : callLimits(
-        Option.match(configured, {
-          onNone: () => DEFAULT_API_TIMEOUT,
-          onSome: (config) => Duration.millis(config.apiTimeoutMs)
-        })
-      )
     const { limited, request } = makeRequests(
       makeCaller(makeRestTransport(kc, pools, address), server, limits, options.retrySchedule ?? transientRetrySchedule)
     )
@@ -127,9 +124,43 @@ export const layer = (
   Layer.scoped(KubeClient, Effect.flatMap(loadKubeConfig(options), (kc) => makeScoped(kc, options)))
 
 /**
- * `KubeClientLive.layer`, `.layerFromKubeConfig`, `.make`, `.loadKubeConfig` under one name.
+ * `layer`, its time limit `RouterConfig`'s (`SESSION_API_TIMEOUT_MS`), named so in the
+ * failures it bounds: the client a runner provides beside `RouterConfigLive`.
+ */
+export const layerConfig = (
+  options: KubeConfigOptions & Omit<KubeClientLiveOptions, "apiTimeout"> = {}
+): Layer.Layer<KubeClient, KubeConfigError, RouterConfig> =>
+  Layer.scoped(
+    KubeClient,
+    Effect.gen(function*() {
+      const config = yield* RouterConfig
+      const kc = yield* loadKubeConfig(options)
+      return yield* makeScoped(kc, options, callLimits(Duration.millis(config.apiTimeoutMs)))
+    })
+  )
+
+/** `layerFromKubeConfig`, its time limit `RouterConfig`'s, as `layerConfig` has it. */
+export const layerConfigFromKubeConfig = (
+  kc: k8s.KubeConfig,
+  options: Omit<KubeClientLiveOptions, "apiTimeout"> = {}
+): Layer.Layer<KubeClient, KubeConfigError, RouterConfig> =>
+  Layer.scoped(
+    KubeClient,
+    Effect.flatMap(RouterConfig, (config) => makeScoped(kc, options, callLimits(Duration.millis(config.apiTimeoutMs))))
+  )
+
+/**
+ * `KubeClientLive.layer`, `.layerConfig`, `.layerFromKubeConfig`, `.layerConfigFromKubeConfig`,
+ * `.make`, `.loadKubeConfig` under one name.
  *
  * @since 0.1.0
  * @category layers
  */
-export const KubeClientLive = { layer, layerFromKubeConfig, make, loadKubeConfig } as const
+export const KubeClientLive = {
+  layer,
+  layerConfig,
+  layerFromKubeConfig,
+  layerConfigFromKubeConfig,
+  make,
+  loadKubeConfig
+} as const

@@ -9,7 +9,8 @@
  * ```ts
  * // KubeClientLive, publishSession, RouterConfigLive, SessionRouting from the main entry
  * const routing = SessionRouting.layerConfig.pipe(
- *   Layer.provideMerge(Layer.merge(KubeClientLive.layer(), RouterConfigLive.layer))
+ *   Layer.provideMerge(KubeClientLive.layerConfig()),
+ *   Layer.provideMerge(RouterConfigLive.layer)
  * )
  * const program = Effect.scoped(publishSession(spec)).pipe(Effect.provide(routing))
  * ```

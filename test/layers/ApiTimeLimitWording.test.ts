@@ -24,7 +24,7 @@ const hungCluster = Effect.gen(function*() {
   kc.loadFromString(cluster.kubeconfig())
   const kube = yield* KubeClient.pipe(
     Effect.provide(
-      KubeClientLive.layerFromKubeConfig(kc).pipe(
+      KubeClientLive.layerConfigFromKubeConfig(kc).pipe(
         Layer.provide(Layer.orDie(RouterConfigLive.layerFrom({ sessionNamespace: NS, apiTimeoutMs: 400 })))
       )
     )

@@ -9,17 +9,26 @@ import { Effect, Layer } from "effect"
 import type { PolicyRule, RoleBinding } from "../../src/domain/Objects.js"
 import { RoleBindingResource, RoleResource } from "../../src/domain/Resources.js"
 import { KubeClientLive } from "../../src/layers/KubeClientLive.js"
+import * as RouterConfigLive from "../../src/layers/RouterConfigLive.js"
 import type { KubeClient } from "../../src/services/KubeClient.js"
+import type { RouterConfig } from "../../src/services/RouterConfig.js"
 
-/** The live KubeClient over HTTPS, authenticated by `credential`. */
-export const liveClientAs = (cluster: LocalCluster.Service, credential: Credential): Layer.Layer<KubeClient> =>
+/** The live KubeClient over HTTPS, authenticated by `credential`, its time limit `RouterConfig`'s. */
+export const liveClientAs = (
+  cluster: LocalCluster.Service,
+  credential: Credential
+): Layer.Layer<KubeClient, never, RouterConfig> =>
   Layer.unwrapEffect(
     Effect.map(cluster.kubeconfigAs(credential), (text) => {
       const kc = new k8s.KubeConfig()
       kc.loadFromString(text)
-      return Layer.orDie(KubeClientLive.layerFromKubeConfig(kc))
+      return Layer.orDie(KubeClientLive.layerConfigFromKubeConfig(kc))
     })
   )
+
+/** `liveClientAs` with the default configuration's time limit (20 s), for a test that has no `RouterConfig`. */
+export const defaultClientAs = (cluster: LocalCluster.Service, credential: Credential): Layer.Layer<KubeClient> =>
+  liveClientAs(cluster, credential).pipe(Layer.provide(Layer.orDie(RouterConfigLive.layerFrom({}))))
 
 /** Who a binding names: a user by name, or a ServiceAccount. */
 export type Grantee = { readonly user: string } | { readonly serviceAccount: string }

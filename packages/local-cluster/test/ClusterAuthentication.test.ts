@@ -7,7 +7,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { KubeClient } from "session-routing/kubernetes"
-import { grant, liveClientAs } from "../../../test/support/SecuredCluster.js"
+import { defaultClientAs, grant } from "../../../test/support/SecuredCluster.js"
 import { Credential } from "../src/ClusterAccess.js"
 import { LocalCluster } from "../src/LocalCluster.js"
 import { makeCertificateAuthority } from "../src/Pki.js"
@@ -35,7 +35,7 @@ describe("LocalCluster authentication", () => {
         yield* grant(cluster, NS, "ingress-reader", { user: "alice" }, [
           { verbs: ["list"], apiGroups: ["networking.k8s.io"], resources: ["ingresses"] }
         ])
-        const client = liveClientAs(cluster, credential)
+        const client = defaultClientAs(cluster, credential)
         const listed = yield* Effect.provide(listIngresses, client)
         expect(listed.items).toEqual([])
         const refused = yield* Effect.flip(Effect.provide(listServices, client))
@@ -101,10 +101,10 @@ describe("LocalCluster authentication", () => {
       const cluster = yield* secured
       const admin = yield* Effect.provide(
         Effect.flatMap(KubeClient, (kube) => kube.get(NamespaceResource, "", NS)),
-        liveClientAs(cluster, Credential.clientCertificate("root", ["system:masters"]))
+        defaultClientAs(cluster, Credential.clientCertificate("root", ["system:masters"]))
       )
       expect(admin.metadata?.name).toBe(NS)
-      const bob = liveClientAs(cluster, Credential.token("bob"))
+      const bob = defaultClientAs(cluster, Credential.token("bob"))
       const refused = yield* Effect.flip(
         Effect.provide(Effect.flatMap(KubeClient, (kube) => kube.get(NamespaceResource, "", "default")), bob)
       )

@@ -6,8 +6,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { SessionRouting } from "session-routing"
-import { LABEL_SESSION_ID } from "session-routing/manifests"
 import type { Pod } from "session-routing/kubernetes"
+import { LABEL_SESSION_ID } from "session-routing/manifests"
 import {
   eventually,
   type RouterContext,

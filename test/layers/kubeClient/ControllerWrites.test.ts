@@ -16,7 +16,7 @@ import { KubeClientLive } from "../../../src/layers/KubeClientLive.js"
 import { KubeClient } from "../../../src/services/KubeClient.js"
 import type { KubeError } from "../../../src/services/KubeError.js"
 import { eventually } from "../../support/RouterHarness.js"
-import { grant, liveClientAs } from "../../support/SecuredCluster.js"
+import { defaultClientAs, grant } from "../../support/SecuredCluster.js"
 
 const GATE = "session-routing.dev/RoutesProgrammed"
 
@@ -190,7 +190,7 @@ describe("controller writes under RBAC", () => {
         { apiGroups: [""], resources: ["pods/status"], verbs: ["patch"] }
       ])
       const as = (name: string) =>
-        Effect.provide(KubeClient, liveClientAs(sc.cluster, Credential.token(name))).pipe(Effect.orDie)
+        Effect.provide(KubeClient, defaultClientAs(sc.cluster, Credential.token(name))).pipe(Effect.orDie)
       const controller = yield* as("controller")
       const stranger = yield* as("stranger")
 
