@@ -20,8 +20,9 @@ export default defineConfig({
   resolve: { alias: sourceAliases },
   test: {
     include: ["test/**/*.test.ts", "packages/*/test/**/*.test.ts"],
-    // `*.cluster.test.ts` need Go or the real control plane: `npm run test:cluster` runs them.
-    exclude: [...configDefaults.exclude, "**/*.cluster.test.ts"],
+    // `*.cluster.test.ts` need Go or the real control plane: `npm run test:cluster` runs them;
+    // `*.slow.test.ts` take minutes: `npm run test:slow` runs them (vitest.slow.config.ts).
+    exclude: [...configDefaults.exclude, "**/*.cluster.test.ts", "**/*.slow.test.ts"],
     reporters: ["default", "./test/support/SummaryReporter.ts"],
     // Builds the package the CLI tests spawn; unpacks the kubectl that the wire tests drive
     // from a pinned devDependency, once per checkout.

@@ -17,13 +17,11 @@ export default defineConfig({
       "**/node_modules/**",
       // Spawn the CLI or kubectl as processes: seconds each, per mutant.
       "test/cli/Cluster.test.ts",
-      "test/PackageConsumer.test.ts",
+      "test/**/*.slow.test.ts",
       "test/cli/ClusterKubectl.test.ts",
       "test/cli/ProcessStop.test.ts",
       "test/cli/TracingProcess.test.ts",
-      "test/cli/Secrets.test.ts",
       "test/cli/JsonStdout.test.ts",
-      "test/cli/FaultMatrix*.test.ts",
       "packages/local-cluster/test/Kubectl*.test.ts",
       "test/runner/RouteFollowUpsKubectl.test.ts",
       // Many generated cases each; the example-based tests cover the same code.

@@ -1,7 +1,7 @@
 /**
  * What `cluster` and `demo` say when @session-routing/local-cluster is not installed.
  * Neither package is on the npm registry yet, so the advice is the tarball a clone
- * packs (as test/PackageConsumer.test.ts installs it), never `npm install <name>`.
+ * packs (as test/PackageConsumer.slow.test.ts installs it), never `npm install <name>`.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"

@@ -13,7 +13,7 @@ export const LOCAL_CLUSTER_PACKAGE = "@session-routing/local-cluster"
 /**
  * How to install `specifier`, one of this repository's packages. They are not on the
  * npm registry yet, so `npm install <name>` would fail: the way is a tarball packed in a
- * clone, as test/PackageConsumer.test.ts installs them.
+ * clone, as test/PackageConsumer.slow.test.ts installs them.
  */
 export const installAdvice = (specifier: string): string =>
   `it is not on the npm registry yet: in a clone of session-routing run \`npm ci && npm pack --workspace ${specifier}\`, then here \`npm install <path to the .tgz it wrote>\``
