@@ -7,12 +7,14 @@
  * bench runs it beside a runner with Events off: what any Event costs the verdicts
  * here, the runner's own recorder left out.
  */
-import * as http from "node:http"
+import { type Tls, transport } from "./transport.js"
 
 /** What is written where: the server, its bearer token, and the sessions' namespace. */
 export interface BareEventsTarget {
   readonly server: string
   readonly token: string | undefined
+  /** The kubeconfig's CA and client certificate, for an https server. */
+  readonly tls?: Tls | undefined
   readonly namespace: string
 }
 
@@ -40,7 +42,8 @@ const MAX_QUEUED = 1000
 const microTime = (epochMs: number) => new Date(epochMs).toISOString().replace(/\.(\d{3})Z$/, ".$1000Z")
 
 export const bareEvents = (target: BareEventsTarget): BareEvents => {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: WRITERS })
+  const { agent: agentOf, request: httpRequest } = transport(target.server, target.tls)
+  const agent = agentOf({ keepAlive: true, maxSockets: WRITERS })
   const path = `/apis/events.k8s.io/v1/namespaces/${encodeURIComponent(target.namespace)}/events`
   const headers = {
     Accept: "application/json",
@@ -67,7 +70,7 @@ export const bareEvents = (target: BareEventsTarget): BareEvents => {
     const body = queue.shift()
     if (body === undefined) return
     inFlight += 1
-    const request = http.request(`${target.server}${path}`, { method: "POST", agent, headers }, (response) => {
+    const request = httpRequest(`${target.server}${path}`, { method: "POST", agent, headers }, (response) => {
       const chunks: Array<Buffer> = []
       response.on("data", (chunk: Buffer) => chunks.push(chunk))
       response.on("end", () => {

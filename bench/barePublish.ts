@@ -6,14 +6,23 @@
  * each answer `JSON.parse`d; no Effect, no time limits, no telemetry, no health. The
  * scale bench runs it beside the runner, at the same size.
  */
-import * as http from "node:http"
-import { buildSessionIngress, buildSessionService, LABEL_SESSION_ID, type ManifestSettings } from "session-routing"
+// The library's own manifest builders (not part of its public surface), bundled into the
+// runner, so that the floor sends the very objects a publish sends.
+import {
+  buildSessionIngress,
+  buildSessionService,
+  LABEL_SESSION_ID,
+  type ManifestSettings
+} from "../src/domain/Manifests.js"
 import { countGcPauses, type GcPauses } from "./processStats.js"
+import { type Tls, transport } from "./transport.js"
 
 export interface BarePublishTarget {
   readonly server: string
   /** The kubeconfig user's bearer token, if it has one. */
   readonly token: string | undefined
+  /** The kubeconfig's CA and client certificate, for an https server. */
+  readonly tls?: Tls | undefined
   readonly settings: ManifestSettings
 }
 
@@ -32,13 +41,16 @@ const SESSIONS_PER_LIST = 32
 /** Publishes `specs` all at once, as the scale runner does; rejects on the first request the server refuses. */
 export const barePublish = async (
   target: BarePublishTarget,
-  specs: ReadonlyArray<Parameters<typeof buildSessionService>[1]>
+  specs: ReadonlyArray<Parameters<typeof buildSessionService>[1]>,
+  /** Told of each session whose objects are all applied, as it is. */
+  onPublished?: (spec: Parameters<typeof buildSessionService>[1]) => void
 ): Promise<BarePublished> => {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: CONNECTIONS })
+  const { agent: agentOf, request: httpRequest } = transport(target.server, target.tls)
+  const agent = agentOf({ keepAlive: true, maxSockets: CONNECTIONS })
   const auth = target.token !== undefined ? { Authorization: `Bearer ${target.token}` } : {}
   const send = (method: string, path: string, body?: string) =>
     new Promise<unknown>((resolve, reject) => {
-      const request = http.request(`${target.server}${path}`, {
+      const request = httpRequest(`${target.server}${path}`, {
         method,
         agent,
         headers: {
@@ -98,6 +110,7 @@ export const barePublish = async (
     await apply(ingresses, name, ingress, true)
     await apply(services, name, service, false)
     await apply(ingresses, name, ingress, false)
+    onPublished?.(spec)
   }
   const gcPauses = countGcPauses()
   const cpuStart = process.cpuUsage()

@@ -7,18 +7,23 @@
  * a leaner transport could save at most.
  */
 import { Effect } from "effect"
-import * as http from "node:http"
+import type * as http from "node:http"
 import { statusWritten } from "./statusWritten.js"
+import { type Tls, transport } from "./transport.js"
 
 export interface BareWatchTarget {
   readonly server: string
   /** The kubeconfig user's bearer token, if it has one. */
   readonly token: string | undefined
+  /** The kubeconfig's CA and client certificate, for an https server. */
+  readonly tls?: Tls | undefined
   readonly namespace: string
   readonly mode: "ingress" | "gateway"
   readonly labelSelector: string
   /** The routed objects whose status is awaited: the run ends when each has one. */
   readonly objects: number
+  /** Told of each routed object's first status, as it arrives. */
+  readonly onProgrammed?: (name: string) => void
 }
 
 interface Slim {
@@ -35,7 +40,8 @@ interface Slim {
 export const bareWatch = (target: BareWatchTarget): Effect.Effect<void> =>
   Effect.async<void>((resume) => {
     const kind = target.mode === "ingress" ? "Ingress" : "HTTPRoute"
-    const agent = new http.Agent({ keepAlive: true })
+    const { agent: agentOf, request } = transport(target.server, target.tls)
+    const agent = agentOf({ keepAlive: true })
     const headers = {
       Accept: "application/json",
       ...(target.token !== undefined ? { Authorization: `Bearer ${target.token}` } : {})
@@ -58,18 +64,21 @@ export const bareWatch = (target: BareWatchTarget): Effect.Effect<void> =>
     const keep = (object: any) => {
       const name = String(object?.metadata?.name)
       cache.set(name, { name, resourceVersion: object?.metadata?.resourceVersion, status: object?.status })
-      if (statusWritten(kind, object)) programmed.add(name)
+      if (!programmed.has(name) && statusWritten(kind, object)) {
+        programmed.add(name)
+        target.onProgrammed?.(name)
+      }
       if (programmed.size >= target.objects) finish(Effect.void)
     }
     const get = (path: string, onResponse: (response: http.IncomingMessage) => void) =>
-      http.get(`${target.server}${path}`, { agent, headers }, (response) => {
+      request(`${target.server}${path}`, { agent, headers }, (response) => {
         if (response.statusCode !== 200) {
           response.resume()
           return fail(`GET ${path}`, `status ${response.statusCode}`)
         }
         response.setEncoding("utf8")
         onResponse(response)
-      }).on("error", (error) => fail(`GET ${path}`, error))
+      }).on("error", (error) => fail(`GET ${path}`, error)).end()
 
     get(`${collection}?${selector}`, (response) => {
       let body = ""

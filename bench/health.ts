@@ -1,6 +1,6 @@
 /**
  * The route-health benchmark: the shared watch against polling, side by side, through
- * the public composition (`SessionRouter.layerConfig` over `KubeClientLive` and
+ * the public composition (`SessionRouting.layerConfig` over `KubeClientLive` and
  * `RouterConfigLive`), against LocalCluster in its own process over HTTP. Every
  * session is published first; then every host is watched, the controllers start and
  * write status 1 s later, and the run measures what it took to hear of it: requests
@@ -22,8 +22,9 @@ import type { PublishedRoute } from "../src/domain/Routes.js"
 import { reportRouteHealth } from "../src/health/RouteHealth.js"
 import { KubeClientLive } from "../src/layers/KubeClientLive.js"
 import * as RouterConfigLive from "../src/layers/RouterConfigLive.js"
-import { SessionRouter } from "../src/layers/SessionRouter.js"
+import * as SessionRouting from "../src/layers/SessionRouting.js"
 import { RouterConfig } from "../src/services/RouterConfig.js"
+import { SessionRouter } from "../src/services/SessionRouter.js"
 import { bareWatch } from "./bareWatch.js"
 import { gc, instantMs, mainThreadCpuMs, percentile } from "./processStats.js"
 
@@ -105,6 +106,8 @@ export interface ClusterProcessOptions {
 /** A running cluster process. */
 export interface ClusterProcess {
   readonly info: ClusterInfo
+  /** Its process id. */
+  readonly pid: number
   /** Starts the controllers (`on-go` only). */
   readonly go: () => void
   /** The cluster process's own CPU so far (user + system, every thread), ms. */
@@ -162,6 +165,7 @@ export const clusterProcess = (writes: Map<string, number>, options: ClusterProc
           started = true
           resume(Effect.succeed({
             info: message,
+            pid: child.pid!,
             go: () => child.stdin.write("go\n"),
             cpuMs: Effect.async<number>((answer) => {
               cpuAsked.push((ms) => answer(Effect.succeed(ms)))
@@ -226,7 +230,7 @@ export const runScenario = (scenario: Scenario): Effect.Effect<Measured> =>
       const { info } = cluster
       const kc = new k8s.KubeConfig()
       kc.loadFromString(info.kubeconfig)
-      const layers = SessionRouter.layerConfig.pipe(
+      const layers = SessionRouting.layerConfig.pipe(
         Layer.provideMerge(KubeClientLive.layerFromKubeConfig(kc)),
         Layer.provideMerge(
           RouterConfigLive.layerFrom({

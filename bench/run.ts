@@ -3,24 +3,29 @@
  * client over HTTP to LocalCluster, how fast a watch delivers changes, and what the
  * cluster's store costs in memory per session; then route health (bench/healthReport.ts),
  * the cluster's apply throughput and the default path at scale (bench/scale.ts). Each
- * measure has a target; the run exits 1 when one is missed. Run with `npm run bench` (loopback only).
+ * measure has a target; the run exits 1 when one is missed. Run with `npm run bench` (loopback only);
+ * `BENCH_CLUSTER=real` runs the scale and controller sections against the real control plane of
+ * `npm run cluster:real` instead of LocalCluster (bench/realCluster.ts).
  */
 import { NodeRuntime } from "@effect/platform-node"
 import * as k8s from "@kubernetes/client-node"
 import { LocalCluster, SessionCluster } from "@session-routing/local-cluster"
 import { Cause, Chunk, Clock, Duration, Effect, Exit, Fiber, Layer, Stream } from "effect"
 import { IngressResource } from "../src/domain/Resources.js"
+import type { PublishedRoute } from "../src/domain/Routes.js"
 import { KubeClientLive } from "../src/layers/KubeClientLive.js"
 import * as RouterConfigLive from "../src/layers/RouterConfigLive.js"
-import { SessionRouter } from "../src/layers/SessionRouter.js"
+import * as SessionRouting from "../src/layers/SessionRouting.js"
 import { KubeClient } from "../src/services/KubeClient.js"
+import { RouteStatusSource } from "../src/services/RouteStatusSource.js"
+import { SessionRouter } from "../src/services/SessionRouter.js"
 
 import { applyThroughput } from "./applies.js"
 import { controller } from "./controller.js"
 import { footprint } from "./footprint.js"
 import { routeHealth } from "./healthReport.js"
 import { gc, percentile } from "./processStats.js"
-import { scale } from "./scale.js"
+import { benchCluster, scale } from "./scale.js"
 import { startup } from "./startup.js"
 
 const SESSIONS = 300
@@ -60,7 +65,7 @@ const program = Effect.scoped(
     const sc = yield* SessionCluster.make({ ingress: { delay: Duration.millis(10) }, dataPlane: false })
     const kc = new k8s.KubeConfig()
     kc.loadFromString(sc.cluster.kubeconfig())
-    const layers = SessionRouter.layerIngress.pipe(
+    const layers = SessionRouting.layerIngress.pipe(
       Layer.provideMerge(KubeClientLive.layerFromKubeConfig(kc)),
       Layer.provideMerge(
         RouterConfigLive.layerFrom({
@@ -73,11 +78,17 @@ const program = Effect.scoped(
 
     yield* Effect.gen(function*() {
       const router = yield* SessionRouter
+      const source = yield* RouteStatusSource
       const kube = yield* KubeClient
 
       // Publish: one Service and one Ingress per session, in sequence, over HTTP.
       const publishTimes: Array<number> = []
-      for (let i = 0; i < SESSIONS; i++) publishTimes.push((yield* timed(router.publish(spec(i)))).ms)
+      const published: Array<PublishedRoute> = []
+      for (let i = 0; i < SESSIONS; i++) {
+        const { ms, value } = yield* timed(router.publish(spec(i)))
+        publishTimes.push(ms)
+        published.push(value[0]!)
+      }
       publishTimes.sort((a, b) => a - b)
       results.push({
         name: "publish p50 (Service + Ingress, HTTP)",
@@ -90,7 +101,7 @@ const program = Effect.scoped(
       // Verdict reads: what the health watch does on every poll.
       const readTimes: Array<number> = []
       for (let i = 0; i < SESSIONS; i++) {
-        readTimes.push((yield* timed(router.verdictFor(`bench${i}`, { host: "", port: 8080 }))).ms)
+        readTimes.push((yield* timed(source.read(`bench${i}`, published[i]!))).ms)
       }
       readTimes.sort((a, b) => a - b)
       results.push({ name: "verdict read p50 (HTTP)", value: percentile(readTimes, 0.5), unit: "ms", target: 10 })
@@ -121,7 +132,7 @@ const program = Effect.scoped(
     const memory = yield* Effect.scoped(
       Effect.gen(function*() {
         const fresh = yield* SessionCluster.make({ ingress: false, gateway: false, dataPlane: false })
-        const routing = SessionRouter.layerIngress.pipe(
+        const routing = SessionRouting.layerIngress.pipe(
           Layer.provide(LocalCluster.layerKubeClient(fresh.cluster)),
           Layer.provide(
             RouterConfigLive.layerFrom({ sessionNamespace: fresh.namespace, baseDomain: fresh.baseDomain })
@@ -213,6 +224,12 @@ if (unknown.length > 0) {
       sections.map(([name]) => name).join(", ")
     }`
   )
+  process.exit(2)
+}
+
+const cluster = benchCluster(process.env.BENCH_CLUSTER)
+if (cluster._tag === "Left") {
+  console.error(cluster.left)
   process.exit(2)
 }
 

@@ -5,14 +5,18 @@
  * ports published at once through the README's composition, configured by the
  * environment alone, each session's events reported to their end through
  * `reportSession` (the form the README gives runners at scale; `stream` as argv[4]: read
- * from `publishSession`'s stream instead; `bare-events`: with Events off, each session's
- * Event written over bare node:http once its hosts settle). Prints what it measured as
- * one JSON line, `{"scale": RunnerResult}`.
+ * from `publishSession`'s stream instead; `floor`: the same requests over bare node:http,
+ * no library). Prints what it measured as one JSON line, `{"scale": RunnerResult}`.
+ * Against a real API server the bench names the session Pods' uids (`BENCH_POD_UIDS`, a
+ * JSON file) and the API server's and etcd's process ids (`BENCH_SERVER_PIDS`), whose CPU
+ * the runner reads at the start and the end of its publishes.
  */
 import { NodeRuntime } from "@effect/platform-node"
 import * as k8s from "@kubernetes/client-node"
-import { Deferred, Effect, Layer, Metric, MetricState, Option, Stream } from "effect"
+import { Deferred, Effect, Fiber, Layer, Metric, MetricState, Option, Stream } from "effect"
 // The package as a runner installs it: the packed build, from the project's node_modules.
+import * as fs from "node:fs"
+import { monitorEventLoopDelay } from "node:perf_hooks"
 import {
   KubeClientLive,
   publishSession,
@@ -20,11 +24,15 @@ import {
   RouterConfig,
   RouterConfigLive,
   type SessionEvent,
-  SessionRouter
+  SessionRouter,
+  SessionRouting
 } from "session-routing"
+import { LABEL_SESSION_ID } from "../src/domain/Manifests.js"
 import { bareEvents } from "./bareEvents.js"
 import { barePublish, type BarePublished } from "./barePublish.js"
+import { bareWatch } from "./bareWatch.js"
 import { countGcPauses, gc, type GcPauses, instantMs, mainThreadCpuMs } from "./processStats.js"
+import { endpointOf } from "./transport.js"
 
 /** The ports of every session. */
 const PORTS = [8080, 8081, 8082] as const
@@ -49,15 +57,43 @@ export interface RunnerResult {
   readonly publishGc: GcPauses
   /** Each host's terminal `route` event: session id, when (`instantMs`), programmed (1) or not (0). */
   readonly verdicts: ReadonlyArray<readonly [string, number, 0 | 1]>
+  /** When each session's publish returned (`instantMs`), by session id. */
+  readonly publishedAt: Readonly<Record<string, number>>
   /** Whether the wait for every host ran out first. */
   readonly timedOut: boolean
+  /**
+   * How late the main thread ran what was due, p99 and max, ms, over the whole run
+   * (`monitorEventLoopDelay`): a verdict waits as long behind the work before it.
+   */
+  readonly loopDelay: { readonly p99: number; readonly max: number }
   /** `process.resourceUsage().maxRSS`, KiB. */
   readonly peakRssKiB: number
   /** Heap used after a full collection once every host settled, less the same before publishing, KiB. */
   readonly heapSettledKiB: number
   /** `session_routing_events_total` by its `outcome` tag. */
   readonly events: Readonly<Record<string, number>>
+  /**
+   * The server processes' CPU during the publishes, ms, in the order of `BENCH_SERVER_PIDS`
+   * (LocalCluster's process, or kube-apiserver's and etcd's); undefined without them.
+   */
+  readonly serverPublishCpuMs: ReadonlyArray<number> | undefined
 }
+
+/** `BENCH_SERVER_PIDS`: the server processes' ids, comma-separated. */
+const serverPids = (process.env.BENCH_SERVER_PIDS ?? "").split(",").filter((pid) => pid !== "").map(Number)
+
+/** utime + stime of a process, ms, from /proc (clock ticks of 10 ms). */
+const processCpuMs = (pid: number): number => {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+  return (Number(fields[11]) + Number(fields[12])) * 10
+}
+
+/** The server processes' CPU so far, ms; undefined without their ids. */
+const serverCpu = () => serverPids.length === 0 ? undefined : serverPids.map(processCpuMs)
+
+const serverCpuSince = (before: ReturnType<typeof serverCpu>, after: ReturnType<typeof serverCpu>) =>
+  before === undefined || after === undefined ? undefined : after.map((ms, i) => ms - before[i]!)
 
 /** Prints what a run measured as its one line, `{"scale": ...}`, and waits until it is written. */
 const report = (result: unknown) =>
@@ -96,63 +132,57 @@ const eventsQuiet = Effect.gen(function*() {
   }
 }).pipe(Effect.timeout("30 seconds"), Effect.ignore)
 
+/** `BENCH_POD_UIDS`: the session Pods' uids in order, where they exist (a real API server's garbage collector would delete objects owned by none). */
+const podUids: ReadonlyArray<string> | undefined = process.env.BENCH_POD_UIDS === undefined
+  ? undefined
+  : JSON.parse(fs.readFileSync(process.env.BENCH_POD_UIDS, "utf8"))
+
 const specOf = (i: number) => ({
   sessionId: `s${i}`,
   podName: `telo-run-s${i}`,
-  podUid: `00000000-0000-4000-8000-${String(i).padStart(12, "0")}`,
+  podUid: podUids?.[i] ?? `00000000-0000-4000-8000-${String(i).padStart(12, "0")}`,
   ports: PORTS.map((port) => ({ port, protocol: "tcp" as const }))
 })
 
 /** Every default: the README's composition, configured from the environment. */
-const RoutingLive = SessionRouter.layerConfig.pipe(
-  Layer.provideMerge(KubeClientLive.layer()),
+const RoutingLive = SessionRouting.layerConfig.pipe(
+  Layer.provideMerge(KubeClientLive.layerConfig()),
   Layer.provideMerge(RouterConfigLive.layer)
 )
 
-/** The cluster the kubeconfig names, and its user's bearer token: where the bare requests go. */
+/** The cluster the kubeconfig names, its user's bearer token and certificates: where the bare requests go. */
 const bareServer = () => {
   const kc = new k8s.KubeConfig()
   kc.loadFromDefault()
-  return { server: kc.getCurrentCluster()!.server, token: kc.getCurrentUser()?.token }
+  return endpointOf(kc)
 }
 
-/**
- * A run; `reading` says how each session's events are read, and with `bare` (Events off
- * in the environment) each session whose hosts all settled gets its Event over bare
- * node:http instead (bench/bareEvents.ts).
- */
-const run = (sessions: number, settleTimeoutMs: number, reading: "report" | "stream", bare = false) =>
+/** A run; `reading` says how each session's events are read. */
+const run = (sessions: number, settleTimeoutMs: number, reading: "report" | "stream") =>
   Effect.scoped(
     Effect.gen(function*() {
-      const config = yield* RouterConfig
-      const events = bare ? bareEvents({ ...bareServer(), namespace: config.sessionNamespace }) : undefined
-      if (events !== undefined) yield* Effect.addFinalizer(() => Effect.sync(events.close))
       const verdicts: Array<readonly [string, number, 0 | 1]> = []
+      const publishedAt: Record<string, number> = {}
       const publishErrors: Array<string> = []
       let returned = 0
-      let publishEnd: { readonly at: number; readonly cpu: NodeJS.CpuUsage; readonly gc: GcPauses } | undefined
+      let publishEnd: PhaseEnd | undefined
       gc()
       const gcDuringPublish = countGcPauses()
       const heapBefore = process.memoryUsage().heapUsed
+      const serverBefore = serverCpu()
       const cpuStart = process.cpuUsage()
       const mainStart = mainThreadCpuMs()
       const publishStart = Date.now()
-      const settledHosts = new Map<string, number>()
+      const loopDelay = loopDelays()
       const verdict = (spec: ReturnType<typeof specOf>) => (event: SessionEvent) =>
         event.type === "route" && event.state !== "pending"
           ? Effect.sync(() => {
             verdicts.push([spec.sessionId, instantMs(), event.state === "programmed" ? 1 : 0])
-            if (events === undefined) return
-            const settled = (settledHosts.get(spec.sessionId) ?? 0) + 1
-            settledHosts.set(spec.sessionId, settled)
-            if (settled === spec.ports.length) events.settled(spec, settled)
           })
           : Effect.void
       // The publish phase ends with the last publish to return, failed or not.
       const returnedOne = Effect.sync(() => {
-        if (++returned === sessions) {
-          publishEnd = { at: Date.now(), cpu: process.cpuUsage(cpuStart), gc: gcDuringPublish() }
-        }
+        if (++returned === sessions) publishEnd = phaseEnd(cpuStart, gcDuringPublish)
       })
       const failed = (error: { readonly message: string }) => Effect.sync(() => publishErrors.push(error.message))
       const everySession = Effect.forEach(
@@ -160,13 +190,18 @@ const run = (sessions: number, settleTimeoutMs: number, reading: "report" | "str
         (spec) =>
           reading === "report"
             // The first event is `published`: the publish has returned.
-            ? reportSession(spec, (event) => event.type === "published" ? returnedOne : verdict(spec)(event))
+            ? reportSession(spec, (event) =>
+              event.type === "published"
+                ? Effect.zipRight(Effect.sync(() => (publishedAt[spec.sessionId] = instantMs())), returnedOne)
+                : verdict(spec)(event))
               .pipe(
                 Effect.catchAll((error) => Effect.zipRight(returnedOne, failed(error)))
               )
             : publishSession(spec).pipe(
               Effect.either,
-              Effect.tap(() => returnedOne),
+              Effect.tap(() =>
+                Effect.zipRight(Effect.sync(() => (publishedAt[spec.sessionId] = instantMs())), returnedOne)
+              ),
               Effect.flatMap((published) =>
                 published._tag === "Left"
                   ? failed(published.left)
@@ -176,13 +211,14 @@ const run = (sessions: number, settleTimeoutMs: number, reading: "report" | "str
         { concurrency: "unbounded", discard: true }
       )
       const settled = yield* everySession.pipe(Effect.timeout(settleTimeoutMs), Effect.option)
-      yield* events === undefined ? eventsQuiet : Effect.promise(events.idle)
+      yield* eventsQuiet
       const runCpu = process.cpuUsage(cpuStart)
       const mainEnd = mainThreadCpuMs()
+      const delays = loopDelay()
       // The scope is still open: what the settled sessions hold while their runner keeps them.
       gc()
       const heapSettled = process.memoryUsage().heapUsed
-      const end = publishEnd ?? { at: Date.now(), cpu: process.cpuUsage(cpuStart), gc: gcDuringPublish() }
+      const end = publishEnd ?? phaseEnd(cpuStart, gcDuringPublish)
       const result: RunnerResult = {
         sessions,
         routes: sessions * PORTS.length,
@@ -194,34 +230,137 @@ const run = (sessions: number, settleTimeoutMs: number, reading: "report" | "str
         runMainThreadCpuMs: mainStart === undefined || mainEnd === undefined ? undefined : mainEnd - mainStart,
         publishGc: end.gc,
         verdicts,
+        publishedAt,
         timedOut: Option.isNone(settled),
+        loopDelay: delays,
         peakRssKiB: process.resourceUsage().maxRSS,
         heapSettledKiB: (heapSettled - heapBefore) / 1024,
-        events: events === undefined ? yield* eventsByOutcome : { aggregated: 0, filtered: 0, ...events.counts() }
+        events: yield* eventsByOutcome,
+        serverPublishCpuMs: serverCpuSince(serverBefore, end.server)
       }
       yield* report(result)
     })
   ).pipe(Effect.provide(RoutingLive), Effect.orDie)
 
+/** Starts measuring the main thread's delays; the function returned stops and answers p99 and max, ms. */
+const loopDelays = () => {
+  const histogram = monitorEventLoopDelay({ resolution: 10 })
+  histogram.enable()
+  return () => {
+    histogram.disable()
+    return { p99: histogram.percentile(99) / 1e6, max: histogram.max / 1e6 }
+  }
+}
+
+/** Where a run's publish phase ended: when, the runner's CPU and collections so far, the servers' CPU. */
+interface PhaseEnd {
+  readonly at: number
+  readonly cpu: NodeJS.CpuUsage
+  readonly gc: GcPauses
+  readonly server: ReturnType<typeof serverCpu>
+}
+
+const phaseEnd = (cpuStart: NodeJS.CpuUsage, gcPauses: () => GcPauses): PhaseEnd => ({
+  at: Date.now(),
+  cpu: process.cpuUsage(cpuStart),
+  gc: gcPauses(),
+  server: serverCpu()
+})
+
 // The bench's stdin closing means it is gone: so is this run. Once the run is over,
 // stdin no longer holds the process open.
 process.stdin.on("end", () => process.exit(1)).resume()
 
-/** `floor` as argv[4]: the same sessions over bare node:http instead (bench/barePublish.ts). */
-const floor = (sessions: number) =>
+/**
+ * `floor` as argv[4]: the same requests over bare node:http, no library: the sessions'
+ * publishes (bench/barePublish.ts), beside them one list and watch of their Ingresses
+ * (bench/bareWatch.ts) that takes each one's first status as its hosts' verdicts, and
+ * each session's Event once its hosts settle (bench/bareEvents.ts). What the same work
+ * costs on this runtime at the least, measured as `run` measures the runner.
+ */
+const floor = (sessions: number, settleTimeoutMs: number) =>
   Effect.gen(function*() {
     const config = yield* Effect.orDie(Effect.provide(RouterConfig, RouterConfigLive.layer))
-    const result = yield* Effect.promise(() =>
-      barePublish({
-        ...bareServer(),
-        settings: {
-          sessionNamespace: config.sessionNamespace,
-          managedBy: config.managedBy,
-          baseDomain: config.baseDomain!,
-          ...(config.ingressClassName !== undefined ? { ingressClassName: config.ingressClassName } : {})
+    const server = bareServer()
+    const specs = Array.from({ length: sessions }, (_, i) => specOf(i))
+    const events = bareEvents({ ...server, namespace: config.sessionNamespace })
+    const verdicts: Array<readonly [string, number, 0 | 1]> = []
+    const publishedAt: Record<string, number> = {}
+    const programmed = new Set<string>()
+    // A runner reports a host's verdict once its session is published: a status written
+    // before the publish returned is heard at the return, as the library's runs hear it.
+    const settle = (spec: ReturnType<typeof specOf>) => {
+      const at = instantMs()
+      for (let p = 0; p < PORTS.length; p++) verdicts.push([spec.sessionId, at, 1])
+      events.settled(spec, PORTS.length)
+    }
+    gc()
+    const gcDuringPublish = countGcPauses()
+    const heapBefore = process.memoryUsage().heapUsed
+    const serverBefore = serverCpu()
+    const cpuStart = process.cpuUsage()
+    const mainStart = mainThreadCpuMs()
+    const publishStart = Date.now()
+    const loopDelay = loopDelays()
+    const watching = yield* bareWatch({
+      ...server,
+      namespace: config.sessionNamespace,
+      mode: "ingress",
+      labelSelector: LABEL_SESSION_ID,
+      objects: sessions,
+      onProgrammed: (name) => {
+        const spec = specs[Number(name.slice("telo-run-s".length))]
+        if (spec === undefined) return
+        programmed.add(spec.sessionId)
+        if (publishedAt[spec.sessionId] !== undefined) settle(spec)
+      }
+    }).pipe(Effect.timeout(settleTimeoutMs), Effect.option, Effect.fork)
+    const published = yield* Effect.either(Effect.tryPromise(() =>
+      barePublish(
+        {
+          ...server,
+          settings: {
+            sessionNamespace: config.sessionNamespace,
+            managedBy: config.managedBy,
+            baseDomain: config.baseDomain!,
+            ...(config.ingressClassName !== undefined ? { ingressClassName: config.ingressClassName } : {})
+          }
+        },
+        specs,
+        (spec) => {
+          publishedAt[spec.sessionId] = instantMs()
+          if (programmed.has(spec.sessionId)) settle(spec as ReturnType<typeof specOf>)
         }
-      }, Array.from({ length: sessions }, (_, i) => specOf(i)))
-    )
+      )
+    ))
+    const end = phaseEnd(cpuStart, gcDuringPublish)
+    const settled = yield* Fiber.join(watching)
+    yield* Effect.promise(events.idle)
+    events.close()
+    const runCpu = process.cpuUsage(cpuStart)
+    const mainEnd = mainThreadCpuMs()
+    const delays = loopDelay()
+    gc()
+    const heapSettled = process.memoryUsage().heapUsed
+    const result: RunnerResult = {
+      sessions,
+      routes: sessions * PORTS.length,
+      publishFailed: published._tag === "Left" ? sessions : 0,
+      firstPublishError: published._tag === "Left" ? String(published.left) : undefined,
+      publishWallMs: end.at - publishStart,
+      publishCpuMs: (end.cpu.user + end.cpu.system) / 1_000,
+      runCpuMs: (runCpu.user + runCpu.system) / 1_000,
+      runMainThreadCpuMs: mainStart === undefined || mainEnd === undefined ? undefined : mainEnd - mainStart,
+      publishGc: end.gc,
+      verdicts,
+      publishedAt,
+      timedOut: Option.isNone(settled),
+      loopDelay: delays,
+      peakRssKiB: process.resourceUsage().maxRSS,
+      heapSettledKiB: (heapSettled - heapBefore) / 1024,
+      events: { aggregated: 0, filtered: 0, ...events.counts() },
+      serverPublishCpuMs: serverCpuSince(serverBefore, end.server)
+    }
     yield* report(result)
   })
 
@@ -293,7 +432,7 @@ const pending = (sessions: number) =>
 const mode = process.argv[4]
 NodeRuntime.runMain(
   (mode === "floor"
-    ? floor(Number(process.argv[2]))
+    ? floor(Number(process.argv[2]), Number(process.argv[3]))
     : mode === "publish-only"
     ? publishOnly(Number(process.argv[2]))
     : mode === "pending"
@@ -301,8 +440,7 @@ NodeRuntime.runMain(
     : run(
       Number(process.argv[2]),
       Number(process.argv[3]),
-      mode === "stream" ? "stream" : "report",
-      mode === "bare-events"
+      mode === "stream" ? "stream" : "report"
     ))
     .pipe(
       Effect.ensuring(Effect.sync(() => process.stdin.destroy()))
