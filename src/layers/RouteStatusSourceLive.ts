@@ -15,8 +15,8 @@ export { pollingOver } from "./routeStatusSource/Polling.js"
 
 /**
  * The source `SESSION_ROUTE_STATUS_SOURCE` names, for `mode` (by default the one
- * `RouterConfig` routes in): a router layer names its own mode, whatever the
- * configuration's, so that its source reads the kind it publishes.
+ * `RouterConfig` routes in): `SessionRouting` names the mode of the router it composes,
+ * whatever the configuration's, so that the source reads the kind that router publishes.
  */
 export const layerConfigFor = (mode?: RoutingMode): Layer.Layer<RouteStatusSource, never, KubeClient | RouterConfig> =>
   Layer.unwrapEffect(
