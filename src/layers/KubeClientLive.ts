@@ -123,6 +123,13 @@ export const layer = (
 ): Layer.Layer<KubeClient, KubeConfigError> =>
   Layer.scoped(KubeClient, Effect.flatMap(loadKubeConfig(options), (kc) => makeScoped(kc, options)))
 
+/** The client over `kc`, its time limit `RouterConfig`'s, named as the setting that sets it. */
+const makeConfigured = (
+  kc: k8s.KubeConfig,
+  options: KubeClientLiveOptions
+): Effect.Effect<KubeClient.Service, KubeConfigError, RouterConfig | Scope.Scope> =>
+  Effect.flatMap(RouterConfig, (config) => makeScoped(kc, options, callLimits(Duration.millis(config.apiTimeoutMs))))
+
 /**
  * `layer`, its time limit `RouterConfig`'s (`SESSION_API_TIMEOUT_MS`), named so in the
  * failures it bounds: the client a runner provides beside `RouterConfigLive`.
@@ -130,24 +137,13 @@ export const layer = (
 export const layerConfig = (
   options: KubeConfigOptions & Omit<KubeClientLiveOptions, "apiTimeout"> = {}
 ): Layer.Layer<KubeClient, KubeConfigError, RouterConfig> =>
-  Layer.scoped(
-    KubeClient,
-    Effect.gen(function*() {
-      const config = yield* RouterConfig
-      const kc = yield* loadKubeConfig(options)
-      return yield* makeScoped(kc, options, callLimits(Duration.millis(config.apiTimeoutMs)))
-    })
-  )
+  Layer.scoped(KubeClient, Effect.flatMap(loadKubeConfig(options), (kc) => makeConfigured(kc, options)))
 
 /** `layerFromKubeConfig`, its time limit `RouterConfig`'s, as `layerConfig` has it. */
 export const layerConfigFromKubeConfig = (
   kc: k8s.KubeConfig,
   options: Omit<KubeClientLiveOptions, "apiTimeout"> = {}
-): Layer.Layer<KubeClient, KubeConfigError, RouterConfig> =>
-  Layer.scoped(
-    KubeClient,
-    Effect.flatMap(RouterConfig, (config) => makeScoped(kc, options, callLimits(Duration.millis(config.apiTimeoutMs))))
-  )
+): Layer.Layer<KubeClient, KubeConfigError, RouterConfig> => Layer.scoped(KubeClient, makeConfigured(kc, options))
 
 /**
  * `KubeClientLive.layer`, `.layerConfig`, `.layerFromKubeConfig`, `.layerConfigFromKubeConfig`,

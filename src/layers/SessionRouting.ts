@@ -23,6 +23,7 @@ import type { RouterSetupError, SessionRouter } from "../services/SessionRouter.
 import type { SessionRouting } from "../services/SessionRouting.js"
 import * as EventRecorderLive from "./EventRecorderLive.js"
 import * as RouteProbeLive from "./RouteProbeLive.js"
+import { configuredMode } from "./routeStatusSource/StatusObjects.js"
 import * as RouteStatusSourceLive from "./RouteStatusSourceLive.js"
 import * as SessionRouterLive from "./SessionRouterLive.js"
 
@@ -74,9 +75,4 @@ export const layerDetached: Layer.Layer<SessionRouting> = Layer.mergeAll(
 
 /** The mode `RouterConfig` names (none without a base domain). Needs `KubeClient` and `RouterConfig`. */
 export const layerConfig: Layer.Layer<SessionRouting, RouterSetupError, KubeClient | RouterConfig> = Layer
-  .unwrapEffect(
-    Effect.map(RouterConfig, (config) => {
-      const mode = config.baseDomain === undefined ? "none" : config.mode
-      return composed(mode, SessionRouterLive.layerConfig)
-    })
-  )
+  .unwrapEffect(Effect.map(RouterConfig, (config) => composed(configuredMode(config), SessionRouterLive.layerConfig)))
