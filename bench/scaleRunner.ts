@@ -166,14 +166,7 @@ const run = (sessions: number, settleTimeoutMs: number, reading: "report" | "str
       const publishErrors: Array<string> = []
       let returned = 0
       let publishEnd: PhaseEnd | undefined
-      gc()
-      const gcDuringPublish = countGcPauses()
-      const heapBefore = process.memoryUsage().heapUsed
-      const serverBefore = serverCpu()
-      const cpuStart = process.cpuUsage()
-      const mainStart = mainThreadCpuMs()
-      const publishStart = Date.now()
-      const loopDelay = loopDelays()
+      const measuring = startMeasuring()
       const verdict = (spec: ReturnType<typeof specOf>) => (event: SessionEvent) =>
         event.type === "route" && event.state !== "pending"
           ? Effect.sync(() => {
@@ -182,7 +175,7 @@ const run = (sessions: number, settleTimeoutMs: number, reading: "report" | "str
           : Effect.void
       // The publish phase ends with the last publish to return, failed or not.
       const returnedOne = Effect.sync(() => {
-        if (++returned === sessions) publishEnd = phaseEnd(cpuStart, gcDuringPublish)
+        if (++returned === sessions) publishEnd = measuring.publishEnded()
       })
       const failed = (error: { readonly message: string }) => Effect.sync(() => publishErrors.push(error.message))
       const everySession = Effect.forEach(
@@ -212,31 +205,18 @@ const run = (sessions: number, settleTimeoutMs: number, reading: "report" | "str
       )
       const settled = yield* everySession.pipe(Effect.timeout(settleTimeoutMs), Effect.option)
       yield* eventsQuiet
-      const runCpu = process.cpuUsage(cpuStart)
-      const mainEnd = mainThreadCpuMs()
-      const delays = loopDelay()
       // The scope is still open: what the settled sessions hold while their runner keeps them.
-      gc()
-      const heapSettled = process.memoryUsage().heapUsed
-      const end = publishEnd ?? phaseEnd(cpuStart, gcDuringPublish)
+      const measured = measuring.finish(() => publishEnd ?? measuring.publishEnded())
       const result: RunnerResult = {
         sessions,
         routes: sessions * PORTS.length,
         publishFailed: publishErrors.length,
         firstPublishError: publishErrors[0],
-        publishWallMs: end.at - publishStart,
-        publishCpuMs: (end.cpu.user + end.cpu.system) / 1_000,
-        runCpuMs: (runCpu.user + runCpu.system) / 1_000,
-        runMainThreadCpuMs: mainStart === undefined || mainEnd === undefined ? undefined : mainEnd - mainStart,
-        publishGc: end.gc,
+        ...measured,
         verdicts,
         publishedAt,
         timedOut: Option.isNone(settled),
-        loopDelay: delays,
-        peakRssKiB: process.resourceUsage().maxRSS,
-        heapSettledKiB: (heapSettled - heapBefore) / 1024,
-        events: yield* eventsByOutcome,
-        serverPublishCpuMs: serverCpuSince(serverBefore, end.server)
+        events: yield* eventsByOutcome
       }
       yield* report(result)
     })
@@ -267,6 +247,45 @@ const phaseEnd = (cpuStart: NodeJS.CpuUsage, gcPauses: () => GcPauses): PhaseEnd
   server: serverCpu()
 })
 
+/**
+ * What the library's runs and the floor measure alike: the baselines, taken now (after a
+ * full collection), and from them the end of the publish phase and the run's fields once
+ * it is over (every host settled, the Events quiet). `finish` collects again before it
+ * reads the heap; `end` is read after that, as the publish phase may not have ended.
+ */
+const startMeasuring = () => {
+  gc()
+  const gcDuringPublish = countGcPauses()
+  const heapBefore = process.memoryUsage().heapUsed
+  const serverBefore = serverCpu()
+  const cpuStart = process.cpuUsage()
+  const mainStart = mainThreadCpuMs()
+  const publishStart = Date.now()
+  const loopDelay = loopDelays()
+  return {
+    publishEnded: (): PhaseEnd => phaseEnd(cpuStart, gcDuringPublish),
+    finish: (end: () => PhaseEnd) => {
+      const runCpu = process.cpuUsage(cpuStart)
+      const mainEnd = mainThreadCpuMs()
+      const delays = loopDelay()
+      gc()
+      const heapSettled = process.memoryUsage().heapUsed
+      const ended = end()
+      return {
+        publishWallMs: ended.at - publishStart,
+        publishCpuMs: (ended.cpu.user + ended.cpu.system) / 1_000,
+        runCpuMs: (runCpu.user + runCpu.system) / 1_000,
+        runMainThreadCpuMs: mainStart === undefined || mainEnd === undefined ? undefined : mainEnd - mainStart,
+        publishGc: ended.gc,
+        loopDelay: delays,
+        peakRssKiB: process.resourceUsage().maxRSS,
+        heapSettledKiB: (heapSettled - heapBefore) / 1024,
+        serverPublishCpuMs: serverCpuSince(serverBefore, ended.server)
+      }
+    }
+  }
+}
+
 // The bench's stdin closing means it is gone: so is this run. Once the run is over,
 // stdin no longer holds the process open.
 process.stdin.on("end", () => process.exit(1)).resume()
@@ -294,14 +313,7 @@ const floor = (sessions: number, settleTimeoutMs: number) =>
       for (let p = 0; p < PORTS.length; p++) verdicts.push([spec.sessionId, at, 1])
       events.settled(spec, PORTS.length)
     }
-    gc()
-    const gcDuringPublish = countGcPauses()
-    const heapBefore = process.memoryUsage().heapUsed
-    const serverBefore = serverCpu()
-    const cpuStart = process.cpuUsage()
-    const mainStart = mainThreadCpuMs()
-    const publishStart = Date.now()
-    const loopDelay = loopDelays()
+    const measuring = startMeasuring()
     const watching = yield* bareWatch({
       ...server,
       namespace: config.sessionNamespace,
@@ -333,33 +345,20 @@ const floor = (sessions: number, settleTimeoutMs: number) =>
         }
       )
     ))
-    const end = phaseEnd(cpuStart, gcDuringPublish)
+    const end = measuring.publishEnded()
     const settled = yield* Fiber.join(watching)
     yield* Effect.promise(events.idle)
     events.close()
-    const runCpu = process.cpuUsage(cpuStart)
-    const mainEnd = mainThreadCpuMs()
-    const delays = loopDelay()
-    gc()
-    const heapSettled = process.memoryUsage().heapUsed
     const result: RunnerResult = {
       sessions,
       routes: sessions * PORTS.length,
       publishFailed: published._tag === "Left" ? sessions : 0,
       firstPublishError: published._tag === "Left" ? String(published.left) : undefined,
-      publishWallMs: end.at - publishStart,
-      publishCpuMs: (end.cpu.user + end.cpu.system) / 1_000,
-      runCpuMs: (runCpu.user + runCpu.system) / 1_000,
-      runMainThreadCpuMs: mainStart === undefined || mainEnd === undefined ? undefined : mainEnd - mainStart,
-      publishGc: end.gc,
+      ...measuring.finish(() => end),
       verdicts,
       publishedAt,
       timedOut: Option.isNone(settled),
-      loopDelay: delays,
-      peakRssKiB: process.resourceUsage().maxRSS,
-      heapSettledKiB: (heapSettled - heapBefore) / 1024,
-      events: { aggregated: 0, filtered: 0, ...events.counts() },
-      serverPublishCpuMs: serverCpuSince(serverBefore, end.server)
+      events: { aggregated: 0, filtered: 0, ...events.counts() }
     }
     yield* report(result)
   })
